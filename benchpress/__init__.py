@@ -1,0 +1,13 @@
+"""BenchPress Registry: cited LLM benchmark scores and a rank-2 score predictor."""
+
+__all__ = ["BenchPress", "__version__"]
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # The API pulls in the store and the predictor; import it only when asked for.
+    if name == "BenchPress":
+        from benchpress.api import BenchPress
+
+        return BenchPress
+    raise AttributeError(name)

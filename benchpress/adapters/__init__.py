@@ -1,0 +1,41 @@
+"""Adapters: one per published format, each reshaping a raw file into `AdapterOutput`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchpress.adapters import benchpress_json, benchpress_page, model_card, releases_csv
+from benchpress.adapters.base import Adapter, AdapterOutput
+from benchpress.errors import UnknownFormatError, UsageError
+
+__all__ = ["ADAPTERS", "Adapter", "AdapterOutput", "get_adapter", "detect_adapter"]
+
+# Order matters for detection: the most specific formats first.
+ADAPTERS: dict[str, Adapter] = {
+    a.name: a
+    for a in (
+        benchpress_page.ADAPTER,
+        benchpress_json.ADAPTER,
+        releases_csv.ADAPTER,
+        model_card.ADAPTER,
+    )
+}
+
+
+def get_adapter(name: str) -> Adapter:
+    try:
+        return ADAPTERS[name]
+    except KeyError:
+        raise UsageError(f"unknown adapter '{name}'; known: {', '.join(ADAPTERS)}") from None
+
+
+def detect_adapter(path: Path) -> Adapter:
+    """The first adapter whose `detect` accepts the file (or folder)."""
+    content = b"" if path.is_dir() else path.read_bytes()
+    for adapter in ADAPTERS.values():
+        if adapter.detect(path, content):
+            return adapter
+    raise UnknownFormatError(
+        f"{path}: no adapter recognises this file; name one with --adapter "
+        f"({', '.join(ADAPTERS)})"
+    )

@@ -1,0 +1,88 @@
+"""The interchange format every adapter returns.
+
+An adapter reshapes one published format into three long frames and checks nothing:
+validation, id normalization and unit conversion happen later, in `benchpress.validate`.
+Every row carries `row`, a pointer back into the raw file ("scores[12]", "line 7",
+"observed[3][17]") so that any later error can name where the value came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+__all__ = [
+    "MODEL_COLUMNS",
+    "BENCHMARK_COLUMNS",
+    "SCORE_COLUMNS",
+    "AdapterOutput",
+    "Adapter",
+    "frame",
+]
+
+# Raw columns an adapter fills; a column a format lacks is left null.
+MODEL_COLUMNS: dict[str, pl.DataType] = {
+    "model_id": pl.String,        # the source's own id (normalized later)
+    "name": pl.String,
+    "provider": pl.String,
+    "release_date": pl.String,    # ISO date text as given
+    "is_reasoning": pl.Boolean,
+    "open_weights": pl.Boolean,
+    "setting": pl.String,         # JSON text: mode, effort, tools ... as the source states them
+    "row": pl.String,
+}
+BENCHMARK_COLUMNS: dict[str, pl.DataType] = {
+    "benchmark_id": pl.String,
+    "name": pl.String,
+    "category": pl.String,
+    "metric": pl.String,          # the source's metric label ("% correct", "Elo rating")
+    "row": pl.String,
+}
+SCORE_COLUMNS: dict[str, pl.DataType] = {
+    "model_id": pl.String,
+    "benchmark_id": pl.String,
+    "score_raw": pl.String,       # the value exactly as written in the file
+    "unit": pl.String,            # null = the benchmark's own scale; "fraction" = 0-1
+    "reference_url": pl.String,
+    "source_type": pl.String,     # official_blog, tech_report, model_card, leaderboard, ...
+    "reported_setting": pl.String,  # JSON text
+    "audit_status": pl.String,
+    "observed_at": pl.String,     # date the source gives for the result, if any
+    "derived": pl.Boolean,        # true when computed from other rows (LiveBench overall)
+    "notes": pl.String,
+    "row": pl.String,
+}
+
+
+def frame(rows: list[dict], columns: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Build a frame with exactly `columns` (missing keys become null)."""
+    data = {name: [r.get(name) for r in rows] for name in columns}
+    return pl.DataFrame(data, schema=columns)
+
+
+@dataclass(frozen=True)
+class AdapterOutput:
+    """What one raw file holds, reshaped. Frames follow the *_COLUMNS contracts."""
+
+    models: pl.DataFrame
+    benchmarks: pl.DataFrame
+    scores: pl.DataFrame
+    # Problems that belong to no single row but are worth counting (skipped blank lines...).
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A named reader: `detect(path, content)` says whether the file is in this format
+    (`content` is the file's bytes, empty for a folder); `read(path)` reshapes it."""
+
+    name: str
+    description: str
+    detect: Callable[[Path, bytes], bool]
+    read: Callable[[Path], AdapterOutput]
+    # True when every score cites the file itself (a model card): the build fills a missing
+    # reference_url with the source's URL.
+    cites_source: bool = False

@@ -1,0 +1,102 @@
+"""The BenchPress project-page matrix (microsoft.github.io/benchpress/data.json).
+
+Format: `models[]`, `benchmarks[]`, a dense `observed` matrix (models x benchmarks, null
+for missing) and a parallel `sources` matrix whose cells carry url, type,
+reported_setting, audit_status and notes. The publisher's own `predictions` are ignored:
+the registry holds observations only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchpress.adapters._json import json_text, load_json
+from benchpress.adapters.base import (
+    BENCHMARK_COLUMNS,
+    MODEL_COLUMNS,
+    SCORE_COLUMNS,
+    Adapter,
+    AdapterOutput,
+    frame,
+)
+from benchpress.errors import BadInputError
+
+__all__ = ["ADAPTER", "read"]
+
+
+def detect(path: Path, content: bytes) -> bool:
+    return content.lstrip().startswith(b"{") and b'"observed"' in content
+
+
+def _fail(path: Path, what: str) -> BadInputError:
+    return BadInputError(f"{path}: {what}")
+
+
+def read(path: Path) -> AdapterOutput:
+    doc = load_json(path)
+    if not isinstance(doc, dict) or not {"models", "benchmarks", "observed"} <= doc.keys():
+        raise _fail(path, "expected an object with 'models', 'benchmarks' and 'observed'")
+    models, benchmarks, observed = doc["models"], doc["benchmarks"], doc["observed"]
+    sources = doc.get("sources") or [[None] * len(benchmarks)] * len(models)
+    if len(observed) != len(models) or any(len(r) != len(benchmarks) for r in observed):
+        raise _fail(
+            path,
+            f"'observed' must be {len(models)} rows of {len(benchmarks)} values "
+            "(one per model and benchmark)",
+        )
+
+    model_rows = [
+        {
+            "model_id": m.get("id"),
+            "name": m.get("name"),
+            "provider": m.get("provider"),
+            "release_date": m.get("release_date"),
+            "is_reasoning": m.get("reasoning"),
+            "open_weights": m.get("open_weights"),
+            "setting": json_text(m.get("canonical_setting")),
+            "row": f"models[{i}]",
+        }
+        for i, m in enumerate(models)
+    ]
+    bench_rows = [
+        {
+            "benchmark_id": b.get("id"),
+            "name": b.get("name"),
+            "category": b.get("category"),
+            "metric": b.get("metric"),
+            "row": f"benchmarks[{j}]",
+        }
+        for j, b in enumerate(benchmarks)
+    ]
+    score_rows = []
+    for i, row in enumerate(observed):
+        for j, value in enumerate(row):
+            if value is None:
+                continue
+            cite = (sources[i][j] if i < len(sources) and j < len(sources[i]) else None) or {}
+            score_rows.append(
+                {
+                    "model_id": models[i].get("id"),
+                    "benchmark_id": benchmarks[j].get("id"),
+                    "score_raw": str(value),
+                    "reference_url": cite.get("url") or None,
+                    "source_type": cite.get("type") or None,
+                    "reported_setting": json_text(cite.get("reported_setting")),
+                    "audit_status": cite.get("audit_status") or None,
+                    "notes": cite.get("notes") or None,
+                    "row": f"observed[{i}][{j}]",
+                }
+            )
+    return AdapterOutput(
+        models=frame(model_rows, MODEL_COLUMNS),
+        benchmarks=frame(bench_rows, BENCHMARK_COLUMNS),
+        scores=frame(score_rows, SCORE_COLUMNS),
+    )
+
+
+ADAPTER = Adapter(
+    name="benchpress-page",
+    description="BenchPress project-page matrix: models, benchmarks, dense 'observed', per-cell 'sources'",
+    detect=detect,
+    read=read,
+)

@@ -1,0 +1,111 @@
+"""Vendor model cards: the markdown benchmark tables of a (Hugging Face style) README.
+
+Tables come in two orientations. Most cards put benchmarks in rows and models in columns
+("| Benchmark | Model-X | GPT-4o |"); some put models in rows ("| Model | GPQA | HLE |").
+The first header cell decides. Labels are kept as written (bold, footnote marks and all):
+mapping "**GPQA-Diamond**<sup>1</sup> (pass@1)" to `gpqa_diamond` is normalization's job,
+through the alias table. Every score cites the card itself.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from benchpress.adapters.base import (
+    BENCHMARK_COLUMNS,
+    MODEL_COLUMNS,
+    SCORE_COLUMNS,
+    Adapter,
+    AdapterOutput,
+    frame,
+)
+from benchpress.errors import BadInputError
+
+__all__ = ["ADAPTER", "read", "parse_tables"]
+
+_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_NUMBER = re.compile(r"[-+]?\d+(?:,\d{3})*(?:\.\d+)?")
+_MODEL_FIRST = {"model", "models", "model name", "name"}
+
+
+def detect(path: Path, content: bytes) -> bool:
+    text = content.decode("utf-8", "replace")
+    return path.suffix.lower() in {".md", ".markdown"} or bool(
+        re.search(r"^\s*\|.*\|\s*\n\s*\|?\s*:?-{3,}", text, re.MULTILINE)
+    )
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def parse_tables(text: str) -> list[tuple[int, list[str], list[tuple[int, list[str]]]]]:
+    """Markdown tables as (header line number, header cells, [(line number, cells)])."""
+    lines = text.splitlines()
+    tables, k = [], 0
+    while k < len(lines) - 1:
+        if _ROW.match(lines[k]) and _RULE.match(lines[k + 1]):
+            header, body, k = _cells(lines[k]), [], k + 2
+            while k < len(lines) and _ROW.match(lines[k]):
+                body.append((k + 1, _cells(lines[k])))
+                k += 1
+            tables.append((k - len(body) - 1, header, body))
+        else:
+            k += 1
+    return tables
+
+
+def _plain(label: str) -> str:
+    return re.sub(r"[*_`]", "", re.sub(r"<[^>]+>", "", label)).strip()
+
+
+def read(path: Path) -> AdapterOutput:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start}); re-save as UTF-8") from exc
+    tables = parse_tables(text)
+    if not tables:
+        raise BadInputError(f"{path}: no markdown table found")
+    models: dict[str, dict] = {}
+    scores = []
+    for header_line, header, body in tables:
+        models_in_rows = _plain(header[0]).lower() in _MODEL_FIRST
+        for line_no, cells in body:
+            row_label = cells[0] if cells else ""
+            numbers = [c for c in cells[1:] if _NUMBER.search(c)]
+            if not _plain(row_label) or not numbers:
+                continue  # section headings such as "| **Reasoning** | | |"
+            for col, cell in zip(header[1:], cells[1:]):
+                if not _plain(col) or not _NUMBER.search(cell):
+                    continue  # "-", "n/a" or blank: not reported
+                model, bench = (row_label, col) if models_in_rows else (col, row_label)
+                model_id = _plain(model)
+                models.setdefault(model_id, {"model_id": model_id, "name": model_id,
+                                             "row": f"line {header_line}"})
+                scores.append(
+                    {
+                        "model_id": model_id,
+                        "benchmark_id": bench,
+                        "score_raw": _NUMBER.search(cell).group(0).replace(",", ""),
+                        "source_type": "model_card",
+                        "notes": cell if cell != _NUMBER.search(cell).group(0) else None,
+                        "row": f"line {line_no}, column '{_plain(col)}'",
+                    }
+                )
+    return AdapterOutput(
+        models=frame(list(models.values()), MODEL_COLUMNS),
+        benchmarks=frame([], BENCHMARK_COLUMNS),
+        scores=frame(scores, SCORE_COLUMNS),
+    )
+
+
+ADAPTER = Adapter(
+    name="model-card",
+    description="markdown benchmark table(s) of a model card README",
+    detect=detect,
+    read=read,
+    cites_source=True,
+)

@@ -1,0 +1,188 @@
+"""Registry commands: init, ingest, build, add-model, aliases, sql."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from benchpress.cli.common import (
+    format_option, handle_errors, home_option, mirror_option, parse_scores, render, stderr,
+)
+from benchpress.errors import BadInputError, UsageError
+from benchpress.home import Home
+from benchpress.store.aliases import accept_alias, suggest_aliases
+from benchpress.store.build import BuildReport, build as build_registry
+from benchpress.store.ingest import ingest as ingest_source
+from benchpress.store.releases import add_model as add_release
+from benchpress.store.sources import load_configs
+from benchpress.store.sql import query
+from benchpress.store.tables import read_table
+
+__all__ = ["COMMANDS"]
+
+_PACKAGE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+
+
+def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
+    """Summary per source on stderr; returns how many rows were quarantined."""
+    rejected = 0
+    for s in report.sources:
+        if only and s.source_id not in only:
+            continue
+        stderr.print(f"[bold]{s.source_id}[/] ({s.adapter}): read {s.rows_read}, accepted "
+                     f"{s.rows_accepted}, merged by normalization {s.rows_merged}, "
+                     f"quarantined {s.rows_quarantined}")
+        for line in s.reasons[:20]:
+            stderr.print(f"  rejected: {line}", highlight=False, markup=False)
+        if len(s.reasons) > 20:
+            stderr.print(f"  ... and {len(s.reasons) - 20} more (SELECT * FROM quarantine)")
+        rejected += s.rows_quarantined
+    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
+    stderr.print(f"registry: {counts}")
+    return rejected
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--no-git", is_flag=True, help="Do not run `git init` / `dvc init`.")
+@handle_errors
+def init(directory: Path, no_git: bool):
+    """Create an empty registry workspace in DIRECTORY."""
+    home = Home(directory.resolve())
+    if home.sources.exists() and any(home.sources.iterdir()):
+        raise UsageError(f"{home.sources} already holds sources; refusing to overwrite")
+    for folder in (home.sources, home.schemas, home.snapshots):
+        folder.mkdir(parents=True, exist_ok=True)
+    for contract in _PACKAGE_SCHEMAS.iterdir():
+        if contract.is_file() and not (home.schemas / contract.name).exists():
+            shutil.copyfile(contract, home.schemas / contract.name)
+    (home.root / ".gitignore").write_text("/.cache/\n/registry/\n", encoding="utf-8")
+    if not no_git and shutil.which("git") and not (home.root / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(home.root)], check=True)
+        subprocess.run([sys.executable, "-m", "dvc", "init", "-q"], cwd=home.root, check=False)
+    click.echo(f"created an empty registry workspace in {home.root}")
+
+
+@click.command()
+@click.argument("location", required=False)
+@click.option("--adapter", help="Adapter name (default: detected from the content).")
+@click.option("--id", "source_id", help="Source id (default: adapter and content hash).")
+@click.option("--licence", help="Licence of the data, recorded with the source.")
+@click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
+@click.option("--allow-rejects", is_flag=True, help="Exit 0 even if rows were quarantined.")
+@mirror_option
+@home_option
+@handle_errors
+def ingest(location, adapter, source_id, licence, all_sources, allow_rejects, mirror, home):
+    """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry."""
+    if all_sources == bool(location):
+        raise UsageError("give either LOCATION or --all")
+    if all_sources:
+        report = build_registry(home, mirror=mirror)
+        rejected = _print_report(report)
+    else:
+        sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
+                                    licence=licence, mirror=mirror)
+        rejected = _print_report(report, only={sid})
+        click.echo(sid)
+    if rejected and not allow_rejects and not all_sources:
+        raise BadInputError(f"{rejected} row(s) were rejected and kept in the quarantine table "
+                            "(see above; --allow-rejects to accept)")
+
+
+@click.command()
+@mirror_option
+@home_option
+@handle_errors
+def build(mirror, home):
+    """Rebuild the registry from every source under sources/ (what `dvc repro` runs)."""
+    _print_report(build_registry(home, mirror=mirror))
+
+
+@click.command()
+@mirror_option
+@home_option
+@handle_errors
+def pull(mirror, home):
+    """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
+    from benchpress.store.build import materialize
+
+    for config in load_configs(home.sources):
+        path, digest, _ = materialize(home, config, mirror=mirror)
+        click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+
+
+@click.command(name="add-model")
+@click.argument("model_id")
+@click.option("--scores", "scores_text", required=True, help='"gpqa_diamond=71.2,hle=20.1"')
+@click.option("--source", "source_url", required=True, help="Citation URL for these scores.")
+@click.option("--name", help="Display name (default: MODEL_ID).")
+@click.option("--provider")
+@click.option("--release-date", help="YYYY-MM-DD")
+@click.option("--reasoning/--no-reasoning", default=None)
+@click.option("--source-type", default="official_blog", show_default=True)
+@mirror_option
+@home_option
+@handle_errors
+def add_model(model_id, scores_text, source_url, name, provider, release_date, reasoning,
+              source_type, mirror, home):
+    """Add a new model release with cited scores (kept in sources/releases.csv)."""
+    report = add_release(home, model_id, parse_scores(scores_text), source_url=source_url,
+                         name=name, provider=provider, release_date=release_date,
+                         is_reasoning=reasoning, source_type=source_type, mirror=mirror)
+    _print_report(report, only={"releases"})
+
+
+@click.group()
+def aliases():
+    """Review and accept alias suggestions (near-duplicate names)."""
+
+
+@aliases.command()
+@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
+@click.option("--source", help="Only suggest for ids that come from this source.")
+@click.option("--min-score", type=float, default=85.0, show_default=True)
+@format_option()
+@home_option
+@handle_errors
+def suggest(kind, source, min_score, fmt, home):
+    """Fuzzy candidate matches with scores; nothing is merged until accepted."""
+    table = lambda name: read_table(home.registry, name)  # noqa: E731
+    render(suggest_aliases(table("models"), table("benchmarks"), table("cells"), table("scores"),
+                           kind=kind, source=source, min_score=min_score), fmt)
+
+
+@aliases.command()
+@click.argument("alias")
+@click.argument("canonical_id")
+@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
+@click.option("--note", default="")
+@home_option
+@handle_errors
+def accept(alias, canonical_id, kind, note, home):
+    """Add ALIAS -> CANONICAL_ID to schemas/aliases.csv (applies on the next build)."""
+    accept_alias(home.schemas, kind, alias, canonical_id, note)
+    click.echo(f"{kind} alias {alias} -> {canonical_id} added; run `benchpress build` to apply")
+
+
+@click.command()
+@click.argument("sql_text", metavar="QUERY")
+@click.option("--param", "-p", "params", multiple=True, type=(str, str),
+              help="Bind $NAME to VALUE (repeatable).")
+@click.option("--snapshot", default=None, help="Query a snapshot (id, tag or 'latest').")
+@format_option()
+@home_option
+@handle_errors
+def sql(sql_text, params, snapshot, fmt, home):
+    """Run a read-only SQL query over the registry's views (models, benchmarks, scores,
+    cells, conflicts, aliases, sources, quarantine, matrix)."""
+    from benchpress.cli.snapshot_resolve import registry_dir
+
+    render(query(registry_dir(home, snapshot), sql_text, dict(params) or None), fmt)
+
+
+COMMANDS = [init, ingest, build, pull, add_model, aliases, sql]

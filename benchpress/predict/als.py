@@ -1,0 +1,288 @@
+"""Bias-plus-low-rank matrix completion fitted by alternating ridge regression (ALS).
+
+Model, on a z-scored matrix ``Z`` of shape (n_models, n_benchmarks)::
+
+    Z_ij ~ mu + a_i + c_j + U_i . V_j          (U: (n_models, rank), V: (n_benchmarks, rank))
+
+fitted on the observed cells by minimising::
+
+    sum_obs w_ij (Z_ij - mu - a_i - c_j - U_i.V_j)^2
+        + lam_b (|a|^2 + |c|^2) + lam_f (|U|_F^2 + |V|_F^2)
+
+with ``w_ij = 1`` unless cell weights are given. Initialisation: ``mu`` = (weighted) mean
+of the observed values, ``a = c = 0``, ``U`` then ``V`` drawn from
+``numpy.random.RandomState(seed).normal(0, init_scale)``. One sweep is
+
+1. all model rows at once: ridge solve of ``[a_i, U_i]`` given ``mu, c, V``;
+2. all benchmark columns at once: ridge solve of ``[c_j, V_j]`` given ``mu, a, U``;
+3. ``mu`` <- (weighted) mean residual over observed cells (not regularised).
+
+A row or column without observed cells keeps its previous parameters. Every step is a
+batch of (rank+1)x(rank+1) normal equations built from the mask with matrix products and
+solved by one ``numpy.linalg.solve`` call; the functions take a leading "start" axis so
+several random starts run in the same batch (see :mod:`benchpress.predict.ensemble`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchpress.errors import BadInputError, NotFittedError, UsageError
+
+__all__ = [
+    "BiasALS", "init_factors", "fit_batched", "fold_in_batched", "reg_diagonal", "spd_solve",
+    "weights_from",
+]
+
+
+def reg_diagonal(rank: int, regularization: float, bias_regularization: float | None = None):
+    """Ridge diagonal, shape (rank + 1,): ``[lam_bias, lam_factor, ..., lam_factor]``."""
+    lam_b = regularization if bias_regularization is None else bias_regularization
+    return np.concatenate([[float(lam_b)], np.full(rank, float(regularization))])
+
+
+def init_factors(seeds, n_models: int, n_benchmarks: int, rank: int, scale: float = 0.01):
+    """Random initial factors, one start per seed.
+
+    Returns
+    -------
+    U : ndarray, shape (n_starts, n_models, rank)
+    V : ndarray, shape (n_starts, n_benchmarks, rank)
+    """
+    U = np.empty((len(seeds), n_models, rank))
+    V = np.empty((len(seeds), n_benchmarks, rank))
+    for s, seed in enumerate(seeds):  # loop over starts only (10), not over rows
+        rng = np.random.RandomState(int(seed))
+        U[s] = rng.normal(0.0, scale, size=(n_models, rank))
+        V[s] = rng.normal(0.0, scale, size=(n_benchmarks, rank))
+    return U, V
+
+
+def spd_solve(A, b):
+    """Solve a batch of small symmetric positive-definite systems ``A x = b``.
+
+    Gaussian elimination without pivoting, vectorised over the batch (the Python loop
+    runs over the ``q`` pivots only). ``A``: (..., q, q), ``b``: (..., q) -> (..., q).
+    Much faster than ``numpy.linalg.solve`` for thousands of 3x3 systems.
+    """
+    A = np.array(A, dtype=float, copy=True)
+    x = np.array(b, dtype=float, copy=True)
+    q = A.shape[-1]
+    for k in range(q - 1):
+        f = A[..., k + 1:, k] / A[..., k, k][..., None]                     # (..., q-k-1)
+        A[..., k + 1:, k:] -= f[..., :, None] * A[..., k, None, k:]
+        x[..., k + 1:] -= f * x[..., k, None]
+    for k in range(q - 1, -1, -1):
+        if k < q - 1:
+            x[..., k] -= (A[..., k, k + 1:] * x[..., k + 1:]).sum(axis=-1)
+        x[..., k] /= A[..., k, k]
+    return x
+
+
+def _ridge_side(W, WZ, offset, F, old_bias, old_F, reg_diag):
+    """Solve every line's ``[bias, factors]`` ridge problem in one batch.
+
+    The target of line ``i`` is ``Z_i. - offset`` (offset = mu + the other side's bias)
+    regressed on ``[1, F]`` with cell weights ``W_i.``; expanded so that only matrix
+    products of (n_lines, n_other) by (S, n_other, q) are needed.
+
+    W, WZ : (n_lines, n_other) weights and weights * Z (0 where unobserved)
+    offset : (S, n_other);  F : (S, n_other, rank);  reg_diag : (rank + 1,)
+    """
+    S, n_other, rank = F.shape
+    q = rank + 1
+    X = np.concatenate([np.ones((S, n_other, 1)), F], axis=2)            # (S, n_other, q)
+    outer = (X[:, :, :, None] * X[:, :, None, :]).reshape(S, n_other, q * q)
+    A = (W @ outer).reshape(S, W.shape[0], q, q)                            # (S, n_lines, q, q)
+    A += np.diag(reg_diag)
+    b = WZ @ X - W @ (offset[:, :, None] * X)                               # (S, n_lines, q)
+    sol = spd_solve(A, b)
+    has = (W > 0).any(axis=1)[None, :]
+    bias = np.where(has, sol[..., 0], old_bias)
+    fac = np.where(has[..., None], sol[..., 1:], old_F)
+    return bias, fac
+
+
+def fit_batched(Z, W, U, V, *, reg_diag, n_iter: int = 40):
+    """Run ``n_iter`` ALS sweeps for a batch of starts.
+
+    Parameters
+    ----------
+    Z : ndarray, shape (n_models, n_benchmarks)
+        Z-scored targets; values where ``W == 0`` are ignored (may be NaN).
+    W : ndarray, shape (n_models, n_benchmarks)
+        Non-negative cell weights, 0 for missing cells (1 for observed, unweighted).
+    U, V : ndarray, shapes (S, n_models, rank), (S, n_benchmarks, rank)
+        Initial factors (copied, not modified).
+    reg_diag : ndarray, shape (rank + 1,)
+        Ridge penalties for ``[bias, factor_1..rank]`` (see :func:`reg_diagonal`).
+
+    Returns
+    -------
+    mu : (S,), a : (S, n_models), c : (S, n_benchmarks), U : (S, n_models, rank),
+    V : (S, n_benchmarks, rank)
+    """
+    W = np.asarray(W, dtype=float)
+    WZ = W * np.where(W > 0, Z, 0.0)
+    WT, WZT = np.ascontiguousarray(W.T), np.ascontiguousarray(WZ.T)
+    S, n_models, _ = U.shape
+    n_bench = V.shape[1]
+    U = U.copy()
+    V = V.copy()
+    wsum = W.sum()
+    row_w, col_w = W.sum(axis=1), W.sum(axis=0)
+    wz_sum = WZ.sum()
+    mu = np.full(S, wz_sum / wsum if wsum > 0 else 0.0)
+    a = np.zeros((S, n_models))
+    c = np.zeros((S, n_bench))
+    for _ in range(n_iter):
+        a, U = _ridge_side(W, WZ, mu[:, None] + c, V, a, U, reg_diag)
+        c, V = _ridge_side(WT, WZT, mu[:, None] + a, U, c, V, reg_diag)
+        if wsum > 0:
+            # weighted mean residual: sum W (Z - a - c - U V^T) / sum W
+            uv = (U * (W @ V)).sum(axis=(1, 2))
+            mu = (wz_sum - a @ row_w - c @ col_w - uv) / wsum
+    return mu, a, c, U, V
+
+
+def fold_in_batched(Z_rows, W_rows, mu, c, V, *, reg_diag):
+    """Solve bias and factors of new rows against fixed benchmark parameters.
+
+    Parameters
+    ----------
+    Z_rows : ndarray, shape (n_rows, n_benchmarks)
+        Z-scored known values of the new models (ignored where ``W_rows == 0``).
+    W_rows : ndarray, shape (n_rows, n_benchmarks)
+        Cell weights, 0 where unknown.
+    mu : (S,), c : (S, n_benchmarks), V : (S, n_benchmarks, rank)
+        Fitted parameters of S starts.
+
+    Returns
+    -------
+    Zhat : ndarray, shape (S, n_rows, n_benchmarks)
+        Completed z-scored rows for every start.
+    """
+    W_rows = np.asarray(W_rows, dtype=float)
+    WZ = W_rows * np.where(W_rows > 0, Z_rows, 0.0)
+    S, rank = V.shape[0], V.shape[2]
+    a0 = np.zeros((S, WZ.shape[0]))
+    U0 = np.zeros((S, WZ.shape[0], rank))
+    a, U = _ridge_side(W_rows, WZ, mu[:, None] + c, V, a0, U0, reg_diag)
+    return mu[:, None, None] + a[:, :, None] + c[:, None, :] + U @ V.transpose(0, 2, 1)
+
+
+def _check_matrix(Z) -> np.ndarray:
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim != 2:
+        raise BadInputError(f"expected a 2-D (n_models, n_benchmarks) array, got {Z.shape}")
+    if np.isinf(Z).any():
+        raise BadInputError("infinite values in the input matrix")
+    return Z
+
+
+def weights_from(Z: np.ndarray, sample_weight=None) -> np.ndarray:
+    """Cell weights (n_models, n_benchmarks): ``sample_weight`` broadcast, 0 where NaN."""
+    obs = ~np.isnan(Z)
+    if sample_weight is None:
+        return obs.astype(float)
+    w = np.broadcast_to(np.asarray(sample_weight, dtype=float), Z.shape)
+    if (w < 0).any() or not np.isfinite(w).all():
+        raise BadInputError("sample weights must be finite and non-negative")
+    return np.where(obs, w, 0.0)
+
+
+class BiasALS:
+    """Rank-``rank`` bias-decomposed completion of a z-scored matrix, one random start.
+
+    Parameters
+    ----------
+    rank : int, default 2
+        Number of latent factors.
+    regularization : float, default 0.1
+        Ridge penalty on the factors ``U`` and ``V`` (and on the biases unless
+        ``bias_regularization`` is given).
+    bias_regularization : float, optional
+        Ridge penalty on the biases ``a`` and ``c``; defaults to ``regularization``.
+    n_iter : int, default 40
+        Number of ALS sweeps.
+    init_scale : float, default 0.01
+        Std of the Gaussian initial factors.
+    random_state : int, optional
+        Seed of ``numpy.random.RandomState`` for the initial factors (None = fresh).
+
+    Attributes
+    ----------
+    mu_ : float
+    model_bias_ : ndarray, shape (n_models,)
+    benchmark_bias_ : ndarray, shape (n_benchmarks,)
+    U_ : ndarray, shape (n_models, rank)
+    V_ : ndarray, shape (n_benchmarks, rank)
+    """
+
+    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
+                 bias_regularization: float | None = None, n_iter: int = 40,
+                 init_scale: float = 0.01, random_state: int | None = None):
+        self.rank = rank
+        self.regularization = regularization
+        self.bias_regularization = bias_regularization
+        self.n_iter = n_iter
+        self.init_scale = init_scale
+        self.random_state = random_state
+
+    def _reg(self) -> np.ndarray:
+        if self.rank < 0 or int(self.rank) != self.rank:
+            raise UsageError(f"rank must be a non-negative integer, got {self.rank}")
+        return reg_diagonal(int(self.rank), self.regularization, self.bias_regularization)
+
+    def fit(self, Z, sample_weight=None) -> "BiasALS":
+        """Fit on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing.
+
+        ``sample_weight`` (broadcastable to Z) weights the squared errors.
+        """
+        Z = _check_matrix(Z)
+        reg = self._reg()
+        seed = self.random_state
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        U0, V0 = init_factors([seed], Z.shape[0], Z.shape[1], int(self.rank), self.init_scale)
+        mu, a, c, U, V = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
+                                     reg_diag=reg, n_iter=int(self.n_iter))
+        self.mu_ = float(mu[0])
+        self.model_bias_, self.benchmark_bias_ = a[0], c[0]
+        self.U_, self.V_ = U[0], V[0]
+        return self
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "V_"):
+            raise NotFittedError("BiasALS is not fitted; call fit(Z) first")
+
+    def predict(self) -> np.ndarray:
+        """Full completion, shape (n_models, n_benchmarks), in z units."""
+        self._fitted()
+        return (self.mu_ + self.model_bias_[:, None] + self.benchmark_bias_[None, :]
+                + self.U_ @ self.V_.T)
+
+    def fold_in(self, z, mask=None) -> np.ndarray:
+        """Complete new model rows against the fitted benchmark parameters (no refit).
+
+        Parameters
+        ----------
+        z : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
+            Z-scored known values of the new model(s); NaN allowed where unknown.
+        mask : array_like of bool, same shape, optional
+            Which entries of ``z`` are known (default: the finite ones).
+
+        Returns
+        -------
+        ndarray, same shape as ``z``: completed rows in z units.
+        """
+        self._fitted()
+        z = np.asarray(z, dtype=float)
+        one = z.ndim == 1
+        z2 = np.atleast_2d(z)
+        m = ~np.isnan(z2) if mask is None else np.atleast_2d(np.asarray(mask, bool)) & ~np.isnan(z2)
+        if z2.shape[1] != self.V_.shape[0]:
+            raise BadInputError(f"expected {self.V_.shape[0]} benchmark columns, got {z2.shape[1]}")
+        out = fold_in_batched(z2, m.astype(float), np.array([self.mu_]),
+                              self.benchmark_bias_[None], self.V_[None], reg_diag=self._reg())[0]
+        return out[0] if one else out

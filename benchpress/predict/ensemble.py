@@ -1,0 +1,117 @@
+"""Averaging :class:`~benchpress.predict.als.BiasALS` over several random starts.
+
+Start ``k`` (``k = 0 .. n_starts-1``) is seeded with ``random_state + k`` (the published
+scheme with ``random_state=42``); all starts are fitted together in one batched ALS run.
+The ensemble prediction is the plain mean of the starts' completions in z units; their
+standard deviation is kept as a per-cell spread.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.predict.als import (
+    fit_batched,
+    fold_in_batched,
+    init_factors,
+    reg_diagonal,
+    weights_from,
+)
+
+__all__ = ["ALSEnsemble", "start_seeds"]
+
+
+def start_seeds(random_state: int | None, n_starts: int) -> list[int]:
+    """Seeds of the ``n_starts`` starts: ``random_state + k``; None draws a fresh base."""
+    if n_starts < 1:
+        raise UsageError(f"n_starts must be >= 1, got {n_starts}")
+    if random_state is None:
+        random_state = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+    return [int(random_state) + k for k in range(int(n_starts))]
+
+
+class ALSEnsemble:
+    """Mean of ``n_starts`` bias-ALS fits that differ only in their random start.
+
+    Parameters
+    ----------
+    rank, regularization, bias_regularization, n_iter, init_scale
+        As in :class:`~benchpress.predict.als.BiasALS`.
+    n_starts : int, default 10
+        Number of random starts averaged.
+    random_state : int, optional, default 42
+        Base seed; start ``k`` uses ``random_state + k``.
+
+    Attributes
+    ----------
+    mu_ : ndarray, shape (n_starts,)
+    model_bias_ : ndarray, shape (n_starts, n_models)
+    benchmark_bias_ : ndarray, shape (n_starts, n_benchmarks)
+    U_ : ndarray, shape (n_starts, n_models, rank)
+    V_ : ndarray, shape (n_starts, n_benchmarks, rank)
+    seeds_ : list of int
+    """
+
+    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
+                 bias_regularization: float | None = None, n_iter: int = 40,
+                 init_scale: float = 0.01, n_starts: int = 10,
+                 random_state: int | None = 42):
+        self.rank = rank
+        self.regularization = regularization
+        self.bias_regularization = bias_regularization
+        self.n_iter = n_iter
+        self.init_scale = init_scale
+        self.n_starts = n_starts
+        self.random_state = random_state
+
+    def _reg(self) -> np.ndarray:
+        return reg_diagonal(int(self.rank), self.regularization, self.bias_regularization)
+
+    def fit(self, Z, sample_weight=None) -> "ALSEnsemble":
+        """Fit all starts on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing."""
+        Z = np.asarray(Z, dtype=float)
+        if Z.ndim != 2:
+            raise BadInputError(f"expected a 2-D (n_models, n_benchmarks) array, got {Z.shape}")
+        self.seeds_ = start_seeds(self.random_state, self.n_starts)
+        U0, V0 = init_factors(self.seeds_, Z.shape[0], Z.shape[1], int(self.rank),
+                              self.init_scale)
+        (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
+         self.V_) = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
+                                reg_diag=self._reg(), n_iter=int(self.n_iter))
+        return self
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "V_"):
+            raise NotFittedError("ALSEnsemble is not fitted; call fit(Z) first")
+
+    def predict_starts(self) -> np.ndarray:
+        """Completion of every start, shape (n_starts, n_models, n_benchmarks), z units."""
+        self._fitted()
+        return (self.mu_[:, None, None] + self.model_bias_[:, :, None]
+                + self.benchmark_bias_[:, None, :] + self.U_ @ self.V_.transpose(0, 2, 1))
+
+    def predict(self) -> np.ndarray:
+        """Ensemble-mean completion, shape (n_models, n_benchmarks), z units."""
+        return self.predict_starts().mean(axis=0)
+
+    def fold_in_starts(self, z, mask=None) -> np.ndarray:
+        """Per-start completion of new rows, shape (n_starts, n_rows, n_benchmarks).
+
+        ``z`` is (n_rows, n_benchmarks) z-scored with NaN where unknown; ``mask``
+        optionally restricts which finite entries are used.
+        """
+        self._fitted()
+        z = np.atleast_2d(np.asarray(z, dtype=float))
+        if z.shape[1] != self.V_.shape[1]:
+            raise BadInputError(f"expected {self.V_.shape[1]} benchmark columns, got {z.shape[1]}")
+        m = ~np.isnan(z)
+        if mask is not None:
+            m &= np.atleast_2d(np.asarray(mask, dtype=bool))
+        return fold_in_batched(z, m.astype(float), self.mu_, self.benchmark_bias_, self.V_,
+                               reg_diag=self._reg())
+
+    def fold_in(self, z, mask=None) -> np.ndarray:
+        """Ensemble-mean completion of new rows; same shape as ``z`` (1-D or 2-D)."""
+        out = self.fold_in_starts(z, mask).mean(axis=0)
+        return out[0] if np.ndim(z) == 1 else out

@@ -1,0 +1,182 @@
+"""The public score predictor: scale transform + bias-ALS ensemble, and the method registry.
+
+``make_predictor("published")`` is the BenchPress paper configuration (logit for percent
+and 0-100 scales, rank 2, lambda 0.1, 40 sweeps, 10 starts seeded 42..51);
+``make_predictor("default")`` is this project's tuned configuration (see
+:data:`PRESETS`); the baselines of :mod:`benchpress.predict.baselines` are selectable by
+name as well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_in()``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchpress.errors import UsageError
+from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.baselines import (
+    BenchmarkMean,
+    KNNModels,
+    ModelNormalizedMean,
+    SoftImpute,
+)
+from benchpress.predict.ensemble import ALSEnsemble
+from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+
+__all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods"]
+
+
+class ALSPredictor(BasePredictor):
+    """Logit/z-score transform followed by an ensemble of bias-ALS fits.
+
+    Parameters
+    ----------
+    rank : int, default 2
+        Latent factors per start.
+    regularization : float, default 0.1
+        Ridge penalty on the factors (and on the biases unless ``bias_regularization``).
+    bias_regularization : float, optional
+        Ridge penalty on model and benchmark biases.
+    n_iter : int, default 40
+        ALS sweeps per start.
+    init_scale : float, default 0.01
+        Std of the random initial factors.
+    n_starts : int, default 10
+        Random starts averaged (in z units, before the inverse transform).
+    random_state : int, default 42
+        Start ``k`` is seeded ``random_state + k``.
+    logit_rule : {"percent", "percent_or_0_100", "none"}, default "percent"
+        Which benchmarks are logit-transformed (see :data:`transform.LOGIT_RULES`).
+    eps : float, default 0.5
+        Logit clipping margin, percentage points.
+
+    Attributes
+    ----------
+    transform_ : ScaleTransform
+    ensemble_ : ALSEnsemble
+    """
+
+    method = "als"
+
+    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
+                 bias_regularization: float | None = None, n_iter: int = 40,
+                 init_scale: float = 0.01, n_starts: int = 10,
+                 random_state: int | None = 42, logit_rule: str = "percent",
+                 eps: float = 0.5):
+        self.rank = rank
+        self.regularization = regularization
+        self.bias_regularization = bias_regularization
+        self.n_iter = n_iter
+        self.init_scale = init_scale
+        self.n_starts = n_starts
+        self.random_state = random_state
+        self.logit_rule = logit_rule
+        self.eps = eps
+
+    def _ensemble(self) -> ALSEnsemble:
+        return ALSEnsemble(self.rank, regularization=self.regularization,
+                           bias_regularization=self.bias_regularization,
+                           n_iter=self.n_iter, init_scale=self.init_scale,
+                           n_starts=self.n_starts, random_state=self.random_state)
+
+    def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
+        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
+                                                     eps=self.eps).fit(Y)
+        self.ensemble_ = self._ensemble().fit(self.transform_.transform(Y))
+        # benchmarks without any training score cannot be predicted
+        self.predictable_ = self.transform_.n_observed_ > 0
+
+    def _to_scores(self, Z: np.ndarray) -> np.ndarray:
+        P = self.transform_.inverse_transform(Z)
+        return np.where(self.predictable_, P, np.nan)
+
+    def _predict(self) -> np.ndarray:
+        return self._to_scores(self.ensemble_.predict())
+
+    def complete_spread(self) -> np.ndarray:
+        """Per-cell std of the starts' predictions in score units, (n_models, n_benchmarks).
+
+        A measure of fit instability for interval work (it is not a calibrated error).
+        """
+        self._fitted()
+        return self._to_scores(self.ensemble_.predict_starts()).std(axis=0)
+
+    def fold_in(self, scores, *, refit: bool = False, return_spread: bool = False):
+        """Predict full rows for new models from their known scores.
+
+        Parameters
+        ----------
+        scores : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
+            Known scores (score units), NaN where unknown.
+        refit : bool, default False
+            False: solve each new model's bias and factors against the fitted benchmark
+            parameters of every start (fast, the training fit is unchanged).
+            True: refit everything with the rows appended.
+        return_spread : bool
+            Also return the per-cell std over starts (score units); fold-in only.
+
+        Returns
+        -------
+        ndarray, same shape as ``scores`` (and the spread if requested).
+        """
+        self._fitted()
+        S = np.asarray(scores, dtype=float)
+        one = S.ndim == 1
+        S2 = check_scores(np.atleast_2d(S), self.scales_)
+        if refit:
+            if return_spread:
+                raise UsageError("return_spread is only available with refit=False")
+            out = self._fold_in_refit(S2)
+            return out[0] if one else out
+        Zs = self.ensemble_.fold_in_starts(self.transform_.transform(S2))
+        out = self._to_scores(Zs.mean(axis=0))
+        if not return_spread:
+            return out[0] if one else out
+        spread = self._to_scores(Zs).std(axis=0)
+        return (out[0], spread[0]) if one else (out, spread)
+
+
+#: Named configurations of :class:`ALSPredictor`.
+PRESETS: dict[str, dict] = {
+    # arXiv 2606.24020 / microsoft/benchpress "Logit Bias ALS"
+    "published": dict(rank=2, regularization=0.1, n_iter=40, init_scale=0.01,
+                      n_starts=10, random_state=42, logit_rule="percent_or_0_100", eps=0.5),
+    # this project's default (tuned on random per-model partitions, not the published folds)
+    "default": dict(rank=3, regularization=0.1, n_iter=40, init_scale=0.01,
+                    n_starts=30, random_state=42, logit_rule="percent", eps=0.5),
+}
+
+#: method name -> (class, default parameters)
+METHODS: dict[str, tuple[type, dict]] = {
+    "published": (ALSPredictor, PRESETS["published"]),
+    "default": (ALSPredictor, PRESETS["default"]),
+    "als": (ALSPredictor, {}),
+    "benchmark_mean": (BenchmarkMean, {}),
+    "model_mean": (ModelNormalizedMean, {}),
+    "knn": (KNNModels, {}),
+    "soft_impute": (SoftImpute, {}),
+}
+
+
+def available_methods() -> list[str]:
+    """Names accepted by :func:`make_predictor`."""
+    return list(METHODS)
+
+
+def make_predictor(method: str = "default", **params) -> BasePredictor:
+    """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults.
+
+    Raises
+    ------
+    UsageError
+        For an unknown method or parameter.
+    """
+    if method not in METHODS:
+        raise UsageError(f"unknown method {method!r}; choose one of {available_methods()}")
+    cls, defaults = METHODS[method]
+    kwargs = {**defaults, **params}
+    try:
+        pred = cls(**kwargs)
+    except TypeError as exc:
+        raise UsageError(f"bad parameters for method {method!r}: {exc}") from None
+    pred.method = method
+    return pred

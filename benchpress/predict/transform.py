@@ -1,0 +1,246 @@
+"""Per-benchmark score transforms: logit for bounded percent-like scales, then z-scoring.
+
+Scores arrive in their benchmark's native units (percent points, Elo, dollars, ...).
+The predictor works in a standardized space:
+
+1. columns flagged ``logit`` are mapped from ``[lower, upper]`` to the real line with
+   ``logit(clip((x - lower) / (upper - lower), eps, 1 - eps))`` where ``eps`` is given in
+   percentage points of the range (0.5 -> 0.005); other columns stay native;
+2. every column is z-scored with the mean and (population, ``ddof=0``) standard deviation
+   of its observed transformed values; a column with std below ``1e-8`` gets std 1, and
+   a column with no observed values gets mean 0 and std 1.
+
+Which columns are logit-transformed and how predictions are clipped come only from the
+benchmark metadata given here (:class:`BenchmarkScales`), never from the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchpress.errors import BadInputError, NotFittedError, UsageError
+
+__all__ = ["BenchmarkScales", "ScaleTransform", "LOGIT_RULES"]
+
+#: Rules choosing which benchmarks are logit-transformed.
+#: ``"percent"``: only benchmarks whose scale kind is ``percent``.
+#: ``"percent_or_0_100"``: percent, or any other scale bounded to exactly [0, 100]
+#: (e.g. ``index``). This reproduces the published BenchPress code, whose data-driven
+#: heuristic treats a column as percent when all observed values lie in [-1, 101].
+#: ``"none"``: no logit at all (z-scoring only).
+LOGIT_RULES = ("percent", "percent_or_0_100", "none")
+
+_STD_FLOOR = 1e-8
+
+
+@dataclass(frozen=True)
+class BenchmarkScales:
+    """Scale metadata of the benchmark columns, aligned with the score matrix.
+
+    Parameters
+    ----------
+    kind : ndarray of str, shape (n_benchmarks,)
+        Scale kind per benchmark (``percent``, ``index``, ``elo``, ``rating``,
+        ``dollars``, ``score``).
+    lower, upper : ndarray of float, shape (n_benchmarks,)
+        Valid score range in score units; NaN means unbounded on that side.
+    """
+
+    kind: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def __post_init__(self) -> None:
+        kind = np.asarray(self.kind, dtype=str)
+        lower = np.asarray(self.lower, dtype=float)
+        upper = np.asarray(self.upper, dtype=float)
+        if kind.ndim != 1 or lower.shape != kind.shape or upper.shape != kind.shape:
+            raise BadInputError(
+                f"scale arrays must be 1-D and equally long, got {kind.shape}, "
+                f"{lower.shape}, {upper.shape}"
+            )
+        bad = np.isfinite(lower) & np.isfinite(upper) & (upper <= lower)
+        if bad.any():
+            raise BadInputError(f"upper <= lower for benchmark columns {np.flatnonzero(bad).tolist()}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+
+    @property
+    def n_benchmarks(self) -> int:
+        """Number of benchmark columns."""
+        return int(self.kind.shape[0])
+
+    @classmethod
+    def from_records(cls, records, benchmark_ids) -> "BenchmarkScales":
+        """Build from metadata rows (mappings with ``benchmark_id``, ``scale``, ``lower``,
+        ``upper``; blank/None bounds mean unbounded), ordered like ``benchmark_ids``.
+
+        Raises
+        ------
+        BadInputError
+            If a benchmark id has no metadata row.
+        """
+        by_id = {str(r["benchmark_id"]): r for r in records}
+        missing = [b for b in benchmark_ids if b not in by_id]
+        if missing:
+            raise BadInputError(f"no scale metadata for benchmarks: {missing}")
+
+        def _num(v) -> float:
+            if v is None or (isinstance(v, str) and not v.strip()):
+                return np.nan
+            return float(v)
+
+        rows = [by_id[b] for b in benchmark_ids]
+        return cls(
+            kind=np.array([str(r["scale"]) for r in rows]),
+            lower=np.array([_num(r.get("lower")) for r in rows]),
+            upper=np.array([_num(r.get("upper")) for r in rows]),
+        )
+
+    def logit_mask(self, rule: str = "percent") -> np.ndarray:
+        """Boolean mask, shape (n_benchmarks,), of columns to logit-transform.
+
+        Parameters
+        ----------
+        rule : {"percent", "percent_or_0_100", "none"}
+            See :data:`LOGIT_RULES`. Only columns with both bounds finite can be logit.
+        """
+        if rule not in LOGIT_RULES:
+            raise UsageError(f"unknown logit rule {rule!r}; choose one of {LOGIT_RULES}")
+        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
+        if rule == "none":
+            return np.zeros(self.n_benchmarks, dtype=bool)
+        mask = self.kind == "percent"
+        if rule == "percent_or_0_100":
+            mask = mask | ((self.lower == 0.0) & (self.upper == 100.0))
+        return mask & bounded
+
+
+class ScaleTransform:
+    """Score units <-> standardized space, per benchmark column.
+
+    Parameters
+    ----------
+    lower, upper : array_like of float, shape (n_benchmarks,)
+        Valid range per benchmark in score units (NaN = unbounded); predictions are
+        clipped to it by :meth:`inverse_transform`.
+    logit : array_like of bool, shape (n_benchmarks,)
+        Columns mapped through the logit of their position in ``[lower, upper]``.
+        Both bounds must be finite for these columns.
+    eps : float, default 0.5
+        Logit clipping margin in percentage points of the range.
+    kind : array_like of str, optional
+        Scale kinds, kept for reference only.
+
+    Attributes
+    ----------
+    mean_, std_ : ndarray, shape (n_benchmarks,)
+        Column mean and population std of the transformed observed values.
+    """
+
+    def __init__(self, lower, upper, logit, *, eps: float = 0.5, kind=None):
+        self.lower = np.asarray(lower, dtype=float)
+        self.upper = np.asarray(upper, dtype=float)
+        self.logit = np.asarray(logit, dtype=bool)
+        self.eps = float(eps)
+        self.kind = None if kind is None else np.asarray(kind, dtype=str)
+        if not (self.lower.shape == self.upper.shape == self.logit.shape) or self.lower.ndim != 1:
+            raise BadInputError("lower, upper and logit must be 1-D arrays of equal length")
+        if not (0.0 < self.eps < 50.0):
+            raise UsageError(f"eps must lie in (0, 50) percentage points, got {eps}")
+        unbounded = self.logit & ~(np.isfinite(self.lower) & np.isfinite(self.upper))
+        if unbounded.any():
+            raise BadInputError(
+                f"logit columns need finite bounds: {np.flatnonzero(unbounded).tolist()}"
+            )
+
+    @classmethod
+    def from_scales(cls, scales: BenchmarkScales, *, logit_rule: str = "percent",
+                    eps: float = 0.5) -> "ScaleTransform":
+        """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`."""
+        return cls(scales.lower, scales.upper, scales.logit_mask(logit_rule), eps=eps,
+                   kind=scales.kind)
+
+    # ------------------------------------------------------------------ helpers
+    def _check(self, Y: np.ndarray) -> np.ndarray:
+        Y = np.asarray(Y, dtype=float)
+        if Y.shape[-1] != self.logit.shape[0]:
+            raise BadInputError(
+                f"expected {self.logit.shape[0]} benchmark columns, got {Y.shape[-1]}"
+            )
+        return Y
+
+    def _span(self) -> tuple[np.ndarray, np.ndarray]:
+        lo = np.where(self.logit, self.lower, 0.0)
+        width = np.where(self.logit, self.upper - self.lower, 1.0)
+        return lo, width
+
+    def to_latent(self, Y) -> np.ndarray:
+        """Apply only the logit step (no z-scoring); NaN stays NaN. Shape preserved."""
+        Y = self._check(Y)
+        lo, width = self._span()
+        e = self.eps / 100.0
+        p = np.clip((Y - lo) / width, e, 1.0 - e)
+        with np.errstate(invalid="ignore"):
+            lg = np.log(p) - np.log1p(-p)
+        return np.where(self.logit, lg, Y)
+
+    def from_latent(self, X, *, clip: bool = True) -> np.ndarray:
+        """Invert :meth:`to_latent` and optionally clip to ``[lower, upper]``."""
+        X = self._check(X)
+        lo, width = self._span()
+        with np.errstate(over="ignore"):
+            sig = lo + width / (1.0 + np.exp(-X))
+        Y = np.where(self.logit, sig, X)
+        if clip:
+            Y = np.clip(Y, np.where(np.isnan(self.lower), -np.inf, self.lower),
+                        np.where(np.isnan(self.upper), np.inf, self.upper))
+        return Y
+
+    # ------------------------------------------------------------------ API
+    def fit(self, Y) -> "ScaleTransform":
+        """Learn column means/stds of the transformed observed scores.
+
+        Parameters
+        ----------
+        Y : array_like, shape (n_models, n_benchmarks)
+            Scores in score units, NaN = missing.
+        """
+        X = self.to_latent(Y)
+        if X.ndim != 2:
+            raise BadInputError(f"expected a 2-D score matrix, got shape {X.shape}")
+        obs = ~np.isnan(X)
+        n = obs.sum(axis=0)
+        s = np.where(obs, X, 0.0).sum(axis=0)
+        mean = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
+        dev = np.where(obs, X - mean, 0.0)
+        var = np.divide((dev * dev).sum(axis=0), n, out=np.zeros_like(s), where=n > 0)
+        std = np.sqrt(var)
+        std[std < _STD_FLOOR] = 1.0
+        self.mean_ = mean
+        self.std_ = std
+        self.n_observed_ = n
+        return self
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "mean_"):
+            raise NotFittedError("ScaleTransform is not fitted; call fit(Y) first")
+
+    def transform(self, Y) -> np.ndarray:
+        """Scores (..., n_benchmarks) in score units -> z-scored standardized values."""
+        self._fitted()
+        return (self.to_latent(Y) - self.mean_) / self.std_
+
+    def inverse_transform(self, Z, *, clip: bool = True) -> np.ndarray:
+        """Standardized values (..., n_benchmarks) -> scores in score units, clipped to
+        each benchmark's ``[lower, upper]`` when ``clip``."""
+        self._fitted()
+        Z = self._check(Z)
+        return self.from_latent(Z * self.std_ + self.mean_, clip=clip)
+
+    def fit_transform(self, Y) -> np.ndarray:
+        """``fit(Y).transform(Y)``."""
+        return self.fit(Y).transform(Y)

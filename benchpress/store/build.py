@@ -1,0 +1,154 @@
+"""Build the registry from its inputs: source configs + raw cache + contracts -> Parquet.
+
+The build is deterministic: the same configs, raw files and contract files give the same
+tables. It runs under a lock, and writes are atomic (see `tables.write_registry`), so a
+failed build leaves the last good registry in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from benchpress.adapters import get_adapter
+from benchpress.adapters.fetch import fetch, sha256_of
+from benchpress.errors import BadInputError
+from benchpress.home import Home
+from benchpress.store.resolve import resolve_cells
+from benchpress.store.sources import SourceConfig, load_configs
+from benchpress.store.tables import locked, recover, write_registry
+from benchpress.validate.contracts import load_contracts
+from benchpress.validate.prepare import SourceInfo, prepare_source
+from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores
+
+__all__ = ["SourceSummary", "BuildReport", "build", "materialize", "VIEWS_SQL"]
+
+VIEWS_SQL = (Path(__file__).with_name("views.sql")).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    source_id: str
+    adapter: str
+    rows_read: int
+    rows_accepted: int
+    rows_merged: int
+    rows_quarantined: int
+    reasons: list[str] = field(default_factory=list)  # one line per quarantined row
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    sources: list[SourceSummary]
+    counts: dict[str, int]          # rows per table
+
+
+def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None) -> tuple[Path, str, str]:
+    """The local file behind a source: (path, sha256, retrieved_at)."""
+    if config.path:
+        path = (home.root / config.path) if not Path(config.path).is_absolute() else Path(config.path)
+        if not path.exists():
+            raise BadInputError(f"source '{config.id}': file {path} is missing")
+        return path, (sha256_of(path) if path.is_file() else ""), config.retrieved_at or ""
+    if not config.url:
+        raise BadInputError(f"{home.sources / (config.id + '.yaml')}: field 'url': a source needs a url or a path")
+    got = fetch(config.url, home.cache, expected_sha256=config.sha256, mirror=mirror,
+                mirror_path=config.mirror_path)
+    return got.path, got.sha256, config.retrieved_at or got.retrieved_at
+
+
+def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> pl.DataFrame:
+    described = pl.concat(parts) if parts else pl.DataFrame(schema=Models.to_schema().columns)
+    # a model that only appears in scores (a competitor column of a model card) gets a bare row
+    bare = (scores.select("model_id", "source_id").unique("model_id", maintain_order=True)
+            .join(described.select("model_id"), on="model_id", how="anti")
+            .with_columns(pl.col("model_id").alias("name")))
+    merged = pl.concat([described.drop("ordinal"), bare], how="diagonal_relaxed")
+    cols = [c for c in Models.to_schema().columns if c not in ("model_id", "ordinal")]
+    # the first source to describe a model wins; later sources only fill what it left null
+    return (merged.group_by("model_id", maintain_order=True)
+            .agg(pl.col(c).drop_nulls().first() for c in cols)
+            .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"))
+            .select(list(Models.to_schema().columns)))
+
+
+def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
+                      scores: pl.DataFrame) -> pl.DataFrame:
+    known = pl.concat([contract, *declared], how="diagonal_relaxed").unique("benchmark_id", keep="first",
+                                                                           maintain_order=True)
+    # order: as the benchmarks first appear in the sources' rows
+    used = scores.select("benchmark_id").unique(maintain_order=True).with_row_index("ordinal")
+    return (used.join(known, on="benchmark_id", how="left")
+            .with_columns(pl.col("ordinal").cast(pl.Int64), pl.coalesce("name", "benchmark_id").alias("name"))
+            .select(list(Benchmarks.to_schema().columns)))
+
+
+def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
+    """Rebuild `home.registry` from every source under `home.sources`."""
+    with locked(home.lock):
+        recover(home.registry)
+        contracts = load_contracts(home.schemas)
+        configs = load_configs(home.sources)
+        model_parts, declared, score_parts, quarantine_parts = [], [], [], []
+        source_rows, summaries = [], []
+        for config in configs:
+            adapter = get_adapter(config.adapter)
+            path, digest, retrieved_at = materialize(home, config, mirror=mirror)
+            output = adapter.read(path)
+            info = SourceInfo(config.id, config.url, retrieved_at or "", digest[:12],
+                              cites_source=adapter.cites_source)
+            prepared = prepare_source(output, contracts, info)
+            model_parts.append(prepared.models)
+            declared.append(prepared.benchmarks)
+            score_parts.append(prepared.scores)
+            quarantine_parts.append(prepared.quarantine)
+            summary = SourceSummary(
+                config.id, adapter.name, prepared.rows_read, prepared.scores.height,
+                prepared.rows_merged, prepared.quarantine.height,
+                [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
+                 for r in prepared.quarantine.iter_rows(named=True)],
+            )
+            summaries.append(summary)
+            source_rows.append({
+                "source_id": config.id, "adapter": adapter.name, "url": config.url,
+                "path": config.path, "sha256": digest or "0" * 64, "retrieved_at": retrieved_at or "",
+                "licence": config.licence, "rows_read": summary.rows_read,
+                "rows_accepted": summary.rows_accepted, "rows_merged": summary.rows_merged,
+                "rows_quarantined": summary.rows_quarantined,
+            })
+
+        scores = (pl.concat(score_parts) if score_parts
+                  else pl.DataFrame(schema=Scores.to_schema().columns))
+        # newer sources rank higher in conflicts: by published date, then build order
+        by_age = sorted(configs, key=lambda c: (c.published or "", c.order, c.id))
+        cells = resolve_cells(scores, contracts.source_priority,
+                              {c.id: k + 1 for k, c in enumerate(by_age)})
+        tables = {
+            "models": _models_table(model_parts, scores),
+            "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores),
+            "scores": scores,
+            "cells": cells,
+            "aliases": contracts.aliases.with_columns(pl.col("note").replace("", None)),
+            "sources": pl.DataFrame(source_rows, schema=_SOURCE_SCHEMA),
+            "quarantine": (pl.concat(quarantine_parts) if quarantine_parts
+                           else pl.DataFrame(schema={c: pl.String for c in Quarantine.to_schema().columns})),
+        }
+        for name, df in tables.items():  # the built tables meet their contracts too
+            if name != "scores":  # rows were checked one by one at ingest
+                TABLES[name].validate(df, lazy=True)
+        manifest = {
+            "counts": {name: df.height for name, df in tables.items()},
+            "sources": {r["source_id"]: r["sha256"] for r in source_rows},
+        }
+        write_registry(home.registry, tables, manifest, VIEWS_SQL)
+        return BuildReport(summaries, manifest["counts"])
+
+
+_SOURCE_SCHEMA = {
+    "source_id": pl.String, "adapter": pl.String, "url": pl.String, "path": pl.String,
+    "sha256": pl.String, "retrieved_at": pl.String, "licence": pl.String,
+    "rows_read": pl.Int64, "rows_accepted": pl.Int64, "rows_merged": pl.Int64,
+    "rows_quarantined": pl.Int64,
+}

@@ -1,0 +1,57 @@
+"""Ingest: record a file or URL as a source, then rebuild.
+
+The raw file goes into the content-addressed cache, a config is written under
+`sources/`, and the registry is rebuilt from all sources. If the build fails, the
+config is put back as it was (and the registry, written atomically, never changed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchpress.adapters import detect_adapter, get_adapter
+from benchpress.adapters.fetch import fetch
+from benchpress.home import Home
+from benchpress.store.build import BuildReport, build
+from benchpress.store.sources import SourceConfig, config_path, save_config, slug
+
+__all__ = ["ingest", "rebuild_with"]
+
+
+def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None) -> BuildReport:
+    """Save `config`, rebuild, and restore the previous config if the build fails."""
+    target = config_path(home.sources, config.id)
+    previous = target.read_bytes() if target.exists() else None
+    save_config(home.sources, config)
+    try:
+        return build(home, mirror=mirror)
+    except BaseException:
+        if previous is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_bytes(previous)
+        raise
+
+
+def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,
+           licence: str | None = None, mirror: Path | None = None) -> tuple[str, BuildReport]:
+    """Ingest one file, folder or URL; returns (source id, build report)."""
+    is_url = "://" in location and not location.startswith("file://")
+    local = Path(location.removeprefix("file://"))
+    if not is_url and local.is_dir():
+        # a folder (an unzipped leaderboard export) is read in place
+        chosen = get_adapter(adapter) if adapter else detect_adapter(local)
+        config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
+                              adapter=chosen.name, path=str(local.resolve()), licence=licence)
+        return config.id, rebuild_with(home, config, mirror=mirror)
+    got = fetch(location if is_url else str(local.resolve()), home.cache, mirror=mirror)
+    chosen = get_adapter(adapter) if adapter else detect_adapter(got.path)
+    config = SourceConfig(
+        id=source_id or slug(f"{chosen.name}-{got.sha256[:8]}"),
+        adapter=chosen.name,
+        url=location if is_url else local.resolve().as_uri(),
+        licence=licence,
+        sha256=got.sha256,
+        retrieved_at=got.retrieved_at,
+    )
+    return config.id, rebuild_with(home, config, mirror=mirror)

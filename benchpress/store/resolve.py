@@ -1,0 +1,45 @@
+"""Conflict resolution: which observation a (model, benchmark) cell shows.
+
+Every observation stays in `scores`; the cell takes the winner of this order:
+1. not marked `dropped` by the publisher's audit;
+2. source type priority from schemas/source_priority.csv (official blog first);
+3. recency: the newer source (its `published` date, else its build order);
+4. the earlier row in that source.
+`n_disagreeing` counts the other observations whose value differs from the winner.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from benchpress.validate.schemas import Cells
+
+__all__ = ["resolve_cells"]
+
+
+def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
+                  source_rank: dict[str, int]) -> pl.DataFrame:
+    """One row per (model_id, benchmark_id); `source_rank` is higher for newer sources."""
+    worst = max(source_priority.values(), default=0) + 1
+    ranked = scores.with_row_index("_pos").with_columns(
+        (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
+        pl.col("source_type").replace_strict(source_priority, default=worst,
+                                             return_dtype=pl.Int64).alias("_priority"),
+        (-pl.col("source_id").replace_strict(source_rank, default=0,
+                                             return_dtype=pl.Int64)).alias("_age"),
+    ).sort("_dropped", "_priority", "_age", "_pos")
+    key = ["model_id", "benchmark_id"]
+    return (
+        ranked.group_by(key, maintain_order=True)
+        .agg(
+            pl.col("score", "source_id", "reference_url", "source_type", "reported_setting",
+                   "audit_status").first(),
+            pl.len().cast(pl.Int64).alias("n_observations"),
+            ((pl.col("score") - pl.col("score").first()).abs() > 1e-9).sum()
+            .cast(pl.Int64).alias("n_disagreeing"),
+            pl.col("score").min().alias("min_score"),
+            pl.col("score").max().alias("max_score"),
+        )
+        .select(list(Cells.to_schema().columns))
+        .sort(key)
+    )

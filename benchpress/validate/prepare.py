@@ -1,0 +1,228 @@
+"""Turn one adapter's output into validated registry rows plus quarantined rejects.
+
+`prepare_source` normalizes ids (see `normalize`), converts units, infers source types
+from URLs, runs the pandera contracts with `lazy=True` so that every problem of a file is
+found at once, and splits the rows: valid rows go on to the build, failing rows go to the
+quarantine with the field and the reason, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pandera.polars as pa
+import polars as pl
+
+from benchpress.adapters.base import AdapterOutput
+from benchpress.validate.contracts import Contracts
+from benchpress.validate.normalize import (
+    BenchmarkResolver,
+    canonical_model_id,
+    model_alias_map,
+)
+from benchpress.validate.schemas import Benchmarks, Models, Quarantine, ScoreCheck, Scores
+
+__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows"]
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    source_id: str
+    url: str | None
+    retrieved_at: str
+    ingest_id: str
+    cites_source: bool = False
+
+
+@dataclass(frozen=True)
+class PreparedSource:
+    models: pl.DataFrame       # Models columns but ordinal (position within the source)
+    benchmarks: pl.DataFrame   # benchmarks the source declares that the contract lacks
+    scores: pl.DataFrame       # Scores columns
+    quarantine: pl.DataFrame   # Quarantine columns
+    rows_read: int
+    rows_merged: int
+
+
+# the field a table-level check is about, for the quarantine's `field` column
+_CHECK_FIELDS = {
+    "benchmark has no known scale": "benchmark_id",
+    "score outside the benchmark's range": "score",
+    "duplicate of an earlier row": "row",
+}
+
+
+def validate_rows(schema: type[pa.DataFrameModel], df: pl.DataFrame) -> pl.DataFrame:
+    """Failing rows of `df` under `schema` as (index, field, reason); empty when all pass.
+
+    Validation runs on the eager frame, so value checks really run (a LazyFrame would only
+    have its column types checked).
+    """
+    try:
+        schema.validate(df, lazy=True)
+    except pa.errors.SchemaErrors as err:
+        cases = err.failure_cases
+        if cases["index"].null_count() == cases.height:
+            # a failure of the table as a whole (wrong columns): no row to blame
+            raise
+        return (
+            cases.filter(pl.col("index").is_not_null())
+            .select(
+                pl.col("index").cast(pl.Int64),
+                pl.when(pl.col("schema_context") == "DataFrameSchema")
+                .then(pl.col("check").replace(_CHECK_FIELDS))
+                .otherwise(pl.col("column")).alias("field"),
+                pl.when(pl.col("schema_context") == "DataFrameSchema")
+                .then(pl.col("check"))
+                .otherwise(pl.format("{}: {} (value: {})", pl.col("column"), pl.col("check"),
+                                     pl.col("failure_case").fill_null("missing")))
+                .alias("reason"),
+            )
+            .group_by("index", maintain_order=True)
+            .agg(pl.col("field").drop_nulls().first(), pl.col("reason").str.join("; "))
+        )
+    return pl.DataFrame(schema={"index": pl.Int64, "field": pl.String, "reason": pl.String})
+
+
+_QUARANTINE_SCHEMA = {c: pl.String for c in Quarantine.to_schema().columns}
+
+
+def _quarantine(raw: pl.DataFrame, failures: pl.DataFrame, kind: str, info: SourceInfo) -> pl.DataFrame:
+    """The raw rows named in `failures`, each with its field and reason."""
+    bad = raw.with_row_index("index").with_columns(pl.col("index").cast(pl.Int64)).join(
+        failures, on="index")
+    records = [json.dumps(r, ensure_ascii=False, default=str)
+               for r in bad.drop("index", "field", "reason").to_dicts()]
+    return pl.DataFrame({
+        "source_id": [info.source_id] * bad.height,
+        "kind": [kind] * bad.height,
+        "row": bad["row"].fill_null("?"),
+        "record": records,
+        "field": bad["field"],
+        "reason": bad["reason"],
+        "ingest_id": [info.ingest_id] * bad.height,
+    }, schema=_QUARANTINE_SCHEMA)
+
+
+def _drop(df: pl.DataFrame, failures: pl.DataFrame) -> pl.DataFrame:
+    return df.filter(~pl.int_range(pl.len()).is_in(failures["index"].implode()))
+
+
+def _prepare_models(out: AdapterOutput, contracts: Contracts, info: SourceInfo):
+    """Canonical model rows; a second row for the same canonical id in one source is merged."""
+    aliases = model_alias_map(contracts)
+    ids = [canonical_model_id(m) for m in out.models["model_id"]]
+    models = out.models.with_columns(
+        pl.Series("model_id", [aliases.get(m, m) for m in ids], dtype=pl.String),
+        pl.coalesce("name", "model_id").alias("name"),
+        pl.lit(info.source_id).alias("source_id"),
+        pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
+    )
+    is_first = models.with_row_index("i").select(
+        pl.col("i") == pl.col("i").min().over("model_id")
+    ).to_series()
+    raw, unique = out.models.filter(is_first), models.filter(is_first)
+    failures = validate_rows(Models, unique.select(list(Models.to_schema().columns)))
+    keep = _drop(unique, failures).select(list(Models.to_schema().columns))
+    return keep, _quarantine(raw, failures, "model", info)
+
+
+def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: BenchmarkResolver):
+    """Benchmarks a source declares that the contract lacks, with a scale from their metric."""
+    rows = []
+    for b in out.benchmarks.iter_rows(named=True):
+        bid, how = resolver.resolve(b["benchmark_id"])
+        if how != "unknown" or bid is None:
+            continue
+        scale = contracts.scale_for_metric(b["metric"])
+        spec = contracts.scales.get(scale, {}) if scale else {}
+        rows.append({
+            "benchmark_id": bid, "name": b["name"] or bid, "category": b["category"],
+            "scale": scale, "lower": spec.get("lower"), "upper": spec.get("upper"),
+            "higher_is_better": True, "cost": None,
+        })
+    schema = {k: v for k, v in Benchmarks.to_schema().columns.items() if k != "ordinal"}
+    return pl.DataFrame(rows, schema={
+        "benchmark_id": pl.String, "name": pl.String, "category": pl.String, "scale": pl.String,
+        "lower": pl.Float64, "upper": pl.Float64, "higher_is_better": pl.Boolean, "cost": pl.Float64,
+    }) if schema else None
+
+
+def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -> PreparedSource:
+    """Normalize and validate one source's rows; see the module docstring."""
+    models, q_models = _prepare_models(out, contracts, info)
+    declared = _new_benchmarks(out, contracts, BenchmarkResolver(contracts))
+    resolver = BenchmarkResolver(contracts, extra_ids=declared["benchmark_id"].to_list())
+    model_aliases = model_alias_map(contracts)
+
+    raw = out.scores
+    resolved = [resolver.resolve(b) for b in raw["benchmark_id"]]
+    canon_models = [canonical_model_id(m) for m in raw["model_id"]]
+    scales = pl.concat([
+        contracts.benchmarks.select("benchmark_id", "scale", "lower", "upper"),
+        declared.select("benchmark_id", "scale", "lower", "upper"),
+    ])
+    factor = {u: spec["factor"] for u, spec in contracts.units.items()}
+    scores = (
+        raw.with_columns(
+            pl.Series("raw_model_id", raw["model_id"].fill_null("")),
+            pl.Series("raw_benchmark_id", raw["benchmark_id"].fill_null("")),
+            pl.Series("model_id", [model_aliases.get(m, m) for m in canon_models], dtype=pl.String),
+            pl.Series("benchmark_id", [r[0] for r in resolved], dtype=pl.String),
+            pl.Series("_merged", [
+                r[1] in ("alias", "label") or model_aliases.get(m, m) != m
+                for r, m in zip(resolved, canon_models)], dtype=pl.Boolean),
+            pl.col("score_raw").str.strip_chars().str.strip_suffix("%")
+            .cast(pl.Float64, strict=False).alias("_value"),
+            pl.col("unit").replace_strict(factor, default=1.0, return_dtype=pl.Float64).alias("_factor"),
+            pl.col("score_raw").fill_null(""),
+            pl.col("derived").fill_null(False),
+            pl.lit(info.source_id).alias("source_id"),
+            pl.lit(info.retrieved_at).alias("retrieved_at"),
+            pl.lit(info.ingest_id).alias("ingest_id"),
+        )
+        .with_columns(
+            (pl.col("_value") * pl.col("_factor")).alias("score"),
+            pl.col("reference_url").fill_null(pl.lit(info.url if info.cites_source else None,
+                                                      dtype=pl.String)),
+        )
+        .with_columns(
+            pl.col("source_type").fill_null(
+                pl.col("reference_url").map_elements(contracts.source_type_for_url,
+                                                     return_dtype=pl.String)
+            ).fill_null("unknown"),
+        )
+        .join(scales, on="benchmark_id", how="left", maintain_order="left")
+    )
+    # a fraction-unit value above 1 means the file is mislabelled, not that it scored 4000%
+    scores = scores.with_columns(
+        pl.when((pl.col("unit") == "fraction") & (pl.col("_value") > 1))
+        .then(None).otherwise(pl.col("score")).alias("score"))
+    key = ["model_id", "benchmark_id", "score", "reference_url", "reported_setting"]
+    scores = scores.with_columns(
+        pl.when(pl.int_range(pl.len()).over(key) > 0)
+        .then(pl.col("row").first().over(key)).otherwise(None).alias("duplicate_of")
+    )
+    checked = scores.select(list(ScoreCheck.to_schema().columns))
+    failures = validate_rows(ScoreCheck, checked).join(
+        checked.with_row_index("index").select(
+            pl.col("index").cast(pl.Int64), "score_raw", "lower", "upper", "duplicate_of"),
+        on="index", how="left",
+    ).with_columns(
+        pl.when(pl.col("field") == "score").then(pl.format(
+            "{} (score {}, allowed {} to {})", "reason", "score_raw",
+            pl.col("lower").fill_null(-float("inf")), pl.col("upper").fill_null(float("inf"))))
+        .when(pl.col("field") == "row").then(pl.format("{} ({})", "reason", "duplicate_of"))
+        .otherwise("reason").alias("reason")
+    ).select("index", "field", "reason")
+    q_scores = _quarantine(out.scores, failures, "score", info)
+    good = _drop(scores, failures)
+    return PreparedSource(
+        models=models,
+        benchmarks=declared.filter(pl.col("scale").is_not_null()),
+        scores=good.select(list(Scores.to_schema().columns)),
+        quarantine=pl.concat([q_models, q_scores]),
+        rows_read=out.scores.height,
+        rows_merged=int(good["_merged"].sum()),
+    )

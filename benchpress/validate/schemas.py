@@ -1,0 +1,195 @@
+"""pandera (polars) contracts for every registry table.
+
+One `DataFrameModel` per table, `strict = True`. Value checks only run on eager
+DataFrames (a LazyFrame is checked for its schema alone), so `validate_rows` always
+collects first; `tests/test_validate.py` proves that a bad value is caught.
+`ScoreCheck` is the scores table plus the benchmark's scale bounds, used at ingest time.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pandera.polars as pa
+import polars as pl
+
+__all__ = [
+    "ID_PATTERN",
+    "Models",
+    "Benchmarks",
+    "Scores",
+    "ScoreCheck",
+    "Cells",
+    "Aliases",
+    "Sources",
+    "Quarantine",
+    "TABLES",
+]
+
+ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*$"
+URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
+DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+
+
+class Models(pa.DataFrameModel):
+    model_id: str = pa.Field(str_matches=ID_PATTERN, unique=True)
+    name: str
+    provider: str = pa.Field(nullable=True)
+    release_date: str = pa.Field(nullable=True, str_matches=DATE_PATTERN)
+    is_reasoning: bool = pa.Field(nullable=True)
+    open_weights: bool = pa.Field(nullable=True)
+    setting: str = pa.Field(nullable=True)
+    source_id: str  # the source that first described the model
+    ordinal: int = pa.Field(ge=0)
+
+    class Config:
+        strict = True
+
+
+class Benchmarks(pa.DataFrameModel):
+    benchmark_id: str = pa.Field(str_matches=ID_PATTERN, unique=True)
+    name: str
+    category: str = pa.Field(nullable=True)
+    scale: str = pa.Field(isin=["percent", "index", "elo", "rating", "dollars", "score"])
+    lower: float = pa.Field(nullable=True)
+    upper: float = pa.Field(nullable=True)
+    higher_is_better: bool
+    cost: float = pa.Field(nullable=True, ge=0)
+    ordinal: int = pa.Field(ge=0)
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_check
+    def bounds_ordered(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(
+            pl.col("lower").is_null() | pl.col("upper").is_null() | (pl.col("lower") < pl.col("upper"))
+        )
+
+
+class Scores(pa.DataFrameModel):
+    """Every observation, with its citation."""
+
+    model_id: str = pa.Field(str_matches=ID_PATTERN)
+    benchmark_id: str = pa.Field(str_matches=ID_PATTERN)
+    score: float
+    score_raw: str
+    unit: str = pa.Field(nullable=True)
+    source_id: str
+    reference_url: str = pa.Field(nullable=True, str_matches=URL_PATTERN)
+    source_type: str
+    reported_setting: str = pa.Field(nullable=True)
+    audit_status: str = pa.Field(nullable=True)
+    observed_at: str = pa.Field(nullable=True)
+    derived: bool
+    notes: str = pa.Field(nullable=True)
+    raw_model_id: str
+    raw_benchmark_id: str
+    row: str
+    retrieved_at: str
+    ingest_id: str
+
+    class Config:
+        strict = True
+
+
+class ScoreCheck(Scores):
+    """Scores plus the bounds of their benchmark's scale, checked row by row."""
+
+    scale: str = pa.Field(nullable=True)
+    lower: float = pa.Field(nullable=True)
+    upper: float = pa.Field(nullable=True)
+    duplicate_of: str = pa.Field(nullable=True)
+
+    @pa.dataframe_check(error="benchmark has no known scale")
+    def known_scale(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("scale").is_not_null())
+
+    @pa.dataframe_check(error="score outside the benchmark's range")
+    def within_range(cls, data) -> pl.LazyFrame:
+        s = pl.col("score")
+        return data.lazyframe.select(
+            s.is_null()
+            | (
+                (pl.col("lower").is_null() | (s >= pl.col("lower")))
+                & (pl.col("upper").is_null() | (s <= pl.col("upper")))
+            )
+        )
+
+    @pa.dataframe_check(error="duplicate of an earlier row")
+    def not_duplicate(cls, data) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col("duplicate_of").is_null())
+
+
+class Cells(pa.DataFrameModel):
+    """The resolved matrix: one winning observation per model and benchmark."""
+
+    model_id: str
+    benchmark_id: str
+    score: float
+    source_id: str
+    reference_url: str = pa.Field(nullable=True)
+    source_type: str
+    reported_setting: str = pa.Field(nullable=True)
+    audit_status: str = pa.Field(nullable=True)
+    n_observations: int = pa.Field(ge=1)
+    n_disagreeing: int = pa.Field(ge=0)
+    min_score: float
+    max_score: float
+
+    class Config:
+        strict = True
+        unique = ["model_id", "benchmark_id"]
+
+
+class Aliases(pa.DataFrameModel):
+    kind: str = pa.Field(isin=["model", "benchmark"])
+    alias: str
+    canonical_id: str = pa.Field(str_matches=ID_PATTERN)
+    origin: str
+    note: str = pa.Field(nullable=True)
+
+    class Config:
+        strict = True
+        unique = ["kind", "alias"]
+
+
+class Sources(pa.DataFrameModel):
+    source_id: str = pa.Field(unique=True)
+    adapter: str
+    url: str = pa.Field(nullable=True)
+    path: str = pa.Field(nullable=True)
+    sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
+    retrieved_at: str
+    licence: str = pa.Field(nullable=True)
+    rows_read: int = pa.Field(ge=0)
+    rows_accepted: int = pa.Field(ge=0)
+    rows_merged: int = pa.Field(ge=0)
+    rows_quarantined: int = pa.Field(ge=0)
+
+    class Config:
+        strict = True
+
+
+class Quarantine(pa.DataFrameModel):
+    source_id: str
+    kind: str = pa.Field(isin=["model", "benchmark", "score"])
+    row: str
+    record: str  # the raw row as JSON text
+    field: str = pa.Field(nullable=True)
+    reason: str
+    ingest_id: str
+
+    class Config:
+        strict = True
+
+
+TABLES = {
+    "models": Models,
+    "benchmarks": Benchmarks,
+    "scores": Scores,
+    "cells": Cells,
+    "aliases": Aliases,
+    "sources": Sources,
+    "quarantine": Quarantine,
+}
