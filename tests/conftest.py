@@ -1,0 +1,57 @@
+"""Shared fixtures: the real data beside the repo, and fresh registry workspaces."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchpress.home import Home
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+BP_2026_05 = SHARED_DATA / "benchpress-2026-05" / "data.json"
+MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_data.json"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    assert BP_2026_05.is_file(), f"the shared data must sit beside the repo: {SHARED_DATA}"
+    return SHARED_DATA
+
+
+def make_home(root: Path) -> Home:
+    """An empty workspace with the repo's contracts (what `benchpress init` makes)."""
+    home = Home(root)
+    home.sources.mkdir(parents=True)
+    shutil.copytree(REPO / "schemas", home.schemas)
+    return home
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Home:
+    monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)
+    monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
+    return make_home(tmp_path / "ws")
+
+
+@pytest.fixture(scope="module")
+def built_2026_05(tmp_path_factory, shared_data) -> Home:
+    """A registry holding the 2026-05 matrix alone (built once per test module)."""
+    from benchpress.store.ingest import ingest
+
+    home = make_home(tmp_path_factory.mktemp("bp05") / "ws")
+    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    return home
+
+
+@pytest.fixture(scope="module")
+def built_both(tmp_path_factory, shared_data) -> Home:
+    """A registry holding the 2026-05 matrix and then the 2026-02 matrix."""
+    from benchpress.store.ingest import ingest
+
+    home = make_home(tmp_path_factory.mktemp("both") / "ws")
+    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    ingest(home, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")
+    return home
