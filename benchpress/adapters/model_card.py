@@ -2,9 +2,10 @@
 
 Tables come in two orientations. Most cards put benchmarks in rows and models in columns
 ("| Benchmark | Model-X | GPT-4o |"); some put models in rows ("| Model | GPQA | HLE |").
-The first header cell decides. Labels are kept as written (bold, footnote marks and all):
-mapping "**GPQA-Diamond**<sup>1</sup> (pass@1)" to `gpqa_diamond` is normalization's job,
-through the alias table. Every score cites the card itself.
+The first header cell decides. Labels lose their markup and footnote marks here
+("**GPQA-Diamond**<sup>1</sup> (pass@1)" -> "GPQA-Diamond (pass@1)"); mapping them to
+`gpqa_diamond` is normalization's job, through the alias table. Every score cites the card
+itself: ingest a local copy with `--url` naming the card's canonical address.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def parse_tables(text: str) -> list[tuple[int, list[str], list[tuple[int, list[s
 
 
 def _plain(label: str) -> str:
-    return re.sub(r"[*_`]", "", re.sub(r"<[^>]+>", "", label)).strip()
+    """Markup and footnote markers off: "**MMLU-Pro**<sup>1</sup>" -> "MMLU-Pro"."""
+    label = re.sub(r"<sup>.*?</sup>|<[^>]+>", "", label)
+    return re.sub(r"[*_`†‡§¹²³]", "", label).strip()
 
 
 def read(path: Path) -> AdapterOutput:
@@ -88,7 +91,7 @@ def read(path: Path) -> AdapterOutput:
                 scores.append(
                     {
                         "model_id": model_id,
-                        "benchmark_id": bench,
+                        "benchmark_id": _plain(bench),
                         "score_raw": _NUMBER.search(cell).group(0).replace(",", ""),
                         "source_type": "model_card",
                         "notes": cell if cell != _NUMBER.search(cell).group(0) else None,

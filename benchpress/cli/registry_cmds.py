@@ -72,12 +72,13 @@ def init(directory: Path, no_git: bool):
 @click.option("--adapter", help="Adapter name (default: detected from the content).")
 @click.option("--id", "source_id", help="Source id (default: adapter and content hash).")
 @click.option("--licence", help="Licence of the data, recorded with the source.")
+@click.option("--url", help="Canonical URL of a local file (its citation, e.g. a model card's page).")
 @click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
 @click.option("--allow-rejects", is_flag=True, help="Exit 0 even if rows were quarantined.")
 @mirror_option
 @home_option
 @handle_errors
-def ingest(location, adapter, source_id, licence, all_sources, allow_rejects, mirror, home):
+def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, mirror, home):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry."""
     if all_sources == bool(location):
         raise UsageError("give either LOCATION or --all")
@@ -86,7 +87,7 @@ def ingest(location, adapter, source_id, licence, all_sources, allow_rejects, mi
         rejected = _print_report(report)
     else:
         sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
-                                    licence=licence, mirror=mirror)
+                                    licence=licence, url=url, mirror=mirror)
         rejected = _print_report(report, only={sid})
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:

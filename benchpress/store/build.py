@@ -96,7 +96,12 @@ def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
         for config in configs:
             adapter = get_adapter(config.adapter)
             path, digest, retrieved_at = materialize(home, config, mirror=mirror)
-            output = adapter.read(path)
+            try:
+                output = adapter.read(path)
+            except BadInputError as exc:  # name the source, not the cache file
+                origin = config.path or config.url or config.id
+                raise BadInputError(f"source '{config.id}' ({origin}): "
+                                    + str(exc).replace(f"{path}: ", "")) from exc
             info = SourceInfo(config.id, config.url, retrieved_at or "", digest[:12],
                               cites_source=adapter.cites_source)
             prepared = prepare_source(output, contracts, info)
@@ -121,8 +126,9 @@ def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
 
         scores = (pl.concat(score_parts) if score_parts
                   else pl.DataFrame(schema=Scores.to_schema().columns))
-        # newer sources rank higher in conflicts: by published date, then build order
-        by_age = sorted(configs, key=lambda c: (c.published or "", c.order, c.id))
+        # newer sources rank higher in conflicts: by published (else retrieval) date, then order
+        by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
+                                                c.order, c.id))
         cells = resolve_cells(scores, contracts.source_priority,
                               {c.id: k + 1 for k, c in enumerate(by_age)})
         tables = {
