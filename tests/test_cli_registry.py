@@ -1,0 +1,126 @@
+"""The registry commands as a user runs them: exit codes, output formats, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from benchpress.cli import main
+from tests.conftest import BP_2026_05, MATRIX_2026_02
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return result
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    assert run("init", root, "--no-git").exit_code == 0
+    assert run("ingest", BP_2026_05, "--id", "bp", "--home", root).exit_code == 0
+    return root
+
+
+def test_init_makes_a_workspace(tmp_path):
+    result = run("init", tmp_path / "new", "--no-git")
+    assert result.exit_code == 0
+    assert (tmp_path / "new" / "schemas" / "benchmarks.csv").is_file()
+    assert (tmp_path / "new" / "sources").is_dir()
+
+
+def test_ingest_prints_a_summary_and_the_source_id(tmp_path):
+    root = tmp_path / "ws"
+    run("init", root, "--no-git")
+    result = run("ingest", BP_2026_05, "--id", "bp", "--home", root)
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "bp"
+    assert "bp (benchpress-page): read 2604, accepted 2604, merged by normalization 0, quarantined 0" in result.stderr
+
+
+def test_ingest_with_rejected_rows_exits_1_but_keeps_them(ws):
+    result = run("ingest", MATRIX_2026_02, "--id", "m02", "--home", ws)
+    assert result.exit_code == 1
+    assert "quarantined 8" in result.stderr
+    assert "m02 scores[615]: field 'row': duplicate of an earlier row (scores[351])" in result.stderr
+    assert "Error: 8 row(s) were rejected and kept in the quarantine table" in result.stderr
+    count = run("sql", "SELECT count(*) AS n FROM quarantine", "--format", "json", "--home", ws)
+    assert json.loads(count.stdout) == [{"n": 8}]
+
+
+def test_ingest_needs_a_location_or_all(ws):
+    result = run("ingest", "--home", ws)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: give either LOCATION or --all"
+
+
+def test_sql_formats(ws):
+    q = "SELECT model_id, score FROM cells WHERE benchmark_id = 'gpqa_diamond' ORDER BY score DESC LIMIT 2"
+    as_json = json.loads(run("sql", q, "--format", "json", "--home", ws).stdout)
+    assert [set(r) for r in as_json] == [{"model_id", "score"}] * 2
+    as_csv = run("sql", q, "--format", "csv", "--home", ws).stdout.splitlines()
+    assert as_csv[0] == "model_id,score" and len(as_csv) == 3
+    assert as_csv[1].split(",")[0] == as_json[0]["model_id"]
+    table = run("sql", q, "--home", ws).stdout
+    assert as_json[0]["model_id"] in table
+
+
+def test_sql_refuses_writes(ws):
+    result = run("sql", "DELETE FROM cells", "--home", ws)
+    assert result.exit_code == 1
+    assert "only a single SELECT query is allowed" in result.stderr
+
+
+def test_add_model_then_query_it(ws):
+    result = run("add-model", "acme-2", "--provider", "Acme", "--release-date", "2026-11-01",
+                 "--scores", "gpqa_diamond=71.2,hle=20.1", "--source", "https://acme.example/blog",
+                 "--home", ws)
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(run("sql", "SELECT benchmark_id, score, reference_url, source_id FROM cells "
+                          "WHERE model_id = 'acme-2' ORDER BY 1", "--format", "json", "--home", ws).stdout)
+    assert rows == [
+        {"benchmark_id": "gpqa_diamond", "score": 71.2, "reference_url": "https://acme.example/blog", "source_id": "releases"},
+        {"benchmark_id": "hle", "score": 20.1, "reference_url": "https://acme.example/blog", "source_id": "releases"},
+    ]
+    lines = (ws / "sources" / "releases.csv").read_text().splitlines()
+    assert [line.split(",")[5] for line in lines if line.startswith("acme-2,")] == ["gpqa_diamond", "hle"]
+
+
+@pytest.mark.parametrize("scores, message", [
+    ("gpqa_diamond=140", "score outside the benchmark's range (score 140.0, allowed 0.0 to 100.0)"),
+    ("no_such_bench=3", "benchmark has no known scale"),
+])
+def test_add_model_refuses_nonsense(ws, scores, message):
+    before = (ws / "registry" / "cells.parquet").read_bytes()
+    result = run("add-model", "acme-3", "--scores", scores, "--source", "https://acme.example", "--home", ws)
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert not (ws / "sources" / "releases.csv").exists()
+    assert (ws / "registry" / "cells.parquet").read_bytes() == before
+
+
+def test_add_model_bad_scores_syntax_is_a_usage_error(ws):
+    result = run("add-model", "acme-4", "--scores", "gpqa_diamond:70", "--source", "https://a.example", "--home", ws)
+    assert result.exit_code == 2
+    assert "is not BENCHMARK=VALUE" in result.stderr
+
+
+def test_alias_suggest_and_accept(ws):
+    count = "SELECT count(*) AS n FROM models"
+    before = json.loads(run("sql", count, "--format", "json", "--home", ws).stdout)
+    # case and punctuation are merged by the deterministic rules alone
+    run("add-model", "O3 Mini (High)", "--scores", "gpqa_diamond=79.7", "--source", "https://a.example",
+        "--home", ws)
+    assert json.loads(run("sql", count, "--format", "json", "--home", ws).stdout) == before
+    # a spelling the rules cannot merge is suggested, not merged
+    run("add-model", "o3mini-hi", "--scores", "gpqa_diamond=79.7", "--source", "https://a.example", "--home", ws)
+    rows = json.loads(run("aliases", "suggest", "--source", "releases", "--format", "json", "--home", ws).stdout)
+    best = next(r for r in rows if r["alias"] == "o3mini-hi")
+    assert best["canonical_id"].startswith("o3-mini")
+    before = json.loads(run("sql", count, "--format", "json", "--home", ws).stdout)
+    assert run("aliases", "accept", "o3mini-hi", "o3-mini-high", "--home", ws).exit_code == 0
+    assert run("build", "--home", ws).exit_code == 0
+    after = json.loads(run("sql", count, "--format", "json", "--home", ws).stdout)
+    assert after[0]["n"] == before[0]["n"] - 1
