@@ -1,0 +1,28 @@
+# Two entry points for a fresh machine (Python >= 3.11 and git are all it needs):
+#   make main   - install, then run the whole pipeline (dvc repro) offline on the default data
+#   make test   - install, then run the test suite
+# Data come from the mirror folder ../shared/data (see README: "Offline use").
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+MIRROR ?= ../shared/data
+
+.PHONY: install main test clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+main: install
+	BENCHPRESS_MIRROR=$(MIRROR) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
+	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
+
+test: install
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .cache registry metrics plots fit
