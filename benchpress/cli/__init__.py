@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from benchpress import __version__
-from benchpress.cli import registry_cmds
+from benchpress.cli import predict_cmds, registry_cmds
 
 __all__ = ["main"]
 
@@ -17,5 +17,5 @@ def main():
     predictor for the scores nobody has measured yet."""
 
 
-for command in registry_cmds.COMMANDS:
+for command in registry_cmds.COMMANDS + predict_cmds.COMMANDS:
     main.add_command(command)

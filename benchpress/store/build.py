@@ -20,6 +20,7 @@ from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import SourceConfig, load_configs
 from benchpress.store.tables import locked, recover, write_registry
 from benchpress.validate.contracts import load_contracts
+from benchpress.validate.normalize import BenchmarkResolver
 from benchpress.validate.prepare import SourceInfo, prepare_source
 from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores
 
@@ -75,11 +76,15 @@ def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> pl.DataFra
 
 
 def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
-                      scores: pl.DataFrame) -> pl.DataFrame:
-    known = pl.concat([contract, *declared], how="diagonal_relaxed").unique("benchmark_id", keep="first",
-                                                                           maintain_order=True)
-    # order: as the benchmarks first appear in the sources' rows
-    used = scores.select("benchmark_id").unique(maintain_order=True).with_row_index("ordinal")
+                      scores: pl.DataFrame, listed: list[str]) -> pl.DataFrame:
+    """Benchmarks with at least one accepted score, ordered as the sources list them
+    (a source's benchmark list first, then the order their scores appear)."""
+    known = pl.concat([contract, *declared], how="diagonal_relaxed").unique(
+        "benchmark_id", keep="first", maintain_order=True)
+    order = pl.concat([pl.Series("benchmark_id", listed, dtype=pl.String), scores["benchmark_id"]])
+    used = (order.to_frame().unique(maintain_order=True)
+            .filter(pl.col("benchmark_id").is_in(scores["benchmark_id"].implode()))
+            .with_row_index("ordinal"))
     return (used.join(known, on="benchmark_id", how="left")
             .with_columns(pl.col("ordinal").cast(pl.Int64), pl.coalesce("name", "benchmark_id").alias("name"))
             .select(list(Benchmarks.to_schema().columns)))
@@ -92,6 +97,8 @@ def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
         contracts = load_contracts(home.schemas)
         configs = load_configs(home.sources)
         model_parts, declared, score_parts, quarantine_parts = [], [], [], []
+        listed: list[str] = []  # benchmark ids in the order the sources list them
+        resolver = BenchmarkResolver(contracts)
         source_rows, summaries = [], []
         for config in configs:
             adapter = get_adapter(config.adapter)
@@ -107,6 +114,7 @@ def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
             prepared = prepare_source(output, contracts, info)
             model_parts.append(prepared.models)
             declared.append(prepared.benchmarks)
+            listed += [resolver.resolve(b)[0] for b in output.benchmarks["benchmark_id"]]
             score_parts.append(prepared.scores)
             quarantine_parts.append(prepared.quarantine)
             summary = SourceSummary(
@@ -133,7 +141,7 @@ def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
                               {c.id: k + 1 for k, c in enumerate(by_age)})
         tables = {
             "models": _models_table(model_parts, scores),
-            "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores),
+            "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),
             "scores": scores,
             "cells": cells,
             "aliases": contracts.aliases.with_columns(pl.col("note").replace("", None)),

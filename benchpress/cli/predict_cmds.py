@@ -1,0 +1,143 @@
+"""Predictor commands: predict, complete, evaluate, rank."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import click
+import numpy as np
+import polars as pl
+
+from benchpress.api import BenchPress
+from benchpress.cli.common import (
+    emit_json, format_option, handle_errors, home_option, parse_scores, render, stderr,
+)
+from benchpress.errors import UsageError
+from benchpress.predict import available_methods, evaluate as run_evaluation
+from benchpress.predict import folds_to_json, make_folds, rank_diagnostics, read_folds
+
+__all__ = ["COMMANDS"]
+
+
+def matrix_options(f):
+    """--snapshot, --sources and --method -> `bp: BenchPress` (fitted lazily)."""
+    @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
+    @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
+    @click.option("--method", default="default", show_default=True,
+                  type=click.Choice(available_methods()), help="Predictor.")
+    @home_option
+    @functools.wraps(f)
+    def wrapper(*args, snapshot, sources, method, home, **kwargs):
+        chosen = [s.strip() for s in sources.split(",") if s.strip()] if sources else None
+        bp = BenchPress.from_snapshot(home, snapshot, sources=chosen, method=method)
+        return f(*args, bp=bp, home=home, **kwargs)
+    return wrapper
+
+
+@click.command()
+@click.option("--scores", "scores_text", help='Known scores: "gpqa_diamond=70.1,hle=21".')
+@click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
+@format_option(choices=("table", "csv", "json"))
+@matrix_options
+@handle_errors
+def predict(scores_text, model_id, fmt, bp, home):
+    """Predict every benchmark for a new model from a few known scores."""
+    if bool(scores_text) == bool(model_id):
+        raise UsageError("give either --scores or --model")
+    result = bp.predict_model(model_id) if model_id else bp.predict(parse_scores(scores_text))
+    for given in result.unknown:
+        stderr.print(f"warning: '{given}' is not a benchmark of this matrix (after alias "
+                     "resolution); ignored", markup=False)
+    frame = result.frame.with_columns(pl.col("predicted").round(2))
+    if fmt == "json":
+        emit_json({"method": bp.method, "unknown": result.unknown, "resolved": result.resolved,
+                   "predictions": frame.to_dicts()})
+    else:
+        render(frame, fmt, title=f"predicted scores ({bp.method})")
+
+
+@click.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the completed matrix here (.parquet or .csv); default: print it.")
+@format_option()
+@matrix_options
+@handle_errors
+def complete(out, fmt, bp, home):
+    """Fill in every missing cell of the matrix (observed cells are kept)."""
+    full = bp.complete()
+    if out is None:
+        render(full, fmt)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    (full.write_csv if out.suffix == ".csv" else full.write_parquet)(tmp)
+    tmp.replace(out)
+    stderr.print(f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
+
+
+@click.command()
+@click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Fold file: published index form or {'folds': [{'test_cells': [[model_id, benchmark_id]]}]}.")
+@click.option("--make-folds", "n_folds", type=int, default=None,
+              help="Make new per-model K-fold partitions instead of reading a file.")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--n-seeds", type=int, default=1, show_default=True)
+@click.option("--write-folds", type=click.Path(dir_okay=False, path_type=Path),
+              help="Save the folds used (id form) to this file.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the JSON report to this file (for dvc metrics).")
+@format_option(choices=("table", "json"))
+@matrix_options
+@handle_errors
+def evaluate(folds_file, n_folds, seed, n_seeds, write_folds, out, fmt, bp, home):
+    """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5)."""
+    m = bp.matrix
+    if bool(folds_file) == bool(n_folds):
+        raise UsageError("give either --folds FILE or --make-folds K")
+    if folds_file:
+        folds = read_folds(folds_file, m.model_ids, m.benchmark_ids)
+    else:
+        folds = make_folds(~np.isnan(m.values), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
+    if write_folds:
+        write_folds.write_text(json.dumps(folds_to_json(folds, m.model_ids, m.benchmark_ids)))
+    result = run_evaluation(bp.method, m.values, bp.scales, folds, model_ids=m.model_ids,
+                            benchmark_ids=m.benchmark_ids)
+    report = result.to_json()
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({k: v for k, v in report.items()
+                                   if k not in ("per_benchmark", "per_model")}, indent=2) + "\n")
+    if fmt == "json":
+        emit_json(report)
+        return
+    overall = {k: report[k] for k in ("method", "n_cells", "coverage", "medae", "medape",
+                                      "within3", "within5") if k in report}
+    render(pl.DataFrame([overall]), "table", title="held-out error, pooled over all folds")
+    worst = result.per_benchmark.sort("medae", descending=True).head(10)
+    render(worst, "table", title="benchmarks with the largest median error")
+
+
+@click.command()
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
+@format_option(choices=("table", "json"))
+@matrix_options
+@handle_errors
+def rank(seed, out, fmt, bp, home):
+    """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
+    m = bp.matrix
+    folds = make_folds(~np.isnan(m.values), n_folds=3, seed=seed)
+    result = rank_diagnostics(m.values, bp.scales, folds)
+    report = result.to_json()
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+    if fmt == "json":
+        emit_json(report)
+    else:
+        click.echo(json.dumps(report, indent=2))
+
+
+COMMANDS = [predict, complete, evaluate, rank]

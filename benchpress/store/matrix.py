@@ -1,0 +1,74 @@
+"""The resolved score matrix as numpy, for the predictor.
+
+The store knows nothing of the predictor: it hands over a dense (n_models, n_benchmarks)
+float array with NaN for missing cells, the row and column ids in registry order, and each
+benchmark's scale metadata, optionally restricted to some sources (`--sources
+benchpress,epoch`: a source matches by its id or an id prefix followed by "-").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from benchpress.errors import UsageError
+from benchpress.store.resolve import resolve_cells
+from benchpress.store.tables import read_table
+
+__all__ = ["ScoreMatrix", "load_matrix", "match_sources"]
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Scores in benchmark units; `values[i, j]` is model_ids[i] on benchmark_ids[j]."""
+
+    values: np.ndarray          # (n_models, n_benchmarks), NaN = not observed
+    model_ids: list[str]
+    benchmark_ids: list[str]
+    benchmarks: pl.DataFrame    # benchmark metadata rows, in column order
+    models: pl.DataFrame        # model metadata rows, in row order
+
+    def cell_frame(self) -> pl.DataFrame:
+        """The observed cells as (model_id, benchmark_id, score) rows."""
+        i, j = np.nonzero(~np.isnan(self.values))
+        return pl.DataFrame({
+            "model_id": np.asarray(self.model_ids, dtype=object)[i].tolist(),
+            "benchmark_id": np.asarray(self.benchmark_ids, dtype=object)[j].tolist(),
+            "score": self.values[i, j],
+        })
+
+
+def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
+    """Source ids selected by names such as "benchpress" (prefix match) or exact ids."""
+    chosen = [s for s in all_ids if any(s == w or s.startswith(w + "-") for w in wanted)]
+    unmatched = [w for w in wanted if not any(s == w or s.startswith(w + "-") for s in all_ids)]
+    if unmatched:
+        raise UsageError(f"--sources: no source matches {unmatched}; known: {', '.join(all_ids)}")
+    return chosen
+
+
+def load_matrix(folder: Path, *, sources: list[str] | None = None,
+                source_priority: dict[str, int] | None = None) -> ScoreMatrix:
+    """Read the resolved matrix from a registry or snapshot folder."""
+    cells = read_table(folder, "cells")
+    if sources:
+        table = read_table(folder, "sources")
+        chosen = match_sources(table["source_id"].to_list(), sources)
+        rank = {sid: k + 1 for k, sid in enumerate(table["source_id"].to_list())}
+        scores = read_table(folder, "scores").filter(pl.col("source_id").is_in(chosen))
+        cells = resolve_cells(scores, source_priority or {}, rank)
+    models = (read_table(folder, "models").filter(pl.col("model_id").is_in(cells["model_id"].implode()))
+              .sort("ordinal"))
+    benchmarks = (read_table(folder, "benchmarks")
+                  .filter(pl.col("benchmark_id").is_in(cells["benchmark_id"].implode())).sort("ordinal"))
+    model_ids, bench_ids = models["model_id"].to_list(), benchmarks["benchmark_id"].to_list()
+    row = {m: k for k, m in enumerate(model_ids)}
+    col = {b: k for k, b in enumerate(bench_ids)}
+    values = np.full((len(model_ids), len(bench_ids)), np.nan)
+    i = np.fromiter((row[m] for m in cells["model_id"]), dtype=np.int64, count=cells.height)
+    j = np.fromiter((col[b] for b in cells["benchmark_id"]), dtype=np.int64, count=cells.height)
+    values[i, j] = cells["score"].to_numpy()
+    return ScoreMatrix(values, model_ids, bench_ids, benchmarks, models)
