@@ -186,4 +186,29 @@ def sql(sql_text, params, snapshot, fmt, home):
     render(query(registry_dir(home, snapshot), sql_text, dict(params) or None), fmt)
 
 
-COMMANDS = [init, ingest, build, pull, add_model, aliases, sql]
+@click.command()
+@home_option
+@handle_errors
+def summary(home):
+    """What the pipeline made: registry counts, sources, snapshots and metrics files."""
+    import json
+
+    manifest = json.loads((home.registry / "build.json").read_text()) if (
+        home.registry / "build.json").is_file() else None
+    if manifest is None:
+        raise BadInputError(f"{home.registry}: no registry built yet; run `make main` or `benchpress build`")
+    click.echo(f"registry {home.registry}: " + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
+    render(read_table(home.registry, "sources").select(
+        "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined"),
+        "table", title="sources")
+    snapshots = sorted(p.name for p in home.snapshots.glob("*") if (p / "manifest.json").is_file()) \
+        if home.snapshots.is_dir() else []
+    click.echo(f"snapshots: {len(snapshots)}" + (f" (latest files in {home.snapshots})" if snapshots else ""))
+    for metrics in sorted((home.root / "metrics").glob("*.json")):
+        doc = json.loads(metrics.read_text())
+        flat = {k: v for k, v in doc.items() if isinstance(v, (int, float, str, bool))}
+        click.echo(f"{metrics.relative_to(home.root)}: " + ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12]))
+
+
+COMMANDS = [init, ingest, build, pull, add_model, aliases, sql, summary]
