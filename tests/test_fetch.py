@@ -11,6 +11,7 @@ import pytest
 
 from benchpress.adapters.fetch import fetch
 from benchpress.errors import FetchError
+from tests.conftest import BP_2026_05
 
 BODY = b'{"models": [], "benchmarks": [], "scores": []}' * 50
 
@@ -26,6 +27,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/flaky" and self.hits[self.path] < 3:
             self.send_response(503)
             self.end_headers()
+            return
+        if self.path == "/benchpress/data.json":
+            body = BP_2026_05.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         if self.path == "/missing":
             self.send_response(404)
@@ -97,3 +105,18 @@ def test_mirror_serves_offline(tmp_path):
 def test_unreachable_host_says_how_to_work_offline(tmp_path):
     with pytest.raises(FetchError, match="BENCHPRESS_MIRROR"):
         fetch("http://127.0.0.1:9/nothing.json", tmp_path, retries=1, backoff=0, timeout=2)
+
+
+def test_ingest_from_a_url_records_where_the_file_came_from(server, home):
+    from benchpress.store.ingest import ingest
+    from benchpress.store.tables import read_table
+
+    url = f"{server}/benchpress/data.json"
+    sid, report = ingest(home, url)
+    source = read_table(home.registry, "sources").row(0, named=True)
+    assert (source["source_id"], source["url"]) == (sid, url)
+    assert source["sha256"] == hashlib.sha256(BP_2026_05.read_bytes()).hexdigest()
+    assert source["retrieved_at"].startswith("20")
+    assert report.counts["cells"] == 2604
+    # the raw file is cached by hash, so a rebuild needs no network
+    assert (home.cache / source["sha256"]).is_file()

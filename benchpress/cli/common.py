@@ -3,6 +3,7 @@ one line with the right exit code (1 for bad input, 2 for bad usage)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
@@ -11,15 +12,30 @@ from pathlib import Path
 import click
 import polars as pl
 from rich.console import Console
+from rich.progress import BarColumn, Progress
 from rich.table import Table
 
 from benchpress.errors import BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["home_option", "format_option", "mirror_option", "render", "emit_json", "handle_errors",
+__all__ = ["progress_bar", "home_option", "format_option", "mirror_option", "render", "emit_json", "handle_errors",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def progress_bar(what: str):
+    """A progress bar on stderr; yields `update(k, n, label)` for library callbacks."""
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  "{task.completed}/{task.total}", console=stderr, transient=True,
+                  disable=not stderr.is_terminal) as bar:
+        task = bar.add_task(what, total=None)
+
+        def update(k: int, n: int, label: str) -> None:
+            bar.update(task, completed=k, total=n, description=f"{what}: {label}")
+
+        yield update
 
 
 def home_option(f):

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, mirror_option, parse_scores, render, stderr,
+    format_option, handle_errors, home_option, mirror_option, parse_scores, progress_bar, render,
+    stderr,
 )
 from benchpress.errors import BadInputError, UsageError
 from benchpress.home import Home
@@ -83,11 +84,13 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
     if all_sources == bool(location):
         raise UsageError("give either LOCATION or --all")
     if all_sources:
-        report = build_registry(home, mirror=mirror)
+        with progress_bar("building") as update:
+            report = build_registry(home, mirror=mirror, on_source=update)
         rejected = _print_report(report)
     else:
-        sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
-                                    licence=licence, url=url, mirror=mirror)
+        with progress_bar("ingesting") as update:
+            sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
+                                        licence=licence, url=url, mirror=mirror, on_source=update)
         rejected = _print_report(report, only={sid})
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:
@@ -101,7 +104,9 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
 @handle_errors
 def build(mirror, home):
     """Rebuild the registry from every source under sources/ (what `dvc repro` runs)."""
-    _print_report(build_registry(home, mirror=mirror))
+    with progress_bar("building") as update:
+        report = build_registry(home, mirror=mirror, on_source=update)
+    _print_report(report)
 
 
 @click.command()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -90,8 +91,12 @@ def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
             .select(list(Benchmarks.to_schema().columns)))
 
 
-def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
-    """Rebuild `home.registry` from every source under `home.sources`."""
+def build(home: Home, *, mirror: Path | None = None,
+          on_source: Callable[[int, int, str], None] | None = None) -> BuildReport:
+    """Rebuild `home.registry` from every source under `home.sources`.
+
+    `on_source(k, n, source_id)` is called before each of the n sources (progress display).
+    """
     with locked(home.lock):
         recover(home.registry)
         contracts = load_contracts(home.schemas)
@@ -100,7 +105,9 @@ def build(home: Home, *, mirror: Path | None = None) -> BuildReport:
         listed: list[str] = []  # benchmark ids in the order the sources list them
         resolver = BenchmarkResolver(contracts)
         source_rows, summaries = [], []
-        for config in configs:
+        for k, config in enumerate(configs):
+            if on_source:
+                on_source(k, len(configs), config.id)
             adapter = get_adapter(config.adapter)
             path, digest, retrieved_at = materialize(home, config, mirror=mirror)
             try:

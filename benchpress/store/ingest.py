@@ -18,13 +18,14 @@ from benchpress.store.sources import SourceConfig, config_path, load_configs, sa
 __all__ = ["ingest", "rebuild_with"]
 
 
-def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None) -> BuildReport:
+def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
+                 on_source=None) -> BuildReport:
     """Save `config`, rebuild, and restore the previous config if the build fails."""
     target = config_path(home.sources, config.id)
     previous = target.read_bytes() if target.exists() else None
     save_config(home.sources, config)
     try:
-        return build(home, mirror=mirror)
+        return build(home, mirror=mirror, on_source=on_source)
     except BaseException:
         if previous is None:
             target.unlink(missing_ok=True)
@@ -35,7 +36,7 @@ def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None
 
 def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,
            licence: str | None = None, url: str | None = None,
-           mirror: Path | None = None) -> tuple[str, BuildReport]:
+           mirror: Path | None = None, on_source=None) -> tuple[str, BuildReport]:
     """Ingest one file, folder or URL; returns (source id, build report).
 
     `url` is the canonical address of a local file (recorded as the source's URL and used
@@ -51,7 +52,7 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
         config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
                               adapter=chosen.name, path=str(local.resolve()), url=url, licence=licence,
                               order=order)
-        return config.id, rebuild_with(home, config, mirror=mirror)
+        return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source)
     got = fetch(location if is_url else str(local.resolve()), home.cache, mirror=mirror)
     chosen = get_adapter(adapter) if adapter else detect_adapter(got.path)
     config = SourceConfig(
@@ -63,4 +64,4 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
         retrieved_at=got.retrieved_at,
         order=order,
     )
-    return config.id, rebuild_with(home, config, mirror=mirror)
+    return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source)
