@@ -7,7 +7,7 @@ from pathlib import Path
 
 from benchpress.errors import BadInputError
 
-__all__ = ["load_json", "json_text"]
+__all__ = ["load_json", "json_text", "model_rows", "benchmark_rows"]
 
 
 def load_json(path: Path):
@@ -32,3 +32,38 @@ def json_text(value) -> str | None:
     if value in (None, "", {}, []):
         return None
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def model_rows(models: list) -> list[dict]:
+    """`models[]` of both BenchPress formats (they differ only in a few key names)."""
+    return [
+        {
+            "model_id": _text(m.get("id")),
+            "name": m.get("name"),
+            "provider": m.get("provider"),
+            "release_date": _text(m.get("release_date")),
+            "is_reasoning": m.get("is_reasoning", m.get("reasoning")),
+            "open_weights": m.get("open_weights"),
+            "setting": json_text(m.get("canonical_setting") or m.get("setting")),
+            "row": f"models[{i}]",
+        }
+        for i, m in enumerate(m if isinstance(m, dict) else {} for m in models or [])
+    ]
+
+
+def benchmark_rows(benchmarks: list) -> list[dict]:
+    """`benchmarks[]` of both BenchPress formats."""
+    return [
+        {
+            "benchmark_id": _text(b.get("id")),
+            "name": b.get("name"),
+            "category": b.get("category"),
+            "metric": b.get("metric"),
+            "row": f"benchmarks[{j}]",
+        }
+        for j, b in enumerate(b if isinstance(b, dict) else {} for b in benchmarks or [])
+    ]

@@ -73,6 +73,13 @@ class AdapterOutput:
     # Problems that belong to no single row but are worth counting (skipped blank lines...).
     notes: list[str] = field(default_factory=list)
 
+    @classmethod
+    def from_rows(cls, models: list[dict] = (), benchmarks: list[dict] = (),
+                  scores: list[dict] = (), notes: list[str] = ()) -> "AdapterOutput":
+        """Frames from lists of row dicts (keys missing from a row become null)."""
+        return cls(frame(list(models), MODEL_COLUMNS), frame(list(benchmarks), BENCHMARK_COLUMNS),
+                   frame(list(scores), SCORE_COLUMNS), list(notes))
+
 
 @dataclass(frozen=True)
 class Adapter:

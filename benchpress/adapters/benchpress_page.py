@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchpress.adapters._json import json_text, load_json
-from benchpress.adapters.base import (
-    BENCHMARK_COLUMNS,
-    MODEL_COLUMNS,
-    SCORE_COLUMNS,
-    Adapter,
-    AdapterOutput,
-    frame,
-)
+from benchpress.adapters._json import benchmark_rows, json_text, load_json, model_rows
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read"]
@@ -45,29 +38,6 @@ def read(path: Path) -> AdapterOutput:
             "(one per model and benchmark)",
         )
 
-    model_rows = [
-        {
-            "model_id": m.get("id"),
-            "name": m.get("name"),
-            "provider": m.get("provider"),
-            "release_date": m.get("release_date"),
-            "is_reasoning": m.get("reasoning"),
-            "open_weights": m.get("open_weights"),
-            "setting": json_text(m.get("canonical_setting")),
-            "row": f"models[{i}]",
-        }
-        for i, m in enumerate(models)
-    ]
-    bench_rows = [
-        {
-            "benchmark_id": b.get("id"),
-            "name": b.get("name"),
-            "category": b.get("category"),
-            "metric": b.get("metric"),
-            "row": f"benchmarks[{j}]",
-        }
-        for j, b in enumerate(benchmarks)
-    ]
     score_rows = []
     for i, row in enumerate(observed):
         for j, value in enumerate(row):
@@ -87,11 +57,7 @@ def read(path: Path) -> AdapterOutput:
                     "row": f"observed[{i}][{j}]",
                 }
             )
-    return AdapterOutput(
-        models=frame(model_rows, MODEL_COLUMNS),
-        benchmarks=frame(bench_rows, BENCHMARK_COLUMNS),
-        scores=frame(score_rows, SCORE_COLUMNS),
-    )
+    return AdapterOutput.from_rows(model_rows(models), benchmark_rows(benchmarks), score_rows)
 
 
 ADAPTER = Adapter(

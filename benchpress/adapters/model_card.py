@@ -13,14 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchpress.adapters.base import (
-    BENCHMARK_COLUMNS,
-    MODEL_COLUMNS,
-    SCORE_COLUMNS,
-    Adapter,
-    AdapterOutput,
-    frame,
-)
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "parse_tables"]
@@ -98,11 +91,7 @@ def read(path: Path) -> AdapterOutput:
                         "row": f"line {line_no}, column '{_plain(col)}'",
                     }
                 )
-    return AdapterOutput(
-        models=frame(list(models.values()), MODEL_COLUMNS),
-        benchmarks=frame([], BENCHMARK_COLUMNS),
-        scores=frame(scores, SCORE_COLUMNS),
-    )
+    return AdapterOutput.from_rows(models=models.values(), scores=scores)
 
 
 ADAPTER = Adapter(

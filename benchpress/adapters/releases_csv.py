@@ -11,14 +11,7 @@ import csv
 import io
 from pathlib import Path
 
-from benchpress.adapters.base import (
-    BENCHMARK_COLUMNS,
-    MODEL_COLUMNS,
-    SCORE_COLUMNS,
-    Adapter,
-    AdapterOutput,
-    frame,
-)
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "RELEASE_COLUMNS", "read"]
@@ -76,11 +69,7 @@ def read(path: Path) -> AdapterOutput:
                 "row": where,
             }
         )
-    return AdapterOutput(
-        models=frame(list(models.values()), MODEL_COLUMNS),
-        benchmarks=frame([], BENCHMARK_COLUMNS),
-        scores=frame(scores, SCORE_COLUMNS),
-    )
+    return AdapterOutput.from_rows(models=models.values(), scores=scores)
 
 
 ADAPTER = Adapter(

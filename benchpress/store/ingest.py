@@ -13,7 +13,9 @@ from benchpress.adapters import detect_adapter, get_adapter
 from benchpress.adapters.fetch import fetch
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
-from benchpress.store.sources import SourceConfig, config_path, load_configs, save_config, slug
+from benchpress.store.sources import (
+    SourceConfig, config_path, load_configs, restored_on_failure, save_config, slug,
+)
 
 __all__ = ["ingest", "rebuild_with"]
 
@@ -21,17 +23,9 @@ __all__ = ["ingest", "rebuild_with"]
 def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
                  on_source=None) -> BuildReport:
     """Save `config`, rebuild, and restore the previous config if the build fails."""
-    target = config_path(home.sources, config.id)
-    previous = target.read_bytes() if target.exists() else None
-    save_config(home.sources, config)
-    try:
+    with restored_on_failure(config_path(home.sources, config.id)):
+        save_config(home.sources, config)
         return build(home, mirror=mirror, on_source=on_source)
-    except BaseException:
-        if previous is None:
-            target.unlink(missing_ok=True)
-        else:
-            target.write_bytes(previous)
-        raise
 
 
 def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,

@@ -17,7 +17,7 @@ from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.store.build import BuildReport
 from benchpress.store.ingest import rebuild_with
-from benchpress.store.sources import SourceConfig
+from benchpress.store.sources import SourceConfig, restored_on_failure
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, prepare_source
 
@@ -62,18 +62,12 @@ def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url
         raise BadInputError(f"{home.releases_csv}: not added: {problems}")
 
     path = home.releases_csv
-    previous = path.read_bytes() if path.exists() else None
-    with open(path, "a", encoding="utf-8", newline="") as fh:
-        fh.write(_csv_text(rows, header=previous is None or not previous.strip()))
-    config = SourceConfig(id=RELEASES_SOURCE_ID, adapter=ADAPTER.name,
-                          path=str(path.relative_to(home.root)), order=5,
-                          licence="project's own cited facts",
-                          description="hand-entered releases (benchpress add-model)")
-    try:
+    with restored_on_failure(path):
+        new_file = not path.exists() or not path.read_text(encoding="utf-8").strip()
+        with open(path, "a", encoding="utf-8", newline="") as fh:
+            fh.write(_csv_text(rows, header=new_file))
+        config = SourceConfig(id=RELEASES_SOURCE_ID, adapter=ADAPTER.name,
+                              path=str(path.relative_to(home.root)), order=5,
+                              licence="project's own cited facts",
+                              description="hand-entered releases (benchpress add-model)")
         return rebuild_with(home, config, mirror=mirror)
-    except BaseException:
-        if previous is None:
-            path.unlink(missing_ok=True)
-        else:
-            path.write_bytes(previous)
-        raise
