@@ -18,7 +18,10 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 from benchpress.home import Home, find_home
-from benchpress.predict import BenchmarkScales, make_predictor
+from benchpress.predict import (
+    BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, evaluate, folds_to_json, make_folds,
+    make_predictor, parse_folds, rank_diagnostics, read_folds,
+)
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import BenchmarkResolver
@@ -53,8 +56,9 @@ class BenchPress:
     """
 
     def __init__(self, matrix: ScoreMatrix, *, method: str = "default",
-                 contracts_dir: Path | None = None, **params):
+                 contracts_dir: Path | None = None, folder: Path | None = None, **params):
         self.matrix = matrix
+        self.folder = folder  # the registry or snapshot folder the matrix came from
         self.method = method
         self.params = params
         self.contracts_dir = contracts_dir
@@ -72,9 +76,8 @@ class BenchPress:
             from benchpress.store.snapshot import resolve_snapshot
 
             folder = resolve_snapshot(home, snapshot)
-        priority = load_contracts(home.schemas).source_priority if sources else None
-        matrix = load_matrix(folder, sources=sources, source_priority=priority)
-        return cls(matrix, method=method, contracts_dir=home.schemas, **params)
+        matrix = load_matrix(folder, sources=sources)
+        return cls(matrix, method=method, contracts_dir=home.schemas, folder=folder, **params)
 
     @property
     def scales(self) -> BenchmarkScales:
@@ -92,6 +95,34 @@ class BenchPress:
         full = self.predictor.complete()
         return pl.DataFrame({"model_id": self.matrix.model_ids}).hstack(
             pl.DataFrame(full, schema=self.matrix.benchmark_ids, orient="row"))
+
+    def folds(self, folds_file: Path | None = None, *, n_folds: int | None = None, seed: int = 42,
+              n_seeds: int = 1, folds_sources: list[str] | None = None) -> Folds:
+        """Held-out partitions: read from a file, or made per model from a seed.
+
+        An index-form file (the published format) counts rows and columns in the order of
+        the matrix of `folds_sources` (default: this matrix), so the published folds of
+        the 2026-05 matrix can be applied to a matrix with more sources.
+        """
+        if n_folds:
+            return make_folds(~np.isnan(self.matrix.values), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
+        if folds_sources and self.folder is not None:
+            ref = load_matrix(self.folder, sources=folds_sources)
+            as_ids = folds_to_json(read_folds(folds_file, ref.model_ids, ref.benchmark_ids),
+                                   ref.model_ids, ref.benchmark_ids)
+            return parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
+        return read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
+
+    def evaluate(self, folds: Folds) -> EvaluationResult:
+        """Hide each fold's cells, refit, predict them, and score the predictions."""
+        m = self.matrix
+        return evaluate(self.method, m.values, self.scales, folds, model_ids=m.model_ids,
+                        benchmark_ids=m.benchmark_ids, **self.params)
+
+    def rank(self, *, seed: int = 42) -> RankDiagnostics:
+        """Held-out error of soft-impute by rank and two-factor variance explained."""
+        folds = make_folds(~np.isnan(self.matrix.values), n_folds=3, seed=seed)
+        return rank_diagnostics(self.matrix.values, self.scales, folds)
 
     def _resolve(self, scores: dict[str, float]) -> tuple[np.ndarray, list[str], dict[str, str]]:
         resolver = BenchmarkResolver(load_contracts(self.contracts_dir)) if self.contracts_dir else None

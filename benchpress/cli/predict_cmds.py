@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import click
-import numpy as np
 import polars as pl
 
 from benchpress.api import BenchPress
@@ -15,8 +14,7 @@ from benchpress.cli.common import (
     emit_json, format_option, handle_errors, home_option, parse_scores, render, stderr,
 )
 from benchpress.errors import UsageError
-from benchpress.predict import available_methods, evaluate as run_evaluation
-from benchpress.predict import folds_to_json, make_folds, rank_diagnostics, read_folds
+from benchpress.predict import available_methods, folds_to_json
 
 __all__ = ["COMMANDS"]
 
@@ -29,9 +27,9 @@ def matrix_options(f):
                   type=click.Choice(available_methods()), help="Predictor.")
     @home_option
     @functools.wraps(f)
+    @handle_errors  # loading the matrix can fail before the command body runs
     def wrapper(*args, snapshot, sources, method, home, **kwargs):
-        chosen = [s.strip() for s in sources.split(",") if s.strip()] if sources else None
-        bp = BenchPress.from_snapshot(home, snapshot, sources=chosen, method=method)
+        bp = BenchPress.from_snapshot(home, snapshot, sources=_split(sources), method=method)
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 
@@ -80,6 +78,8 @@ def complete(out, fmt, bp, home):
 @click.command()
 @click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Fold file: published index form or {'folds': [{'test_cells': [[model_id, benchmark_id]]}]}.")
+@click.option("--folds-sources", default=None,
+              help="Index folds count rows/columns of this source's matrix (e.g. 'benchpress').")
 @click.option("--make-folds", "n_folds", type=int, default=None,
               help="Make new per-model K-fold partitions instead of reading a file.")
 @click.option("--seed", type=int, default=42, show_default=True)
@@ -87,33 +87,28 @@ def complete(out, fmt, bp, home):
 @click.option("--write-folds", type=click.Path(dir_okay=False, path_type=Path),
               help="Save the folds used (id form) to this file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the JSON report to this file (for dvc metrics).")
+              help="Also write the overall figures as JSON to this file (for dvc metrics).")
 @format_option(choices=("table", "json"))
 @matrix_options
 @handle_errors
-def evaluate(folds_file, n_folds, seed, n_seeds, write_folds, out, fmt, bp, home):
+def evaluate(folds_file, folds_sources, n_folds, seed, n_seeds, write_folds, out, fmt, bp, home):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5)."""
-    m = bp.matrix
     if bool(folds_file) == bool(n_folds):
         raise UsageError("give either --folds FILE or --make-folds K")
-    if folds_file:
-        folds = read_folds(folds_file, m.model_ids, m.benchmark_ids)
-    else:
-        folds = make_folds(~np.isnan(m.values), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
+    folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
+                     folds_sources=_split(folds_sources))
     if write_folds:
-        write_folds.write_text(json.dumps(folds_to_json(folds, m.model_ids, m.benchmark_ids)))
-    result = run_evaluation(bp.method, m.values, bp.scales, folds, model_ids=m.model_ids,
-                            benchmark_ids=m.benchmark_ids)
+        write_folds.write_text(json.dumps(folds_to_json(folds, bp.matrix.model_ids,
+                                                        bp.matrix.benchmark_ids)))
+    result = bp.evaluate(folds)
     report = result.to_json()
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({k: v for k, v in report.items()
-                                   if k not in ("per_benchmark", "per_model")}, indent=2) + "\n")
+        _write_json(out, {k: v for k, v in report.items() if k not in ("per_benchmark", "per_model")})
     if fmt == "json":
         emit_json(report)
         return
-    overall = {k: report[k] for k in ("method", "n_cells", "coverage", "medae", "medape",
-                                      "within3", "within5") if k in report}
+    overall = {k: report[k] for k in ("method", "n_cells", "coverage", "medae", "fold_medae_mean",
+                                      "medape", "within3", "within5") if k in report}
     render(pl.DataFrame([overall]), "table", title="held-out error, pooled over all folds")
     worst = result.per_benchmark.sort("medae", descending=True).head(10)
     render(worst, "table", title="benchmarks with the largest median error")
@@ -127,17 +122,19 @@ def evaluate(folds_file, n_folds, seed, n_seeds, write_folds, out, fmt, bp, home
 @handle_errors
 def rank(seed, out, fmt, bp, home):
     """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
-    m = bp.matrix
-    folds = make_folds(~np.isnan(m.values), n_folds=3, seed=seed)
-    result = rank_diagnostics(m.values, bp.scales, folds)
-    report = result.to_json()
+    report = bp.rank(seed=seed).to_json()
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-    if fmt == "json":
-        emit_json(report)
-    else:
-        click.echo(json.dumps(report, indent=2))
+        _write_json(out, report)
+    emit_json(report) if fmt == "json" else click.echo(json.dumps(report, indent=2))
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [s.strip() for s in text.split(",") if s.strip()] if text else None
+
+
+def _write_json(path: Path, document) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2, default=str) + "\n")
 
 
 COMMANDS = [predict, complete, evaluate, rank]

@@ -50,16 +50,22 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
     return chosen
 
 
-def load_matrix(folder: Path, *, sources: list[str] | None = None,
-                source_priority: dict[str, int] | None = None) -> ScoreMatrix:
-    """Read the resolved matrix from a registry or snapshot folder."""
+def load_matrix(folder: Path, *, sources: list[str] | None = None) -> ScoreMatrix:
+    """Read the resolved matrix from a registry or snapshot folder.
+
+    With `sources`, only their observations are used, and where they disagree the source
+    named first wins (so `--sources benchpress,epoch` keeps every BenchPress value and
+    adds Epoch's values only where BenchPress has none).
+    """
     cells = read_table(folder, "cells")
     if sources:
-        table = read_table(folder, "sources")
-        chosen = match_sources(table["source_id"].to_list(), sources)
-        rank = {sid: k + 1 for k, sid in enumerate(table["source_id"].to_list())}
+        known = read_table(folder, "sources")["source_id"].to_list()
+        chosen = match_sources(known, sources)
+        first_named = sorted(chosen, key=lambda s: next(k for k, w in enumerate(sources)
+                                                        if s == w or s.startswith(w + "-")))
+        rank = {sid: len(first_named) - k for k, sid in enumerate(first_named)}
         scores = read_table(folder, "scores").filter(pl.col("source_id").is_in(chosen))
-        cells = resolve_cells(scores, source_priority or {}, rank)
+        cells = resolve_cells(scores, {}, rank)
     models = (read_table(folder, "models").filter(pl.col("model_id").is_in(cells["model_id"].implode()))
               .sort("ordinal"))
     benchmarks = (read_table(folder, "benchmarks")

@@ -1,0 +1,96 @@
+"""The Python API over a registry: matrix loading, source selection, predict, folds."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from benchpress import BenchPress
+from benchpress.errors import BadInputError, UsageError
+from benchpress.store.matrix import load_matrix
+from tests.conftest import BP_2026_05, SHARED_DATA
+
+FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
+
+
+def test_matrix_follows_the_file_order(built_2026_05):
+    raw = json.loads(BP_2026_05.read_text())
+    m = load_matrix(built_2026_05.registry)
+    assert m.model_ids == [x["id"] for x in raw["models"]]
+    assert m.benchmark_ids == [x["id"] for x in raw["benchmarks"]]
+    observed = np.array([[np.nan if v is None else v for v in row] for row in raw["observed"]])
+    np.testing.assert_array_equal(m.values, observed)
+
+
+def test_source_selection_and_first_named_priority(built_both):
+    only_05 = load_matrix(built_both.registry, sources=["benchpress"])
+    assert only_05.values.shape == (84, 133)
+    both = load_matrix(built_both.registry, sources=["benchpress", "llm-benchmark-matrix"])
+    reverse = load_matrix(built_both.registry, sources=["llm-benchmark-matrix", "benchpress"])
+    assert both.values.shape == reverse.values.shape and both.values.shape[0] > 84
+    # wherever 2026-05 has a value (not dropped by its own audit), naming it first keeps it
+    i = [both.model_ids.index(m) for m in only_05.model_ids]
+    j = [both.benchmark_ids.index(b) for b in only_05.benchmark_ids]
+    sub = both.values[np.ix_(i, j)]
+    raw = json.loads(BP_2026_05.read_text())
+    dropped = np.array([[(c or {}).get("audit_status") == "dropped" for c in row] for row in raw["sources"]])
+    seen = ~np.isnan(only_05.values) & ~dropped
+    np.testing.assert_array_equal(sub[seen], only_05.values[seen])
+    assert (reverse.values[np.ix_(i, j)][seen] != only_05.values[seen]).sum() > 100
+
+
+def test_unknown_source_is_a_usage_error(built_2026_05):
+    with pytest.raises(UsageError, match="no source matches"):
+        load_matrix(built_2026_05.registry, sources=["epoch"])
+
+
+def test_predict_returns_every_benchmark_and_names_unknown_ids(built_2026_05):
+    bp = BenchPress.from_snapshot(built_2026_05)
+    result = bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
+    assert result.unknown == ["no_such_bench"]
+    assert result.resolved == {"GPQA Diamond": "gpqa_diamond", "hle": "hle"}
+    frame = result.frame
+    assert frame.height == 133 and frame["predicted"].null_count() == 0
+    percent = frame.filter(frame["scale"] == "percent")["predicted"]
+    assert percent.min() >= 0 and percent.max() <= 100
+
+
+def test_predict_refuses_out_of_range_scores(built_2026_05):
+    bp = BenchPress.from_snapshot(built_2026_05)
+    with pytest.raises(BadInputError, match="'gpqa_diamond' is 140, outside gpqa_diamond's percent range"):
+        bp.predict({"gpqa_diamond": 140})
+
+
+def test_more_scores_predict_a_held_out_model_better(built_2026_05):
+    """Fold-in from a model's own scores: twenty known scores beat two."""
+    bp = BenchPress.from_snapshot(built_2026_05)
+    m = bp.matrix
+    rows = np.argsort((~np.isnan(m.values)).sum(axis=1))[-6:]  # the best-covered models
+    err2, err20 = [], []
+    for i in rows:
+        model = m.model_ids[i]
+        known = [(b, v) for b, v in zip(m.benchmark_ids, m.values[i]) if not np.isnan(v)]
+        others = BenchPress(type(m)(np.delete(m.values, i, axis=0), m.model_ids[:i] + m.model_ids[i + 1:],
+                                    m.benchmark_ids, m.benchmarks, m.models), contracts_dir=None)
+        truth = dict(known[20:])
+        for k, errs in ((2, err2), (20, err20)):
+            pred = others.predict(dict(known[:k])).frame
+            got = dict(zip(pred["benchmark_id"], pred["predicted"]))
+            errs += [abs(got[b] - v) for b, v in truth.items() if m.benchmarks.filter(
+                m.benchmarks["benchmark_id"] == b)["scale"].item() == "percent"]
+        assert model
+    assert np.median(err20) < np.median(err2)
+
+
+def test_published_folds_apply_to_a_matrix_with_more_sources(built_both):
+    ref = BenchPress.from_snapshot(built_both, sources=["benchpress"])
+    wide = BenchPress.from_snapshot(built_both, sources=["benchpress", "llm-benchmark-matrix"])
+    direct = ref.folds(FOLDS)
+    mapped = wide.folds(FOLDS, folds_sources=["benchpress"])
+    assert len(direct.test_cells) == len(mapped.test_cells) == 30
+    for a, b in zip(direct.test_cells, mapped.test_cells):
+        names_a = {(ref.matrix.model_ids[i], ref.matrix.benchmark_ids[j]) for i, j in a}
+        names_b = {(wide.matrix.model_ids[i], wide.matrix.benchmark_ids[j]) for i, j in b}
+        assert names_a == names_b
