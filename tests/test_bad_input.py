@@ -151,3 +151,12 @@ def test_bad_contract_file_is_named(home):
 
     with pytest.raises(BadInputError, match=r"benchmarks.csv: field 'scale': unknown scale\(s\) \['parsecs'\]"):
         load_contracts(home.schemas)
+
+
+def test_malformed_release_csv_is_refused(seeded, tmp_path):
+    before = _snapshot_of(seeded)
+    bad = tmp_path / "releases.csv"
+    bad.write_text("model,bench,value\nacme,gpqa_diamond,70\n", encoding="utf-8")
+    with pytest.raises(BadInputError, match=r"header lacks column\(s\) \['benchmark_id', 'model_id', 'score'\]"):
+        ingest(seeded, str(bad), adapter="releases-csv")
+    assert _snapshot_of(seeded) == before

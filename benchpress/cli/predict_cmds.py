@@ -122,10 +122,16 @@ def evaluate(folds_file, folds_sources, n_folds, seed, n_seeds, write_folds, out
 @handle_errors
 def rank(seed, out, fmt, bp, home):
     """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
-    report = bp.rank(seed=seed).to_json()
+    result = bp.rank(seed=seed)
+    report = result.to_json()
     if out:
         _write_json(out, report)
-    emit_json(report) if fmt == "json" else click.echo(json.dumps(report, indent=2))
+    if fmt == "json":
+        emit_json(report)
+        return
+    render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")
+    render(result.submatrices.select(pl.exclude("model_indices", "benchmark_indices")), "table",
+           title="complete submatrices: cumulative variance explained by the first factors")
 
 
 def _split(text: str | None) -> list[str] | None:
