@@ -34,7 +34,10 @@ class Prediction:
     """A new model's predicted row.
 
     `frame` has one row per benchmark: benchmark_id, name, scale, given (the score you
-    passed, else null), predicted (score units, clipped to the benchmark's range).
+    passed, else null), predicted (score units, clipped to the benchmark's range), and
+    the calibrated 90% interval lower/upper (within the benchmark's range) with trust, the
+    probability that the prediction is within 10 points (a point is 1% of the range);
+    see `benchpress.predict.intervals`.
     """
 
     frame: pl.DataFrame
@@ -90,8 +93,24 @@ class BenchPress:
             self._predictor = make_predictor(self.method, **self.params).fit(self.matrix.values, self.scales)
         return self._predictor
 
-    def complete(self) -> pl.DataFrame:
-        """The full matrix, observed cells kept: a wide frame, model_id + one column per benchmark."""
+    def complete(self, *, intervals: bool = False) -> pl.DataFrame:
+        """The full matrix, observed cells kept: a wide frame, model_id + one column per benchmark.
+
+        With `intervals=True`, a long frame instead, one row per (model, benchmark):
+        model_id, benchmark_id, observed (the score, null if missing), predicted, lower,
+        upper (calibrated 90% interval of the prediction) and trust (P(|error| <= 10 points)).
+        """
+        if intervals:
+            from benchpress.predict.intervals import complete_intervals
+
+            ci = complete_intervals(self.predictor, self.calibrator("cells"))
+            n_m, n_b = self.matrix.values.shape
+            cols = {"model_id": np.repeat(np.asarray(self.matrix.model_ids, dtype=object), n_b),
+                    "benchmark_id": np.tile(np.asarray(self.matrix.benchmark_ids, dtype=object), n_m),
+                    "observed": self.matrix.values.ravel(),
+                    **{k: ci[k].ravel() for k in ("predicted", "lower", "upper", "trust")}}
+            return pl.DataFrame({k: (v.tolist() if v.dtype == object else v) for k, v in cols.items()}
+                                ).fill_nan(None)
         full = self.predictor.complete()
         return pl.DataFrame({"model_id": self.matrix.model_ids}).hstack(
             pl.DataFrame(full, schema=self.matrix.benchmark_ids, orient="row"))
@@ -149,11 +168,27 @@ class BenchPress:
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
                                 + ", ".join(unknown))
-        predicted = self.predictor.fold_in(row)
+        from benchpress.predict.intervals import fold_in_intervals
+
+        out = fold_in_intervals(self.predictor, self.calibrator("new_models"), row)
         frame = self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
-            pl.Series("given", row), pl.Series("predicted", predicted)).with_columns(
-            pl.col("given").fill_nan(None))
+            pl.Series("given", row), *(pl.Series(k, out[k]) for k in
+                                       ("predicted", "lower", "upper", "trust"))).with_columns(
+            pl.col("given", "lower", "upper", "trust").fill_nan(None))
         return Prediction(frame, unknown, resolved)
+
+    def calibrator(self, regime: str = "cells"):
+        """The interval calibrator of this method on this matrix for `regime` ("cells":
+        missing cells of known models, used by `complete`; "new_models": new models
+        folded in from a few scores, used by `predict`), fitted on first use on held-out
+        data of the matrix (see `benchpress.predict.intervals.calibrate`)."""
+        cache = self.__dict__.setdefault("_calibrators", {})
+        if regime not in cache:
+            from benchpress.predict.intervals import calibrate
+
+            cache[regime] = calibrate(self.method, self.matrix.values, self.scales,
+                                      regime=regime, **self.params)
+        return cache[regime]
 
     def predict_model(self, model_id: str) -> Prediction:
         """Predict the rest of a registered model's row from its observed scores,
@@ -168,3 +203,144 @@ class BenchPress:
         row = self.matrix.values[i]
         given = {b: float(v) for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
         return BenchPress(others, method=self.method, contracts_dir=None, **self.params).predict(given)
+
+    # -- probe sets, new releases and rankings -----------------------------------------
+    def _canonical_benchmark(self, given: str) -> str:
+        """The canonical id of a benchmark name or alias (unchanged when unknown)."""
+        if given in self.matrix.benchmark_ids or not self.contracts_dir:
+            return given
+        cache = self.__dict__.setdefault("_benchmark_resolver", [])
+        if not cache:
+            cache.append(BenchmarkResolver(load_contracts(self.contracts_dir)))
+        return cache[0].resolve(given)[0]
+
+    def benchmark_ids(self, given) -> list[str]:
+        """Canonical ids of benchmark names/aliases; unknown ones raise BadInputError."""
+        known = set(self.matrix.benchmark_ids)
+        ids = [self._canonical_benchmark(g) for g in given]
+        unknown = [g for g, b in zip(given, ids) if b not in known]
+        if unknown:
+            raise BadInputError(f"unknown benchmarks (after alias resolution): {', '.join(unknown)}")
+        return list(dict.fromkeys(ids))
+
+    def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
+        """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
+        by `costs` ({benchmark id or alias: cost}; unknown benchmarks ignored); NaN = unknown."""
+        meta = self.matrix.benchmarks
+        base = (meta["cost"].cast(pl.Float64).fill_null(np.nan).to_numpy().copy()
+                if "cost" in meta.columns else np.full(len(self.matrix.benchmark_ids), np.nan))
+        pos = {b: j for j, b in enumerate(self.matrix.benchmark_ids)}
+        for given, value in (costs or {}).items():
+            bid = self._canonical_benchmark(given)
+            if bid in pos:
+                base[pos[bid]] = float(value)
+        return base
+
+    def probe_search(self, *, objective: str = "medae", scope: str = "all"):
+        """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
+        fit per model, made on first use and reused)."""
+        from benchpress.predict.probes import ProbeSearch
+
+        cache = self.__dict__.setdefault("_probe_searches", {})
+        if "fitted" not in cache:
+            cache["fitted"] = ProbeSearch(self.method, **self.params).fit(
+                self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids)
+        search = cache["fitted"]
+        search.objective, search.scope = objective, scope
+        return search
+
+    def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
+               budget: float | None = None, objective: str = "medae", scope: str = "all",
+               swap: str = "final"):
+        """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`."""
+        search = self.probe_search(objective=objective, scope=scope)
+        cand = self.benchmark_ids(candidates) if candidates is not None else None
+        return search.select(k, candidates=cand, costs=self.benchmark_costs(costs),
+                             budget=budget, swap=swap)
+
+    def score_probes(self, probe_sets, *, costs: dict | None = None,
+                     design: str = "fold_in") -> list:
+        """Transcript-recovery error (`ProbeScore`) of each given probe set; `design="refit"`
+        scores it the paper's way (one refit per model)."""
+        search = self.probe_search()
+        cost = self.benchmark_costs(costs)
+        return [search.score(self.benchmark_ids(p), costs=cost, design=design) for p in probe_sets]
+
+    def backtest(self, cutoff, *, probes=5, candidates=None, recent_months: float | None = 6.0):
+        """Fit on models released before `cutoff`, predict later ones from their probes."""
+        from benchpress.predict.backtest import backtest
+
+        m = self.matrix
+        chosen = probes if isinstance(probes, int) else self.benchmark_ids(probes)
+        cand = self.benchmark_ids(candidates) if candidates is not None else None
+        return backtest(m.values, self.scales, m.models["release_date"].to_list(), cutoff,
+                        probes=chosen, method=self.method, model_ids=m.model_ids,
+                        benchmark_ids=m.benchmark_ids, candidates=cand,
+                        recent_months=recent_months, **self.params)
+
+    def ranking_preservation(self, folds, *, margins=(0.0, 1.0, 2.0, 5.0)):
+        """Pairwise ranking preservation of this method's held-out predictions on `folds`."""
+        from benchpress.predict.ranking import ranking_preservation
+
+        cells = self.evaluate(folds).cells
+        return ranking_preservation(
+            self.matrix.values, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
+            cells["benchmark_index"].to_numpy(), cells["predicted"].fill_null(np.nan).to_numpy(),
+            margins=margins, benchmark_ids=self.matrix.benchmark_ids)
+
+    def compare(self, model_ids, *, benchmarks=None, new_models: dict | None = None):
+        """Models side by side (observed scores kept, the rest predicted), with the leader on
+        each benchmark, the gap and `p_ahead`, the chance the leader is really ahead.
+
+        `new_models` maps a name to {benchmark: score} for models not in the registry
+        (predicted by fold-in). Returns `(frame, sure_from)`: `sure_from` says where the
+        uncertainty came from (calibrated intervals, else the ensemble spread).
+        """
+        from benchpress.predict.ranking import compare_models
+
+        m = self.matrix
+        missing = [x for x in model_ids if x not in m.model_ids]
+        if missing:
+            raise BadInputError(f"models not in the registry: {', '.join(missing)}")
+        names = list(model_ids) + list(new_models or {})
+        if len(names) < 2:
+            raise BadInputError("compare needs at least two models")
+        idx = [m.model_ids.index(x) for x in model_ids]
+        rows = [self._resolve(s)[0] for s in (new_models or {}).values()]
+        S = np.array(rows) if rows else np.zeros((0, len(m.benchmark_ids)))
+        pred = self.predictor
+        values = np.vstack([pred.complete()[idx], pred.fold_in(S) if rows else S])
+        observed = np.vstack([~np.isnan(m.values[idx]), ~np.isnan(S)])
+        values = np.where(observed, np.vstack([m.values[idx], S]), values)
+        sigma, sure_from = self._compare_sigma(idx, S)
+        cols = (np.arange(len(m.benchmark_ids)) if benchmarks is None
+                else np.array([m.benchmark_ids.index(b) for b in self.benchmark_ids(benchmarks)]))
+        hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
+        frame = compare_models(names, values[:, cols], observed[:, cols], hib[cols],
+                               sigma=None if sigma is None else sigma[:, cols],
+                               benchmark_ids=[m.benchmark_ids[j] for j in cols])
+        return frame, sure_from
+
+    def _compare_sigma(self, idx, S):
+        """Per-cell std (score units) of the compared rows: from calibrated 90% intervals
+        when `benchpress.predict.intervals` can calibrate this method, else from the
+        spread of the ensemble starts, else None."""
+        pred, z90 = self.predictor, 1.6448536269514722
+        try:
+            from benchpress.predict import intervals
+
+            cal = intervals.calibrate(self.method, self.matrix.values, self.scales, **self.params)
+            ci = intervals.complete_intervals(pred, cal)
+            parts = [(ci["upper"][idx] - ci["lower"][idx]) / (2 * z90)]
+            if len(S):
+                fi = intervals.fold_in_intervals(pred, cal, S)
+                parts.append((fi["upper"] - fi["lower"]) / (2 * z90))
+            return np.vstack(parts), "calibrated 90% intervals (normal approximation)"
+        except (ImportError, AttributeError, TypeError, ValueError):
+            pass
+        if hasattr(pred, "complete_spread"):
+            parts = [pred.complete_spread()[idx]]
+            if len(S):
+                parts.append(pred.fold_in(S, return_spread=True)[1])
+            return np.vstack(parts), "ensemble spread (not calibrated)"
+        return None, "none"

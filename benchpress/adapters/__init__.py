@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchpress.adapters import benchpress_json, benchpress_page, model_card, releases_csv
+from benchpress.adapters import (
+    aider,
+    benchpress_json,
+    benchpress_page,
+    epoch,
+    livebench,
+    model_card,
+    releases_csv,
+)
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import UnknownFormatError, UsageError
 
@@ -17,6 +25,9 @@ ADAPTERS: dict[str, Adapter] = {
         benchpress_page.ADAPTER,
         benchpress_json.ADAPTER,
         releases_csv.ADAPTER,
+        epoch.ADAPTER,
+        livebench.ADAPTER,
+        aider.ADAPTER,
         model_card.ADAPTER,
     )
 }

@@ -6,6 +6,9 @@ import click
 
 from benchpress import __version__
 from benchpress.cli import predict_cmds, registry_cmds
+from benchpress.cli import snapshot_cmds
+from benchpress.cli import probe_cmds
+from benchpress.cli import trust_cmds
 
 __all__ = ["main"]
 
@@ -18,4 +21,10 @@ def main():
 
 
 for command in registry_cmds.COMMANDS + predict_cmds.COMMANDS:
+    main.add_command(command)
+for command in snapshot_cmds.COMMANDS:
+    main.add_command(command)
+for command in probe_cmds.COMMANDS:
+    main.add_command(command)
+for command in trust_cmds.COMMANDS:
     main.add_command(command)

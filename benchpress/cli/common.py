@@ -68,7 +68,13 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
     """Print a frame as a rich table, CSV, or a JSON list of row objects."""
     if fmt == "json":
         emit_json(rows.to_dicts())
-    elif fmt == "csv":
+        return
+    nested = [c for c, t in rows.schema.items() if t.is_nested()]
+    if nested:  # CSV and tables hold scalars: nested values are shown as JSON text
+        rows = rows.with_columns(pl.col(c).map_elements(
+            lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
+            return_dtype=pl.String) for c in nested)
+    if fmt == "csv":
         click.echo(rows.write_csv(), nl=False)
     else:
         table = Table(title=title, show_lines=False)

@@ -48,7 +48,8 @@ def predict(scores_text, model_id, fmt, bp, home):
     for given in result.unknown:
         stderr.print(f"warning: '{given}' is not a benchmark of this matrix (after alias "
                      "resolution); ignored", markup=False)
-    frame = result.frame.with_columns(pl.col("predicted").round(2))
+    frame = result.frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
+                                      pl.col("trust").round(3))
     if fmt == "json":
         emit_json({"method": bp.method, "unknown": result.unknown, "resolved": result.resolved,
                    "predictions": frame.to_dicts()})
@@ -59,12 +60,15 @@ def predict(scores_text, model_id, fmt, bp, home):
 @click.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the completed matrix here (.parquet or .csv); default: print it.")
+@click.option("--intervals", is_flag=True,
+              help="Long output, one row per cell: observed, predicted, 90% interval "
+                   "(lower, upper) and trust (P(|error| <= 10 points)).")
 @format_option()
 @matrix_options
 @handle_errors
-def complete(out, fmt, bp, home):
+def complete(out, intervals, fmt, bp, home):
     """Fill in every missing cell of the matrix (observed cells are kept)."""
-    full = bp.complete()
+    full = bp.complete(intervals=intervals)
     if out is None:
         render(full, fmt)
         return
@@ -72,7 +76,8 @@ def complete(out, fmt, bp, home):
     tmp = out.with_name(f".{out.name}.tmp")
     (full.write_csv if out.suffix == ".csv" else full.write_parquet)(tmp)
     tmp.replace(out)
-    stderr.print(f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
+    stderr.print(f"wrote {full.height} cells with intervals to {out}" if intervals else
+                 f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
 
 
 @click.command()

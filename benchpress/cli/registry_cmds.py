@@ -37,6 +37,8 @@ def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
         stderr.print(f"[bold]{s.source_id}[/] ({s.adapter}): read {s.rows_read}, accepted "
                      f"{s.rows_accepted}, merged by normalization {s.rows_merged}, "
                      f"quarantined {s.rows_quarantined}")
+        for note in s.notes:
+            stderr.print(f"  note: {note}", highlight=False, markup=False)
         for line in s.reasons[:20]:
             stderr.print(f"  rejected: {line}", highlight=False, markup=False)
         if len(s.reasons) > 20:
@@ -184,8 +186,12 @@ def accept(alias, canonical_id, kind, note, home):
 @home_option
 @handle_errors
 def sql(sql_text, params, snapshot, fmt, home):
-    """Run a read-only SQL query over the registry's views (models, benchmarks, scores,
-    cells, conflicts, aliases, sources, quarantine, matrix)."""
+    """Run a read-only SQL query over the registry's views.
+
+    Tables: models, benchmarks, scores (every observation), cells (resolved), aliases,
+    sources, quarantine. Views: matrix (wide), conflicts (losing observations),
+    source_values, source_kinds, source_comparison (leaderboard beside vendor value) and
+    source_disagreements (more than 5 points apart)."""
     from benchpress.cli.snapshot_resolve import registry_dir
 
     render(query(registry_dir(home, snapshot), sql_text, dict(params) or None), fmt)

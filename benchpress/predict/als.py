@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.predict._threads import single_blas_thread
 
 __all__ = [
     "BiasALS", "init_factors", "fit_batched", "fold_in_batched", "reg_diagonal", "spd_solve",
@@ -58,49 +59,120 @@ def init_factors(seeds, n_models: int, n_benchmarks: int, rank: int, scale: floa
     return U, V
 
 
-def spd_solve(A, b):
-    """Solve a batch of small symmetric positive-definite systems ``A x = b``.
-
-    Gaussian elimination without pivoting, vectorised over the batch (the Python loop
-    runs over the ``q`` pivots only). ``A``: (..., q, q), ``b``: (..., q) -> (..., q).
-    Much faster than ``numpy.linalg.solve`` for thousands of 3x3 systems.
-    """
-    A = np.array(A, dtype=float, copy=True)
-    x = np.array(b, dtype=float, copy=True)
-    q = A.shape[-1]
-    for k in range(q - 1):
-        f = A[..., k + 1:, k] / A[..., k, k][..., None]                     # (..., q-k-1)
-        A[..., k + 1:, k:] -= f[..., :, None] * A[..., k, None, k:]
-        x[..., k + 1:] -= f * x[..., k, None]
-    for k in range(q - 1, -1, -1):
-        if k < q - 1:
-            x[..., k] -= (A[..., k, k + 1:] * x[..., k + 1:]).sum(axis=-1)
-        x[..., k] /= A[..., k, k]
+def _cholesky_solve(A, b):
+    """Solve SPD systems given entry-wise: ``A[i][j]`` and ``b[i]`` are equally shaped
+    arrays (one value per system). Returns the list of solution components."""
+    q = len(b)
+    L = [[None] * q for _ in range(q)]
+    for j in range(q):
+        d = A[j][j]
+        for k in range(j):
+            d = d - L[j][k] * L[j][k]
+        L[j][j] = np.sqrt(d)
+        for i in range(j + 1, q):
+            t = A[i][j]
+            for k in range(j):
+                t = t - L[i][k] * L[j][k]
+            L[i][j] = t / L[j][j]
+    y = [None] * q
+    for i in range(q):
+        t = b[i]
+        for k in range(i):
+            t = t - L[i][k] * y[k]
+        y[i] = t / L[i][i]
+    x = [None] * q
+    for i in range(q - 1, -1, -1):
+        t = y[i]
+        for k in range(i + 1, q):
+            t = t - L[k][i] * x[k]
+        x[i] = t / L[i][i]
     return x
 
 
-def _ridge_side(W, WZ, offset, F, old_bias, old_F, reg_diag):
-    """Solve every line's ``[bias, factors]`` ridge problem in one batch.
+def spd_solve(A, b):
+    """Solve a batch of small symmetric positive-definite systems ``A x = b``.
 
-    The target of line ``i`` is ``Z_i. - offset`` (offset = mu + the other side's bias)
-    regressed on ``[1, F]`` with cell weights ``W_i.``; expanded so that only matrix
-    products of (n_lines, n_other) by (S, n_other, q) are needed.
-
-    W, WZ : (n_lines, n_other) weights and weights * Z (0 where unobserved)
-    offset : (S, n_other);  F : (S, n_other, rank);  reg_diag : (rank + 1,)
+    Cholesky factorisation vectorised over the batch (Python loops run over the matrix
+    entries only). ``A``: (..., q, q), ``b``: (..., q) -> (..., q). Much faster than
+    ``numpy.linalg.solve`` for thousands of 3x3 or 4x4 systems.
     """
-    S, n_other, rank = F.shape
+    A = np.asarray(A, dtype=float)
+    b = np.asarray(b, dtype=float)
+    q = A.shape[-1]
+    x = _cholesky_solve([[A[..., i, j] for j in range(q)] for i in range(q)],
+                        [b[..., i] for i in range(q)])
+    return np.stack(x, axis=-1)
+
+
+def _ridge_side(WT, WZT, w_line, wz_line, offset, F, old_bias, old_F, reg_diag):
+    """Solve every line's ``[bias, factors]`` ridge problem, all starts in one batch.
+
+    Line ``i`` (a model row, or a benchmark column with the matrices transposed)
+    regresses ``Z_i. - offset`` on ``[1, F]`` with cell weights ``W_i.``:
+    ``(X^T W_i X + diag(reg)) [bias_i, F_i] = X^T W_i (Z_i. - offset)``, ``X = [1, F]``.
+    The normal equations of all lines and starts come from two matrix products of the
+    stacked factor features with the mask (only the upper triangle of ``X^T W X`` is
+    formed) and are solved entry-wise by a vectorised Cholesky.
+
+    Parameters
+    ----------
+    WT, WZT : ndarray, shape (n_other, n_lines)
+        Transposed cell weights (0 where unobserved) and weights * Z.
+    w_line, wz_line : ndarray, shape (n_lines,)
+        Per-line sums of the weights and of weights * Z.
+    offset : ndarray, shape (S, n_other)
+        ``mu`` plus the other side's bias, per start.
+    F : ndarray, shape (rank, S, n_other)
+        The other side's factors.
+    old_bias : (S, n_lines), old_F : (rank, S, n_lines)
+        Current values, kept for lines without observations.
+    reg_diag : ndarray, shape (rank + 1,)
+
+    Returns
+    -------
+    bias : (S, n_lines), factors : (rank, S, n_lines)
+    """
+    rank, S, n_other = F.shape
+    n_lines = WT.shape[1]
+    iu, ju = _triu(rank)
+    n_up = len(iu)
+    k = 2 * rank + n_up + 1
+    P = np.empty((k, S, n_other))             # [F, F_u*F_v (u<=v), offset, offset*F]
+    P[:rank] = F
+    for t, (u, v) in enumerate(zip(iu, ju)):
+        np.multiply(F[u], F[v], out=P[rank + t])
+    P[rank + n_up] = offset
+    np.multiply(offset, F, out=P[rank + n_up + 1:])
+    G = (P.reshape(k * S, n_other) @ WT).reshape(k, S, n_lines)
+    H = (F.reshape(rank * S, n_other) @ WZT).reshape(rank, S, n_lines)
     q = rank + 1
-    X = np.concatenate([np.ones((S, n_other, 1)), F], axis=2)            # (S, n_other, q)
-    outer = (X[:, :, :, None] * X[:, :, None, :]).reshape(S, n_other, q * q)
-    A = (W @ outer).reshape(S, W.shape[0], q, q)                            # (S, n_lines, q, q)
-    A += np.diag(reg_diag)
-    b = WZ @ X - W @ (offset[:, :, None] * X)                               # (S, n_lines, q)
-    sol = spd_solve(A, b)
-    has = (W > 0).any(axis=1)[None, :]
-    bias = np.where(has, sol[..., 0], old_bias)
-    fac = np.where(has[..., None], sol[..., 1:], old_F)
-    return bias, fac
+    A = [[None] * q for _ in range(q)]
+    A[0][0] = np.broadcast_to(w_line + reg_diag[0], (S, n_lines))
+    for m in range(rank):
+        A[0][m + 1] = A[m + 1][0] = G[m]
+    for t, (u, v) in enumerate(zip(iu, ju)):
+        entry = G[rank + t]
+        if u == v:
+            entry = entry + reg_diag[1 + u]
+        A[1 + u][1 + v] = A[1 + v][1 + u] = entry
+    b = [wz_line - G[rank + n_up]]
+    b += [H[m] - G[rank + n_up + 1 + m] for m in range(rank)]
+    x = _cholesky_solve(A, b)
+    fac = np.stack(x[1:]) if rank else np.zeros((0, S, n_lines))
+    has = w_line > 0
+    if has.all():
+        return x[0], fac
+    return np.where(has, x[0], old_bias), np.where(has, fac, old_F)
+
+
+_TRIU: dict = {}
+
+
+def _triu(rank: int):
+    if rank not in _TRIU:
+        iu, ju = np.triu_indices(rank)
+        _TRIU[rank] = (iu.tolist(), ju.tolist())
+    return _TRIU[rank]
 
 
 def fit_batched(Z, W, U, V, *, reg_diag, n_iter: int = 40):
@@ -113,7 +185,7 @@ def fit_batched(Z, W, U, V, *, reg_diag, n_iter: int = 40):
     W : ndarray, shape (n_models, n_benchmarks)
         Non-negative cell weights, 0 for missing cells (1 for observed, unweighted).
     U, V : ndarray, shapes (S, n_models, rank), (S, n_benchmarks, rank)
-        Initial factors (copied, not modified).
+        Initial factors of the S starts (not modified).
     reg_diag : ndarray, shape (rank + 1,)
         Ridge penalties for ``[bias, factor_1..rank]`` (see :func:`reg_diagonal`).
 
@@ -122,27 +194,31 @@ def fit_batched(Z, W, U, V, *, reg_diag, n_iter: int = 40):
     mu : (S,), a : (S, n_models), c : (S, n_benchmarks), U : (S, n_models, rank),
     V : (S, n_benchmarks, rank)
     """
-    W = np.asarray(W, dtype=float)
+    W = np.ascontiguousarray(W, dtype=float)
+    if W.ndim != 2:
+        raise BadInputError("weights must be a 2-D (n_models, n_benchmarks) array")
     WZ = W * np.where(W > 0, Z, 0.0)
     WT, WZT = np.ascontiguousarray(W.T), np.ascontiguousarray(WZ.T)
-    S, n_models, _ = U.shape
+    S, n_models, rank = U.shape
     n_bench = V.shape[1]
-    U = U.copy()
-    V = V.copy()
-    wsum = W.sum()
+    # internal layout: factors (rank, S, n), biases (S, n)
+    Ut = U.transpose(2, 0, 1).copy()
+    Vt = V.transpose(2, 0, 1).copy()
     row_w, col_w = W.sum(axis=1), W.sum(axis=0)
-    wz_sum = WZ.sum()
+    row_wz, col_wz = WZ.sum(axis=1), WZ.sum(axis=0)
+    wsum, wz_sum = float(W.sum()), float(WZ.sum())
     mu = np.full(S, wz_sum / wsum if wsum > 0 else 0.0)
     a = np.zeros((S, n_models))
     c = np.zeros((S, n_bench))
     for _ in range(n_iter):
-        a, U = _ridge_side(W, WZ, mu[:, None] + c, V, a, U, reg_diag)
-        c, V = _ridge_side(WT, WZT, mu[:, None] + a, U, c, V, reg_diag)
+        a, Ut = _ridge_side(WT, WZT, row_w, row_wz, mu[:, None] + c, Vt, a, Ut, reg_diag)
+        c, Vt = _ridge_side(W, WZ, col_w, col_wz, mu[:, None] + a, Ut, c, Vt, reg_diag)
         if wsum > 0:
             # weighted mean residual: sum W (Z - a - c - U V^T) / sum W
-            uv = (U * (W @ V)).sum(axis=(1, 2))
+            WV = (Vt.reshape(rank * S, n_bench) @ WT).reshape(Ut.shape)
+            uv = (Ut * WV).sum(axis=(0, 2))
             mu = (wz_sum - a @ row_w - c @ col_w - uv) / wsum
-    return mu, a, c, U, V
+    return mu, a, c, Ut.transpose(1, 2, 0).copy(), Vt.transpose(1, 2, 0).copy()
 
 
 def fold_in_batched(Z_rows, W_rows, mu, c, V, *, reg_diag):
@@ -164,11 +240,14 @@ def fold_in_batched(Z_rows, W_rows, mu, c, V, *, reg_diag):
     """
     W_rows = np.asarray(W_rows, dtype=float)
     WZ = W_rows * np.where(W_rows > 0, Z_rows, 0.0)
-    S, rank = V.shape[0], V.shape[2]
-    a0 = np.zeros((S, WZ.shape[0]))
-    U0 = np.zeros((S, WZ.shape[0], rank))
-    a, U = _ridge_side(W_rows, WZ, mu[:, None] + c, V, a0, U0, reg_diag)
-    return mu[:, None, None] + a[:, :, None] + c[:, None, :] + U @ V.transpose(0, 2, 1)
+    S, n_bench, rank = V.shape
+    n_rows = WZ.shape[0]
+    Vt = V.transpose(2, 0, 1).copy()
+    a, Ut = _ridge_side(np.ascontiguousarray(W_rows.T), np.ascontiguousarray(WZ.T),
+                        W_rows.sum(axis=1), WZ.sum(axis=1), mu[:, None] + c, Vt,
+                        np.zeros((S, n_rows)), np.zeros((rank, S, n_rows)), reg_diag)
+    return (mu[:, None, None] + a[:, :, None] + c[:, None, :]
+            + Ut.transpose(1, 2, 0) @ V.transpose(0, 2, 1))
 
 
 def _check_matrix(Z) -> np.ndarray:
@@ -245,8 +324,9 @@ class BiasALS:
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         U0, V0 = init_factors([seed], Z.shape[0], Z.shape[1], int(self.rank), self.init_scale)
-        mu, a, c, U, V = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
-                                     reg_diag=reg, n_iter=int(self.n_iter))
+        with single_blas_thread():
+            mu, a, c, U, V = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
+                                         reg_diag=reg, n_iter=int(self.n_iter))
         self.mu_ = float(mu[0])
         self.model_bias_, self.benchmark_bias_ = a[0], c[0]
         self.U_, self.V_ = U[0], V[0]

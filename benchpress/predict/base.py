@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError
+from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["BasePredictor", "check_scores"]
@@ -56,7 +57,8 @@ class BasePredictor:
         Y = check_scores(Y, scales)
         self.Y_ = Y
         self.scales_ = scales
-        self._fit(Y, scales)
+        with single_blas_thread():
+            self._fit(Y, scales)
         return self
 
     def _fitted(self) -> None:
@@ -71,7 +73,8 @@ class BasePredictor:
         score are NaN.
         """
         self._fitted()
-        P = self._predict()
+        with single_blas_thread():
+            P = self._predict()
         if keep_observed:
             obs = ~np.isnan(self.Y_)
             P = np.where(obs, self.Y_, P)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.als import (
     fit_batched,
     fold_in_batched,
@@ -76,9 +77,10 @@ class ALSEnsemble:
         self.seeds_ = start_seeds(self.random_state, self.n_starts)
         U0, V0 = init_factors(self.seeds_, Z.shape[0], Z.shape[1], int(self.rank),
                               self.init_scale)
-        (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
-         self.V_) = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
-                                reg_diag=self._reg(), n_iter=int(self.n_iter))
+        with single_blas_thread():
+            (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
+             self.V_) = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
+                                    reg_diag=self._reg(), n_iter=int(self.n_iter))
         return self
 
     def _fitted(self) -> None:

@@ -1,9 +1,15 @@
-"""Alias suggestions: fuzzy candidate matches for a person to review, never applied silently.
+"""Alias suggestions: candidate matches for a person to review, never applied silently.
 
-For each model (or benchmark) id, the closest ids that came from other sources are scored
-with rapidfuzz on the normalized id; model candidates also show how many benchmarks the
-two rows share and how far apart their scores are there, which is what a reviewer needs
-to tell "the same model under another name" from "a sibling model".
+Models are matched on their parsed identity (`validate.model_identity`: family, version date,
+effort), not on raw strings: ``o3-2025-04-16_high`` (Epoch) and ``o3-high`` (a vendor matrix)
+share family ``o3`` and effort ``high``. A candidate whose effort or version date contradicts
+the model's (both stated, and different) is never proposed, so different efforts of one model
+stay different rows unless a person adds an alias. Families (edit-distance ratio) and whole
+ids (rapidfuzz WRatio) are compared, the closer counts; a
+`match` of ``identity`` means the families are equal. Each suggestion shows the evidence a
+reviewer needs to tell "the same model under another name" from "a sibling model": how many
+benchmarks the two rows share, how far apart their scores are there, and the scores side by
+side. `accept_alias` appends a reviewed row to `schemas/aliases.csv`; the next build applies it.
 """
 
 from __future__ import annotations
@@ -16,41 +22,128 @@ from rapidfuzz import fuzz, process
 
 from benchpress.errors import BadInputError
 from benchpress.validate.contracts import ALIAS_COLUMNS
+from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
 
-__all__ = ["suggest_aliases", "accept_alias"]
+__all__ = ["suggest_aliases", "accept_alias", "source_filter"]
+
+_SUGGESTION_SCHEMA = {
+    "kind": pl.String, "alias": pl.String, "canonical_id": pl.String, "similarity": pl.Float64,
+    "match": pl.String, "alias_effort": pl.String, "canonical_effort": pl.String,
+}
+
+
+def source_filter(source: str) -> pl.Expr:
+    """Rows of source `source`, or of every source whose id starts with ``<source>-``
+    (``--source epoch`` names ``epoch-2025-12``)."""
+    return (pl.col("source_id") == source) | pl.col("source_id").str.starts_with(source + "-")
+
+
+def _identity(models: pl.DataFrame, ids: list[str]) -> dict[str, tuple]:
+    """model id -> (family, version_date, effort), from the models table or parsed from the id."""
+    known = {}
+    if {"family", "version_date", "effort"} <= set(models.columns):
+        known = {r["model_id"]: (r["family"], r["version_date"], r["effort"])
+                 for r in models.select("model_id", "family", "version_date", "effort").iter_rows(named=True)}
+    out = {}
+    for mid in ids:
+        if mid in known and known[mid][0]:
+            out[mid] = known[mid]
+        else:
+            p = parse_model(mid)
+            out[mid] = (p.family or mid, p.version_date, p.effort)
+    return out
+
+
+def _compatible(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def _model_candidates(left: list[str], right: list[str], ident: dict[str, tuple],
+                      min_score: float, limit: int) -> list[dict]:
+    """Candidates by family (parsed) and by whole id, whichever is closer; contradicting
+    efforts or snapshot dates are left out."""
+    rows = []
+    families: dict[str, list[str]] = {}
+    for mid in right:
+        families.setdefault(ident[mid][0], []).append(mid)
+    names = list(families)
+    for alias in left:
+        fam, date, effort = ident[alias]
+        best: dict[str, float] = {}
+        # families by plain edit-distance ratio (WRatio's partial matching overrates short
+        # families: "o3" in "o3mini-hi"); whole ids by WRatio
+        for family, similarity, _ in process.extract(fam, names, scorer=fuzz.ratio,
+                                                     limit=limit * 3, score_cutoff=min_score):
+            for cand in families[family]:
+                best[cand] = max(best.get(cand, 0.0), similarity)
+        for cand, similarity, _ in process.extract(alias, right, scorer=fuzz.WRatio,
+                                                   limit=limit * 5, score_cutoff=min_score):
+            best[cand] = max(best.get(cand, 0.0), similarity)
+        for cand, similarity in best.items():
+            c_family, c_date, c_effort = ident[cand]
+            if not (_compatible(effort, c_effort) and _compatible(date, c_date)):
+                continue  # a different effort or snapshot is a different row
+            rows.append({"kind": "model", "alias": alias, "canonical_id": cand,
+                         "similarity": round(float(similarity), 1),
+                         "match": "identity" if c_family == fam else "fuzzy",
+                         "alias_effort": effort, "canonical_effort": c_effort})
+    return rows
 
 
 def suggest_aliases(models: pl.DataFrame, benchmarks_used: pl.DataFrame, cells: pl.DataFrame,
                     scores: pl.DataFrame, *, kind: str = "model", source: str | None = None,
                     min_score: float = 80.0, limit: int = 3) -> pl.DataFrame:
-    """Candidate (alias, canonical_id, similarity, shared, mean_abs_diff) rows, best first."""
+    """Candidate rows (alias, canonical_id, similarity, match, shared, mean_abs_diff, scores),
+    best first; `source` limits the aliases to ids that come from that source only."""
     key = "model_id" if kind == "model" else "benchmark_id"
     per_source = scores.select(key, "source_id").unique()
-    left = per_source.filter(pl.col("source_id") == source)[key] if source else per_source[key]
-    left = sorted(set(left.to_list()))
-    rows = []
-    for alias in left:
-        sources_of_alias = set(per_source.filter(pl.col(key) == alias)["source_id"])
-        candidates = sorted(set(per_source.filter(~pl.col("source_id").is_in(list(sources_of_alias)))[key])
-                            - {alias})
-        for match, similarity, _ in process.extract(alias, candidates, scorer=fuzz.WRatio,
-                                                    limit=limit, score_cutoff=min_score):
-            rows.append({"kind": kind, "alias": alias, "canonical_id": match,
-                         "similarity": round(float(similarity), 1)})
-    frame = pl.DataFrame(rows, schema={"kind": pl.String, "alias": pl.String,
-                                       "canonical_id": pl.String, "similarity": pl.Float64})
-    if frame.height == 0 or kind != "model":
-        return frame.sort("similarity", descending=True)
+    if source is not None:
+        mine = per_source.filter(source_filter(source))
+        if mine.height == 0:
+            raise BadInputError(f"no scores come from source '{source}'; "
+                                f"known: {sorted(set(per_source['source_id']))}")
+        others = per_source.filter(~source_filter(source))
+        # ids the source already shares with another source need no alias
+        left = sorted(set(mine[key]) - set(others[key]))
+        right = sorted(set(others[key]))
+    else:
+        left = right = sorted(set(per_source[key]))
+    if kind == "model":
+        ident = _identity(models, sorted(set(left) | set(right)))
+        sources = dict(per_source.group_by(key).agg(pl.col("source_id")).iter_rows())
+        rows = [r for r in _model_candidates(left, right, ident, min_score, limit)
+                if r["alias"] != r["canonical_id"]
+                and set(sources[r["canonical_id"]]) - set(sources[r["alias"]])]
+    else:
+        rows = []
+        for alias in left:
+            candidates = [c for c in right if c != alias]
+            for match, similarity, _ in process.extract(alias, candidates, scorer=fuzz.WRatio,
+                                                        limit=limit, score_cutoff=min_score):
+                rows.append({"kind": kind, "alias": alias, "canonical_id": match,
+                             "similarity": round(float(similarity), 1), "match": "fuzzy"})
+    frame = pl.DataFrame(rows, schema=_SUGGESTION_SCHEMA)
+    if kind != "model":
+        return frame.select("kind", "alias", "canonical_id", "similarity", "match").sort(
+            "similarity", descending=True)
+    if frame.height == 0:
+        return frame
     a = cells.select(pl.col("model_id").alias("alias"), "benchmark_id", pl.col("score").alias("a"))
     b = cells.select(pl.col("model_id").alias("canonical_id"), "benchmark_id", pl.col("score").alias("b"))
-    evidence = (frame.join(a, on="alias").join(b, on=["canonical_id", "benchmark_id"])
+    evidence = (frame.select("alias", "canonical_id").join(a, on="alias")
+                .join(b, on=["canonical_id", "benchmark_id"])
+                .sort("benchmark_id")
                 .group_by("alias", "canonical_id")
-                .agg(pl.len().alias("shared"), (pl.col("a") - pl.col("b")).abs().mean().round(2)
-                     .alias("mean_abs_diff")))
-    return (frame.join(evidence, on=["alias", "canonical_id"], how="left")
-            .with_columns(pl.col("shared").fill_null(0))
-            .sort(["similarity", "shared"], descending=True))
+                .agg(pl.len().alias("shared"),
+                     (pl.col("a") - pl.col("b")).abs().mean().round(2).alias("mean_abs_diff"),
+                     pl.format("{} {}/{}", "benchmark_id", pl.col("a").round(1), pl.col("b").round(1))
+                     .head(4).str.join("; ").alias("scores")))
+    best = (frame.join(evidence, on=["alias", "canonical_id"], how="left")
+            .with_columns(pl.col("shared").fill_null(0).cast(pl.Int64))
+            .sort(["alias", "similarity", "shared"], descending=[False, True, True])
+            .group_by("alias", maintain_order=True).head(limit))
+    return best.sort(["similarity", "shared", "alias"], descending=[True, True, False])
 
 
 def accept_alias(schemas_dir: Path, kind: str, alias: str, canonical_id: str, note: str = "") -> None:

@@ -14,7 +14,7 @@ from typing import Callable
 import polars as pl
 
 from benchpress.adapters import get_adapter
-from benchpress.adapters.fetch import fetch, sha256_of
+from benchpress.adapters.fetch import fetch, sha256_of, tree_sha256
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.store.resolve import resolve_cells
@@ -22,7 +22,7 @@ from benchpress.store.sources import SourceConfig, load_configs
 from benchpress.store.tables import locked, recover, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import BenchmarkResolver
-from benchpress.validate.prepare import SourceInfo, prepare_source
+from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
 from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores
 
 __all__ = ["SourceSummary", "BuildReport", "build", "materialize", "VIEWS_SQL"]
@@ -39,6 +39,7 @@ class SourceSummary:
     rows_merged: int
     rows_quarantined: int
     reasons: list[str] = field(default_factory=list)  # one line per quarantined row
+    notes: list[str] = field(default_factory=list)    # the adapter's file-level remarks
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,17 @@ class BuildReport:
 
 
 def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None) -> tuple[Path, str, str]:
-    """The local file behind a source: (path, sha256, retrieved_at)."""
+    """The local file or folder behind a source: (path, sha256, retrieved_at).
+
+    A `mirror_path` may name a folder (a zip's unpacked files); its sha256 is then the tree
+    digest that `fetch.tree_sha256` gives the folder and the zip alike.
+    """
     if config.path:
         path = (home.root / config.path) if not Path(config.path).is_absolute() else Path(config.path)
         if not path.exists():
             raise BadInputError(f"source '{config.id}': file {path} is missing")
-        return path, (sha256_of(path) if path.is_file() else ""), config.retrieved_at or ""
+        # a folder read in place (an unpacked leaderboard export) is named by its tree digest
+        return path, (sha256_of(path) if path.is_file() else tree_sha256(path)), config.retrieved_at or ""
     if not config.url:
         raise BadInputError(f"{home.sources / (config.id + '.yaml')}: field 'url': a source needs a url or a path")
     got = fetch(config.url, home.cache, expected_sha256=config.sha256, mirror=mirror,
@@ -67,6 +73,7 @@ def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> pl.DataFra
     bare = (scores.select("model_id", "source_id").unique("model_id", maintain_order=True)
             .join(described.select("model_id"), on="model_id", how="anti")
             .with_columns(pl.col("model_id").alias("name")))
+    bare = bare.with_columns(*identity_columns(bare["model_id"].to_list()).values())
     merged = pl.concat([described.drop("ordinal"), bare], how="diagonal_relaxed")
     cols = [c for c in Models.to_schema().columns if c not in ("model_id", "ordinal")]
     # the first source to describe a model wins; later sources only fill what it left null
@@ -129,6 +136,7 @@ def build(home: Home, *, mirror: Path | None = None,
                 prepared.rows_merged, prepared.quarantine.height,
                 [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
                  for r in prepared.quarantine.iter_rows(named=True)],
+                list(output.notes),
             )
             summaries.append(summary)
             source_rows.append({

@@ -13,3 +13,48 @@ CREATE OR REPLACE VIEW conflicts AS
            s.reference_url AS other_reference_url, s.score - c.score AS difference
     FROM scores s JOIN cells c USING (model_id, benchmark_id)
     WHERE abs(s.score - c.score) > 1e-9;
+-- source_values: one value per (model, benchmark, source), chosen the way `cells` chooses
+-- within a source (an observation the publisher's audit dropped last, then the earlier row
+-- of the source, which for leaderboards is the latest run or release), with how many
+-- observations that source has for the cell.
+CREATE OR REPLACE VIEW source_values AS
+    SELECT model_id, benchmark_id, source_id, score, source_type, reference_url,
+           reported_setting, derived, observed_at, row, n_observations
+    FROM (
+        SELECT *,
+               row_number() OVER (PARTITION BY model_id, benchmark_id, source_id
+                                  ORDER BY coalesce(audit_status, '') = 'dropped', file_row_number) AS _rank,
+               count(*) OVER (PARTITION BY model_id, benchmark_id, source_id) AS n_observations
+        FROM read_parquet('{dir}/scores.parquet', file_row_number = true)
+    )
+    WHERE _rank = 1;
+-- source_kinds: a source is a leaderboard when most of its observations are leaderboard runs
+-- (Epoch AI, LiveBench, Aider); the matrices of vendor-cited numbers are not.
+CREATE OR REPLACE VIEW source_kinds AS
+    SELECT source_id, avg(CASE WHEN source_type = 'leaderboard' THEN 1 ELSE 0 END) >= 0.5 AS is_leaderboard,
+           count(*) AS n_scores
+    FROM scores GROUP BY source_id;
+-- source_comparison: each leaderboard's value beside each matrix's value for the same model
+-- and benchmark (GPQA Diamond from Epoch AI against the vendor's number, say), on the
+-- benchmark's own scale (leaderboard fractions are already percent). difference is
+-- leaderboard minus matrix. Models meet here when their ids agree, directly or through the
+-- alias table (`benchpress aliases suggest --source epoch`, then `aliases accept`).
+CREATE OR REPLACE VIEW source_comparison AS
+    SELECT l.model_id, l.benchmark_id, b.scale,
+           l.source_id AS leaderboard_source, l.score AS leaderboard_score,
+           l.reported_setting AS leaderboard_setting, l.derived AS leaderboard_derived,
+           l.reference_url AS leaderboard_reference_url,
+           r.source_id AS matrix_source, r.score AS matrix_score, r.source_type AS matrix_source_type,
+           r.reported_setting AS matrix_setting, r.reference_url AS matrix_reference_url,
+           round(l.score - r.score, 4) AS difference, round(abs(l.score - r.score), 4) AS abs_difference
+    FROM source_values l
+    JOIN source_kinds kl ON kl.source_id = l.source_id AND kl.is_leaderboard
+    JOIN source_values r ON r.model_id = l.model_id AND r.benchmark_id = l.benchmark_id
+    JOIN source_kinds kr ON kr.source_id = r.source_id AND NOT kr.is_leaderboard
+    LEFT JOIN benchmarks b ON b.benchmark_id = l.benchmark_id;
+-- source_disagreements: the comparisons that differ by more than 5 points (percent and index
+-- scales), largest first.
+CREATE OR REPLACE VIEW source_disagreements AS
+    SELECT * FROM source_comparison
+    WHERE abs_difference > 5 AND scale IN ('percent', 'index')
+    ORDER BY abs_difference DESC, model_id, benchmark_id;

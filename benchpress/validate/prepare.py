@@ -15,7 +15,9 @@ import pandera.polars as pa
 import polars as pl
 
 from benchpress.adapters.base import AdapterOutput
+from benchpress.errors import BadInputError
 from benchpress.validate.contracts import Contracts
+from benchpress.validate.model_identity import effort_from_setting, parse_model
 from benchpress.validate.normalize import (
     BenchmarkResolver,
     canonical_model_id,
@@ -23,7 +25,7 @@ from benchpress.validate.normalize import (
 )
 from benchpress.validate.schemas import Benchmarks, Models, Quarantine, ScoreCheck, Scores
 
-__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows"]
+__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
 
 
 @dataclass(frozen=True)
@@ -109,13 +111,34 @@ def _drop(df: pl.DataFrame, failures: pl.DataFrame) -> pl.DataFrame:
     return df.filter(~pl.int_range(pl.len()).is_in(failures["index"].implode()))
 
 
+def identity_columns(model_ids: list[str | None], settings: list[str | None] | None = None,
+                     names: list[str | None] | None = None) -> dict:
+    """family / version_date / effort columns for canonical model ids (see `model_identity`).
+
+    The effort comes from the id; when the id names none, from the display name ("Claude
+    Sonnet 4.5 (no thinking)"), then from the setting's ``effort``.
+    """
+    parsed = [parse_model(m) for m in model_ids]
+    settings = settings if settings is not None else [None] * len(parsed)
+    names = names if names is not None else [None] * len(parsed)
+    return {
+        "family": pl.Series("family", [p.family for p in parsed], dtype=pl.String),
+        "version_date": pl.Series("version_date", [p.version_date for p in parsed], dtype=pl.String),
+        "effort": pl.Series("effort", [p.effort or (parse_model(n).effort if n else None)
+                                       or effort_from_setting(s)
+                                       for p, s, n in zip(parsed, settings, names)], dtype=pl.String),
+    }
+
+
 def _prepare_models(out: AdapterOutput, contracts: Contracts, info: SourceInfo):
     """Canonical model rows; a second row for the same canonical id in one source is merged."""
     aliases = model_alias_map(contracts)
-    ids = [canonical_model_id(m) for m in out.models["model_id"]]
+    ids = [aliases.get(m, m) for m in (canonical_model_id(m) for m in out.models["model_id"])]
+    identity = identity_columns(ids, out.models["setting"].to_list(), out.models["name"].to_list())
     models = out.models.with_columns(
-        pl.Series("model_id", [aliases.get(m, m) for m in ids], dtype=pl.String),
+        pl.Series("model_id", ids, dtype=pl.String),
         pl.coalesce("name", "model_id").alias("name"),
+        *identity.values(),
         pl.lit(info.source_id).alias("source_id"),
         pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
     )
@@ -147,6 +170,17 @@ def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: Benchmar
         "benchmark_id": pl.String, "name": pl.String, "category": pl.String, "scale": pl.String,
         "lower": pl.Float64, "upper": pl.Float64, "higher_is_better": pl.Boolean, "cost": pl.Float64,
     }) if schema else None
+
+
+def _refuse_mislabelled(scores: pl.DataFrame, info: SourceInfo) -> None:
+    fractions = scores.filter(pl.col("unit") == "fraction", pl.col("_value").is_not_null())
+    above = fractions.filter(pl.col("_value") > 1)
+    if fractions.height and above.height * 2 > fractions.height:
+        first = above.row(0, named=True)
+        raise BadInputError(
+            f"source '{info.source_id}': {above.height} of {fractions.height} scores labelled as "
+            f"0-1 fractions are above 1 (first: {first['row']}, field 'score': {first['score_raw']}); "
+            "the file is mislabelled (its scores look like percentages), so nothing was ingested")
 
 
 def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -> PreparedSource:
@@ -183,7 +217,9 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
             pl.lit(info.ingest_id).alias("ingest_id"),
         )
         .with_columns(
-            (pl.col("_value") * pl.col("_factor")).alias("score"),
+            # a converted value drops the float noise of the product (0.553 * 100)
+            pl.when(pl.col("_factor") != 1).then((pl.col("_value") * pl.col("_factor")).round(10))
+            .otherwise(pl.col("_value")).alias("score"),
             pl.col("reference_url").fill_null(pl.lit(info.url if info.cites_source else None,
                                                       dtype=pl.String)),
         )
@@ -195,7 +231,9 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
         )
         .join(scales, on="benchmark_id", how="left", maintain_order="left")
     )
-    # a fraction-unit value above 1 means the file is mislabelled, not that it scored 4000%
+    # a fraction-unit value above 1 means the file is mislabelled, not that it scored 4000%:
+    # when most of a source's fraction values are, the file as a whole is refused
+    _refuse_mislabelled(scores, info)
     scores = scores.with_columns(
         pl.when((pl.col("unit") == "fraction") & (pl.col("_value") > 1))
         .then(None).otherwise(pl.col("score")).alias("score"))
@@ -207,10 +245,24 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
     checked = scores.select(list(ScoreCheck.to_schema().columns))
     failures = validate_rows(ScoreCheck, checked).join(
         checked.with_row_index("index").select(
-            pl.col("index").cast(pl.Int64), "score_raw", "lower", "upper", "duplicate_of"),
+            pl.col("index").cast(pl.Int64), "score_raw", "lower", "upper", "duplicate_of",
+            "raw_model_id", "unit", "notes"),
         on="index", how="left",
     ).with_columns(
-        pl.when(pl.col("field") == "score").then(pl.format(
+        # an adapter's note on the row says why (an unknown task, an architect-mode run)
+        pl.when((pl.col("field") == "benchmark_id") & pl.col("notes").is_not_null())
+        .then(pl.format("{} ({})", "reason", "notes")).otherwise("reason").alias("reason"),
+    ).with_columns(
+        pl.when((pl.col("field") == "model_id") & (pl.col("raw_model_id") == ""))
+        .then(pl.format("{}: empty model name, the row names no model (an agent system or a "
+                        "mix of models that no model id stands for)", "reason"))
+        .otherwise("reason").alias("reason"),
+    ).with_columns(
+        pl.when((pl.col("field") == "score") & (pl.col("unit") == "fraction")
+                & (pl.col("score_raw").str.strip_chars().cast(pl.Float64, strict=False) > 1))
+        .then(pl.format("score {} is labelled a 0-1 fraction but is above 1: mislabelled",
+                        "score_raw"))
+        .when(pl.col("field") == "score").then(pl.format(
             "{} (score {}, allowed {} to {})", "reason", "score_raw",
             pl.col("lower").fill_null(-float("inf")), pl.col("upper").fill_null(float("inf"))))
         .when(pl.col("field") == "row").then(pl.format("{} ({})", "reason", "duplicate_of"))

@@ -39,6 +39,10 @@ class Models(pa.DataFrameModel):
     is_reasoning: bool = pa.Field(nullable=True)
     open_weights: bool = pa.Field(nullable=True)
     setting: str = pa.Field(nullable=True)
+    # parsed from the id by `model_identity.parse_model` (effort falls back to the setting)
+    family: str = pa.Field(nullable=True)
+    version_date: str = pa.Field(nullable=True, str_matches=r"^(\d{4}(-\d{2}(-\d{2})?)?|--\d{2}-\d{2})$")
+    effort: str = pa.Field(nullable=True)
     source_id: str  # the source that first described the model
     ordinal: int = pa.Field(ge=0)
 

@@ -1,0 +1,290 @@
+"""Probe sets, new releases and rankings: probes, backtest, compare, ranking."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import polars as pl
+
+from benchpress.cli.common import emit_json, format_option, handle_errors, render, stderr
+from benchpress.cli.predict_cmds import matrix_options
+from benchpress.errors import BadInputError, UsageError
+from benchpress.predict.probes import OBJECTIVES, SCOPES
+
+__all__ = ["COMMANDS", "read_benchmark_list", "read_costs", "read_model_scores"]
+
+#: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
+PAPER_SETS = {
+    "paper (any benchmark)": ["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"],
+    "paper (low-cost allowlist)": ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff",
+                                   "math_500", "aime_2026"],
+}
+
+
+# ---------------------------------------------------------------------- input parsing
+def read_benchmark_list(spec: str) -> list[str]:
+    """Benchmark ids from a file (a JSON list, an object with ``benchmark_ids``, or one id
+    per line) or from comma-separated text."""
+    path = Path(spec)
+    if path.is_file():
+        text = path.read_text()
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        ids = obj.get("benchmark_ids") if isinstance(obj, dict) else obj
+        if not isinstance(ids, list) or not all(isinstance(b, str) for b in ids):
+            raise BadInputError(f"{path}: expected a JSON list of benchmark ids or an object "
+                                'with a "benchmark_ids" list')
+        return ids
+    ids = [b.strip() for b in spec.split(",") if b.strip()]
+    if not ids:
+        raise UsageError(f"no benchmark ids in {spec!r}")
+    return ids
+
+
+def read_costs(path: Path) -> dict[str, float]:
+    """{benchmark: cost} from JSON (optionally under "costs") or a CSV benchmark_id,cost."""
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pl.read_csv(path)
+            if not {"benchmark_id", "cost"} <= set(frame.columns):
+                raise BadInputError(f"{path}: a costs CSV needs columns benchmark_id,cost")
+            table = dict(zip(frame["benchmark_id"].to_list(), frame["cost"].to_list()))
+        else:
+            obj = json.loads(path.read_text())
+            table = obj.get("costs", obj) if isinstance(obj, dict) else None
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise BadInputError(f"cannot read costs file {path}: {exc}") from None
+    if not isinstance(table, dict):
+        raise BadInputError(f"{path}: expected a JSON object {{benchmark_id: cost}}")
+    out = {}
+    for b, v in table.items():
+        try:
+            c = float(v)
+        except (TypeError, ValueError):
+            raise BadInputError(f"{path}: cost of '{b}' is {v!r}, not a number") from None
+        if not c >= 0 or c == float("inf"):
+            raise BadInputError(f"{path}: cost of '{b}' must be a finite number >= 0, got {v!r}")
+        out[str(b)] = c
+    return out
+
+
+def read_model_scores(path: Path) -> dict[str, dict[str, float]]:
+    """{model: {benchmark: score}} from JSON of that shape or a CSV model_id,benchmark_id,score."""
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pl.read_csv(path)
+            if not {"model_id", "benchmark_id", "score"} <= set(frame.columns):
+                raise BadInputError(f"{path}: a scores CSV needs columns model_id,benchmark_id,score")
+            out: dict[str, dict[str, float]] = {}
+            for m, b, s in frame.select("model_id", "benchmark_id", "score").iter_rows():
+                out.setdefault(str(m), {})[str(b)] = float(s)
+            return out
+        obj = json.loads(path.read_text())
+        if not isinstance(obj, dict) or not all(isinstance(v, dict) for v in obj.values()):
+            raise BadInputError(f"{path}: expected {{model: {{benchmark: score}}}}")
+        return {str(m): {str(b): float(s) for b, s in v.items()} for m, v in obj.items()}
+    except (OSError, ValueError, TypeError, pl.exceptions.PolarsError) as exc:
+        raise BadInputError(f"cannot read scores file {path}: {exc}") from None
+
+
+def _write(out: Path | None, document) -> None:
+    if out is None:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    tmp.replace(out)
+
+
+def _score_row(label, s) -> dict:
+    return {"set": label, "probes": ",".join(s.probes), "cost": s.cost, "medae": s.medae,
+            "medae_hidden": s.medae_hidden, "medape": s.medape,
+            "models_missing_probe": s.n_models_missing_probe}
+
+
+# ---------------------------------------------------------------------- commands
+@click.command()
+@click.option("--k", type=int, default=5, show_default=True, help="Largest probe-set size.")
+@click.option("--allowlist", default=None, help="Allowed probes: a file (JSON list / "
+              "{'benchmark_ids': [...]}) or comma-separated ids.")
+@click.option("--costs", "costs_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Benchmark costs (JSON {id: cost} or CSV benchmark_id,cost); overrides the "
+                   "registry's cost column.")
+@click.option("--budget", type=float, default=None, help="Most total cost of a probe set.")
+@click.option("--objective", type=click.Choice(OBJECTIVES), default="medae", show_default=True,
+              help="medae: pooled median absolute error; medape: median percentage error.")
+@click.option("--scope", type=click.Choice(SCOPES), default="all", show_default=True,
+              help="all: every observed cell, probe cells exact (paper); hidden: non-probe cells.")
+@click.option("--swap", type=click.Choice(["final", "each", "none"]), default="final",
+              show_default=True, help="Swap pass on the final set, after every step, or never.")
+@click.option("--evaluate", "evaluate_sets", multiple=True,
+              help="Also score this probe set (ids or file); repeatable.")
+@click.option("--paper-sets/--no-paper-sets", default=True, show_default=True,
+              help="Score the paper's two five-probe sets beside ours.")
+@click.option("--no-search", is_flag=True, help="Only score the --evaluate / paper sets.")
+@click.option("--design", type=click.Choice(["fold_in", "refit"]), default="fold_in",
+              show_default=True, help="How --evaluate / paper sets are scored: fold-in against "
+              "leave-one-model-out fits, or the paper's refit per model (slow).")
+@click.option("--previous", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
+                   "report the drift between the two chosen sets.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
+@format_option(choices=("table", "json"))
+@matrix_options
+@handle_errors
+def probes(k, allowlist, costs_file, budget, objective, scope, swap, evaluate_sets, paper_sets,
+           no_search, design, previous, out, fmt, bp, home):
+    """Choose the few benchmarks to run on a new model to predict the rest of its row."""
+    costs = read_costs(costs_file) if costs_file else None
+    named = {f"given {n + 1}": read_benchmark_list(s) for n, s in enumerate(evaluate_sets)}
+    if paper_sets:
+        named.update({k_: v for k_, v in PAPER_SETS.items()
+                      if all(b in bp.matrix.benchmark_ids for b in v)})
+    selection = None
+    if not no_search:
+        cand = read_benchmark_list(allowlist) if allowlist else None
+        selection = bp.probes(k, candidates=cand, costs=costs, budget=budget,
+                              objective=objective, scope=scope, swap=swap)
+    elif not named:
+        raise UsageError("--no-search needs --evaluate SET or the paper sets")
+    scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs, design=design)))
+    doc = {"method": bp.method, "design": design, "n_models": int(bp.matrix.values.shape[0]),
+           "n_benchmarks": int(bp.matrix.values.shape[1]),
+           "selection": selection.to_json() if selection else None,
+           "evaluated": {label: s.to_json() for label, s in scored.items()}}
+    ref = selection.final if selection else next(iter(scored.values()))
+    if previous and selection:
+        try:
+            prev = json.loads(previous.read_text())["selection"]["probes"]
+        except (OSError, ValueError, KeyError, TypeError):
+            raise BadInputError(f"{previous}: not a `benchpress probes --out` file") from None
+        known = [b for b in prev if b in bp.matrix.benchmark_ids]
+        old = bp.score_probes([known], costs=costs)[0] if known else None
+        new_set = list(selection.final.probes)
+        doc["drift"] = {"previous": prev, "current": new_set,
+                        "kept": [b for b in new_set if b in prev],
+                        "added": [b for b in new_set if b not in prev],
+                        "dropped": [b for b in prev if b not in new_set],
+                        "previous_medae_now": old.medae if old else None,
+                        "current_medae": selection.final.medae}
+    _write(out, doc)
+    if fmt == "json":
+        emit_json(doc)
+        return
+    note = (f"objective: pooled {'median absolute error' if objective == 'medae' else 'median % error'}"
+            f" of transcript recovery over {ref.n_cells} observed cells of {ref.n_models} models "
+            f"({'probe cells exact (error 0)' if scope == 'all' else 'non-probe cells only'}); "
+            "each model is predicted from its own probe scores against a fit on all other models")
+    stderr.print(note, markup=False)
+    if selection:
+        curve = selection.curve().with_columns(pl.col(pl.Float64).round(3))
+        render(curve, "table", title=f"greedy probe selection ({bp.method}, "
+               f"{len(selection.candidates)} candidates, {selection.seconds + selection.fit_seconds:.1f}s)")
+    rows = ([_score_row(f"ours (k={len(selection.final.probes)})", selection.final)]
+            if selection else []) + [_score_row(label, s) for label, s in scored.items()]
+    render(pl.DataFrame(rows, schema_overrides={"cost": pl.Float64}).with_columns(
+        pl.col(pl.Float64).round(3)), "table", title="probe sets side by side")
+    stderr.print(f"{ref.n_models_missing_probe} of {ref.n_models} models lack a score on some "
+                 f"probe of {','.join(ref.probes)} ({ref.n_models_without_probes} have none): they are "
+                 "predicted from the probes they have and all their observed cells are counted",
+                 markup=False)
+    if "drift" in doc:
+        d = doc["drift"]
+        stderr.print(f"drift from {previous}: kept {d['kept']}, added {d['added']}, dropped "
+                     f"{d['dropped']}; previous set now scores {d['previous_medae_now']}", markup=False)
+
+
+@click.command()
+@click.option("--cutoff", required=True, help="ISO date: fit on models released before it.")
+@click.option("--probes", "probes_spec", default="5", show_default=True,
+              help="A number (chosen greedily on the pre-cutoff models) or probe ids / a file.")
+@click.option("--allowlist", default=None, help="Allowed probes for the greedy choice.")
+@click.option("--recent-months", type=float, default=6.0, show_default=True,
+              help="The greedy choice scores the models released this many months before the "
+                   "cutoff (0: every earlier model).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
+@format_option(choices=("table", "json"))
+@matrix_options
+@handle_errors
+def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
+    """Temporal stress test: predict every model released after --cutoff from its probes."""
+    chosen = int(probes_spec) if probes_spec.strip().isdigit() else read_benchmark_list(probes_spec)
+    cand = read_benchmark_list(allowlist) if allowlist else None
+    result = bp.backtest(cutoff, probes=chosen, candidates=cand, recent_months=recent_months)
+    doc = result.to_json()
+    _write(out, doc)
+    if fmt == "json":
+        emit_json(doc)
+        return
+    summary = {k_: doc[k_] for k_ in ("cutoff", "n_train", "n_test", "medae", "medae_hidden",
+                                      "medape_hidden", "within5_hidden", "n_hidden_cells")}
+    render(pl.DataFrame([summary]), "table",
+           title=f"new releases from {len(result.probes)} probes ({bp.method})")
+    render(result.per_model.with_columns(pl.col(pl.Float64).round(2)), "table", title="per model")
+    stderr.print(f"probes ({result.probes_chosen_on}): {', '.join(result.probes)}; medae counts "
+                 "probe cells as exact, medae_hidden uses the other cells"
+                 + (f"; {result.n_undated} models without a release date left out"
+                    if result.n_undated else ""), markup=False)
+
+
+@click.command()
+@click.argument("model_ids", nargs=-1)
+@click.option("--benchmarks", default=None, help="Only these benchmarks (ids or a file).")
+@click.option("--scores-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="New models' known scores: JSON {model: {benchmark: score}} or CSV "
+                   "model_id,benchmark_id,score.")
+@format_option(choices=("table", "csv", "json"))
+@matrix_options
+@handle_errors
+def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
+    """Models side by side: observed and predicted scores, who is ahead, how sure."""
+    new = read_model_scores(scores_file) if scores_file else None
+    bench = read_benchmark_list(benchmarks) if benchmarks else None
+    frame, sure_from = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
+    if fmt == "json":
+        emit_json({"method": bp.method, "sure_from": sure_from, "rows": frame.to_dicts()})
+        return
+    render(frame.with_columns(pl.col(pl.Float64).round(2)), fmt,
+           title=f"side by side ({bp.method})")
+    if fmt == "table":
+        stderr.print(f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}; "
+                     "'_src' marks observed vs predicted scores", markup=False)
+
+
+@click.command()
+@click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Fold file (published index form or id form).")
+@click.option("--folds-sources", default=None,
+              help="Index folds count rows/columns of this source's matrix.")
+@click.option("--make-folds", "n_folds", type=int, default=None, help="Make K per-model folds.")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--margins", default="0,1,2,5", show_default=True, help="True-gap margins, points.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
+@format_option(choices=("table", "json"))
+@matrix_options
+@handle_errors
+def ranking(folds_file, folds_sources, n_folds, seed, margins, out, fmt, bp, home):
+    """Pairwise ranking preservation of held-out predictions (median over benchmarks)."""
+    if bool(folds_file) == bool(n_folds):
+        raise UsageError("give either --folds FILE or --make-folds K")
+    try:
+        m = [float(x) for x in margins.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--margins: {margins!r} is not a comma-separated list of numbers") from None
+    src = [s.strip() for s in folds_sources.split(",") if s.strip()] if folds_sources else None
+    folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, folds_sources=src)
+    result = bp.ranking_preservation(folds, margins=m)
+    doc = {"method": bp.method, **result.to_json()}
+    _write(out, doc)
+    if fmt == "json":
+        emit_json(doc)
+    else:
+        render(result.summary().with_columns(pl.col("accuracy").round(2)), "table",
+               title=f"pairs kept, % (median over benchmarks; {bp.method})")
+
+
+COMMANDS = [probes, backtest, compare, ranking]

@@ -1,0 +1,171 @@
+"""Snapshot commands: snapshot create|list|show, diff, and stats (the metrics stage)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+import polars as pl
+
+from benchpress.cli.common import emit_json, format_option, handle_errors, home_option, render, stderr
+from benchpress.errors import RegistryError
+from benchpress.store.diff import diff as diff_versions
+from benchpress.store.snapshot import (
+    Snapshot, create_snapshot, get_snapshot, list_snapshots, registry_metrics, resolve_snapshot,
+    verify_snapshot,
+)
+
+__all__ = ["COMMANDS"]
+
+
+def _row(s: Snapshot) -> dict:
+    return {"id": s.id, "created_at": s.created_at, "tags": ", ".join(s.tags),
+            "models": s.counts.get("models"), "benchmarks": s.counts.get("benchmarks"),
+            "cells": s.counts.get("cells"), "scores": s.counts.get("scores"),
+            "sources": s.counts.get("sources")}
+
+
+_LIST_SCHEMA = {"id": pl.String, "created_at": pl.String, "tags": pl.String, "models": pl.Int64,
+                "benchmarks": pl.Int64, "cells": pl.Int64, "scores": pl.Int64, "sources": pl.Int64}
+
+
+@click.group()
+def snapshot():
+    """Frozen, content-addressed versions of the registry (tracked with DVC)."""
+
+
+@snapshot.command()
+@click.option("--tag", help="A name for this version (letters, digits, '.', '_', '-').")
+@home_option
+@handle_errors
+def create(tag, home):
+    """Freeze the current registry into snapshots/<id>/ and print the id."""
+    snap, created = create_snapshot(home, tag=tag)
+    what = "created" if created else "unchanged data; kept"
+    stderr.print(f"{what} snapshot {snap.id} ({snap.counts.get('models')} models, "
+                 f"{snap.counts.get('benchmarks')} benchmarks, {snap.counts.get('cells')} cells)"
+                 + (f" tags: {', '.join(snap.tags)}" if snap.tags else ""), highlight=False)
+    click.echo(snap.id)
+
+
+@snapshot.command(name="list")
+@format_option()
+@home_option
+@handle_errors
+def list_(fmt, home):
+    """Every snapshot, oldest first."""
+    render(pl.DataFrame([_row(s) for s in list_snapshots(home)], schema=_LIST_SCHEMA), fmt,
+           title="snapshots")
+
+
+@snapshot.command()
+@click.argument("ref")
+@click.option("--verify", is_flag=True, help="Re-hash the tables and check them against the manifest.")
+@format_option(choices=("table", "json"))
+@home_option
+@handle_errors
+def show(ref, verify, fmt, home):
+    """The manifest of snapshot REF (id, tag or 'latest')."""
+    snap = get_snapshot(home, ref)
+    if verify:
+        problems = verify_snapshot(snap)
+        if problems:
+            raise RegistryError(f"snapshot {snap.id} is damaged: " + "; ".join(problems))
+        stderr.print(f"snapshot {snap.id}: every table matches its manifest")
+    if fmt == "json":
+        emit_json(snap.manifest)
+        return
+    render(pl.DataFrame([_row(snap)], schema=_LIST_SCHEMA), fmt, title=f"snapshot {snap.id}")
+    tables = snap.manifest.get("tables", {})
+    render(pl.DataFrame([{"table": name, "rows": snap.counts.get(name),
+                          "content_sha256": entry.get("content_sha256", "")[:16]}
+                         for name, entry in tables.items()],
+                        schema={"table": pl.String, "rows": pl.Int64, "content_sha256": pl.String}),
+           fmt, title="tables")
+    render(pl.DataFrame(snap.manifest.get("sources", []),
+                        schema={"source_id": pl.String, "adapter": pl.String, "url": pl.String,
+                                "path": pl.String, "sha256": pl.String, "retrieved_at": pl.String,
+                                "licence": pl.String}).select("source_id", "adapter", "sha256"),
+           fmt, title="sources")
+
+
+@click.command()
+@click.argument("ref_a", metavar="A")
+@click.argument("ref_b", metavar="B", default="current")
+@click.option("--sql", "sql_text", help="Run one SELECT over the diff's tables instead "
+              "(summary, models, benchmarks, merged, cells).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write the diff's tables as Parquet into this folder.")
+@click.option("--limit", type=int, default=15, show_default=True,
+              help="Largest changes listed in table format.")
+@format_option()
+@home_option
+@handle_errors
+def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, home):
+    """What changed from version A to version B (snapshot id, tag, 'latest', or 'current' for
+    the live registry; B defaults to 'current')."""
+    result = diff_versions(home, ref_a, ref_b)
+    if out_dir is not None:
+        paths = result.write(out_dir)
+        stderr.print(f"wrote {len(paths)} tables to {out_dir}")
+    if sql_text:
+        render(result.query(sql_text), fmt)
+    elif fmt == "json":
+        emit_json(result.to_dict())
+    elif fmt == "csv":
+        render(result.cells, fmt)
+    else:
+        render(result.summary, fmt, title=f"{result.a} -> {result.b}")
+        for name, df in (("models", result.models), ("benchmarks", result.benchmarks)):
+            if df.height:
+                render(df, fmt, title=f"{name} added and removed")
+        if result.merged.height:
+            render(result.merged, fmt, title="kept by normalization (raw spellings differ)")
+        changed = result.cells.filter(pl.col("change") == "changed")
+        brief = ["model_id", "benchmark_id", "score_a", "score_b", "difference", "setting_a",
+                 "setting_b", "reference_url_b"]
+        setting = changed.filter(pl.col("setting_changed"))
+        if setting.height:
+            render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed")
+        if changed.height and limit > 0:
+            render(changed.sort(pl.col("difference").abs(), descending=True).head(limit)
+                   .select(*brief[:5], "setting_changed", "reference_url_a", "reference_url_b"),
+                   fmt, title=f"largest changes (top {min(limit, changed.height)} of {changed.height})")
+        stderr.print("every added, removed and changed cell: --format json|csv, or --sql "
+                     "\"SELECT * FROM cells WHERE change = 'changed'\"")
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@click.command()
+@click.option("--snapshot", "snapshot_ref", default=None, help="A snapshot (id, tag or 'latest').")
+@click.option("--write-metrics", "metrics_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the figures as JSON to this file instead (the DVC metrics stage).")
+@format_option(choices=("table", "json"))
+@home_option
+@handle_errors
+def stats(snapshot_ref, metrics_file, fmt, home):
+    """Headline figures of the registry or a snapshot: counts, fill, conflicts, per source."""
+    folder = home.registry if snapshot_ref is None else resolve_snapshot(home, snapshot_ref)
+    figures = registry_metrics(folder)
+    if metrics_file is not None:
+        _write_json(metrics_file, figures)
+        stderr.print(f"wrote {metrics_file}")
+    elif fmt == "json":
+        emit_json(figures)
+    else:
+        rows = [{"figure": k, "value": str(v)} for k, v in figures.items() if k != "per_source"]
+        rows += [{"figure": f"scores from {k}", "value": str(v)}
+                 for k, v in figures["per_source"].items()]
+        render(pl.DataFrame(rows, schema={"figure": pl.String, "value": pl.String}), fmt,
+               title=str(folder))
+
+
+COMMANDS = [snapshot, diff, stats]

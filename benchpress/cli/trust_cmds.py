@@ -1,0 +1,165 @@
+"""Trust and drift commands: intervals (coverage of calibrated intervals), drift, report."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from pathlib import Path
+
+import click
+import polars as pl
+
+from benchpress.api import BenchPress
+from benchpress.cli.common import emit_json, format_option, handle_errors, home_option, render, stderr
+from benchpress.errors import UsageError
+from benchpress.predict import available_methods
+from benchpress.predict.drift import DriftThresholds
+from benchpress.report import build_report, coverage_json, drift_report, evaluate_intervals
+
+__all__ = ["COMMANDS"]
+
+
+def _write_json(path: Path, doc) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    tmp.replace(path)
+
+
+@click.command()
+@click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
+@click.option("--method", default="default", show_default=True, type=click.Choice(available_methods()))
+@click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Evaluate on these folds (e.g. the published fold file).")
+@click.option("--folds-sources", default=None,
+              help="Index-form fold file counts rows/columns of the matrix of these sources.")
+@click.option("--seed", type=int, default=2001, show_default=True,
+              help="Without --folds: first seed of new per-model 3-fold partitions.")
+@click.option("--n-seeds", type=int, default=1, show_default=True)
+@click.option("--regime", type=click.Choice(["cells", "new_models"]), default="cells",
+              show_default=True, help="cells: missing cells of known models (held-out folds); "
+              "new_models: whole models held out, folded in from 3-12 scores.")
+@click.option("--calibration-seed", type=int, default=1001, show_default=True,
+              help="First seed of the partitions the intervals are calibrated on.")
+@click.option("--calibration-seeds", type=int, default=2, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the JSON summary here (for dvc metrics).")
+@format_option(choices=("table", "json"))
+@home_option
+@handle_errors
+def intervals(snapshot, method, folds_file, folds_sources, seed, n_seeds, regime,
+              calibration_seed, calibration_seeds, out, fmt, home):
+    """Coverage and width of the calibrated 90% intervals on held-out folds, by benchmark
+    and by how many scores the model has."""
+    bp = BenchPress.from_snapshot(home, snapshot, method=method)
+    m = bp.matrix
+    sources = [s.strip() for s in folds_sources.split(",")] if folds_sources else None
+    if regime == "new_models":
+        if folds_file:
+            raise UsageError("--folds applies to --regime cells only")
+        folds = None
+        stderr.print(f"calibrating with seed {calibration_seed}, evaluating with seed {seed}")
+    else:
+        folds = (bp.folds(folds_file, folds_sources=sources) if folds_file
+                 else bp.folds(n_folds=3, seed=seed, n_seeds=n_seeds))
+        stderr.print(f"calibrating on seeds {calibration_seed}.."
+                     f"{calibration_seed + calibration_seeds - 1}, evaluating on {len(folds)} folds")
+    result = evaluate_intervals(method, m.values, bp.scales, folds, regime=regime, seed=seed,
+                                calibration_seed=calibration_seed,
+                                calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids)
+    doc = {"method": method, "regime": regime, **coverage_json(result)}
+    if out:
+        _write_json(out, {k: v for k, v in doc.items() if k != "per_benchmark"})
+    if fmt == "json":
+        emit_json(doc)
+        return
+    render(result["overall"], "table", title="90% intervals on held-out cells (width in points)")
+    render(result["per_model_count"], "table", title="by how many scores the model has")
+    render(result["per_benchmark"].sort("coverage").head(15), "table",
+           title="least-covered benchmarks")
+
+
+def threshold_options(f):
+    """One option per DriftThresholds field (--var2-min, --probes-k, ...) -> `cfg`."""
+    fields = dataclasses.fields(DriftThresholds)
+    for fd in reversed(fields):
+        f = click.option(f"--{fd.name.replace('_', '-')}", fd.name, type=type(fd.default),
+                         default=fd.default, show_default=True)(f)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        cfg = DriftThresholds(**{fd.name: kwargs.pop(fd.name) for fd in fields})
+        return f(*args, cfg=cfg, **kwargs)
+    return wrapper
+
+
+@click.command()
+@click.option("--from", "from_ref", default=None,
+              help="Oldest version: snapshot id/tag, 'current' or a folder of registry tables.")
+@click.option("--to", "to_ref", default=None, help="Newest version (same forms as --from).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the metrics of the newest version here (metrics/drift.json).")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the full drift report (JSON) here.")
+@format_option(choices=("table", "json"))
+@threshold_options
+@home_option
+@handle_errors
+def drift(from_ref, to_ref, out, report_file, fmt, cfg, home):
+    """How the rank-2 structure and the probe set move from snapshot to snapshot."""
+    report = drift_report(home, from_ref, to_ref, cfg)
+    doc = report.to_json()
+    if out:
+        _write_json(out, report.metrics())
+    if report_file:
+        _write_json(report_file, doc)
+    if fmt == "json":
+        emit_json(doc)
+        return
+    snaps = pl.DataFrame([{k: s[k] for k in ("label", "n_models", "n_benchmarks", "n_cells", "fill",
+                                             "var2", "best_rank", "medae")}
+                          | {"probes": ", ".join(s["probes"]) if s["probes"] is not None
+                             else s["probes_note"]} for s in doc["snapshots"]])
+    render(snaps, "table", title="snapshots (var2: two-factor variance on complete submatrices; "
+                                 "medae: held-out, default predictor)")
+    for t in doc["transitions"]:
+        click.echo(f"\n{t['from_label']} -> {t['to_label']}: principal angles "
+                   f"{', '.join(f'{a:.1f}' for a in t['angles_deg'])} deg on "
+                   f"{t['n_shared_benchmarks']} shared benchmarks; probes changed: "
+                   f"{t['probes_changed']} (+{', '.join(t['probes_added'])} "
+                   f"-{', '.join(t['probes_removed'])})")
+        if t["moved_benchmarks"]:
+            render(pl.DataFrame(t["moved_benchmarks"]), "table",
+                   title="benchmarks whose held-out error moved most (points)")
+        if t["worst_models"]:
+            render(pl.DataFrame(t["worst_models"]), "table",
+                   title="models the previous fit predicted worst (points)")
+        for a in t["alarms"]:
+            click.echo(f"ALARM: {a}")
+    click.echo("drift alarm" if report.alarm else "no drift alarm")
+
+
+@click.command()
+@click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("report"), show_default=True, help="Folder for index.html.")
+@click.option("--method", default="default", show_default=True, type=click.Choice(available_methods()))
+@click.option("--probe-method", default="default", show_default=True,
+              type=click.Choice(available_methods()))
+@click.option("--probes-k", type=int, default=5, show_default=True)
+@click.option("--drift", "drift_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A drift report (benchpress drift --report FILE) to plot instead of recomputing.")
+@home_option
+@handle_errors
+def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, home):
+    """Write a self-contained HTML report with plots (matrix, spectrum, intervals,
+    probes, ranking preservation, drift)."""
+    doc = json.loads(drift_file.read_text()) if drift_file else None
+    path = build_report(home, out_dir, snapshot=snapshot, method=method,
+                        probe_method=probe_method, probes_k=probes_k, drift=doc,
+                        drift_cfg=DriftThresholds(probe_method=probe_method, probes_k=probes_k))
+    stderr.print(f"wrote {path}")
+
+
+COMMANDS = [intervals, drift, report]

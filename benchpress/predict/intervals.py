@@ -1,0 +1,395 @@
+"""Calibrated 90% prediction intervals and trust probabilities for predicted scores.
+
+Method (split-conformal scaling of a per-cell risk estimate, computed in a standardized
+space so that intervals respect every benchmark's range):
+
+1. **Space.** A :class:`ScaleTransform` fitted on the training matrix (logit for percent
+   and other 0-100 scales, then z-scores); a residual is ``r = z(actual) - z(predicted)``.
+2. **Risk features** of a cell (model i, benchmark j), from the training matrix: ensemble
+   spread of the prediction, how many scores model i and benchmark j have, the in-sample
+   RMS residual of row i and column j, the Pearson r of model i with its most similar
+   model that has a score on j, and ``|z(predicted)|`` (see :data:`FEATURES`).
+3. **Risk model.** Ridge regression of ``log(|r| + 0.01)`` on the features; the risk is
+   ``s = exp(x @ coef_)``.
+4. **Conformal scaling.** On held-out data the calibration never trained on, the
+   half-width is ``q * s`` with ``q`` the ``ceil((n + 1)(1 - alpha)) / n`` quantile of
+   ``|r / s|``; ``z(predicted) +- q s`` is mapped back through the inverse transform and
+   clipped to ``[lower, upper]`` (percent intervals stay in 0-100, asymmetric near ends).
+   Two regimes are calibrated separately: missing cells of known models
+   (:func:`heldout_records`, per-model k-fold) and new models folded in from a few
+   scores (:func:`new_model_records`).
+5. **Trust** = P(|actual - predicted| <= 10 points), a *point* being 1% of the
+   benchmark's range (1 pp on percent; 1% of the observed range when unbounded): the
+   window is mapped to z units and read off the empirical distribution of ``r / s``.
+
+:func:`calibrate` fits an :class:`IntervalCalibrator`; :func:`complete_intervals` and
+:func:`fold_in_intervals` apply it. Coverage: :mod:`benchpress.report.coverage`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.evaluate import Folds, make_folds
+from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+
+__all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records", "calibrate",
+           "complete_intervals", "fold_in_intervals", "point_size", "TRUST_POINTS"]
+
+#: Names of the risk features, in column order.
+FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
+            "benchmark_fit_rms", "nearest_similarity", "abs_z")
+#: Trust is the probability that the prediction is within this many points.
+TRUST_POINTS = 10.0
+_RIDGE = 1.0  # ridge penalty of the risk regression
+#: Logit rule and margin (percentage points, finer than the predictor's) of the interval space.
+LOGIT_RULE, EPS = "percent_or_0_100", 0.05
+_FLOOR = 0.01  # added to |residual| before the log in the risk regression
+
+
+def point_size(scales: BenchmarkScales, Y=None) -> np.ndarray:
+    """One "point" per benchmark in score units, shape (n_benchmarks,): 1% of
+    ``upper - lower`` if both are finite, else 1% of the observed range of ``Y``, else 1."""
+    span = scales.upper - scales.lower
+    if Y is not None:
+        Y = np.asarray(Y, dtype=float)
+        seen = ~np.isnan(Y).all(axis=0)
+        lo = np.nanmin(np.where(seen, Y, 0.0), axis=0) if Y.size else 0.0
+        hi = np.nanmax(np.where(seen, Y, 1.0), axis=0) if Y.size else 1.0
+        span = np.where(np.isfinite(span), span, np.where(seen & (hi > lo), hi - lo, 100.0))
+    return np.where(np.isfinite(span) & (span > 0), span / 100.0, 1.0)
+
+
+def _pair_corr(A, B, min_overlap: int = 3) -> np.ndarray:
+    """Pearson r between rows of A (n_a, p) and rows of B (n_b, p) on shared entries;
+    NaN marks missing. Pairs with fewer than ``min_overlap`` shared entries get 0."""
+    Ma, Mb = (~np.isnan(A)).astype(float), (~np.isnan(B)).astype(float)
+    A0, B0 = np.nan_to_num(A), np.nan_to_num(B)
+    n = Ma @ Mb.T
+    sa, sb = A0 @ Mb.T, Ma @ B0.T
+    saa, sbb = (A0 * A0) @ Mb.T, Ma @ (B0 * B0).T
+    sab = A0 @ B0.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = n * sab - sa * sb
+        var = (n * saa - sa * sa) * (n * sbb - sb * sb)
+        r = cov / np.sqrt(var)
+    return np.where((n >= min_overlap) & (var > 1e-12), np.nan_to_num(r), 0.0)
+
+
+class MatrixSupport:
+    """Risk features (module doc, step 2) of cells of a fitted ``predictor`` (its
+    ``complete_spread`` is used when it has one), in the interval space given by
+    ``logit_rule`` and ``eps``."""
+
+    def __init__(self, predictor: BasePredictor, *, logit_rule: str = LOGIT_RULE,
+                 eps: float = EPS):
+        if not hasattr(predictor, "Y_"):
+            raise NotFittedError("MatrixSupport needs a fitted predictor")
+        self.predictor = predictor
+        Y, scales = predictor.Y_, predictor.scales_
+        self.transform = ScaleTransform.from_scales(scales, logit_rule=logit_rule,
+                                                    eps=eps).fit(Y)
+        self.Z = self.transform.transform(Y)
+        self.obs = ~np.isnan(Y)
+        self.P = predictor.complete(keep_observed=False)
+        self.Zhat = self.transform.transform(self.P)
+        spread = (predictor.complete_spread() if hasattr(predictor, "complete_spread")
+                  else np.zeros_like(self.P))
+        self.spread_z = self._spread_z(self.P, spread)
+        res2 = np.where(self.obs, (self.Z - self.Zhat) ** 2, 0.0)
+        self.row_count = self.obs.sum(axis=1)
+        self.col_count = self.obs.sum(axis=0)
+        self.row_rms = np.sqrt(res2.sum(axis=1) / np.maximum(self.row_count, 1))
+        self.col_rms = np.sqrt(res2.sum(axis=0) / np.maximum(self.col_count, 1))
+        C = _pair_corr(self.Z, self.Z)
+        np.fill_diagonal(C, 0.0)
+        self.C = C
+
+    def _spread_z(self, P, spread) -> np.ndarray:
+        s = np.nan_to_num(np.asarray(spread, dtype=float))
+        hi, lo = self.transform.transform(P + s), self.transform.transform(P - s)
+        return np.nan_to_num(np.abs(hi - lo) / 2.0)
+
+    def _features(self, spread_z, nm, nb, rrms, crms, near, zhat) -> np.ndarray:
+        return np.column_stack([
+            np.log(spread_z + 1e-3), np.log1p(nm), np.log1p(nb), rrms, crms, near,
+            np.abs(np.nan_to_num(zhat))])
+
+    def _nearest(self, C_rows, cols) -> np.ndarray:
+        """Max similarity of each row to the models that have a score on its column."""
+        return np.max(C_rows * self.obs[:, cols].T, axis=1, initial=0.0)
+
+    def cells(self, rows, cols) -> tuple[np.ndarray, np.ndarray]:
+        """z predictions (n_cells,) and features (n_cells, n_features) of cells (rows, cols)."""
+        i, j = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        zhat = self.Zhat[i, j]
+        X = self._features(self.spread_z[i, j], self.row_count[i], self.col_count[j],
+                           self.row_rms[i], self.col_rms[j], self._nearest(self.C[i], j), zhat)
+        return zhat, X
+
+    def new_rows(self, S, predicted, spread=None) -> tuple[np.ndarray, np.ndarray]:
+        """Features of every cell of new models with known scores ``S``, fold-in
+        predictions and spread (score units), each (n_rows, n_benchmarks). Returns
+        ``zhat`` (n_rows * n_benchmarks,) and ``X`` (n_rows * n_benchmarks, n_features)."""
+        S = np.atleast_2d(np.asarray(S, dtype=float))
+        P = np.atleast_2d(np.asarray(predicted, dtype=float))
+        sp = np.zeros_like(P) if spread is None else np.atleast_2d(spread)
+        Zs, Zh = self.transform.transform(S), self.transform.transform(P)
+        known = ~np.isnan(S)
+        n_r, n_b = S.shape
+        rrms = np.sqrt(np.where(known, (Zs - Zh) ** 2, 0.0).sum(axis=1)
+                       / np.maximum(known.sum(axis=1), 1))
+        C = _pair_corr(Zs, self.Z)
+        i = np.repeat(np.arange(n_r), n_b)
+        j = np.tile(np.arange(n_b), n_r)
+        X = self._features(self._spread_z(P, sp).ravel(), known.sum(axis=1)[i],
+                           self.col_count[j], rrms[i], self.col_rms[j],
+                           self._nearest(C[i], j), Zh.ravel())
+        return Zh.ravel(), X
+
+
+class IntervalCalibrator:
+    """Risk model + split-conformal scale for 1 - ``alpha`` prediction intervals.
+
+    ``alpha`` is the miscoverage (0.1: 90% intervals), ``ridge`` the penalty of the risk
+    regression on standardized features. Fitted: ``coef_`` (n_features + 1,) intercept
+    first, ``x_mean_``/``x_std_`` (n_features,), ``q_`` the conformal multiplier,
+    ``ratios_`` (n_cal,) the sorted signed ``r / s`` (for trust), ``n_cal_``.
+    """
+
+    def __init__(self, alpha: float = 0.1, *, ridge: float = _RIDGE):
+        self.alpha = alpha
+        self.ridge = ridge
+
+    def fit(self, residual_z, X) -> "IntervalCalibrator":
+        """Fit on held-out residuals ``residual_z`` (n_cal,) and features X (n_cal, n_features)."""
+        if not 0.0 < self.alpha < 1.0:
+            raise UsageError(f"alpha must lie in (0, 1), got {self.alpha}")
+        r = np.asarray(residual_z, dtype=float)
+        X = np.asarray(X, dtype=float)
+        ok = np.isfinite(r) & np.isfinite(X).all(axis=1)
+        if ok.sum() < 20:
+            raise BadInputError(f"need at least 20 held-out cells to calibrate, got {int(ok.sum())}")
+        r, X = r[ok], X[ok]
+        self.x_mean_, self.x_std_ = X.mean(axis=0), X.std(axis=0) + 1e-9
+        A = np.column_stack([np.ones(len(r)), (X - self.x_mean_) / self.x_std_])
+        pen = np.full(A.shape[1], float(self.ridge))
+        pen[0] = 0.0
+        self.coef_ = np.linalg.solve(A.T @ A + np.diag(pen), A.T @ np.log(np.abs(r) + _FLOOR))
+        ratio = r / self.risk(X)
+        n = ratio.size
+        level = min(1.0, np.ceil((n + 1) * (1.0 - self.alpha)) / n)
+        self.q_ = float(np.quantile(np.abs(ratio), level, method="higher"))
+        self.ratios_ = np.sort(ratio)
+        self.n_cal_ = int(n)
+        return self
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise NotFittedError("IntervalCalibrator is not fitted; call fit(residual_z, X)")
+
+    def risk(self, X) -> np.ndarray:
+        """Uncalibrated risk scale (z units), shape (n_cells,)."""
+        self._fitted()
+        X = np.asarray(X, dtype=float)
+        A = np.column_stack([np.ones(len(X)), (X - self.x_mean_) / self.x_std_])
+        return np.exp(A @ self.coef_)
+
+    def predict_interval(self, zhat, X, transform: ScaleTransform, cols):
+        """``lower, upper`` (n_cells,) in score units, within the benchmark range, for
+        predictions ``zhat`` (n_cells,) in the z space of ``transform``, features ``X``
+        (n_cells, n_features) and benchmark columns ``cols`` (n_cells,)."""
+        self._fitted()
+        half = self.q_ * self.risk(X)
+        zhat = np.asarray(zhat, dtype=float)
+        lower = _inverse(transform, zhat - half, cols)
+        upper = _inverse(transform, zhat + half, cols)
+        # a bound at the logit margin stands for the end of the range itself
+        lo, hi = transform.lower[cols], transform.upper[cols]
+        margin = 1.0001 * transform.eps / 100.0 * (hi - lo)
+        lg = transform.logit[cols]
+        lower = np.where(lg & (lower <= lo + margin), lo, lower)
+        upper = np.where(lg & (upper >= hi - margin), hi, upper)
+        return lower, upper
+
+    def trust(self, zhat, X, transform: ScaleTransform, cols, points) -> np.ndarray:
+        """P(|actual - predicted| <= ``TRUST_POINTS`` points), shape (n_cells,).
+
+        ``points`` is the size of one point per cell in score units (n_cells,).
+        """
+        self._fitted()
+        zhat = np.asarray(zhat, dtype=float)
+        pred = _inverse(transform, zhat, cols)
+        lo = _forward(transform, pred - TRUST_POINTS * points, cols)
+        hi = _forward(transform, pred + TRUST_POINTS * points, cols)
+        s = self.risk(X)
+        n = self.ratios_.size
+        cdf_hi = np.searchsorted(self.ratios_, (hi - zhat) / s, side="right") / n
+        cdf_lo = np.searchsorted(self.ratios_, (lo - zhat) / s, side="left") / n
+        return np.clip(cdf_hi - cdf_lo, 0.0, 1.0)
+
+    def to_json(self) -> dict:
+        """Fitted parameters, JSON-ready."""
+        self._fitted()
+        return {"alpha": self.alpha, "q": self.q_, "n_cal": self.n_cal_,
+                "coef": dict(zip(("intercept",) + FEATURES, self.coef_.tolist()))}
+
+
+def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, shape):
+    cols = np.tile(np.arange(shape[1]), shape[0])
+    ok = np.isfinite(zhat)
+    z = np.where(ok, zhat, 0.0)
+    pts = point_size(support.predictor.scales_, support.predictor.Y_)[cols]
+    lower, upper = calibrator.predict_interval(z, X, support.transform, cols)
+    trust = calibrator.trust(z, X, support.transform, cols, pts)
+    nan = np.full(z.shape, np.nan)
+    return {k: np.where(ok, v, nan).reshape(shape)
+            for k, v in (("lower", lower), ("upper", upper), ("trust", trust))}
+
+
+def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator) -> dict:
+    """Intervals of every cell of a fitted predictor's completion: a dict of
+    (n_models, n_benchmarks) arrays ``predicted`` (also for observed cells), ``lower``,
+    ``upper`` and ``trust``; NaN where there is no prediction."""
+    support = MatrixSupport(predictor)
+    n_m, n_b = support.P.shape
+    i, j = np.repeat(np.arange(n_m), n_b), np.tile(np.arange(n_b), n_m)
+    zhat, X = support.cells(i, j)
+    return {"predicted": support.P, **_intervals(support, calibrator, zhat, X, (n_m, n_b))}
+
+
+def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, scores,
+                      support: MatrixSupport | None = None) -> dict:
+    """Fold-in predictions with intervals for new models.
+
+    ``scores`` (n_benchmarks,) or (n_rows, n_benchmarks) are known scores (NaN =
+    unknown); ``predictor`` is fitted and ``calibrator`` calibrated for the same method
+    (:func:`calibrate`); ``support`` may reuse a :class:`MatrixSupport` of ``predictor``.
+    Returns a dict of arrays shaped like ``scores``: ``predicted, lower, upper, trust``.
+    """
+    S = np.asarray(scores, dtype=float)
+    S2 = np.atleast_2d(S)
+    support = support or MatrixSupport(predictor)
+    P, spread = _fold_in(predictor, S2)
+    zhat, X = support.new_rows(S2, P, spread)
+    out = {"predicted": P, **_intervals(support, calibrator, zhat, X, S2.shape)}
+    return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
+
+
+def _fold_in(predictor, S2):
+    """Fold-in predictions and spread (None for predictors without one) of rows S2."""
+    if hasattr(predictor, "complete_spread"):
+        return predictor.fold_in(S2, return_spread=True)
+    return predictor.fold_in(S2), None
+
+
+def _cols_apply(fn, n_b: int, z, cols):
+    """Apply a per-column map ``fn`` to values ``z`` (n,) lying in columns ``cols`` (n,)."""
+    full = np.full((len(z), n_b), np.nan)
+    full[np.arange(len(z)), cols] = z
+    return fn(full)[np.arange(len(z)), cols]
+
+
+def _inverse(tr: ScaleTransform, z, cols):
+    return _cols_apply(tr.inverse_transform, tr.logit.shape[0], z, cols)
+
+
+def _forward(tr: ScaleTransform, y, cols):
+    return _cols_apply(tr.transform, tr.logit.shape[0], y, cols)
+
+
+def _records(parts: list) -> dict:
+    keys = ("fold", "i", "j", "actual", "predicted", "zhat", "residual_z", "X", "model_count",
+            "point")
+    rec = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in keys}
+    rec["transforms"] = [p["transform"] for p in parts]
+    return rec
+
+
+def _part(k, support, Y, i, j, predicted, zhat, X, counts, pts) -> dict:
+    za = _forward(support.transform, Y[i, j], j)
+    keep = np.isfinite(zhat)
+    vals = {"fold": np.full(i.size, k), "i": i, "j": j, "actual": Y[i, j],
+            "predicted": predicted, "zhat": zhat, "residual_z": za - zhat, "X": X, "model_count": counts,
+            "point": pts[j]}
+    return {**{n: v[keep] for n, v in vals.items()}, "transform": support.transform}
+
+
+def heldout_records(method, Y, scales: BenchmarkScales, folds: Folds, **params) -> dict:
+    """Cells regime: refit ``method`` with each fold hidden; collect the held-out cells.
+
+    Returns a dict of arrays of shape (n_cells,) (``X``: (n_cells, n_features)): ``fold,
+    i, j, actual, predicted, zhat`` (prediction in the interval space), ``residual_z,
+    X, model_count`` (the model's training score count), ``point``; and ``transforms``,
+    the interval space of each fold.
+    """
+    from benchpress.predict.predictor import make_predictor
+
+    Y = check_scores(Y, scales)
+    pts, parts = point_size(scales, Y), []
+    for k, cells in enumerate(folds.test_cells):
+        i, j = np.asarray(cells, dtype=np.int64).reshape(-1, 2).T
+        Yt = Y.copy()
+        Yt[i, j] = np.nan
+        support = MatrixSupport(make_predictor(method, **params).fit(Yt, scales))
+        zhat, X = support.cells(i, j)
+        parts.append(_part(k, support, Y, i, j, support.P[i, j], zhat, X,
+                           support.row_count[i], pts))
+    return _records(parts)
+
+
+def new_model_records(method, Y, scales: BenchmarkScales, *, n_groups: int = 5,
+                      given=(3, 5, 8, 12), seed: int = 1001, **params) -> dict:
+    """New-model regime: whole models are held out (``n_groups`` groups, one fit each);
+    each is folded in from ``given[k]`` random known scores (cycled over models) and its
+    other scores are predicted. Same keys as :func:`heldout_records`."""
+    from benchpress.predict.predictor import make_predictor
+
+    Y = check_scores(Y, scales)
+    obs, pts, parts = ~np.isnan(Y), point_size(scales, Y), []
+    rng = np.random.default_rng(seed)
+    rows = np.flatnonzero(obs.sum(axis=1) >= min(given) + 2)
+    group = rng.permutation(rows.size) % n_groups
+    for g in range(n_groups):
+        mine = rows[group == g]
+        keep = np.ones(Y.shape[0], dtype=bool)
+        keep[mine] = False
+        support = MatrixSupport(make_predictor(method, **params).fit(Y[keep], scales))
+        k = np.asarray(given)[np.arange(mine.size) % len(given)]
+        keys = np.where(obs[mine], rng.random((mine.size, Y.shape[1])), np.inf)
+        known = obs[mine] & (np.argsort(np.argsort(keys, axis=1), axis=1) < k[:, None])
+        S = np.where(known, Y[mine], np.nan)
+        P, spread = _fold_in(support.predictor, S)
+        zhat, X = support.new_rows(S, P, spread)
+        ii, jj = np.nonzero(obs[mine] & ~known)
+        flat = ii * Y.shape[1] + jj
+        parts.append(_part(g, support, Y, mine[ii], jj, P[ii, jj], zhat[flat], X[flat],
+                           known.sum(axis=1)[ii], pts))
+    return _records(parts)
+
+
+def calibrate(method, Y, scales: BenchmarkScales, *, regime: str = "cells",
+              folds: Folds | None = None, alpha: float = 0.1, seed: int = 1001,
+              n_seeds: int = 2, n_folds: int = 3, **params) -> IntervalCalibrator:
+    """Fit an :class:`IntervalCalibrator` for ``method`` on held-out data of ``Y``.
+
+    ``regime="cells"``: missing cells of known models (for completions), on this
+    project's own random per-model partitions (seeds ``seed .. seed + n_seeds - 1``,
+    ``n_folds`` folds each; never the published ones) unless ``folds`` is given.
+    ``regime="new_models"``: new models folded in from a few scores
+    (:func:`new_model_records` with ``seed``).
+    """
+    Y = check_scores(Y, scales)
+    if regime == "new_models":
+        rec = new_model_records(method, Y, scales, seed=seed, **params)
+    elif regime == "cells":
+        if folds is None:
+            folds = make_folds(~np.isnan(Y), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
+        rec = heldout_records(method, Y, scales, folds, **params)
+    else:
+        raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
+    cal = IntervalCalibrator(alpha).fit(rec["residual_z"], rec["X"])
+    cal.regime = regime
+    return cal

@@ -1,0 +1,398 @@
+"""Probe sets: which few benchmarks to run on a new model to recover the rest of its row.
+
+Transcript recovery of a probe set ``P`` is scored the way a user meets it: for every
+model ``i``, the predictor has seen every *other* model in full and only model ``i``'s
+scores on ``P`` (those it has), and predicts the rest of model ``i``'s observed row.
+Pooled over all observed cells of all models, with probe cells counting as exact
+(error 0, as in the BenchPress paper), this gives the probe set's ``medae``/``medape``;
+``*_hidden`` figures use the non-probe cells alone.
+
+Speed: one leave-one-model-out (LOMO) fit per model, made once (:meth:`ProbeSearch.fit`);
+scoring any number of candidate sets is then a batched fold-in per model against that
+model's LOMO benchmark parameters (what ``benchpress predict --scores`` does).
+The paper's design (refit the whole matrix with model ``i``'s row cut down to the
+probes, once per model and per candidate set; :func:`refit_transcripts`,
+``score(..., design="refit")``) is kept to validate and time against. The two differ only
+in whether model ``i``'s probe cells also shape the benchmark parameters.
+
+Models without a score on some probe are predicted from the probes they have (a model
+with none gets the benchmark prior), and all their observed cells are counted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import polars as pl
+
+from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.predict._threads import single_blas_thread
+from benchpress.predict.base import check_scores
+from benchpress.predict.evaluate import APE_EPS
+from benchpress.predict.predictor import make_predictor
+from benchpress.predict.transform import BenchmarkScales
+
+__all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "OBJECTIVES",
+           "SCOPES"]
+
+#: Greedy objectives: pooled median absolute error (score points) or median APE (%).
+OBJECTIVES = ("medae", "medape")
+#: Which cells enter the objective: all observed cells with probe cells exact ("all",
+#: the paper's figure) or the non-probe cells alone ("hidden").
+SCOPES = ("all", "hidden")
+
+
+@dataclass(frozen=True)
+class ProbeScore:
+    """Transcript-recovery error of one probe set (see module doc); ``cost`` is the
+    probes' summed cost (None when some cost is unknown)."""
+
+    probes: tuple
+    cost: float | None
+    medae: float
+    medape: float
+    medae_hidden: float
+    medape_hidden: float
+    within5_hidden: float
+    n_cells: int
+    n_probe_cells: int
+    n_unpredicted: int
+    n_models: int
+    n_models_missing_probe: int
+    n_models_without_probes: int
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "probes": list(self.probes)}
+
+
+@dataclass
+class ProbeSelection:
+    """Outcome of :meth:`ProbeSearch.select`: the chosen set at every k = 1..K."""
+
+    objective: str
+    scope: str
+    method: str
+    steps: list            # ProbeScore of the chosen set at k = 1..K
+    candidates: tuple
+    budget: float | None
+    swaps: list = field(default_factory=list)   # {"k", "out", "in", "before", "after"}
+    n_sets_scored: int = 0
+    seconds: float = 0.0
+    fit_seconds: float = 0.0
+
+    @property
+    def final(self) -> ProbeScore:
+        """The chosen set at the largest k."""
+        return self.steps[-1]
+
+    def curve(self) -> pl.DataFrame:
+        """One row per k: ``k, probes, cost, medae, medape, medae_hidden, medape_hidden``."""
+        return pl.DataFrame([{
+            "k": len(s.probes), "probes": ",".join(s.probes), "cost": s.cost,
+            "medae": s.medae, "medape": s.medape, "medae_hidden": s.medae_hidden,
+            "medape_hidden": s.medape_hidden} for s in self.steps],
+            schema_overrides={"cost": pl.Float64})
+
+    def to_json(self) -> dict:
+        return {"objective": self.objective, "scope": self.scope, "method": self.method,
+                **self.final.to_json(), "budget": self.budget, "n_candidates": len(self.candidates),
+                "candidates": list(self.candidates), "steps": [s.to_json() for s in self.steps],
+                "swaps": self.swaps, "n_sets_scored": self.n_sets_scored,
+                "seconds": self.seconds, "fit_seconds": self.fit_seconds}
+
+
+def refit_transcripts(method: str, Y, scales: BenchmarkScales, probe_mask, *, models=None,
+                      **params) -> np.ndarray:
+    """The paper's design: per model, refit on the matrix with that model's row cut down
+    to the probes, and read its predicted row.
+
+    Parameters
+    ----------
+    probe_mask : array_like of bool, shape (n_benchmarks,)
+    models : sequence of int, optional
+        Model rows to predict (default: all).
+
+    Returns
+    -------
+    ndarray, shape (n_models, n_benchmarks): predicted rows (NaN for rows not in ``models``).
+    """
+    Y = check_scores(Y, scales)
+    probe = np.asarray(probe_mask, dtype=bool)
+    out = np.full(Y.shape, np.nan)
+    rows = range(Y.shape[0]) if models is None else models
+    with single_blas_thread():
+        for i in rows:  # one refit per model: the slow design this module replaces
+            Yt = Y.copy()
+            Yt[i, ~probe] = np.nan
+            out[i] = make_predictor(method, **params).fit(Yt, scales).complete(keep_observed=False)[i]
+    return out
+
+
+class ProbeSearch:
+    """Leave-one-model-out fits, then fast scoring and greedy selection of probe sets.
+
+    Parameters
+    ----------
+    method : str, default "default"
+        Predictor name (see :func:`~benchpress.predict.predictor.make_predictor`).
+    objective : {"medae", "medape"}, default "medae"
+        What the greedy search minimises.
+    scope : {"all", "hidden"}, default "all"
+        Cells in the objective: all observed cells, probe cells exact (paper), or the
+        non-probe cells only.
+    **params
+        Override the method's parameters.
+
+    Attributes
+    ----------
+    predictors_ : list
+        ``predictors_[i]`` was fitted on every model but ``i``.
+    cell_model_, cell_bench_ : ndarray of int, shape (n_cells,)
+        The observed cells, row-major.
+    """
+
+    def __init__(self, method: str = "default", *, objective: str = "medae",
+                 scope: str = "all", **params):
+        self.method = method
+        self.objective = objective
+        self.scope = scope
+        self.params = params
+
+    def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None) -> "ProbeSearch":
+        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks)."""
+        if self.objective not in OBJECTIVES:
+            raise UsageError(f"unknown objective {self.objective!r}; choose one of {OBJECTIVES}")
+        if self.scope not in SCOPES:
+            raise UsageError(f"unknown scope {self.scope!r}; choose one of {SCOPES}")
+        Y = check_scores(Y, scales)
+        if Y.shape[0] < 3:
+            raise BadInputError(f"probe search needs at least 3 models, got {Y.shape[0]}")
+        make_predictor(self.method, **self.params)  # validate early
+        t0 = time.perf_counter()
+        self.Y_, self.scales_ = Y, scales
+        self.obs_ = ~np.isnan(Y)
+        self.benchmark_ids_ = (list(benchmark_ids) if benchmark_ids is not None
+                               else [str(j) for j in range(Y.shape[1])])
+        if len(self.benchmark_ids_) != Y.shape[1]:
+            raise BadInputError("benchmark_ids do not match the matrix columns")
+        # one LOMO fit per model with observations (a loop over fits, each vectorised)
+        with single_blas_thread():
+            self.predictors_ = [
+                make_predictor(self.method, **self.params).fit(np.delete(Y, i, axis=0), scales)
+                if self.obs_[i].any() else None for i in range(Y.shape[0])]
+        self.cell_model_, self.cell_bench_ = np.nonzero(self.obs_)
+        self.actual_ = Y[self.cell_model_, self.cell_bench_]
+        self.fit_seconds_ = time.perf_counter() - t0
+        self.n_sets_scored_ = 0
+        return self
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "predictors_"):
+            raise NotFittedError("ProbeSearch is not fitted; call fit(Y, scales) first")
+
+    # ------------------------------------------------------------------ scoring core
+    def predict_cells(self, masks) -> np.ndarray:
+        """Predicted score of every observed cell under each probe set.
+
+        Parameters
+        ----------
+        masks : array_like of bool, shape (n_sets, n_benchmarks)
+            Probe sets as column masks.
+
+        Returns
+        -------
+        ndarray, shape (n_sets, n_cells)
+            Fold-in prediction of each observed cell (row-major order of
+            ``cell_model_``/``cell_bench_``) from its model's probe scores; probe cells
+            hold the observed score.
+        """
+        with single_blas_thread():
+            return self._predict_cells(masks)
+
+    def _predict_cells(self, masks) -> np.ndarray:
+        self._fitted()
+        masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+        n_sets, n_b = masks.shape
+        out = np.empty((n_sets, self.actual_.size))
+        start = 0
+        for i, pred in enumerate(self.predictors_):  # per model: its own LOMO parameters
+            js = np.flatnonzero(self.obs_[i])
+            if pred is None:
+                continue
+            seen = masks[:, js]                                   # (n_sets, n_obs_i)
+            uniq, inv = np.unique(seen, axis=0, return_inverse=True)
+            rows = np.full((uniq.shape[0], n_b), np.nan)
+            rows[:, js] = np.where(uniq, self.Y_[i, js], np.nan)
+            P = pred.fold_in(rows)[:, js]                         # (n_unique, n_obs_i)
+            P = np.where(uniq, self.Y_[i, js], P)                 # probe cells are exact
+            out[:, start:start + js.size] = P[inv.reshape(-1)]
+            start += js.size
+        self.n_sets_scored_ += n_sets
+        return out
+
+    def _errors(self, masks, pred):
+        masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+        err = np.abs(pred - self.actual_)
+        nz = np.abs(self.actual_) > APE_EPS
+        ape = np.where(nz, err / np.where(nz, np.abs(self.actual_), 1.0) * 100.0, np.nan)
+        probe = masks[:, self.cell_bench_]
+        return err, ape, probe
+
+    def _objective(self, masks, target=None) -> np.ndarray:
+        err, ape, probe = self._errors(masks, self.predict_cells(masks))
+        vals = err if self.objective == "medae" else ape
+        if self.scope == "hidden":
+            vals = np.where(probe, np.nan, vals)
+        return np.nanmedian(vals if target is None else vals[:, target], axis=1)
+
+    def _mask(self, idx) -> np.ndarray:
+        m = np.zeros(self.Y_.shape[1], dtype=bool)
+        m[list(idx)] = True
+        return m
+
+    def index_of(self, ids) -> list[int]:
+        """Column indices of benchmark ids; unknown ids raise :class:`BadInputError`."""
+        self._fitted()
+        pos = {b: j for j, b in enumerate(self.benchmark_ids_)}
+        unknown = [b for b in ids if b not in pos]
+        if unknown:
+            raise BadInputError(f"unknown benchmark ids: {', '.join(unknown)}")
+        return [pos[b] for b in ids]
+
+    def score(self, probes, *, costs=None, design: str = "fold_in") -> ProbeScore:
+        """Score one probe set given as benchmark ids (or column indices); ``design``
+        "refit" uses the paper's slow design (:func:`refit_transcripts`) instead."""
+        idx = [p if isinstance(p, (int, np.integer)) else self.index_of([p])[0] for p in probes]
+        mask = self._mask(idx)
+        if design not in ("fold_in", "refit"):
+            raise UsageError(f"design must be 'fold_in' or 'refit', got {design!r}")
+        if design == "fold_in":
+            return self._summary(idx, mask, self.predict_cells(mask[None])[0], costs)
+        full = refit_transcripts(self.method, self.Y_, self.scales_, mask, **self.params)
+        pred = np.where(mask[self.cell_bench_], self.actual_, full[self.cell_model_, self.cell_bench_])
+        return self._summary(idx, mask, pred, costs)
+
+    def _summary(self, idx, mask, pred, costs) -> ProbeScore:
+        err, ape, probe = self._errors(mask[None], pred[None])
+        err, ape, probe = err[0], ape[0], probe[0]
+        ok = np.isfinite(err)
+        hid = ok & ~probe
+        has = self.obs_[:, mask]
+        active = self.obs_.any(axis=1)
+        nan = float("nan")
+
+        def med(x):
+            x = x[np.isfinite(x)]
+            return float(np.median(x)) if x.size else nan
+
+        cost = None
+        if costs is not None and len(idx):
+            c = np.asarray(costs, dtype=float)[list(idx)]
+            cost = float(c.sum()) if np.isfinite(c).all() else None
+        return ProbeScore(
+            probes=tuple(self.benchmark_ids_[j] for j in idx), cost=cost,
+            medae=med(err[ok]), medape=med(ape[ok]), medae_hidden=med(err[hid]),
+            medape_hidden=med(ape[hid]),
+            within5_hidden=float(np.mean(err[hid] <= 5.0) * 100) if hid.any() else nan,
+            n_cells=int(err.size), n_probe_cells=int(probe.sum()),
+            n_unpredicted=int((~ok).sum()), n_models=int(active.sum()),
+            n_models_missing_probe=int((active & ~has.all(axis=1)).sum()) if len(idx) else 0,
+            n_models_without_probes=int((active & ~has.any(axis=1)).sum()))
+
+    # ------------------------------------------------------------------ search
+    def select(self, k: int = 5, *, candidates=None, costs=None, budget: float | None = None,
+               swap: str = "final", max_swap_rounds: int = 5, models=None) -> ProbeSelection:
+        """Greedy forward selection of up to ``k`` probes, then a swap pass: replace one
+        chosen probe by an unchosen one (the best such swap) while that lowers the
+        objective.
+
+        Parameters
+        ----------
+        k : int
+            Largest probe-set size.
+        candidates : sequence of str or int, optional
+            Allowed probes (default: every benchmark).
+        costs : array_like of float, shape (n_benchmarks,), optional
+            Cost per benchmark (NaN = unknown).
+        budget : float, optional
+            Upper bound on the summed cost of the set; candidates of unknown cost are
+            then excluded.
+        swap : {"final", "each", "none"}, default "final"
+            Run the swap pass on the final set only, after every addition (the curve
+            then shows swapped sets at every k), or not at all.
+        max_swap_rounds : int
+            Most swaps applied per pass.
+        models : array_like of bool, shape (n_models,), optional
+            Only these models' cells enter the objective (e.g. the most recent releases);
+            the reported figures still cover every model.
+        """
+        self._fitted()
+        t0 = time.perf_counter()
+        if k < 1:
+            raise UsageError(f"k must be >= 1, got {k}")
+        if swap not in ("final", "each", "none"):
+            raise UsageError(f"swap must be 'final', 'each' or 'none', got {swap!r}")
+        n_b = self.Y_.shape[1]
+        cand = list(range(n_b)) if candidates is None else [
+            c if isinstance(c, (int, np.integer)) else self.index_of([c])[0] for c in candidates]
+        cost = np.zeros(n_b) if costs is None else np.asarray(costs, dtype=float)
+        if cost.shape != (n_b,):
+            raise BadInputError(f"costs must have one value per benchmark ({n_b}), got {cost.shape}")
+        if budget is not None:
+            if costs is None or not np.isfinite(cost).any():
+                raise UsageError("a budget needs benchmark costs (registry metadata or a costs file)")
+            cand = [c for c in cand if np.isfinite(cost[c]) and cost[c] <= budget]
+        cand = [c for c in dict.fromkeys(cand) if self.obs_[:, c].any()]
+        if not cand:
+            raise UsageError("no candidate probe is allowed (check the allowlist and the budget)")
+        cand_arr = np.asarray(cand)
+        chosen, steps, swaps = [], [], []
+        self.n_sets_scored_ = 0
+        target = None if models is None else np.asarray(models, dtype=bool)
+        if target is not None and (target.shape != (self.Y_.shape[0],) or not target.any()):
+            raise BadInputError("models must be a non-empty boolean mask over the models")
+        target = None if target is None else target[self.cell_model_]
+
+        def fits(base_cost):
+            return cand_arr[(cost[cand_arr] + base_cost <= budget + 1e-9)
+                            if budget is not None else np.ones(cand_arr.size, bool)]
+
+        for step in range(int(k)):
+            pool = np.setdiff1d(fits(float(np.nansum(cost[chosen]))), chosen)
+            if pool.size == 0:
+                break
+            masks = np.repeat(self._mask(chosen)[None], pool.size, axis=0)
+            masks[np.arange(pool.size), pool] = True
+            vals = self._objective(masks, target)
+            order = np.lexsort((pool, np.nan_to_num(cost[pool]), vals))
+            chosen = chosen + [int(pool[order[0]])]
+            best_val = float(vals[order[0]])
+            do_swap = swap == "each" or (swap == "final" and step == int(k) - 1)
+            for _round in range(max_swap_rounds if do_swap and len(chosen) > 1 else 0):
+                trial, labels = [], []
+                for p in range(len(chosen)):
+                    rest = [c for q, c in enumerate(chosen) if q != p]
+                    for c in np.setdiff1d(fits(float(np.nansum(cost[rest]))), chosen):
+                        trial.append(self._mask(rest + [int(c)]))
+                        labels.append((p, int(c)))
+                if not trial:
+                    break
+                vals = self._objective(np.asarray(trial), target)
+                b = int(np.argmin(vals))
+                if not vals[b] < best_val - 1e-9:
+                    break
+                p, c = labels[b]
+                swaps.append({"k": len(chosen), "out": self.benchmark_ids_[chosen[p]], "in":
+                              self.benchmark_ids_[c], "before": best_val, "after": float(vals[b])})
+                chosen = chosen[:p] + [c] + chosen[p + 1:]
+                best_val = float(vals[b])
+            mask = self._mask(chosen)
+            steps.append(self._summary(chosen, mask, self.predict_cells(mask[None])[0],
+                                       None if costs is None else cost))
+        return ProbeSelection(
+            objective=self.objective, scope=self.scope, method=self.method, steps=steps,
+            candidates=tuple(self.benchmark_ids_[c] for c in cand), budget=budget,
+            swaps=swaps, n_sets_scored=self.n_sets_scored_,
+            seconds=time.perf_counter() - t0, fit_seconds=self.fit_seconds_)

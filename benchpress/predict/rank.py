@@ -1,0 +1,152 @@
+"""Rank diagnostics: how many latent factors the score matrix supports.
+
+Two checks, as in the BenchPress paper:
+
+1. held-out error of :class:`~benchpress.predict.baselines.SoftImpute` at ranks 1..8 on
+   the same folds (the rank with the lowest pooled MedAE "wins");
+2. the share of variance captured by the first singular vectors of large *complete*
+   submatrices (no missing cell), after the standard transform (logit for percent
+   benchmarks, per-column z-scores computed within the submatrix).
+
+Complete submatrices are found by greedy column addition (:func:`complete_submatrices`):
+starting from one benchmark, repeatedly add the benchmark that keeps the most models
+observed on every chosen benchmark (ties: lowest index), recording the (models,
+benchmarks) submatrix after each addition, until fewer than ``min_rows`` models remain.
+This is run once from every starting benchmark; for each number of benchmarks the
+submatrix with the most models is kept (a frontier of complete submatrices), and the
+frontier is returned largest (by cell count) first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from benchpress.errors import BadInputError
+from benchpress.predict.base import check_scores
+from benchpress.predict.evaluate import Folds, evaluate
+from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+
+__all__ = ["RankDiagnostics", "rank_errors", "complete_submatrices", "submatrix_variance",
+           "rank_diagnostics"]
+
+
+
+def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9)) -> pl.DataFrame:
+    """Held-out soft-impute error per rank.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``rank, medae, medape, within3, within5, fold_medae_mean``.
+    """
+    rows = []
+    for r in ranks:
+        m = evaluate("soft_impute", Y, scales, folds, rank=int(r)).overall
+        rows.append({"rank": int(r), "medae": m.medae, "medape": m.medape, "within3": m.within3,
+                     "within5": m.within5, "fold_medae_mean": m.fold_medae_mean})
+    return pl.DataFrame(rows)
+
+
+def complete_submatrices(observed, *, min_rows: int = 10,
+                         min_cols: int = 5) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Frontier of large fully observed submatrices by greedy column addition.
+
+    Parameters
+    ----------
+    observed : array_like of bool, shape (n_models, n_benchmarks)
+    min_rows, min_cols : int
+        Smaller submatrices are not reported.
+
+    Returns
+    -------
+    list of (model_indices, benchmark_indices)
+        At most one per number of benchmarks (the one with most models), sorted by
+        number of cells, largest first.
+    """
+    obs = np.asarray(observed, dtype=bool)
+    if obs.ndim != 2:
+        raise BadInputError(f"observed must be 2-D, got {obs.shape}")
+    best: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for start in range(obs.shape[1]):
+        rows = obs[:, start].copy()
+        cols = [start]
+        while rows.sum() >= min_rows:
+            k = len(cols)
+            if k >= min_cols and (k not in best or best[k][0].size < rows.sum()):
+                best[k] = (np.flatnonzero(rows), np.array(sorted(cols)))
+            counts = obs[rows].sum(axis=0)
+            counts[cols] = -1
+            nxt = int(np.argmax(counts))
+            if counts[nxt] < min_rows:
+                break
+            cols.append(nxt)
+            rows &= obs[:, nxt]
+    return sorted(best.values(), key=lambda rc: -(rc[0].size * rc[1].size))
+
+
+def submatrix_variance(Y, scales: BenchmarkScales, rows, cols, *, logit_rule: str = "percent",
+                       n_components: int = 3) -> np.ndarray:
+    """Cumulative share of variance of the first singular vectors of a complete submatrix.
+
+    The submatrix ``Y[rows][:, cols]`` is transformed (logit rule) and z-scored per
+    column within itself; returns an array of length ``n_components`` with the
+    cumulative ``sum_{k<=K} s_k^2 / sum s^2``.
+    """
+    Y = check_scores(Y, scales)
+    sub = Y[np.ix_(rows, cols)]
+    if np.isnan(sub).any():
+        raise BadInputError("submatrix has missing cells")
+    sc = BenchmarkScales(scales.kind[cols], scales.lower[cols], scales.upper[cols])
+    Z = ScaleTransform.from_scales(sc, logit_rule=logit_rule).fit_transform(sub)
+    s = np.linalg.svd(Z, compute_uv=False)
+    share = np.cumsum(s**2) / max(float((s**2).sum()), 1e-300)
+    out = np.full(n_components, 1.0)
+    out[: min(n_components, share.size)] = share[:n_components]
+    return out
+
+
+@dataclass
+class RankDiagnostics:
+    """Result of :func:`rank_diagnostics`.
+
+    Attributes
+    ----------
+    rank_errors : polars.DataFrame
+        Held-out soft-impute metrics per rank.
+    best_rank : int
+        Rank with the lowest pooled MedAE.
+    submatrices : polars.DataFrame
+        One row per complete submatrix: ``n_models, n_benchmarks, var1, var2, var3``
+        (cumulative variance shares) and the ``model_indices`` / ``benchmark_indices``.
+    """
+
+    rank_errors: pl.DataFrame
+    best_rank: int
+    submatrices: pl.DataFrame
+
+    def to_json(self) -> dict:
+        """JSON-ready dict with snake_case keys."""
+        return {"best_rank": self.best_rank, "rank_errors": self.rank_errors.to_dicts(),
+                "submatrices": self.submatrices.to_dicts()}
+
+
+def rank_diagnostics(Y, scales: BenchmarkScales, folds: Folds, *, ranks=range(1, 9),
+                     min_rows: int = 10, min_cols: int = 5) -> RankDiagnostics:
+    """Run both rank checks (see module doc)."""
+    Y = check_scores(Y, scales)
+    errs = rank_errors(Y, scales, folds, ranks)
+    best = int(errs.sort("medae")["rank"][0])
+    rows = []
+    for r, c in complete_submatrices(~np.isnan(Y), min_rows=min_rows,
+                                     min_cols=min_cols):
+        v = submatrix_variance(Y, scales, r, c)
+        rows.append({"n_models": int(r.size), "n_benchmarks": int(c.size),
+                     "var1": float(v[0]), "var2": float(v[1]), "var3": float(v[2]),
+                     "model_indices": r.tolist(), "benchmark_indices": c.tolist()})
+    schema = {"n_models": pl.Int64, "n_benchmarks": pl.Int64, "var1": pl.Float64,
+              "var2": pl.Float64, "var3": pl.Float64, "model_indices": pl.List(pl.Int64),
+              "benchmark_indices": pl.List(pl.Int64)}
+    return RankDiagnostics(errs, best, pl.DataFrame(rows, schema=schema))

@@ -1,0 +1,110 @@
+"""Benchmark-to-benchmark regression: predict a benchmark from its best-correlated peers.
+
+For every ordered pair of benchmarks (target ``j``, predictor ``l``) with at least
+``min_shared`` models observed on both, a simple least-squares line
+``z_j ~ intercept_jl + slope_jl * z_l`` is fitted on those models (z units), with its
+coefficient of determination ``r2_jl``. Pairs below ``min_r2`` are dropped.
+
+A cell (i, j) is predicted from the predictors ``l`` that model ``i`` has a score on:
+each votes with its line's prediction, weighted by ``r2_jl ** power``. With ``k=None``
+(default) all usable predictors vote, so the whole prediction is three matrix products;
+with an integer ``k`` only the ``k`` heaviest available predictors of each cell vote.
+Cells with no usable predictor are NaN. Everything is computed with masked moment
+matrices, without loops over models or benchmarks.
+
+Blended with the ALS ensemble (see ``ALSPredictor(regression_weight=...)``), this
+local, pairwise signal complements the global low-rank fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchpress.errors import BadInputError, NotFittedError, UsageError
+
+__all__ = ["PairwiseRegression"]
+
+
+class PairwiseRegression:
+    """Top-k pairwise benchmark regression in z units.
+
+    Parameters
+    ----------
+    k : int or None, default None
+        Use only the ``k`` best (highest r^2) available predictors per cell; None = all.
+    power : float, default 4.0
+        Votes are weighted by ``r2 ** power`` (a soft top-k).
+    min_shared : int, default 5
+        Minimum models observed on both benchmarks of a pair.
+    min_r2 : float, default 0.2
+        Pairs with a lower r^2 are not used.
+
+    Attributes
+    ----------
+    slope_, intercept_, r2_ : ndarray, shape (n_benchmarks, n_benchmarks)
+        ``[j, l]``: line predicting target ``j`` from ``l`` (r2 0 for unusable pairs).
+    """
+
+    def __init__(self, k: int | None = None, *, power: float = 4.0, min_shared: int = 5,
+                 min_r2: float = 0.2):
+        self.k = k
+        self.power = power
+        self.min_shared = min_shared
+        self.min_r2 = min_r2
+
+    def fit(self, Z) -> "PairwiseRegression":
+        """Fit all pairwise lines on ``Z`` (n_models, n_benchmarks), NaN = missing."""
+        Z = np.asarray(Z, dtype=float)
+        if Z.ndim != 2:
+            raise BadInputError(f"expected a 2-D array, got shape {Z.shape}")
+        if self.k is not None and self.k < 1:
+            raise UsageError(f"k must be >= 1, got {self.k}")
+        m = (~np.isnan(Z)).astype(float)
+        z = np.where(m > 0, Z, 0.0)
+        n = m.T @ m                             # [j, l] models observed on both
+        s_t = z.T @ m                           # [j, l] sum of z_j over shared models
+        ss_t = (z * z).T @ m                    # [j, l] sum of z_j^2 over shared models
+        s_p, ss_p = s_t.T, ss_t.T               # same for the predictor l
+        s_tp = z.T @ z                          # [j, l] sum of z_j z_l
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_t, mean_p = s_t / n, s_p / n
+            var_t = ss_t / n - mean_t**2
+            var_p = ss_p / n - mean_p**2
+            cov = s_tp / n - mean_t * mean_p
+            slope = cov / var_p
+            r2 = cov**2 / (var_t * var_p)
+        ok = (n >= self.min_shared) & (var_p > 1e-10) & (var_t > 1e-10)
+        np.fill_diagonal(ok, False)
+        ok &= r2 >= self.min_r2
+        self.slope_ = np.where(ok, slope, 0.0)
+        self.intercept_ = np.where(ok, mean_t - slope * mean_p, 0.0)
+        self.r2_ = np.where(ok, r2, 0.0)
+        self.weight_ = self.r2_ ** float(self.power)
+        return self
+
+    def predict(self, Z) -> np.ndarray:
+        """Predict every cell of the rows ``Z`` (n_rows, n_benchmarks) from their own
+        observed cells; NaN where no usable predictor is observed."""
+        if not hasattr(self, "r2_"):
+            raise NotFittedError("PairwiseRegression is not fitted; call fit(Z) first")
+        Z = np.atleast_2d(np.asarray(Z, dtype=float))
+        if Z.shape[1] != self.r2_.shape[0]:
+            raise BadInputError(f"expected {self.r2_.shape[0]} benchmark columns, got {Z.shape[1]}")
+        m = ~np.isnan(Z)
+        z = np.where(m, Z, 0.0)
+        n_rows, n_b = z.shape
+        if self.k is None or self.k >= n_b:
+            w = self.weight_
+            num = z @ (w * self.slope_).T + m @ (w * self.intercept_).T
+            tot = m @ w.T
+        else:  # keep the k heaviest available predictors of every cell
+            w = self.weight_[None, :, :] * m[:, None, :]                     # (rows, j, l)
+            k = int(self.k)
+            top = np.argpartition(w, n_b - k, axis=2)[:, :, n_b - k:]          # (rows, j, k)
+            jj = np.arange(n_b)[None, :, None]
+            w_k = np.take_along_axis(w, top, axis=2)
+            pred = (self.slope_[jj, top] * z[np.arange(n_rows)[:, None, None], top]
+                    + self.intercept_[jj, top])
+            tot = w_k.sum(axis=2)
+            num = (w_k * pred).sum(axis=2)
+        return np.where(tot > 0, num / np.where(tot > 0, tot, 1.0), np.nan)

@@ -1,0 +1,185 @@
+"""`benchpress report`: one self-contained HTML page about a matrix version.
+
+Figures (PNG embedded as data URIs, each in a ``<figure id=...>`` with an ``<img alt
+title>``): the observed pattern, the singular value spectrum, predicted versus actual
+held-out cells with their calibrated 90% intervals, interval coverage by the model's
+score count, the probe error curve, ranking preservation, and drift across snapshots.
+Held-out figures use one per-model 3-fold partition (``seed``); intervals are calibrated
+on other partitions (:func:`~benchpress.report.coverage.evaluate_intervals`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from benchpress.home import Home
+from benchpress.predict.drift import DriftThresholds
+from benchpress.predict.evaluate import make_folds
+from benchpress.predict.probes import ProbeSearch
+from benchpress.predict.ranking import ranking_preservation
+from benchpress.predict.rank import complete_submatrices
+from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.predictor import make_predictor
+from benchpress.report import plots
+from benchpress.report.coverage import evaluate_intervals
+from benchpress.report.versions import drift_report, load_version
+
+__all__ = ["Figure", "ReportPage", "build_report", "FIGURES"]
+
+#: Figure ids, in page order.
+FIGURES = ("pattern", "spectrum", "intervals", "coverage", "probes", "ranking", "drift")
+
+
+@dataclass
+class Figure:
+    id: str
+    title: str
+    png: str | None              # base64; None when the figure could not be drawn
+    caption: str = ""
+
+
+@dataclass
+class ReportPage:
+    title: str
+    figures: list = field(default_factory=list)
+    tables: list = field(default_factory=list)   # (title, polars.DataFrame)
+
+    def html(self) -> str:
+        parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                 f"<title>{html.escape(self.title)}</title><style>body{{font-family:sans-serif;"
+                 "max-width:1000px;margin:2em auto}figure{margin:2em 0}img{max-width:100%}"
+                 "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
+                 "padding:2px 6px}</style></head><body>",
+                 f"<h1>{html.escape(self.title)}</h1>"]
+        for f in self.figures:
+            parts.append(f"<figure id='fig-{f.id}'><h2>{html.escape(f.title)}</h2>")
+            if f.png:
+                parts.append(f"<img src='data:image/png;base64,{f.png}' alt='{html.escape(f.title)}'"
+                             f" title='{html.escape(f.title)}'>")
+            parts.append(f"<figcaption>{html.escape(f.caption)}</figcaption></figure>")
+        for title, df in self.tables:
+            parts.append(f"<h2>{html.escape(title)}</h2><table><tr>"
+                         + "".join(f"<th>{html.escape(c)}</th>" for c in df.columns) + "</tr>")
+            for row in df.iter_rows():
+                parts.append("<tr>" + "".join(
+                    f"<td>{'' if v is None else html.escape(f'{v:.4g}' if isinstance(v, float) else str(v))}</td>"
+                    for v in row) + "</tr>")
+            parts.append("</table>")
+        # lets a headless browser report that every figure decoded (see tests/test_report.py)
+        parts.append("<script>window.addEventListener('load',()=>{document.querySelectorAll("
+                     "'img').forEach(i=>i.setAttribute('data-natural-width',i.naturalWidth))})"
+                     "</script></body></html>")
+        return "\n".join(parts)
+
+
+def _spectrum(Y, scales, pred) -> dict:
+    curves = {}
+    subs = complete_submatrices(~np.isnan(Y))
+    if subs:
+        r, c = subs[0]
+        sc = BenchmarkScales(scales.kind[c], scales.lower[c], scales.upper[c])
+        Z = ScaleTransform.from_scales(sc).fit_transform(Y[np.ix_(r, c)])
+        curves[f"largest complete submatrix ({r.size}x{c.size})"] = np.linalg.svd(
+            Z, compute_uv=False)
+    tr = ScaleTransform.from_scales(scales).fit(Y)
+    Z = np.nan_to_num(tr.transform(pred.complete(keep_observed=False)))
+    curves["completed matrix"] = np.linalg.svd(Z - Z.mean(axis=0), compute_uv=False)
+    return curves
+
+
+def _drift_figure(doc: dict | None) -> Figure:
+    title = "Drift across snapshots"
+    if not doc or not doc.get("snapshots"):
+        return Figure("drift", title, None, "no snapshots to compare yet")
+    snaps, trans = doc["snapshots"], doc.get("transitions", [])
+    labels = [s["label"] for s in snaps]
+    series = {"two-factor variance": [s["var2"] for s in snaps],
+              "held-out MedAE": [s["medae"] for s in snaps],
+              "fill": [s["fill"] for s in snaps], "winning rank": [s["best_rank"] for s in snaps]}
+    angles = [t.get("max_angle_deg") for t in trans] if trans else None
+    alarms = [a for t in trans for a in t.get("alarms", [])]
+    cap = (f"{len(snaps)} snapshot(s); " + ("alarms: " + "; ".join(alarms) if alarms
+                                             else "no drift alarm"))
+    return Figure("drift", title, plots.drift_lines(labels, series, angles), cap)
+
+
+def build_report(home: Home, out: Path, *, snapshot: str | None = None,
+                 method: str = "default", probe_method: str = "default", probes_k: int = 5,
+                 seed: int = 42, drift: dict | None = None,
+                 drift_cfg: DriftThresholds | None = None) -> Path:
+    """Write ``out/index.html`` for the live registry or ``snapshot``; returns its path.
+
+    ``drift`` is a drift report as JSON (``benchpress drift --format json``); without it,
+    the drift of every snapshot is computed here with ``drift_cfg``.
+    """
+    from benchpress.store.snapshot import resolve_snapshot
+
+    folder = home.registry if snapshot is None else resolve_snapshot(home, snapshot)
+    version = load_version(folder, snapshot or "current")
+    Y, sc, bids = version.values, version.scales, version.benchmark_ids
+    obs = ~np.isnan(Y)
+    page = ReportPage(f"BenchPress report: {version.label} ({Y.shape[0]} models x "
+                      f"{Y.shape[1]} benchmarks)")
+    pred = make_predictor(method).fit(Y, sc)
+    page.figures.append(Figure("pattern", "Observed pattern of the matrix", plots.pattern(obs)))
+    page.figures.append(Figure("spectrum", "Singular value spectrum",
+                               plots.spectrum(_spectrum(Y, sc, pred)),
+                               "z-scored (logit for percent benchmarks); the first two "
+                               "components carry most of the variance"))
+    folds = make_folds(obs, n_folds=3, seed=seed)
+    res = evaluate_intervals(method, Y, sc, folds, benchmark_ids=bids)
+    cells = res["cells"]
+    pc = cells.filter(pl.col("scale") == "percent")
+    head = res["overall"].to_dicts()
+    page.figures.append(Figure(
+        "intervals", "Predicted versus actual on held-out cells, with 90% intervals",
+        plots.intervals(*(pc[c].to_numpy() for c in ("actual", "predicted", "lower", "upper",
+                                                     "covered"))),
+        "; ".join(f"{d['cells']} cells: coverage {100 * d['coverage']:.1f}%, median width "
+                  f"{d['median_width']:.1f} points" for d in head)))
+    pm = res["per_model_count"]
+    page.figures.append(Figure("coverage", "Interval coverage by model score count",
+                               plots.coverage_by_count(pm["model_count_bin"].to_list(),
+                                                       pm["coverage"].to_list(),
+                                                       pm["median_width"].to_list())))
+    search = ProbeSearch(probe_method).fit(Y, sc, benchmark_ids=bids)
+    curve = search.select(min(probes_k, Y.shape[1] - 1)).curve()
+    page.figures.append(Figure("probes", "Probe error curve",
+                               plots.probe_curve(curve["k"].to_list(), curve["medae"].to_list(),
+                                                 curve["medae_hidden"].to_list()),
+                               "probes: " + curve["probes"][-1]))
+    rp = ranking_preservation(Y, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
+                              cells["benchmark_index"].to_numpy(), cells["predicted"].to_numpy(),
+                              benchmark_ids=bids)
+    page.figures.append(Figure("ranking", "Ranking preservation",
+                               plots.ranking(list(rp.margins), list(rp.accuracy))))
+    if drift is None:
+        from benchpress.errors import BenchPressError
+
+        try:
+            drift = drift_report(home, cfg=drift_cfg).to_json() if any(
+                home.snapshots.glob("*/manifest.json")) else None
+        except BenchPressError:
+            drift = None
+    page.figures.append(_drift_figure(drift))
+    page.tables.append(("Interval coverage (percent-scale cells and all cells)", res["overall"]))
+    page.tables.append(("Least-covered benchmarks",
+                        res["per_benchmark"].sort("coverage").head(15)))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "index.html"
+    tmp = out / ".index.html.tmp"
+    tmp.write_text(page.html(), encoding="utf-8")
+    os.replace(tmp, target)
+    (out / "report.json").write_text(json.dumps(
+        {"snapshot": version.label, "figures": [f.id for f in page.figures if f.png],
+         "intervals": head, "ranking": rp.to_json(), "probes": curve.to_dicts()},
+        indent=2, default=str) + "\n")
+    return target

@@ -1,0 +1,269 @@
+"""What changed between two registry versions (snapshots or the live registry).
+
+`diff_folders(a, b)` compares two folders of registry tables and returns a `RegistryDiff`:
+
+- `models` / `benchmarks`: ids added in B or removed from A;
+- `merged`: ids present in both whose raw spellings in the sources differ (for instance
+  `hmmt_2025` in A and `hmmt_feb_2025` in B): normalization and the alias table kept them
+  from showing up as one removal plus one addition;
+- `cells`: resolved cells added, removed and changed (value moved by more than 1e-9), each
+  with old and new value, source, citation and evaluation setting;
+- `summary`: one row per table with the counts.
+
+A cell's evaluation setting is its observation's `reported_setting` (mode and effort), else
+the model's own canonical setting in that version, else its `is_reasoning` flag (thinking
+or non-thinking). `setting_changed` is set when both versions know the mode and it differs,
+or both name a specific effort and it differs; such changes are the most common cause of
+large moves between two releases of a matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from benchpress.errors import BadInputError, RegistryError
+from benchpress.home import Home
+from benchpress.store.snapshot import resolve_snapshot
+from benchpress.store.tables import registry_exists
+
+__all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE"]
+
+TOLERANCE = 1e-9
+_KEY = ["model_id", "benchmark_id"]
+_UNKNOWN = ["", "unknown", "default", "n/a", "na", "none", "null"]
+_CELL_FIELDS = ["score", "source_id", "reference_url", "source_type", "reported_setting"]
+
+
+@dataclass(frozen=True)
+class RegistryDiff:
+    """The differences between version A and version B (frames; see the module docstring)."""
+
+    a: str
+    b: str
+    summary: pl.DataFrame
+    models: pl.DataFrame
+    benchmarks: pl.DataFrame
+    merged: pl.DataFrame
+    cells: pl.DataFrame
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        return {"summary": self.summary, "models": self.models, "benchmarks": self.benchmarks,
+                "merged": self.merged, "cells": self.cells}
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{"models": {"a": .., "b": .., "added": .., ...}, "benchmarks": ..., "cells": ...}."""
+        return {row["table"]: {k: v for k, v in row.items() if k != "table" and v is not None}
+                for row in self.summary.to_dicts()}
+
+    def to_dict(self) -> dict:
+        """The JSON document of `benchpress diff --format json`."""
+        def rows(df: pl.DataFrame, change: str) -> list[dict]:
+            return df.filter(pl.col("change") == change).drop("change").to_dicts()
+
+        return {
+            "a": self.a,
+            "b": self.b,
+            "summary": self.counts(),
+            "models": {"added": rows(self.models, "added"), "removed": rows(self.models, "removed")},
+            "benchmarks": {"added": rows(self.benchmarks, "added"),
+                           "removed": rows(self.benchmarks, "removed")},
+            "merged": self.merged.to_dicts(),
+            "cells": {c: rows(self.cells, c) for c in ("added", "removed", "changed")},
+        }
+
+    def query(self, sql: str) -> pl.DataFrame:
+        """Run one SELECT over the diff's tables (summary, models, benchmarks, merged, cells)."""
+        con = duckdb.connect(":memory:")
+        for name, df in self.tables().items():
+            con.register(name, df.to_arrow())
+        con.execute("SET enable_external_access = false")
+        try:
+            statements = con.extract_statements(sql)
+            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+                raise BadInputError("only a single SELECT query is allowed over a diff")
+            return pl.from_arrow(con.sql(sql).to_arrow_table())
+        except duckdb.Error as exc:
+            raise BadInputError(f"SQL error: {exc}") from exc
+
+    def write(self, folder: Path) -> list[Path]:
+        """Write every table as `<folder>/<name>.parquet`; returns the paths."""
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, df in self.tables().items():
+            df.write_parquet(folder / f"{name}.parquet")
+            paths.append(folder / f"{name}.parquet")
+        return paths
+
+
+def _read(folder: Path, name: str) -> pl.DataFrame:
+    return pl.read_parquet(folder / f"{name}.parquet")
+
+
+def _entity_changes(a: pl.DataFrame, b: pl.DataFrame, key: str, keep: list[str]) -> pl.DataFrame:
+    cols = [key, *keep]
+    added = b.join(a.select(key), on=key, how="anti").select(cols)
+    removed = a.join(b.select(key), on=key, how="anti").select(cols)
+    return pl.concat([added.with_columns(pl.lit("added").alias("change")),
+                      removed.with_columns(pl.lit("removed").alias("change"))]
+                     ).select("change", *cols).sort("change", key)
+
+
+def _spellings(scores: pl.DataFrame, kind: str) -> pl.DataFrame:
+    key = f"{kind}_id"
+    return (scores.group_by(key)
+            .agg(pl.col(f"raw_{key}").unique().sort().str.join(", ").alias("spellings")))
+
+
+def _merged(scores_a: pl.DataFrame, scores_b: pl.DataFrame) -> pl.DataFrame:
+    parts = []
+    for kind in ("model", "benchmark"):
+        key = f"{kind}_id"
+        both = _spellings(scores_a, kind).join(_spellings(scores_b, kind), on=key, suffix="_b")
+        parts.append(both.filter(pl.col("spellings") != pl.col("spellings_b")).select(
+            pl.lit(kind).alias("kind"), pl.col(key).alias("canonical_id"),
+            pl.col("spellings").alias("spellings_a"), "spellings_b"))
+    merged = pl.concat(parts)
+    # keep only ids that some source spelled differently from the canonical id
+    return merged.filter(
+        pl.concat_str("spellings_a", pl.lit(", "), "spellings_b").str.split(", ")
+        .list.set_difference(pl.concat_list("canonical_id")).list.len() > 0
+    ).sort("kind", "canonical_id")
+
+
+def _setting(cells: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
+    """Cells with `_mode` / `_effort`: the setting each value was measured under."""
+    def parts(col: str, prefix: str) -> list[pl.Expr]:
+        text = pl.col(col)
+        plain = text.str.strip_chars('"').str.split(":")  # a bare "thinking:default"
+        out = []
+        for field, index in (("mode", 0), ("effort", 1)):
+            value = (pl.when(text.str.starts_with("{"))
+                     .then(text.str.json_path_match(f"$.{field}"))
+                     .when(text.str.starts_with('"'))
+                     .then(plain.list.get(index, null_on_oob=True))
+                     .otherwise(None).str.strip_chars().str.to_lowercase())
+            out.append(pl.when(value.is_in(_UNKNOWN)).then(None).otherwise(value)
+                       .alias(f"{prefix}{field}"))
+        return out
+
+    model_setting = models.select(
+        "model_id", *parts("setting", "_m_"),
+        pl.when(pl.col("is_reasoning")).then(pl.lit("thinking"))
+        .when(pl.col("is_reasoning").not_()).then(pl.lit("non-thinking"))
+        .otherwise(None).alias("_r_mode"),
+    )
+    return (cells.with_columns(parts("reported_setting", "_c_"))
+            .join(model_setting, on="model_id", how="left")
+            .with_columns(pl.coalesce("_c_mode", "_m_mode", "_r_mode").alias("_mode"),
+                          pl.coalesce("_c_effort", "_m_effort").alias("_effort"))
+            .drop("_c_mode", "_c_effort", "_m_mode", "_m_effort", "_r_mode"))
+
+
+def _label(mode: pl.Expr, effort: pl.Expr) -> pl.Expr:
+    return (pl.when(mode.is_null() & effort.is_null()).then(None)
+            .otherwise(pl.concat_str(mode.fill_null("?"),
+                                     pl.when(effort.is_null()).then(pl.lit(""))
+                                     .otherwise(pl.lit(", effort ") + effort))))
+
+
+def _cell_changes(folder_a: Path, folder_b: Path) -> pl.DataFrame:
+    sides = []
+    for folder, suffix in ((folder_a, "_a"), (folder_b, "_b")):
+        cells = _setting(_read(folder, "cells"), _read(folder, "models"))
+        sides.append(cells.select(*_KEY, *_CELL_FIELDS, "_mode", "_effort")
+                     .rename({c: c + suffix for c in [*_CELL_FIELDS, "_mode", "_effort"]}))
+    joined = sides[0].join(sides[1], on=_KEY, how="full", coalesce=True)
+    in_a, in_b = pl.col("score_a").is_not_null(), pl.col("score_b").is_not_null()
+    diff = pl.col("score_b") - pl.col("score_a")
+    mode_a, mode_b, eff_a, eff_b = (pl.col(c) for c in ("_mode_a", "_mode_b", "_effort_a", "_effort_b"))
+    return (
+        joined.with_columns(
+            pl.when(in_a & in_b & (diff.abs() > TOLERANCE)).then(pl.lit("changed"))
+            .when(in_b & ~in_a).then(pl.lit("added"))
+            .when(in_a & ~in_b).then(pl.lit("removed"))
+            .otherwise(None).alias("change"),
+            diff.alias("difference"),
+            _label(mode_a, eff_a).alias("setting_a"),
+            _label(mode_b, eff_b).alias("setting_b"),
+            ((mode_a.is_not_null() & mode_b.is_not_null() & (mode_a != mode_b))
+             | (eff_a.is_not_null() & eff_b.is_not_null() & (eff_a != eff_b))).fill_null(False)
+            .alias("setting_changed"),
+            ((pl.col("reference_url_a") != pl.col("reference_url_b"))
+             | (pl.col("source_id_a") != pl.col("source_id_b"))).fill_null(False)
+            .alias("citation_changed"),
+        )
+        .filter(pl.col("change").is_not_null())
+        .with_columns(pl.when(pl.col("change") == "changed").then(pl.col(c)).otherwise(False)
+                      .alias(c) for c in ("setting_changed", "citation_changed"))
+        .select("change", *_KEY, "score_a", "score_b", "difference", "setting_changed",
+                "setting_a", "setting_b", "citation_changed", "source_id_a", "source_id_b",
+                "reference_url_a", "reference_url_b", "source_type_a", "source_type_b",
+                "reported_setting_a", "reported_setting_b")
+        .sort("change", *_KEY)
+    )
+
+
+def _summary(folder_a: Path, folder_b: Path, models, benchmarks, merged, cells) -> pl.DataFrame:
+    def n(df: pl.DataFrame, **eq) -> int:
+        for col, value in eq.items():
+            df = df.filter(pl.col(col) == value)
+        return df.height
+
+    rows = []
+    for table, changes in (("models", models), ("benchmarks", benchmarks)):
+        rows.append({"table": table, "a": _read(folder_a, table).height,
+                     "b": _read(folder_b, table).height,
+                     "added": n(changes, change="added"), "removed": n(changes, change="removed"),
+                     "merged": n(merged, kind=table[:-1]), "changed": None,
+                     "setting_changed": None, "citation_changed": None})
+    rows.append({"table": "cells", "a": _read(folder_a, "cells").height,
+                 "b": _read(folder_b, "cells").height,
+                 "added": n(cells, change="added"), "removed": n(cells, change="removed"),
+                 "merged": None, "changed": n(cells, change="changed"),
+                 "setting_changed": n(cells, change="changed", setting_changed=True),
+                 "citation_changed": n(cells, change="changed", citation_changed=True)})
+    return pl.DataFrame(rows, schema={"table": pl.String, "a": pl.Int64, "b": pl.Int64,
+                                      "added": pl.Int64, "removed": pl.Int64, "merged": pl.Int64,
+                                      "changed": pl.Int64, "setting_changed": pl.Int64,
+                                      "citation_changed": pl.Int64})
+
+
+def diff_folders(folder_a: Path, folder_b: Path, *, a: str | None = None,
+                 b: str | None = None) -> RegistryDiff:
+    """Compare two folders of registry tables.
+
+    Parameters
+    ----------
+    folder_a, folder_b : Path
+        Registry or snapshot folders (each with `build.json` and the Parquet tables).
+    a, b : str, optional
+        Labels for the two versions in the result (default: the folders' paths).
+
+    Returns
+    -------
+    RegistryDiff
+        `cells` has one row per added, removed or changed (model, benchmark) cell.
+    """
+    for folder in (folder_a, folder_b):
+        if not registry_exists(folder):
+            raise RegistryError(f"{folder}: not a registry or snapshot folder (no build.json)")
+    models = _entity_changes(_read(folder_a, "models"), _read(folder_b, "models"),
+                             "model_id", ["name", "provider"])
+    benchmarks = _entity_changes(_read(folder_a, "benchmarks"), _read(folder_b, "benchmarks"),
+                                 "benchmark_id", ["name", "category"])
+    merged = _merged(_read(folder_a, "scores"), _read(folder_b, "scores"))
+    cells = _cell_changes(folder_a, folder_b)
+    return RegistryDiff(a or str(folder_a), b or str(folder_b),
+                        _summary(folder_a, folder_b, models, benchmarks, merged, cells),
+                        models, benchmarks, merged, cells)
+
+
+def diff(home: Home, ref_a: str, ref_b: str) -> RegistryDiff:
+    """Compare two versions named by snapshot id, tag, `latest` or `current` (the registry)."""
+    folder_a, folder_b = resolve_snapshot(home, ref_a), resolve_snapshot(home, ref_b)
+    label = lambda ref, folder: ref if ref == folder.name else f"{ref} ({folder.name})"  # noqa: E731
+    return diff_folders(folder_a, folder_b, a=label(ref_a, folder_a), b=label(ref_b, folder_b))

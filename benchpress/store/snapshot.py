@@ -1,0 +1,319 @@
+"""Frozen, content-addressed registry versions under `snapshots/`.
+
+A snapshot is a folder `snapshots/<id>/` holding a byte-for-byte copy of the registry's
+Parquet tables (plus `views.sql` and `build.json`, so `store.sql.connect` works on it) and a
+`manifest.json`: id, tags, creation time, the content hash and row count of every table, the
+sources with their raw-file hashes, and the registry's headline figures.
+
+The id is the first 16 hex digits of a sha256 over the tables' *content* (each table sorted
+on all its columns and dumped as CSV, with its schema), so the same data gives the same id and
+one changed cell gives a new one. Columns that record when a file was fetched
+(`retrieved_at`) are left out of the hash: fetching the same file again is not new data.
+
+Creation is atomic: the files are written into `snapshots/.tmp-*`, fsynced, and the folder
+is renamed into place as the last step; a run killed half-way leaves only a hidden temporary
+folder, which the next `create_snapshot` removes. The data of an existing snapshot never
+changes; only its manifest's `tags` list can grow (rewritten atomically).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from benchpress import __version__
+from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
+from benchpress.home import Home
+from benchpress.store.tables import TABLE_NAMES, locked, recover, registry_exists
+
+__all__ = [
+    "Snapshot",
+    "create_snapshot",
+    "list_snapshots",
+    "get_snapshot",
+    "resolve_snapshot",
+    "verify_snapshot",
+    "table_digest",
+    "content_id",
+    "registry_metrics",
+]
+
+MANIFEST = "manifest.json"
+_EXTRA_FILES = ("views.sql", "build.json")
+_VOLATILE = {"retrieved_at"}           # when a file was fetched, not what it says
+_RESERVED = {"latest", "current"}
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One snapshot folder and its manifest."""
+
+    id: str
+    path: Path
+    created_at: str
+    tags: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    manifest: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: Path) -> "Snapshot":
+        try:
+            doc = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+            return cls(doc["id"], folder, doc["created_at"], list(doc.get("tags", [])),
+                       dict(doc.get("counts", {})), doc)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RegistryError(f"{folder / MANIFEST}: unreadable manifest ({exc}); restore it "
+                                "with `dvc checkout snapshots`") from None
+
+
+def table_digest(df: pl.DataFrame) -> str:
+    """sha256 of a table's content: its schema plus its rows sorted on every column.
+
+    Row order and Parquet encoding details do not matter; a changed value, row or column
+    does. Columns in `_VOLATILE` are left out.
+    """
+    df = df.select([c for c in df.columns if c not in _VOLATILE])
+    h = hashlib.sha256(json.dumps([[c, str(t)] for c, t in df.schema.items()]).encode())
+    if df.width and df.height:
+        h.update(df.sort(df.columns, nulls_last=True).write_csv().encode("utf-8"))
+    return h.hexdigest()
+
+
+def content_id(digests: dict[str, str]) -> str:
+    """The snapshot id: 16 hex digits of a sha256 over the per-table digests."""
+    text = json.dumps({name: digests[name] for name in TABLE_NAMES}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def registry_metrics(folder: Path) -> dict:
+    """Headline figures of a registry (or snapshot) folder; what `metrics/registry.json` holds.
+
+    Returns a flat-ish dict: `n_models`, `n_benchmarks`, `n_cells`, `n_scores`,
+    `n_sources`, `n_quarantined`, `n_conflicting_cells`, `fill` (cells over models x
+    benchmarks) and `per_source` (scores per source).
+    """
+    if not registry_exists(folder):
+        raise RegistryError(f"{folder}: no registry built yet; run `benchpress build`")
+    read = lambda name: pl.read_parquet(folder / f"{name}.parquet")  # noqa: E731
+    models, benchmarks, cells, scores = read("models"), read("benchmarks"), read("cells"), read("scores")
+    per_source = scores.group_by("source_id").len().sort("source_id")
+    size = models.height * benchmarks.height
+    return {
+        "n_models": models.height,
+        "n_benchmarks": benchmarks.height,
+        "n_cells": cells.height,
+        "n_scores": scores.height,
+        "n_sources": read("sources").height,
+        "n_quarantined": read("quarantine").height,
+        "n_conflicting_cells": int((cells["n_disagreeing"] > 0).sum()) if cells.height else 0,
+        "fill": round(cells.height / size, 6) if size else 0.0,
+        "per_source": dict(zip(per_source["source_id"], per_source["len"])),
+    }
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_json_atomic(path: Path, doc: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _check_tag(tag: str) -> None:
+    if not _TAG.match(tag) or tag.lower() in _RESERVED:
+        raise UsageError(f"tag '{tag}' is not allowed: use letters, digits, '.', '_' or '-' "
+                         f"(at most 64), and not {' or '.join(sorted(_RESERVED))}")
+
+
+def _manifest(sid: str, folder: Path, digests: dict[str, str], tag: str | None) -> dict:
+    sources = pl.read_parquet(folder / "sources.parquet")
+    return {
+        "id": sid,
+        "tags": [tag] if tag else [],
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+        "benchpress_version": __version__,
+        "tables": {
+            name: {"content_sha256": digests[name],
+                   "file": f"{name}.parquet",
+                   "file_sha256": _file_sha256(folder / f"{name}.parquet")}
+            for name in TABLE_NAMES
+        },
+        "counts": {name: pl.scan_parquet(folder / f"{name}.parquet").select(pl.len()).collect().item()
+                   for name in TABLE_NAMES},
+        "metrics": registry_metrics(folder),
+        "sources": sources.select("source_id", "adapter", "url", "path", "sha256", "retrieved_at",
+                                  "licence").to_dicts(),
+    }
+
+
+def _clean_leftovers(snapshots: Path) -> None:
+    for leftover in snapshots.glob(".tmp-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bool]:
+    """Freeze `home.registry` into `home.snapshots/<id>/`.
+
+    Parameters
+    ----------
+    home : Home
+        The workspace; its registry must be built.
+    tag : str, optional
+        A name for the version. Tags may repeat across snapshots; a tag names the newest.
+
+    Returns
+    -------
+    snapshot : Snapshot
+    created : bool
+        False when a snapshot with the same content already existed; then only `tag` (if
+        new) is added to its manifest.
+
+    Raises
+    ------
+    RegistryError
+        No registry yet, or another build or snapshot holds the lock.
+    UsageError
+        The tag is malformed or reserved (`latest`, `current`).
+    """
+    if tag is not None:
+        _check_tag(tag)
+    with locked(home.lock):
+        recover(home.registry)
+        if not registry_exists(home.registry):
+            raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress build`")
+        home.snapshots.mkdir(parents=True, exist_ok=True)
+        _clean_leftovers(home.snapshots)
+        digests = {name: table_digest(pl.read_parquet(home.registry / f"{name}.parquet"))
+                   for name in TABLE_NAMES}
+        sid = content_id(digests)
+        target = home.snapshots / sid
+        if (target / MANIFEST).is_file():
+            existing = Snapshot.load(target)
+            if tag and tag not in existing.tags:
+                doc = dict(existing.manifest, tags=[*existing.tags, tag])
+                _write_json_atomic(target / MANIFEST, doc)
+                existing = Snapshot.load(target)
+            return existing, False
+        if target.exists():
+            raise RegistryError(f"{target}: a folder without {MANIFEST} is in the way; "
+                                "move it out of snapshots/ and try again")
+        tmp = Path(tempfile.mkdtemp(dir=home.snapshots, prefix=".tmp-"))
+        try:
+            for name in (*(f"{t}.parquet" for t in TABLE_NAMES), *_EXTRA_FILES):
+                shutil.copyfile(home.registry / name, tmp / name)
+            # the manifest goes last: a folder with one is complete
+            manifest = _manifest(sid, tmp, digests, tag)
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
+                                        encoding="utf-8")
+            for f in tmp.iterdir():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+            os.chmod(tmp, 0o755)
+            os.rename(tmp, target)
+            _fsync_dir(home.snapshots)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return Snapshot.load(target), True
+
+
+def list_snapshots(home: Home) -> list[Snapshot]:
+    """Every complete snapshot, oldest first (half-written temporary folders are skipped)."""
+    if not home.snapshots.is_dir():
+        return []
+    found = [Snapshot.load(d) for d in home.snapshots.iterdir()
+             if d.is_dir() and not d.name.startswith(".") and (d / MANIFEST).is_file()]
+    return sorted(found, key=lambda s: (s.created_at, s.id))
+
+
+def get_snapshot(home: Home, ref: str) -> Snapshot:
+    """The snapshot named by `ref`: `latest`, a tag (newest first), an id or a unique id prefix."""
+    snapshots = list_snapshots(home)
+    where = f"in {home.snapshots}; `benchpress snapshot list` shows them"
+    if not snapshots:
+        raise SnapshotNotFound(f"snapshot '{ref}' not found: no snapshots yet {where}")
+    if ref == "latest":
+        return snapshots[-1]
+    for s in reversed(snapshots):
+        if s.id == ref:
+            return s
+    tagged = [s for s in snapshots if ref in s.tags]
+    if tagged:
+        return tagged[-1]
+    prefixed = [s for s in snapshots if len(ref) >= 4 and s.id.startswith(ref)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise UsageError(f"snapshot '{ref}' is ambiguous: "
+                         + ", ".join(s.id for s in prefixed) + "; give more digits")
+    raise SnapshotNotFound(f"snapshot '{ref}' not found {where}")
+
+
+def resolve_snapshot(home: Home, ref: str) -> Path:
+    """The folder of tables behind `ref`; `current` is the live registry."""
+    if ref == "current":
+        return home.registry
+    return get_snapshot(home, ref).path
+
+
+def verify_snapshot(snapshot: Snapshot) -> list[str]:
+    """Problems found when checking a snapshot (empty when sound).
+
+    Every table must match the file and content hashes in the manifest, the id must match
+    the content, and every table must still meet its contract (pandera, `lazy=True`).
+    """
+    import pandera.errors
+
+    from benchpress.validate.schemas import TABLES
+
+    problems = []
+    digests = {}
+    for name in TABLE_NAMES:
+        entry = snapshot.manifest.get("tables", {}).get(name, {})
+        path = snapshot.path / f"{name}.parquet"
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+            continue
+        if _file_sha256(path) != entry.get("file_sha256"):
+            problems.append(f"{path}: file hash differs from the manifest")
+        df = pl.read_parquet(path)
+        digests[name] = table_digest(df)
+        try:
+            TABLES[name].validate(df, lazy=True)
+        except (pandera.errors.SchemaErrors, pandera.errors.SchemaError) as exc:
+            cases = getattr(exc, "failure_cases", None)
+            count = cases.height if isinstance(cases, pl.DataFrame) else 1
+            problems.append(f"{path}: {count} contract failure(s) under the current schemas")
+        if digests[name] != entry.get("content_sha256"):
+            problems.append(f"{path}: content hash differs from the manifest")
+    if len(digests) == len(TABLE_NAMES) and content_id(digests) != snapshot.id:
+        problems.append(f"{snapshot.path}: id {snapshot.id} does not match the content "
+                        f"({content_id(digests)})")
+    return problems

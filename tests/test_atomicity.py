@@ -1,0 +1,124 @@
+"""A snapshot or an ingest killed mid-write (SIGKILL in a subprocess) leaves the registry and the
+snapshot list valid and the data unchanged.
+
+Each child process runs the real library code with one function wrapped so that the process
+sends itself SIGKILL at a chosen point: while tables are being written, or between the two
+renames of the registry swap. SIGKILL cannot be caught, so no cleanup code runs.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from benchpress.store.releases import add_model
+from benchpress.store.snapshot import create_snapshot, list_snapshots, verify_snapshot
+from benchpress.store.sql import query
+from benchpress.store.tables import TABLE_NAMES, registry_exists
+from tests.conftest import BP_2026_05, REPO, make_home
+
+KILL_AFTER = textwrap.dedent("""
+    import os, signal, sys
+
+    def kill_after(module, name, n):
+        '''Wrap module.name: the (n+1)-th call kills this process instead.'''
+        original, calls = getattr(module, name), [0]
+        def wrapper(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] > n:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return original(*args, **kwargs)
+        setattr(module, name, wrapper)
+
+    def kill_before_swap_in():
+        # kill between the registry swap's two renames (old moved away, new not yet in)
+        original = os.replace
+        def wrapper(src, dst, *args, **kwargs):
+            if os.path.basename(str(src)).startswith(".registry.tmp-"):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return original(src, dst, *args, **kwargs)
+        os.replace = wrapper
+""")
+
+
+def _run_killed(script: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", KILL_AFTER + textwrap.dedent(script)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
+def _files(folder) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def home(tmp_path):
+    home = make_home(tmp_path / "ws")
+    add_model(home, "acme-2", {"gpqa_diamond": 71.2, "hle": 20.1},
+              source_url="https://acme.example/blog/acme-2")
+    return home
+
+
+@pytest.mark.parametrize("where", ["copy", "rename"])
+def test_killed_snapshot_leaves_no_half_snapshot(home, where):
+    first, _ = create_snapshot(home, tag="first")
+    add_model(home, "acme-3", {"hle": 25.0}, source_url="https://acme.example/blog/acme-3")
+    registry = _files(home.registry)
+    hook = ("kill_after(shutil, 'copyfile', 3)" if where == "copy"
+            else "kill_after(os, 'rename', 0)")
+    _run_killed(f"""
+        import os, shutil
+        from pathlib import Path
+        from benchpress.home import Home
+        from benchpress.store.snapshot import create_snapshot
+        {hook}
+        create_snapshot(Home(Path({str(home.root)!r})))
+    """)
+    # the kill happened mid-write: a hidden temporary folder is all that is left of it
+    assert list(home.snapshots.glob(".tmp-*"))
+    assert [s.id for s in list_snapshots(home)] == [first.id]
+    assert [p.name for p in home.snapshots.iterdir() if not p.name.startswith(".")] == [first.id]
+    assert verify_snapshot(list_snapshots(home)[0]) == []
+    assert _files(home.registry) == registry
+    # the next run cleans up and makes the snapshot whole
+    second, created = create_snapshot(home)
+    assert created and second.id != first.id and verify_snapshot(second) == []
+    assert not list(home.snapshots.glob(".tmp-*"))
+
+
+@pytest.mark.parametrize("where", ["tables", "swap"])
+def test_killed_ingest_leaves_the_registry_unchanged(home, where):
+    snap, _ = create_snapshot(home)
+    registry = _files(home.registry)
+    hook = ("kill_after(polars.DataFrame, 'write_parquet', 3)" if where == "tables"
+            else "kill_before_swap_in()")
+    _run_killed(f"""
+        import polars
+        from pathlib import Path
+        from benchpress.home import Home
+        from benchpress.store.ingest import ingest
+        {hook}
+        ingest(Home(Path({str(home.root)!r})), {str(BP_2026_05)!r}, source_id="benchpress-2026-05")
+    """)
+    if where == "tables":
+        # killed while writing the new tables: the live registry was never touched
+        assert _files(home.registry) == registry
+        assert list(home.root.glob(".registry.tmp-*"))
+    else:
+        # killed between the two renames: the old registry waits in registry.old
+        assert not registry_exists(home.registry)
+        assert _files(home.root / "registry.old") == registry
+    # the snapshot list is untouched, and the next writer (which recovers first) sees the
+    # old data: the same content id, so no new snapshot
+    assert [s.id for s in list_snapshots(home)] == [snap.id]
+    again, created = create_snapshot(home)
+    assert not created and again.id == snap.id
+    assert _files(home.registry) == registry
+    assert not (home.root / "registry.old").exists()
+    assert not list(home.root.glob(".registry.tmp-*"))
+    assert query(home.registry, "SELECT count(*) AS n FROM cells")["n"][0] == 2
+    assert {f"{t}.parquet" for t in TABLE_NAMES} <= set(_files(home.registry))

@@ -1,0 +1,180 @@
+"""predict / add-model + predict --model / compare / probes / backtest / ranking, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from benchpress.cli import main
+from tests.conftest import SHARED_DATA
+
+ALLOWLIST = SHARED_DATA / "benchpress-2026-05" / "probe_allowlist_low_cost.json"
+FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
+
+
+@pytest.fixture(scope="module")
+def run(built_2026_05):
+    def _run(*args):
+        return CliRunner().invoke(main, [str(a) for a in args] + ["--home", built_2026_05.root],
+                                  catch_exceptions=False)
+    return _run
+
+
+# -- predict ---------------------------------------------------------------------------
+@pytest.mark.parametrize("scores", ["gpqa_diamond=71.2,hle=20.1",
+                                    ",".join(f"{b}=60" for b in ["gpqa_diamond", "mmlu_pro",
+                                             "aime_2025", "math_500", "ifeval", "livecodebench",
+                                             "swe_bench_verified", "simpleqa", "arena_hard",
+                                             "mmmu", "hmmt_feb_2025", "aider_polyglot_diff",
+                                             "tau2_bench_retail", "scicode", "ifbench",
+                                             "aime_2024", "browsecomp", "terminal_bench",
+                                             "arc_agi_1", "hle"])])
+def test_predict_from_any_subset(run, scores):
+    result = run("predict", "--scores", scores, "--method", "published", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert len(doc["predictions"]) == 133 and doc["unknown"] == []
+    given = {p["benchmark_id"]: p["given"] for p in doc["predictions"] if p["given"] is not None}
+    assert len(given) == scores.count("=")
+
+
+def test_predict_names_ids_it_did_not_know(run):
+    result = run("predict", "--scores", "gpqa_diamond=71,not_a_bench=3", "--method", "published",
+                 "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["unknown"] == ["not_a_bench"]
+    assert "'not_a_bench' is not a benchmark" in result.stderr
+
+
+@pytest.mark.parametrize("scores, message", [
+    ("gpqa_diamond=140", "outside gpqa_diamond's percent range"),
+    ("gpqa_diamond=-3", "outside"),
+])
+def test_predict_refuses_nonsense(run, scores, message):
+    result = run("predict", "--scores", scores)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: ") and message in result.stderr
+
+
+def test_predict_usage_errors(run):
+    assert run("predict").exit_code == 2
+    assert run("predict", "--scores", "gpqa_diamond").exit_code == 2
+
+
+def test_add_model_then_predict_its_row(tmp_path):
+    from tests.conftest import BP_2026_05
+
+    def go(*args):
+        return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+    root = tmp_path / "ws"
+    assert go("init", root, "--no-git").exit_code == 0
+    assert go("ingest", BP_2026_05, "--id", "bp", "--home", root).exit_code == 0
+    added = go("add-model", "acme-2", "--provider", "Acme", "--release-date", "2026-05-01",
+               "--scores", "gpqa_diamond=71.2,hle=20.1,mmlu_pro=80", "--source",
+               "https://acme.example/blog", "--home", root)
+    assert added.exit_code == 0, added.stderr
+    result = go("predict", "--model", "acme-2", "--method", "published", "--format", "json",
+                "--home", root)
+    assert result.exit_code == 0, result.stderr
+    rows = {p["benchmark_id"]: p for p in json.loads(result.stdout)["predictions"]}
+    assert rows["gpqa_diamond"]["given"] == 71.2 and rows["hle"]["given"] == 20.1
+    assert rows["swe_bench_verified"]["given"] is None
+    assert 0 <= rows["swe_bench_verified"]["predicted"] <= 100
+    missing = go("predict", "--model", "nobody", "--home", root)
+    assert missing.exit_code == 1 and "not in the registry" in missing.stderr
+
+
+# -- compare ---------------------------------------------------------------------------
+def test_compare_two_models_and_a_new_one(run, tmp_path):
+    scores = tmp_path / "new.json"
+    scores.write_text(json.dumps({"acme-3": {"gpqa_diamond": 85, "hle": 35}}))
+    result = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks",
+                 "gpqa_diamond,hle,swe_bench_verified", "--scores-file", scores,
+                 "--method", "published", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [r["benchmark_id"] for r in doc["rows"]] == ["gpqa_diamond", "hle", "swe_bench_verified"]
+    first = doc["rows"][0]
+    assert first["acme-3"] == 85 and first["acme-3_src"] == "observed"
+    assert first["leader"] in {"gpt-5.4", "claude-opus-4.6", "acme-3"}
+    assert all(0.5 <= r["p_ahead"] <= 1.0 for r in doc["rows"] if r["p_ahead"] is not None)
+    assert doc["sure_from"]
+    table = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "hle", "--method", "published")
+    assert table.exit_code == 0 and "leader" in table.stdout
+
+
+def test_compare_errors(run):
+    assert run("compare", "gpt-5.4", "nobody").exit_code == 1
+    assert run("compare", "gpt-5.4").exit_code == 1
+    bad = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "zzz")
+    assert bad.exit_code == 1 and "unknown benchmarks" in bad.stderr
+
+
+# -- probes ----------------------------------------------------------------------------
+def test_probes_scores_the_paper_sets(run):
+    result = run("probes", "--no-search", "--method", "published", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    ev = doc["evaluated"]
+    assert 3.85 <= ev["paper (any benchmark)"]["medae"] <= 4.05
+    assert 4.45 <= ev["paper (low-cost allowlist)"]["medae"] <= 4.70
+    assert ev["paper (any benchmark)"]["n_cells"] == 2604
+
+
+def test_probes_paper_design_reproduces_the_papers_figures(run):
+    """The paper's refit-per-model design with its method: 3.93 and 4.55."""
+    result = run("probes", "--no-search", "--design", "refit", "--method", "published",
+                 "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    ev = json.loads(result.stdout)["evaluated"]
+    assert round(ev["paper (any benchmark)"]["medae"], 2) == 3.93
+    assert round(ev["paper (low-cost allowlist)"]["medae"], 2) == 4.55
+
+
+def test_probes_search_with_allowlist_costs_budget_and_drift(run, tmp_path):
+    costs = tmp_path / "costs.csv"
+    costs.write_text("benchmark_id,cost\ngpqa_diamond,2\nmmlu_pro,3\nmath_500,1\naime_2026,1\n"
+                     "arena_hard,5\n")
+    out = tmp_path / "probes.json"
+    result = run("probes", "--k", "3", "--allowlist", ALLOWLIST, "--costs", costs, "--budget", "6",
+                 "--method", "published", "--no-paper-sets", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    assert "greedy probe selection" in result.stdout and "lack a score" in result.stderr
+    sel = json.loads(out.read_text())["selection"]
+    assert sel["cost"] <= 6 and set(sel["candidates"]) == {"gpqa_diamond", "mmlu_pro",
+                                                            "math_500", "aime_2026", "arena_hard"}
+    assert [len(s["probes"]) for s in sel["steps"]] == list(range(1, len(sel["steps"]) + 1))
+    again = run("probes", "--k", "2", "--allowlist", "gpqa_diamond,hle,mmlu_pro", "--method",
+                "published", "--no-paper-sets", "--previous", out, "--format", "json")
+    drift = json.loads(again.stdout)["drift"]
+    assert drift["previous"] == sel["probes"] and drift["current_medae"] > 0
+
+
+def test_probes_errors(run):
+    no_cost = run("probes", "--budget", "3", "--method", "published")
+    assert no_cost.exit_code == 2 and "needs benchmark costs" in no_cost.stderr
+    unknown = run("probes", "--no-search", "--evaluate", "gpqa_diamond,zzz", "--method", "published")
+    assert unknown.exit_code == 1 and "zzz" in unknown.stderr
+
+
+# -- backtest and ranking ----------------------------------------------------------------
+def test_backtest(run):
+    result = run("backtest", "--cutoff", "2026-01-01", "--probes",
+                 "gpqa_diamond,hle,codeforces_rating,mmlu_pro,arc_agi_1", "--method", "published",
+                 "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["n_test"] == 16 and doc["probes_chosen_on"] == "given"
+    assert doc["medae"] <= doc["medae_hidden"]
+    assert run("backtest", "--cutoff", "someday").exit_code == 2
+
+
+def test_ranking_on_the_published_folds(run):
+    result = run("ranking", "--folds", FOLDS, "--method", "published", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    acc = json.loads(result.stdout)["accuracy"]
+    assert [round(a, 1) for a in acc] == [83.8, 86.3, 88.0, 92.1]
+    assert run("ranking", "--method", "published").exit_code == 2

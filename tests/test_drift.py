@@ -1,0 +1,114 @@
+"""Drift of the rank-2 structure: synthetic alarms and the two shared matrices as snapshots."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from benchpress.cli import main
+from benchpress.errors import BadInputError
+from benchpress.predict import BenchmarkScales
+from benchpress.predict.drift import DriftThresholds, MatrixVersion, compare, profile
+
+from conftest import BP_2026_05, MATRIX_2026_02, make_home
+
+N_MODELS, N_BENCH = 80, 30
+CFG = DriftThresholds(probe_method="published", max_rank=5)
+IDS_M = [f"m{i}" for i in range(N_MODELS)]
+IDS_B = [f"b{j}" for j in range(N_BENCH)]
+SCALES = BenchmarkScales(np.array(["percent"] * N_BENCH), np.zeros(N_BENCH),
+                         np.full(N_BENCH, 100.0))
+
+
+def synthetic(sample_seed: int, third: float = 0.0, structure_seed: int = 1) -> MatrixVersion:
+    """Logit-scale scores: benchmark bias + a general and a second factor (+ an optional
+    third factor of strength ``third``), per-benchmark noise, 85% of cells observed.
+    The structure is fixed by ``structure_seed``; noise and mask by ``sample_seed``."""
+    g = np.random.default_rng(structure_seed)
+    U = g.normal(size=(N_MODELS, 3))
+    V = g.normal(size=(N_BENCH, 3)) * [0.4, 0.7, 1.0]
+    V[:, 0] += 1.0
+    b = 0.5 * g.normal(size=N_BENCH)
+    noise = 0.15 * g.uniform(0.5, 3.0, N_BENCH)
+    L = b + U[:, :2] @ V[:, :2].T + third * np.outer(U[:, 2], V[:, 2])
+    s = np.random.default_rng(sample_seed)
+    Y = 100.0 / (1.0 + np.exp(-0.8 * (L + noise * s.normal(size=L.shape))))
+    Y[s.random(Y.shape) > 0.85] = np.nan
+    return MatrixVersion(f"s{sample_seed}-t{third}", Y, IDS_M, IDS_B, SCALES)
+
+
+@pytest.fixture(scope="module")
+def base():
+    v = synthetic(2)
+    return v, profile(v, CFG)
+
+
+def test_resampled_copy_stays_quiet(base):
+    v0, p0 = base
+    v1 = synthetic(3)
+    t = compare(p0, profile(v1, CFG), v0, v1, CFG)
+    assert t.alarms == []
+    assert t.max_angle_deg < 15
+    assert t.n_shared_benchmarks == N_BENCH
+    assert p0.best_rank <= 3 and p0.var2 > 0.9
+
+
+def test_third_factor_fires_the_alarm(base):
+    v0, p0 = base
+    v1 = synthetic(3, third=1.5)
+    p1 = profile(v1, CFG)
+    t = compare(p0, p1, v0, v1, CFG)
+    assert t.alarms
+    assert any("subspace" in a for a in t.alarms)
+    assert t.max_angle_deg > CFG.angle_max_deg
+    assert p1.var2 < p0.var2
+    assert len(t.worst_models) == 10 and all(not w["new"] for w in t.worst_models)
+
+
+def test_thresholds_from_dict():
+    assert DriftThresholds.from_dict({"var2_min": 0.7}).var2_min == 0.7
+    with pytest.raises(BadInputError, match="unknown drift settings"):
+        DriftThresholds.from_dict({"var_min": 0.7})
+
+
+@pytest.fixture(scope="module")
+def two_snapshots(tmp_path_factory, shared_data):
+    """The 2026-02 matrix, snapshotted; then the 2026-05 matrix added, snapshotted."""
+    from benchpress.store.ingest import ingest
+    from benchpress.store.snapshot import create_snapshot
+
+    home = make_home(tmp_path_factory.mktemp("drift") / "ws")
+    ingest(home, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")
+    create_snapshot(home, tag="feb")
+    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    create_snapshot(home, tag="may")
+    return home
+
+
+def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
+    runner = CliRunner()
+    metrics, full = tmp_path / "metrics" / "drift.json", tmp_path / "drift_report.json"
+    r = runner.invoke(main, ["drift", "--home", str(two_snapshots.root), "--probe-method",
+                             "published", "--max-rank", "4", "--out", str(metrics),
+                             "--report", str(full)])
+    assert r.exit_code == 0, r.output
+    assert "feb -> may: principal angles" in r.stdout
+    assert r.stdout.rstrip().endswith("drift alarm")
+    doc = json.loads(full.read_text())
+    feb, may = doc["snapshots"]
+    assert (feb["label"], may["label"]) == ("feb", "may")
+    assert feb["n_models"] == 83 and may["n_models"] > feb["n_models"]
+    assert feb["best_rank"] <= 3 and 0.8 < feb["var2"] < 1
+    assert len(feb["probes"]) == 5
+    (t,) = doc["transitions"]
+    assert t["n_shared_benchmarks"] >= 40 and len(t["angles_deg"]) == 2
+    assert t["probes_changed"] is not None and t["moved_benchmarks"]
+    assert t["worst_models"] and any(w["new"] for w in t["worst_models"])
+    m = json.loads(metrics.read_text())
+    assert m["snapshot"] == "may" and m["alarm"] == int(doc["alarm"])
+    assert all(isinstance(m[k], (int, float)) for k in ("var2", "fill", "medae", "max_angle_deg"))
+    r = runner.invoke(main, ["drift", "--home", str(two_snapshots.root), "--from", "nosuch"])
+    assert r.exit_code == 1 and "Error: snapshot 'nosuch' not found" in r.output

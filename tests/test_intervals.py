@@ -1,0 +1,149 @@
+"""Calibrated prediction intervals and trust: invariants, real-data coverage, API and CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from benchpress.api import BenchPress
+from benchpress.cli import main
+from benchpress.errors import BadInputError, NotFittedError
+from benchpress.predict import BenchmarkScales, ScaleTransform, make_folds, make_predictor
+from benchpress.predict.intervals import (
+    IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals, point_size,
+)
+from benchpress.report.coverage import interval_coverage
+
+ALPHA = 0.1
+SLACK = 0.02          # coverage may fall this far below 1 - alpha on one draw
+
+
+def _hetero(seed: int, n: int):
+    """Residuals whose scale is exp(feature 0); feature 1 is noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    return rng.normal(size=n) * np.exp(0.7 * X[:, 0]), X
+
+
+def test_conformal_coverage_across_seeds():
+    covs = []
+    for seed in range(20):
+        r, X = _hetero(seed, 600)
+        cal = IntervalCalibrator(ALPHA).fit(r, X)
+        r2, X2 = _hetero(1000 + seed, 3000)
+        covs.append(np.mean(np.abs(r2) <= cal.q_ * cal.risk(X2)))
+    assert min(covs) >= 1 - ALPHA - 2 * SLACK
+    assert abs(np.mean(covs) - (1 - ALPHA)) <= SLACK
+    # the risk model picked up the scale feature
+    assert cal.coef_[1] > 0.4 and abs(cal.coef_[2]) < 0.1
+
+
+def test_trust_is_calibrated_and_intervals_respect_range():
+    # z space = identity on one unbounded column, so 10 points = 10 z units / point size
+    tr = ScaleTransform([np.nan], [np.nan], [False]).fit(np.array([[0.0], [1.0]]))
+    r, X = _hetero(7, 4000)
+    cal = IntervalCalibrator(ALPHA).fit(r, X)
+    r2, X2 = _hetero(8, 4000)
+    zhat = np.zeros(len(r2)) + 0.5
+    cols = np.zeros(len(r2), dtype=int)
+    points = np.full(len(r2), 0.05)          # 10 points = 0.5 units of score
+    trust = cal.trust(zhat, X2, tr, cols, points)
+    hit = np.abs(r2 * tr.std_[0]) <= 0.5
+    assert abs(trust.mean() - hit.mean()) < 0.02
+    # bounded logit column: intervals stay inside [0, 100] whatever the risk
+    pct = ScaleTransform([0.0], [100.0], [True], eps=0.05).fit(np.array([[10.0], [90.0]]))
+    lo, up = cal.predict_interval(np.array([-3.0, 0.0, 3.0]), X2[:3] * 10, pct, np.zeros(3, int))
+    assert np.all(lo >= 0) and np.all(up <= 100) and np.all(lo <= up)
+
+
+def test_calibrator_errors():
+    with pytest.raises(NotFittedError):
+        IntervalCalibrator().risk(np.zeros((1, 2)))
+    with pytest.raises(BadInputError, match="at least 20"):
+        IntervalCalibrator().fit(np.ones(5), np.ones((5, 2)))
+
+
+@pytest.fixture(scope="module")
+def bp05(built_2026_05):
+    return BenchPress.from_snapshot(built_2026_05)
+
+
+@pytest.fixture(scope="module")
+def calibrated(bp05):
+    m = bp05.matrix
+    return calibrate("default", m.values, bp05.scales, seed=1001, n_seeds=2)
+
+
+def test_real_coverage_on_unseen_partitions(bp05, calibrated):
+    """Calibrated on seeds 1001-1002, measured on seeds 3001-3002 it never saw."""
+    m = bp05.matrix
+    folds = make_folds(~np.isnan(m.values), n_folds=3, seed=3001, n_seeds=2)
+    res = interval_coverage("default", m.values, bp05.scales, folds, calibrated,
+                            benchmark_ids=m.benchmark_ids)
+    head = res["overall"].filter(pl.col("cells") == "percent").row(0, named=True)
+    assert 0.87 <= head["coverage"] <= 0.93
+    assert head["median_width"] < 27.2          # narrower than the published method
+    # trust is calibrated: mean trust close to the share actually within 10 points
+    assert abs(head["mean_trust"] - head["within10"]) < 0.03
+    cells = res["cells"]
+    assert (cells["lower"] <= cells["predicted"] + 1e-9).all()
+    assert set(res["per_model_count"]["model_count_bin"]) <= {"1-4", "5-9", "10-19", "20-39", "40+"}
+
+
+def test_complete_and_fold_in_intervals(bp05, calibrated):
+    pred = make_predictor("default").fit(bp05.matrix.values, bp05.scales)
+    ci = complete_intervals(pred, calibrated)
+    sc: BenchmarkScales = bp05.scales
+    lo_b = np.where(np.isnan(sc.lower), -np.inf, sc.lower)
+    hi_b = np.where(np.isnan(sc.upper), np.inf, sc.upper)
+    ok = np.isfinite(ci["predicted"])
+    assert np.all(ci["lower"][ok] <= ci["predicted"][ok] + 1e-9)
+    assert np.all(ci["upper"][ok] >= ci["predicted"][ok] - 1e-9)
+    assert np.all(ci["lower"][ok] >= np.broadcast_to(lo_b, ci["lower"].shape)[ok])
+    assert np.all(ci["upper"][ok] <= np.broadcast_to(hi_b, ci["upper"].shape)[ok])
+    assert np.all((ci["trust"][ok] >= 0) & (ci["trust"][ok] <= 1))
+    row = bp05.matrix.values[0]
+    a = fold_in_intervals(pred, calibrated, row)
+    b = fold_in_intervals(pred, calibrated, row)
+    assert a["lower"].shape == row.shape
+    np.testing.assert_array_equal(a["upper"], b["upper"])   # deterministic
+    assert point_size(sc)[bp05.matrix.benchmark_ids.index("gpqa_diamond")] == 1.0
+
+
+def test_api_predict_and_complete_carry_intervals(bp05):
+    frame = bp05.predict({"gpqa_diamond": 70.1, "hle": 21.0}).frame
+    assert {"predicted", "lower", "upper", "trust"} <= set(frame.columns)
+    pct = frame.filter(pl.col("scale") == "percent")
+    assert (pct["lower"] >= 0).all() and (pct["upper"] <= 100).all()
+    assert (frame["lower"] <= frame["predicted"] + 1e-9).all()
+    long = bp05.complete(intervals=True)
+    n_m, n_b = bp05.matrix.values.shape
+    assert long.height == n_m * n_b
+    assert long.columns == ["model_id", "benchmark_id", "observed", "predicted", "lower",
+                            "upper", "trust"]
+
+
+def test_cli_predict_complete_intervals(built_2026_05, tmp_path):
+    runner = CliRunner()
+    home = str(built_2026_05.root)
+    r = runner.invoke(main, ["predict", "--home", home, "--scores", "gpqa_diamond=70.1,hle=21",
+                             "--format", "json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output)["predictions"][0]
+    assert {"lower", "upper", "trust"} <= set(row)
+    r = runner.invoke(main, ["complete", "--home", home, "--intervals", "--format", "csv"])
+    assert r.exit_code == 0
+    assert r.output.splitlines()[0] == "model_id,benchmark_id,observed,predicted,lower,upper,trust"
+    r = runner.invoke(main, ["intervals", "--home", home, "--method", "published", "--seed", "5",
+                             "--calibration-seeds", "1", "--format", "json",
+                             "--out", str(tmp_path / "m.json")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert 0.8 < doc["coverage"] < 1.0 and doc["per_model_count"] and doc["per_benchmark"]
+    assert "per_benchmark" not in json.loads((tmp_path / "m.json").read_text())
+    r = runner.invoke(main, ["intervals", "--home", home, "--folds", str(tmp_path / "nope.json")])
+    assert r.exit_code == 2

@@ -1,0 +1,165 @@
+"""The DVC pipeline end to end, with real DVC, real git and a temporary local remote.
+
+A workspace is assembled from this checkout's pipeline files (dvc.yaml, params.yaml, .dvc/,
+the package, contracts and two source configs), so uncommitted work is what gets tested.
+The story: 2026-02 matrix -> `dvc repro` -> commit; add the 2026-05 matrix -> `dvc repro`
+-> commit; `dvc repro` again does nothing; one changed score re-runs the stages below it and
+adds exactly one snapshot; `dvc push --all-commits`; a fresh clone `dvc pull`s byte-identical
+snapshots (and an old revision's registry); a fresh clone without the remote re-makes the
+latest snapshot (same content id) offline with `dvc repro`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchpress.store.diff import diff_folders
+from benchpress.store.snapshot import Snapshot, registry_metrics, verify_snapshot
+from tests.conftest import REPO, SHARED_DATA
+
+FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
+# the registry's stages; stages appended later (fit, probes, drift) depend on them
+ALL = {"pull", "build", "snapshot", "registry_metrics"}
+RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
+           "source_type,reported_setting,notes\n"
+           "acme-2,Acme 2,Acme,2026-11-01,false,gpqa_diamond,{score},"
+           "https://acme.example/blog/acme-2,official_blog,,\n")
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("BENCHPRESS_", "DVC_", "GIT_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update(DVC_NO_ANALYTICS="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org")
+    return env
+
+
+def run(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(list(args), cwd=cwd, env=_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout + proc.stderr
+
+
+def dvc(cwd: Path, *args: str) -> str:
+    return run(cwd, sys.executable, "-m", "dvc", *args)
+
+
+def commit(ws: Path, message: str) -> None:
+    run(ws, "git", "add", "-A")
+    run(ws, "git", "commit", "-q", "-m", message)
+
+
+def ran(output: str) -> set[str]:
+    return {line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage '")}
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def snapshot_ids(ws: Path) -> list[str]:
+    """Ids of the complete snapshots, oldest first (what `benchpress snapshot list` shows)."""
+    manifests = [json.loads(p.read_text()) for p in (ws / "snapshots").glob("*/manifest.json")]
+    return [m["id"] for m in sorted(manifests, key=lambda m: (m["created_at"], m["id"]))]
+
+
+def make_workspace(ws: Path, remote: Path) -> None:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for folder in ("benchpress", "schemas"):
+        shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
+    for name in ("dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config",
+                 ".dvc/.gitignore"):
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / name, ws / name)
+    params = yaml.safe_load((ws / "params.yaml").read_text())
+    params["data"]["mirror"] = str(SHARED_DATA)
+    (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (ws / "sources").mkdir()
+    for name in (f"{FEB}.yaml", "releases.yaml"):
+        shutil.copyfile(REPO / "sources" / name, ws / "sources" / name)
+    (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.2"))
+    run(ws, "git", "init", "-q", "-b", "main")
+    dvc(ws, "remote", "modify", "store", "url", str(remote))
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
+    ws, remote = tmp_path / "ws", tmp_path / "remote"
+    make_workspace(ws, remote)
+
+    out = dvc(ws, "repro")
+    assert ALL <= ran(out)
+    commit(ws, "2026-02 matrix")
+    (feb,) = snapshot_ids(ws)
+    feb_cells = json.loads((ws / "metrics" / "registry.json").read_text())["n_cells"]
+    assert feb_cells > 1300  # the 2026-02 matrix (checked in detail in test_diff.py) + 1
+
+    shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
+    assert ALL <= ran(dvc(ws, "repro"))
+    commit(ws, "2026-05 matrix")
+    two = snapshot_ids(ws)
+    assert two[0] == feb and len(two) == 2
+
+    # nothing changed: nothing runs, nothing is rewritten
+    before = tree(ws / "snapshots")
+    out = dvc(ws, "repro")
+    assert ran(out) == set() and "Data and pipelines are up to date" in out
+    assert tree(ws / "snapshots") == before
+
+    # one changed score: the stages below it run again and add exactly one snapshot
+    (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
+    assert ALL <= ran(dvc(ws, "repro"))
+    commit(ws, "acme-2 gpqa_diamond 71.2 -> 71.3")
+    ids = snapshot_ids(ws)
+    assert len(ids) == 3 and ids[:2] == two
+    cells = diff_folders(ws / "snapshots" / ids[1], ws / "snapshots" / ids[2]).cells
+    assert cells.select("change", "model_id", "benchmark_id", "score_a", "score_b").rows() == \
+        [("changed", "acme-2", "gpqa_diamond", 71.2, 71.3)]
+    # a contract edit does not re-pull; one that leaves the data as it was adds no snapshot
+    with open(ws / "schemas" / "scales.yaml", "a", encoding="utf-8") as fh:
+        fh.write("# reviewed\n")
+    out = ran(dvc(ws, "repro"))
+    assert ALL - {"pull"} <= out and "pull" not in out
+    assert snapshot_ids(ws) == ids
+    commit(ws, "contract comment")
+
+    # metrics differ meaningfully between revisions
+    metrics = json.loads(dvc(ws, "metrics", "diff", "HEAD~3", "--json"))
+    cells = metrics["metrics/registry.json"]["n_cells"]
+    assert cells["old"] == feb_cells and cells["new"] > cells["old"]
+
+    # push every revision's data; a fresh clone pulls byte-identical snapshots
+    dvc(ws, "push", "--all-commits")
+    clone = tmp_path / "clone"
+    run(tmp_path, "git", "clone", "-q", str(ws), str(clone))
+    assert not (clone / "snapshots").exists()
+    dvc(clone, "pull")
+    assert tree(clone / "snapshots") == tree(ws / "snapshots")
+    assert tree(clone / "registry") == tree(ws / "registry")
+    assert "Data and pipelines are up to date" in dvc(clone, "repro")
+    assert all(verify_snapshot(Snapshot.load(clone / "snapshots" / i)) == [] for i in ids)
+    # an old revision's registry is on the remote too
+    run(clone, "git", "checkout", "-q", "HEAD~3")
+    dvc(clone, "pull", "--force")
+    assert snapshot_ids(clone) == [feb]
+    assert registry_metrics(clone / "registry")["n_cells"] == feb_cells
+
+    # a fresh clone without the remote re-makes the latest snapshot offline, from the mirror
+    fresh = tmp_path / "fresh"
+    run(tmp_path, "git", "clone", "-q", str(ws), str(fresh))
+    assert ALL <= ran(dvc(fresh, "repro"))
+    assert snapshot_ids(fresh) == ids[-1:]
+    assert tree(fresh / "snapshots" / ids[-1]).keys() == tree(ws / "snapshots" / ids[-1]).keys()
+    assert (fresh / "metrics" / "registry.json").read_bytes() == \
+        (ws / "metrics" / "registry.json").read_bytes()

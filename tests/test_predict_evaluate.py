@@ -1,0 +1,141 @@
+"""Folds and held-out evaluation on the real matrix (published reproduction)."""
+
+import json
+
+import numpy as np
+import pytest
+from predict_data import PUBLISHED_FOLDS, load_matrix
+
+from benchpress.errors import BadInputError, UsageError
+from benchpress.predict import (
+    compute_metrics,
+    evaluate,
+    folds_to_json,
+    make_folds,
+    make_predictor,
+    parse_folds,
+    read_folds,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_matrix()
+
+
+@pytest.fixture(scope="module")
+def published_folds(data):
+    _, mids, bids, _ = data
+    return read_folds(PUBLISHED_FOLDS, mids, bids)
+
+
+@pytest.fixture(scope="module")
+def published_result(data, published_folds):
+    Y, mids, bids, scales = data
+    return evaluate("published", Y, scales, published_folds, model_ids=mids, benchmark_ids=bids)
+
+
+def test_published_folds_regenerated(data, published_folds):
+    Y = data[0]
+    mine = make_folds(~np.isnan(Y), n_folds=3, seed=42, n_seeds=10, min_scores=1)
+    assert len(mine) == len(published_folds) == 30
+    assert published_folds.n_cells == 26040
+    for a, b in zip(mine.test_cells, published_folds.test_cells):
+        assert np.array_equal(a, b)
+    assert mine.seeds[:3] == (42, 42, 42) and mine.fold_ids[:3] == (0, 1, 2)
+
+
+def test_fold_generation_deterministic_and_per_model(data):
+    Y = data[0]
+    obs = ~np.isnan(Y)
+    a = make_folds(obs, n_folds=3, seed=7)
+    b = make_folds(obs, n_folds=3, seed=7)
+    c = make_folds(obs, n_folds=3, seed=8)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+    counts = np.zeros(Y.shape, int)
+    for k, cells in enumerate(a):
+        counts[cells[:, 0], cells[:, 1]] += 1
+        per_model = np.bincount(cells[:, 0], minlength=Y.shape[0])
+        n_obs = obs.sum(axis=1)
+        assert (per_model >= n_obs // 3).all() and (per_model <= n_obs // 3 + 2).all()
+    assert np.array_equal(counts, obs.astype(int))      # every observed cell exactly once
+    sparse = np.zeros((3, 4), bool)
+    sparse[0, :2] = True
+    sparse[1, :] = True
+    f = make_folds(sparse, n_folds=3, seed=1, min_scores=3)
+    assert all(0 not in cells[:, 0] for cells in f)     # model 0 below min_scores
+
+
+def test_published_reproduction(published_result):
+    o = published_result.overall
+    assert o.n_cells == 26040 and o.coverage == 1.0
+    assert o.medae == pytest.approx(4.60, abs=0.03)
+    assert o.fold_medae_mean == pytest.approx(4.58, abs=0.03)
+    assert o.medape == pytest.approx(7.76, abs=0.1)
+    assert o.within3 == pytest.approx(36.6, abs=0.5)
+    assert o.within5 == pytest.approx(52.8, abs=0.5)
+
+
+def test_result_tables_and_json(published_result, data):
+    r = published_result
+    _, mids, bids, _ = data
+    js = r.to_json()
+    for key in ("medae", "medape", "within3", "within5", "coverage", "n_cells",
+                "per_benchmark", "per_model"):
+        assert key in js
+    json.dumps(js)
+    assert r.per_benchmark.height == len(bids) and r.per_model.height == len(mids)
+    assert r.per_fold.height == 30 and int(r.per_fold["n_cells"].sum()) == 26040
+    assert r.cells.height == 26040
+    assert set(r.per_benchmark.columns) >= {"benchmark_id", "medae", "medape", "within3",
+                                            "within5", "coverage", "n_cells"}
+
+
+def test_default_beats_published(data, published_folds, published_result):
+    Y, _, _, scales = data
+    default = evaluate("default", Y, scales, published_folds).overall
+    assert default.medae < published_result.overall.medae - 0.2
+    other = make_folds(~np.isnan(Y), seed=314, n_seeds=1)
+    d = evaluate("default", Y, scales, other).overall
+    p = evaluate("published", Y, scales, other).overall
+    assert d.medae < p.medae
+
+
+def test_id_form_round_trip(data, published_folds, tmp_path):
+    _, mids, bids, _ = data
+    obj = folds_to_json(published_folds, mids, bids)
+    assert isinstance(obj["folds"][0]["test_cells"][0][0], str)
+    path = tmp_path / "folds.json"
+    path.write_text(json.dumps({"folds": [{"test_cells": f["test_cells"]} for f in obj["folds"]]}))
+    back = read_folds(path, mids, bids)
+    assert all(np.array_equal(a, b) for a, b in zip(back, published_folds))
+    with pytest.raises(UsageError):
+        read_folds(path)
+    with pytest.raises(BadInputError):
+        parse_folds({"folds": [{"test_cells": [["nope", bids[0]]]}]}, mids, bids)
+    with pytest.raises(BadInputError):
+        parse_folds({"n_models": 3, "folds": []}, mids, bids)
+
+
+def test_evaluate_rejects_unobserved_cells(data):
+    Y, _, _, scales = data
+    i, j = np.argwhere(np.isnan(Y))[0]
+    bad = parse_folds({"folds": [{"test_cells": [[int(i), int(j)]]}]})
+    with pytest.raises(BadInputError):
+        evaluate("benchmark_mean", Y, scales, bad)
+
+
+def test_evaluate_accepts_predictor_instance(data):
+    Y, _, _, scales = data
+    folds = make_folds(~np.isnan(Y), seed=5)
+    r = evaluate(make_predictor("knn", k=3), Y, scales, folds)
+    assert r.method == "knn" and r.overall.coverage == 1.0
+
+
+def test_compute_metrics_definitions():
+    m = compute_metrics([10.0, 20.0, 0.0, 50.0], [12.0, 26.0, 1.0, np.nan])
+    assert m.n_cells == 4 and m.coverage == 0.75
+    assert m.medae == 2.0
+    assert m.medape == pytest.approx(25.0)            # 20% and 30%; zero actual left out
+    assert m.within3 == pytest.approx(200 / 3) and m.within5 == pytest.approx(200 / 3)
