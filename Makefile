@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 MIRROR ?= ../shared/data
 
-.PHONY: install main test clean
+.PHONY: install system-deps main test clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -21,7 +21,12 @@ main: install
 	BENCHPRESS_MIRROR=$(MIRROR) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
 
-test: install
+# the report test opens the HTML page in headless Chromium (Debian's package)
+system-deps:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+	  || { echo "install Debian's chromium package (apt-get install chromium) to run the report test"; exit 1; }
+
+test: install system-deps
 	$(PY) -m pytest -q
 
 clean:
