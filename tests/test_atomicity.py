@@ -109,9 +109,14 @@ def test_killed_ingest_leaves_the_registry_unchanged(home, where):
         assert _files(home.registry) == registry
         assert list(home.root.glob(".registry.tmp-*"))
     else:
-        # killed between the two renames: the old registry waits in registry.old
-        assert not registry_exists(home.registry)
+        # killed between the two renames: the old registry waits in registry.old, and
+        # readers fall back to it until the next writer puts it back
+        assert not (home.registry / "build.json").exists()
         assert _files(home.root / "registry.old") == registry
+        assert registry_exists(home.registry)
+        assert query(home.registry, "SELECT count(*) AS n FROM cells")["n"][0] == 2
+    # the source whose build never finished was not recorded
+    assert not (home.sources / "benchpress-2026-05.yaml").exists()
     # the snapshot list is untouched, and the next writer (which recovers first) sees the
     # old data: the same content id, so no new snapshot
     assert [s.id for s in list_snapshots(home)] == [snap.id]

@@ -21,6 +21,7 @@ from benchpress.store.ingest import ingest as ingest_source
 from benchpress.store.releases import add_model as add_release
 from benchpress.store.sources import load_configs
 from benchpress.store.sql import query
+from benchpress.store.snapshot import list_snapshots
 from benchpress.store.tables import read_table
 
 __all__ = ["COMMANDS"]
@@ -119,6 +120,7 @@ def pull(mirror, home):
     """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
     from benchpress.store.build import materialize
 
+    home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
     for config in load_configs(home.sources):
         path, digest, _ = materialize(home, config, mirror=mirror)
         click.echo(f"{config.id}\t{digest[:12]}\t{path}")
@@ -212,9 +214,9 @@ def summary(home):
     render(read_table(home.registry, "sources").select(
         "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined"),
         "table", title="sources")
-    snapshots = sorted(p.name for p in home.snapshots.glob("*") if (p / "manifest.json").is_file()) \
-        if home.snapshots.is_dir() else []
-    click.echo(f"snapshots: {len(snapshots)}" + (f" (latest files in {home.snapshots})" if snapshots else ""))
+    snapshots = list_snapshots(home)
+    click.echo(f"snapshots: {len(snapshots)}"
+               + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else ""))
     for metrics in sorted((home.root / "metrics").glob("*.json")):
         doc = json.loads(metrics.read_text())
         flat = {k: v for k, v in doc.items() if isinstance(v, (int, float, str, bool))}

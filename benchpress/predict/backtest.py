@@ -31,7 +31,7 @@ from benchpress.predict.predictor import make_predictor
 from benchpress.predict.probes import ProbeSearch
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["BacktestResult", "backtest"]
+__all__ = ["BacktestResult", "backtest", "as_date"]
 
 
 @dataclass
@@ -71,16 +71,18 @@ class BacktestResult:
 
     def to_json(self) -> dict:
         o = self.overall
-        return {"method": self.method, "cutoff": self.cutoff, "probes": list(self.probes),
-                "probes_chosen_on": self.probes_chosen_on, "n_train": self.n_train,
-                "n_test": self.n_test, "n_undated": self.n_undated, "medae": self.medae,
-                "medape": self.medape, "medae_hidden": o.medae, "medape_hidden": o.medape,
-                "within3_hidden": o.within3, "within5_hidden": o.within5,
-                "coverage": o.coverage, "n_cells": int(self.cells.height),
-                "n_hidden_cells": o.n_cells, "per_model": self.per_model.to_dicts()}
+        doc = {"method": self.method, "cutoff": self.cutoff, "probes": list(self.probes),
+               "probes_chosen_on": self.probes_chosen_on, "n_train": self.n_train,
+               "n_test": self.n_test, "n_undated": self.n_undated, "medae": self.medae,
+               "medape": self.medape, "medae_hidden": o.medae, "medape_hidden": o.medape,
+               "within3_hidden": o.within3, "within5_hidden": o.within5,
+               "coverage": o.coverage, "n_cells": int(self.cells.height),
+               "n_hidden_cells": o.n_cells, "per_model": self.per_model.to_dicts()}
+        return {k: None if isinstance(v, float) and v != v else v for k, v in doc.items()}
 
 
-def _as_date(value) -> dt.date | None:
+def as_date(value) -> dt.date | None:
+    """A release date as a date; None when missing or not a full ISO date (e.g. '2025')."""
     if value is None:
         return None
     if isinstance(value, dt.datetime):
@@ -125,10 +127,10 @@ def backtest(Y, scales: BenchmarkScales, release_dates, cutoff, *, probes=5,
     bids = list(benchmark_ids) if benchmark_ids is not None else [str(j) for j in range(n_b)]
     if len(mids) != n_m or len(bids) != n_b or len(release_dates) != n_m:
         raise BadInputError("model_ids, benchmark_ids and release_dates must match Y's shape")
-    cut = _as_date(cutoff)
+    cut = as_date(cutoff)
     if cut is None:
         raise UsageError(f"cutoff must be an ISO date (YYYY-MM-DD), got {cutoff!r}")
-    dates = [_as_date(d) for d in release_dates]
+    dates = [as_date(d) for d in release_dates]
     dated = np.array([d is not None for d in dates])
     before = np.array([d is not None and d < cut for d in dates])
     test = dated & ~before & (~np.isnan(Y)).any(axis=1)

@@ -39,8 +39,7 @@ __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "
 
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
-#: Which cells enter the objective: all observed cells with probe cells exact ("all",
-#: the paper's figure) or the non-probe cells alone ("hidden").
+#: Cells in the objective: all observed, probe cells exact ("all", paper) or non-probe only.
 SCOPES = ("all", "hidden")
 
 
@@ -64,7 +63,9 @@ class ProbeScore:
     n_models_without_probes: int
 
     def to_json(self) -> dict:
-        return {**asdict(self), "probes": list(self.probes)}
+        """JSON-ready dict (NaN -> None)."""
+        return {**{k: None if isinstance(v, float) and v != v else v
+                   for k, v in asdict(self).items()}, "probes": list(self.probes)}
 
 
 @dataclass
@@ -97,8 +98,8 @@ class ProbeSelection:
 
     def to_json(self) -> dict:
         return {"objective": self.objective, "scope": self.scope, "method": self.method,
-                **self.final.to_json(), "budget": self.budget, "n_candidates": len(self.candidates),
-                "candidates": list(self.candidates), "steps": [s.to_json() for s in self.steps],
+                **self.final.to_json(), "budget": self.budget, "candidates": list(self.candidates),
+                "n_candidates": len(self.candidates), "steps": [s.to_json() for s in self.steps],
                 "swaps": self.swaps, "n_sets_scored": self.n_sets_scored,
                 "seconds": self.seconds, "fit_seconds": self.fit_seconds}
 
@@ -303,10 +304,10 @@ class ProbeSearch:
 
     # ------------------------------------------------------------------ search
     def select(self, k: int = 5, *, candidates=None, costs=None, budget: float | None = None,
-               swap: str = "final", max_swap_rounds: int = 5, models=None) -> ProbeSelection:
-        """Greedy forward selection of up to ``k`` probes, then a swap pass: replace one
-        chosen probe by an unchosen one (the best such swap) while that lowers the
-        objective.
+               swap: str = "each", max_swap_rounds: int = 5, models=None) -> ProbeSelection:
+        """Greedy forward selection of up to ``k`` probes with a swap pass (by default after
+        every addition): replace one chosen probe by an unchosen one (the best such swap)
+        while that lowers the objective.
 
         Parameters
         ----------
@@ -319,7 +320,7 @@ class ProbeSearch:
         budget : float, optional
             Upper bound on the summed cost of the set; candidates of unknown cost are
             then excluded.
-        swap : {"final", "each", "none"}, default "final"
+        swap : {"final", "each", "none"}, default "each"
             Run the swap pass on the final set only, after every addition (the curve
             then shows swapped sets at every k), or not at all.
         max_swap_rounds : int
@@ -381,7 +382,7 @@ class ProbeSearch:
                     break
                 vals = self._objective(np.asarray(trial), target)
                 b = int(np.argmin(vals))
-                if not vals[b] < best_val - 1e-9:
+                if not vals[b] < best_val - 1e-6:  # a real gain, not rounding noise
                     break
                 p, c = labels[b]
                 swaps.append({"k": len(chosen), "out": self.benchmark_ids_[chosen[p]], "in":

@@ -56,9 +56,11 @@ class RankingPreservation:
                              "n_benchmarks": list(self.n_benchmarks)})
 
     def to_json(self) -> dict:
-        return {"margins": list(self.margins), "accuracy": list(self.accuracy),
+        """JSON-ready dict (NaN -> None)."""
+        acc = [None if a != a else a for a in self.accuracy]
+        return {"margins": list(self.margins), "accuracy": acc,
                 "n_pairs": list(self.n_pairs), "n_benchmarks": list(self.n_benchmarks),
-                "per_margin": self.summary().to_dicts()}
+                "per_margin": self.summary().fill_nan(None).to_dicts()}
 
 
 def ranking_preservation(Y, fold, model_index, benchmark_index, predicted, *,

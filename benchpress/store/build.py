@@ -64,7 +64,9 @@ def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None)
         raise BadInputError(f"{home.sources / (config.id + '.yaml')}: field 'url': a source needs a url or a path")
     got = fetch(config.url, home.cache, expected_sha256=config.sha256, mirror=mirror,
                 mirror_path=config.mirror_path)
-    return got.path, got.sha256, config.retrieved_at or got.retrieved_at
+    # a pinned file's retrieval time is the config's (or its publication date), not "now",
+    # so that rebuilding the same inputs gives byte-identical tables
+    return got.path, got.sha256, config.retrieved_at or config.published or got.retrieved_at
 
 
 def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> pl.DataFrame:
@@ -99,15 +101,21 @@ def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
 
 
 def build(home: Home, *, mirror: Path | None = None,
-          on_source: Callable[[int, int, str], None] | None = None) -> BuildReport:
+          on_source: Callable[[int, int, str], None] | None = None,
+          extra: SourceConfig | None = None) -> BuildReport:
     """Rebuild `home.registry` from every source under `home.sources`.
 
-    `on_source(k, n, source_id)` is called before each of the n sources (progress display).
+    `extra` is a source config not saved yet (it replaces a saved one with the same id):
+    `ingest` saves it only once the build has succeeded. `on_source(k, n, source_id)` is
+    called before each of the n sources (progress display).
     """
     with locked(home.lock):
         recover(home.registry)
         contracts = load_contracts(home.schemas)
         configs = load_configs(home.sources)
+        if extra is not None:
+            configs = sorted([c for c in configs if c.id != extra.id] + [extra],
+                             key=lambda c: (c.order, c.id))
         model_parts, declared, score_parts, quarantine_parts = [], [], [], []
         listed: list[str] = []  # benchmark ids in the order the sources list them
         resolver = BenchmarkResolver(contracts)

@@ -2,7 +2,7 @@
 
 The raw file goes into the content-addressed cache, a config is written under
 `sources/`, and the registry is rebuilt from all sources. If the build fails, the
-config is put back as it was (and the registry, written atomically, never changed).
+config is not saved (and the registry, written atomically, never changed).
 """
 
 from __future__ import annotations
@@ -13,19 +13,17 @@ from benchpress.adapters import detect_adapter, get_adapter
 from benchpress.adapters.fetch import fetch
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
-from benchpress.store.sources import (
-    SourceConfig, config_path, load_configs, restored_on_failure, save_config, slug,
-)
+from benchpress.store.sources import SourceConfig, load_configs, save_config, slug
 
 __all__ = ["ingest", "rebuild_with"]
 
 
 def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
                  on_source=None) -> BuildReport:
-    """Save `config`, rebuild, and restore the previous config if the build fails."""
-    with restored_on_failure(config_path(home.sources, config.id)):
-        save_config(home.sources, config)
-        return build(home, mirror=mirror, on_source=on_source)
+    """Rebuild with `config` added, then save it; a failed (or killed) build saves nothing."""
+    report = build(home, mirror=mirror, on_source=on_source, extra=config)
+    save_config(home.sources, config)
+    return report
 
 
 def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,

@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 
 from benchpress.errors import BadInputError, RegistryError
-from benchpress.store.tables import registry_exists
+from benchpress.store.tables import readable, registry_exists
 
 __all__ = ["connect", "query"]
 
@@ -23,6 +23,7 @@ def connect(registry: Path) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the registry's views defined."""
     if not registry_exists(registry):
         raise RegistryError(f"{registry}: no registry built yet; run `benchpress ingest` or `benchpress build`")
+    registry = readable(registry)
     con = duckdb.connect(":memory:")
     folder = registry.resolve().as_posix().replace("'", "''")
     con.execute((registry / "views.sql").read_text(encoding="utf-8").replace("{dir}", folder))

@@ -19,7 +19,8 @@ import polars as pl
 
 from benchpress.errors import RegistryError
 
-__all__ = ["TABLE_NAMES", "write_registry", "read_table", "recover", "locked", "registry_exists"]
+__all__ = ["TABLE_NAMES", "write_registry", "read_table", "readable", "recover", "locked",
+           "registry_exists"]
 
 TABLE_NAMES = ("models", "benchmarks", "scores", "cells", "aliases", "sources", "quarantine")
 
@@ -82,11 +83,19 @@ def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: di
     shutil.rmtree(old, ignore_errors=True)
 
 
+def readable(registry: Path) -> Path:
+    """The folder a reader should use: the registry, or during (or after a crash in) the
+    swap's two renames, the previous registry still complete beside it."""
+    if not (registry / "build.json").is_file() and (_old(registry) / "build.json").is_file():
+        return _old(registry)
+    return registry
+
+
 def registry_exists(registry: Path) -> bool:
-    return (registry / "build.json").is_file()
+    return (readable(registry) / "build.json").is_file()
 
 
 def read_table(registry: Path, name: str) -> pl.DataFrame:
     if not registry_exists(registry):
         raise RegistryError(f"{registry}: no registry built yet; run `benchpress ingest` or `benchpress build`")
-    return pl.read_parquet(registry / f"{name}.parquet")
+    return pl.read_parquet(readable(registry) / f"{name}.parquet")
