@@ -9,7 +9,7 @@ beside the repo) this
 
 1. runs :class:`benchpress.predict.probes.ProbeSearch` end to end: one leave-one-model-out
    fit per model, then greedy forward selection of ``--k`` probes over all benchmarks
-   with the swap pass on the final set, and reports the wall time and the number of
+   with the swap pass after every addition, and reports the wall time and the number of
    candidate sets scored;
 2. measures, in the same process, the refit-per-model design of the paper's code
    (for each model, refit the whole matrix with that model's row cut down to the

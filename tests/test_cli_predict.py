@@ -153,6 +153,14 @@ def test_probes_search_with_allowlist_costs_budget_and_drift(run, tmp_path):
     assert drift["previous"] == sel["probes"] and drift["current_medae"] > 0
 
 
+def test_probes_aimed_at_recent_releases(run):
+    result = run("probes", "--k", "2", "--recent-months", "4", "--method", "published",
+                 "--allowlist", "gpqa_diamond,hle,mmlu_pro,terminal_bench,aime_2025",
+                 "--no-paper-sets")
+    assert result.exit_code == 0, result.stderr
+    assert "months of the newest release" in result.stderr
+
+
 def test_probes_errors(run):
     no_cost = run("probes", "--budget", "3", "--method", "published")
     assert no_cost.exit_code == 2 and "needs benchmark costs" in no_cost.stderr

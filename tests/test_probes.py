@@ -59,7 +59,7 @@ def test_probe_cells_count_as_exact(small):
     Y, scales, ids, search = small
     every = search.score(ids)
     assert every.medae == 0.0 and every.n_probe_cells == every.n_cells
-    assert np.isnan(every.medae_hidden)
+    assert np.isnan(every.medae_hidden) and every.to_json()["medae_hidden"] is None
     some = search.score(["b0", "b1"])
     assert some.medae < some.medae_hidden          # zeros pull the pooled median down
     assert some.n_cells == int((~np.isnan(Y)).sum())
@@ -134,3 +134,13 @@ def test_published_method_reproduces_the_papers_probe_figures():
     assert 4.45 <= low_cost.medae <= 4.70
     assert any_set.medae_hidden > any_set.medae
     assert any_set.n_models_missing_probe == 71 and any_set.n_models_without_probes == 0
+
+
+def test_a_benchmark_only_one_model_has_cannot_be_recovered_and_is_counted():
+    Y, scales, ids = synthetic(seed=7)
+    Y[:, 9] = np.nan
+    Y[4, 9] = 55.0                                 # only model 4 has b9
+    search = ProbeSearch("published", **FAST).fit(Y, scales, benchmark_ids=ids)
+    s = search.score(["b0"])
+    assert s.n_unpredicted == 1 and np.isfinite(s.medae)
+    assert search.score(["b0", "b9"]).n_unpredicted == 0   # as a probe it is exact

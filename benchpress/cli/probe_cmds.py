@@ -119,8 +119,11 @@ def _score_row(label, s) -> dict:
               help="medae: pooled median absolute error; medape: median percentage error.")
 @click.option("--scope", type=click.Choice(SCOPES), default="all", show_default=True,
               help="all: every observed cell, probe cells exact (paper); hidden: non-probe cells.")
-@click.option("--swap", type=click.Choice(["final", "each", "none"]), default="final",
+@click.option("--swap", type=click.Choice(["final", "each", "none"]), default="each",
               show_default=True, help="Swap pass on the final set, after every step, or never.")
+@click.option("--recent-months", type=float, default=None,
+              help="Objective over the models released within this many months of the newest "
+                   "(for probe sets aimed at new releases); default: every model.")
 @click.option("--evaluate", "evaluate_sets", multiple=True,
               help="Also score this probe set (ids or file); repeatable.")
 @click.option("--paper-sets/--no-paper-sets", default=True, show_default=True,
@@ -136,8 +139,8 @@ def _score_row(label, s) -> dict:
 @format_option(choices=("table", "json"))
 @matrix_options
 @handle_errors
-def probes(k, allowlist, costs_file, budget, objective, scope, swap, evaluate_sets, paper_sets,
-           no_search, design, previous, out, fmt, bp, home):
+def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_months,
+           evaluate_sets, paper_sets, no_search, design, previous, out, fmt, bp, home):
     """Choose the few benchmarks to run on a new model to predict the rest of its row."""
     costs = read_costs(costs_file) if costs_file else None
     named = {f"given {n + 1}": read_benchmark_list(s) for n, s in enumerate(evaluate_sets)}
@@ -148,7 +151,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, evaluate_se
     if not no_search:
         cand = read_benchmark_list(allowlist) if allowlist else None
         selection = bp.probes(k, candidates=cand, costs=costs, budget=budget,
-                              objective=objective, scope=scope, swap=swap)
+                              objective=objective, scope=scope, swap=swap,
+                              recent_months=recent_months)
     elif not named:
         raise UsageError("--no-search needs --evaluate SET or the paper sets")
     scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs, design=design)))
@@ -180,6 +184,10 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, evaluate_se
             f"({'probe cells exact (error 0)' if scope == 'all' else 'non-probe cells only'}); "
             "each model is predicted from its own probe scores against a fit on all other models")
     stderr.print(note, markup=False)
+    if recent_months and selection:
+        stderr.print(f"the greedy objective counted only models released within {recent_months:g} "
+                     "months of the newest release; the figures below cover every model",
+                     markup=False)
     if selection:
         curve = selection.curve().with_columns(pl.col(pl.Float64).round(3))
         render(curve, "table", title=f"greedy probe selection ({bp.method}, "
