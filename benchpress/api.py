@@ -251,12 +251,26 @@ class BenchPress:
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
                budget: float | None = None, objective: str = "medae", scope: str = "all",
-               swap: str = "final"):
-        """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`."""
+               swap: str = "each", recent_months: float | None = None):
+        """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`.
+
+        `recent_months`: the objective counts only models released within that many
+        months of the newest release (every model still informs the fits)."""
+        import datetime as dt
+
+        from benchpress.predict.backtest import as_date
+
         search = self.probe_search(objective=objective, scope=scope)
         cand = self.benchmark_ids(candidates) if candidates is not None else None
+        models = None
+        if recent_months:
+            dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]
+            if not any(dates):
+                raise BadInputError("recent_months needs release dates, and no model has one")
+            start = max(d for d in dates if d) - dt.timedelta(days=30.44 * float(recent_months))
+            models = np.array([d is not None and d >= start for d in dates])
         return search.select(k, candidates=cand, costs=self.benchmark_costs(costs),
-                             budget=budget, swap=swap)
+                             budget=budget, swap=swap, models=models)
 
     def score_probes(self, probe_sets, *, costs: dict | None = None,
                      design: str = "fold_in") -> list:

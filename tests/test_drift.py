@@ -63,7 +63,7 @@ def test_third_factor_fires_the_alarm(base):
     t = compare(p0, p1, v0, v1, CFG)
     assert t.alarms
     assert any("subspace" in a for a in t.alarms)
-    assert t.max_angle_deg > CFG.angle_max_deg
+    assert t.max_angle_deg > max(CFG.angle_max_deg, t.angle_noise_deg)
     assert p1.var2 < p0.var2
     assert len(t.worst_models) == 10 and all(not w["new"] for w in t.worst_models)
 
@@ -105,6 +105,7 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     assert len(feb["probes"]) == 5
     (t,) = doc["transitions"]
     assert t["n_shared_benchmarks"] >= 40 and len(t["angles_deg"]) == 2
+    assert 0 <= t["angle_noise_deg"] <= 90
     assert t["probes_changed"] is not None and t["moved_benchmarks"]
     assert t["worst_models"] and any(w["new"] for w in t["worst_models"])
     m = json.loads(metrics.read_text())

@@ -94,6 +94,19 @@ def test_real_coverage_on_unseen_partitions(bp05, calibrated):
     assert set(res["per_model_count"]["model_count_bin"]) <= {"1-4", "5-9", "10-19", "20-39", "40+"}
 
 
+def test_new_model_regime_coverage(bp05):
+    """Whole models held out and folded in from 3-12 scores, on a draw never calibrated on."""
+    from benchpress.report.coverage import evaluate_intervals
+
+    m = bp05.matrix
+    res = evaluate_intervals("default", m.values, bp05.scales, None, regime="new_models",
+                             calibration_seed=1001, seed=4001, benchmark_ids=m.benchmark_ids)
+    head = res["overall"].filter(pl.col("cells") == "percent").row(0, named=True)
+    assert 0.87 <= head["coverage"] <= 0.94
+    assert abs(head["mean_trust"] - head["within10"]) < 0.04
+    assert res["per_model_count"]["model_count_bin"].to_list() == ["1-4", "5-9", "10-19"]
+
+
 def test_complete_and_fold_in_intervals(bp05, calibrated):
     pred = make_predictor("default").fit(bp05.matrix.values, bp05.scales)
     ci = complete_intervals(pred, calibrated)
@@ -144,6 +157,11 @@ def test_cli_predict_complete_intervals(built_2026_05, tmp_path):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert 0.8 < doc["coverage"] < 1.0 and doc["per_model_count"] and doc["per_benchmark"]
+    assert doc["regime"] == "cells" and doc["all_cells"]["n_cells"] >= doc["n_cells"]
     assert "per_benchmark" not in json.loads((tmp_path / "m.json").read_text())
     r = runner.invoke(main, ["intervals", "--home", home, "--folds", str(tmp_path / "nope.json")])
     assert r.exit_code == 2
+    (tmp_path / "f.json").write_text('{"folds": []}')
+    r = runner.invoke(main, ["intervals", "--home", home, "--regime", "new_models",
+                             "--folds", str(tmp_path / "f.json")])
+    assert r.exit_code == 2 and "Error: --folds applies to --regime cells only" in r.output

@@ -80,12 +80,33 @@ def intervals(snapshot, method, folds_file, folds_sources, seed, n_seeds, regime
            title="least-covered benchmarks")
 
 
+_THRESHOLD_HELP = {
+    "var2_min": "Alarm: two-factor variance explained below this.",
+    "var2_drop_max": "Alarm: two-factor variance falls by more than this.",
+    "best_rank_max": "Alarm: held-out error lowest at a rank above this.",
+    "angle_max_deg": "Alarm: benchmark subspace turns by more than this (and its noise).",
+    "n_boot": "Bootstrap resamples measuring the angle's noise level.",
+    "probe_changes_max": "Alarm: more probes change than this (and the old set is worse).",
+    "probe_regret_max": "... by more than this relative MedAE.",
+    "probes_k": "Probe set size.",
+    "probe_method": "Predictor of the probe search.",
+    "method": "Predictor whose held-out error is tracked.",
+    "max_rank": "Ranks 1..N in the held-out error by rank.",
+    "n_submatrices": "Largest complete submatrices averaged for variance explained.",
+    "seed": "Seed of the held-out partition.",
+}
+
+
 def threshold_options(f):
-    """One option per DriftThresholds field (--var2-min, --probes-k, ...) -> `cfg`."""
+    """One option per DriftThresholds field (--var2-min, --probes-k, ...) -> `cfg`
+    (the `drift:` section of params.yaml)."""
     fields = dataclasses.fields(DriftThresholds)
     for fd in reversed(fields):
-        f = click.option(f"--{fd.name.replace('_', '-')}", fd.name, type=type(fd.default),
-                         default=fd.default, show_default=True)(f)
+        kind = (click.Choice(available_methods()) if fd.name.endswith("method")
+                else type(fd.default))
+        f = click.option(f"--{fd.name.replace('_', '-')}", fd.name, type=kind,
+                         default=fd.default, show_default=True,
+                         help=_THRESHOLD_HELP.get(fd.name))(f)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -124,11 +145,13 @@ def drift(from_ref, to_ref, out, report_file, fmt, cfg, home):
     render(snaps, "table", title="snapshots (var2: two-factor variance on complete submatrices; "
                                  "medae: held-out, default predictor)")
     for t in doc["transitions"]:
+        noise = "" if t["angle_noise_deg"] is None else f" (resampling noise {t['angle_noise_deg']:.1f})"
+        regret = "" if t["probe_regret"] is None else f"; old set {100 * t['probe_regret']:+.0f}% MedAE"
         click.echo(f"\n{t['from_label']} -> {t['to_label']}: principal angles "
-                   f"{', '.join(f'{a:.1f}' for a in t['angles_deg'])} deg on "
+                   f"{', '.join(f'{a:.1f}' for a in t['angles_deg'])} deg{noise} on "
                    f"{t['n_shared_benchmarks']} shared benchmarks; probes changed: "
                    f"{t['probes_changed']} (+{', '.join(t['probes_added'])} "
-                   f"-{', '.join(t['probes_removed'])})")
+                   f"-{', '.join(t['probes_removed'])}){regret}")
         if t["moved_benchmarks"]:
             render(pl.DataFrame(t["moved_benchmarks"]), "table",
                    title="benchmarks whose held-out error moved most (points)")

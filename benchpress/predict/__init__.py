@@ -76,7 +76,7 @@ __all__ = [
 ]
 
 # probe sets, new-release backtests and ranking preservation
-from benchpress.predict.backtest import BacktestResult, backtest  # noqa: E402
+from benchpress.predict.backtest import BacktestResult  # noqa: E402  (the function stays in its module)
 from benchpress.predict.probes import (  # noqa: E402
     ProbeScore, ProbeSearch, ProbeSelection, refit_transcripts,
 )
@@ -86,15 +86,15 @@ from benchpress.predict.ranking import (  # noqa: E402
 
 __all__ += [
     "BacktestResult", "ProbeScore", "ProbeSearch", "ProbeSelection", "RankingPreservation",
-    "backtest", "compare_models", "ranking_preservation", "refit_transcripts",
+    "compare_models", "ranking_preservation", "refit_transcripts",
 ]
 
-from benchpress.predict.drift import DriftReport, DriftThresholds, MatrixVersion, drift
+from benchpress.predict.drift import DriftReport, DriftThresholds, MatrixVersion
 from benchpress.predict.intervals import (
     IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals,
 )
 
 __all__ += [
     "DriftReport", "DriftThresholds", "IntervalCalibrator", "MatrixVersion", "calibrate",
-    "complete_intervals", "drift", "fold_in_intervals",
+    "complete_intervals", "fold_in_intervals",
 ]

@@ -21,7 +21,10 @@ is predicted by folding the other two into the older fit; error in points).
 
 A transition raises an alarm (:class:`DriftThresholds`) when two-factor variance falls
 below ``var2_min`` or drops by more than ``var2_drop_max``, the winning rank exceeds
-``best_rank_max``, the largest principal angle exceeds ``angle_max_deg``, or more than
+``best_rank_max``, the largest principal angle exceeds both ``angle_max_deg`` and its own
+noise level (95th percentile of the angle between the newer version and ``n_boot``
+bootstrap resamples of its models: the second factor of real matrices is weakly
+determined, so a fixed bound alone would fire on noise), or more than
 ``probe_changes_max`` probes change *and* the old probe set (its benchmarks still present)
 recovers the new matrix more than ``probe_regret_max`` (relative MedAE) worse than the new
 set - greedy selection among near-equivalent benchmarks reshuffles probes without any
@@ -33,7 +36,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import polars as pl
 from scipy.linalg import subspace_angles
 
 from benchpress.errors import BadInputError
@@ -66,7 +68,8 @@ class DriftThresholds:
     var2_min: float = 0.80
     var2_drop_max: float = 0.10
     best_rank_max: int = 3
-    angle_max_deg: float = 45.0
+    angle_max_deg: float = 30.0
+    n_boot: int = 20
     probe_changes_max: int = 2
     probe_regret_max: float = 0.20
     probes_k: int = 5
@@ -124,6 +127,7 @@ class Transition:
     to_label: str
     n_shared_benchmarks: int
     angles_deg: list
+    angle_noise_deg: float | None             # 95% bootstrap level of the largest angle
     probes_changed: int | None
     probe_regret: float | None                # old set's MedAE on the new matrix / new set's - 1
     probes_added: list
@@ -166,7 +170,8 @@ class DriftReport:
                "medae": p.medae, "alarm": int(self.alarm)}
         if self.transitions:
             t = self.transitions[-1]
-            out.update(max_angle_deg=t.max_angle_deg, probes_changed=t.probes_changed,
+            out.update(max_angle_deg=t.max_angle_deg, angle_noise_deg=t.angle_noise_deg,
+                       probes_changed=t.probes_changed,
                        probe_regret=t.probe_regret,
                        var2_change=t.var2_change, n_alarms=len(t.alarms))
         return out
@@ -185,6 +190,19 @@ def _completed_z(Y, scales) -> np.ndarray:
     pred = make_predictor("published").fit(Y, scales)
     tr = ScaleTransform.from_scales(scales).fit(Y)
     return np.nan_to_num(tr.transform(pred.complete(keep_observed=False)))
+
+
+def _angle_noise(version: MatrixVersion, Zc, cols, cfg: "DriftThresholds") -> float:
+    """95th percentile of the largest angle between the subspace of ``version`` and
+    those of ``cfg.n_boot`` bootstrap resamples of its models (same columns)."""
+    if cfg.n_boot < 1:
+        return 0.0
+    rng = np.random.default_rng(cfg.seed)
+    base, n = benchmark_subspace(Zc, cols), version.values.shape[0]
+    angles = [np.degrees(subspace_angles(base, benchmark_subspace(
+        _completed_z(version.values[rng.integers(0, n, n)], version.scales), cols))).max()
+        for _ in range(cfg.n_boot)]  # a loop over resamples, each fit vectorised
+    return float(np.quantile(angles, 0.95))
 
 
 def benchmark_subspace(Zc, cols) -> np.ndarray:
@@ -278,12 +296,14 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
     cfg = cfg or DriftThresholds()
     idx_old = {b: k for k, b in enumerate(old.benchmark_ids_)}
     shared = [b for b in new.benchmark_ids_ if b in idx_old]
-    angles = []
+    angles, noise = [], None
     if len(shared) >= 3:
         idx_new = {b: k for k, b in enumerate(new.benchmark_ids_)}
+        cols_new = [idx_new[b] for b in shared]
         A = benchmark_subspace(old.Zc_, [idx_old[b] for b in shared])
-        B = benchmark_subspace(new.Zc_, [idx_new[b] for b in shared])
+        B = benchmark_subspace(new.Zc_, cols_new)
         angles = sorted(np.degrees(subspace_angles(A, B)).tolist(), reverse=True)
+        noise = _angle_noise(new_v, new.Zc_, cols_new, cfg)
     added = removed = []
     changed = regret = None
     if old.probes is not None and new.probes is not None:
@@ -306,13 +326,14 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
         alarms.append(f"two-factor variance fell by {-dvar:.3f} > {cfg.var2_drop_max}")
     if new.best_rank > cfg.best_rank_max:
         alarms.append(f"held-out error is lowest at rank {new.best_rank} > {cfg.best_rank_max}")
-    if angles and angles[0] > cfg.angle_max_deg:
-        alarms.append(f"benchmark subspace turned {angles[0]:.1f} deg > {cfg.angle_max_deg}")
+    if angles and angles[0] > max(cfg.angle_max_deg, noise or 0.0):
+        alarms.append(f"benchmark subspace turned {angles[0]:.1f} deg > {cfg.angle_max_deg} "
+                      f"and > its resampling noise {noise:.1f}")
     if (changed is not None and changed > cfg.probe_changes_max
             and (regret is None or regret > cfg.probe_regret_max)):
         alarms.append(f"{changed} probes changed > {cfg.probe_changes_max} and the old set "
                       f"is {100 * (regret if regret is not None else float('nan')):.0f}% worse")
-    return Transition(old.label, new.label, len(shared), angles, changed, regret, added,
+    return Transition(old.label, new.label, len(shared), angles, noise, changed, regret, added,
                       removed, moved,
                       _worst_models(old, old_v, new_v, cfg), dvar, alarms)
 

@@ -104,10 +104,11 @@ def _drift_figure(doc: dict | None) -> Figure:
               "held-out MedAE": [s["medae"] for s in snaps],
               "fill": [s["fill"] for s in snaps], "winning rank": [s["best_rank"] for s in snaps]}
     angles = [t.get("max_angle_deg") for t in trans] if trans else None
+    noise = [t.get("angle_noise_deg") for t in trans] if trans else None
     alarms = [a for t in trans for a in t.get("alarms", [])]
     cap = (f"{len(snaps)} snapshot(s); " + ("alarms: " + "; ".join(alarms) if alarms
                                              else "no drift alarm"))
-    return Figure("drift", title, plots.drift_lines(labels, series, angles), cap)
+    return Figure("drift", title, plots.drift_lines(labels, series, angles, noise), cap)
 
 
 def build_report(home: Home, out: Path, *, snapshot: str | None = None,

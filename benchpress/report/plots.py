@@ -116,8 +116,9 @@ def ranking(margins, accuracy) -> str:
     return _png(fig)
 
 
-def drift_lines(labels, series: dict, angles=None) -> str:
-    """Per-snapshot series (e.g. var2, MedAE, fill) and the largest angle per transition."""
+def drift_lines(labels, series: dict, angles=None, noise=None) -> str:
+    """Per-snapshot series (e.g. var2, MedAE, fill) and the largest angle per transition
+    (bars) with its bootstrap noise level (markers)."""
     n = len(series) + (1 if angles is not None else 0)
     fig, axes = plt.subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
     x = np.arange(len(labels))
@@ -128,6 +129,10 @@ def drift_lines(labels, series: dict, angles=None) -> str:
     if angles is not None:
         ax = axes[0][-1]
         ax.bar(np.arange(len(angles)), [np.nan if a is None else a for a in angles])
+        if noise is not None:
+            ax.plot(np.arange(len(noise)), [np.nan if v is None else v for v in noise], "k_",
+                    ms=20, label="95% resampling noise")
+            ax.legend(fontsize=7)
         ax.set_xticks(np.arange(len(angles)), labels[1:], rotation=45, ha="right", fontsize=7)
         ax.set_title("largest principal angle (deg)", fontsize=9)
     fig.suptitle("Drift across snapshots")
