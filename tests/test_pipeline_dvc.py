@@ -26,8 +26,10 @@ from benchpress.store.snapshot import Snapshot, registry_metrics, verify_snapsho
 from tests.conftest import REPO, SHARED_DATA
 
 FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
-# the registry's stages; stages appended later (fit, probes, drift) depend on them
+# the registry's stages (the story below runs the pipeline up to them, `dvc repro
+# snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
+PREDICTOR = {"fit", "evaluate", "intervals", "probes", "drift"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
            "acme-2,Acme 2,Acme,2026-11-01,false,gpqa_diamond,{score},"
@@ -43,15 +45,26 @@ def _env() -> dict:
     return env
 
 
-def run(cwd: Path, *args: str) -> str:
+def run(cwd: Path, *args: str, stdout_only: bool = False) -> str:
     proc = subprocess.run(list(args), cwd=cwd, env=_env(), capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout + proc.stderr
+    return proc.stdout if stdout_only else proc.stdout + proc.stderr
+
+
+def metrics_diff(cwd: Path, rev: str, *flags: str) -> dict:
+    """`dvc metrics diff REV --json` (stdout only: warnings go to stderr)."""
+    return json.loads(run(cwd, sys.executable, "-m", "dvc", "metrics", "diff", rev, "--json",
+                          *flags, stdout_only=True))
 
 
 def dvc(cwd: Path, *args: str) -> str:
     return run(cwd, sys.executable, "-m", "dvc", *args)
+
+
+def repro(cwd: Path) -> str:
+    """`dvc repro` of the registry's stages only."""
+    return dvc(cwd, "repro", "snapshot", "registry_metrics")
 
 
 def commit(ws: Path, message: str) -> None:
@@ -98,7 +111,7 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     ws, remote = tmp_path / "ws", tmp_path / "remote"
     make_workspace(ws, remote)
 
-    out = dvc(ws, "repro")
+    out = repro(ws)
     assert ALL <= ran(out)
     commit(ws, "2026-02 matrix")
     (feb,) = snapshot_ids(ws)
@@ -106,20 +119,20 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     assert feb_cells > 1300  # the 2026-02 matrix (checked in detail in test_diff.py) + 1
 
     shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
-    assert ALL <= ran(dvc(ws, "repro"))
+    assert ALL <= ran(repro(ws))
     commit(ws, "2026-05 matrix")
     two = snapshot_ids(ws)
     assert two[0] == feb and len(two) == 2
 
     # nothing changed: nothing runs, nothing is rewritten
     before = tree(ws / "snapshots")
-    out = dvc(ws, "repro")
+    out = repro(ws)
     assert ran(out) == set() and "Data and pipelines are up to date" in out
     assert tree(ws / "snapshots") == before
 
     # one changed score: the stages below it run again and add exactly one snapshot
     (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
-    assert ALL <= ran(dvc(ws, "repro"))
+    assert ALL <= ran(repro(ws))
     commit(ws, "acme-2 gpqa_diamond 71.2 -> 71.3")
     ids = snapshot_ids(ws)
     assert len(ids) == 3 and ids[:2] == two
@@ -130,13 +143,13 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     # come out byte-identical stop the pipeline there (no re-pull, no new snapshot)
     with open(ws / "schemas" / "scales.yaml", "a", encoding="utf-8") as fh:
         fh.write("# reviewed\n")
-    out = ran(dvc(ws, "repro"))
+    out = ran(repro(ws))
     assert out == {"build"}
     assert snapshot_ids(ws) == ids
     commit(ws, "contract comment")
 
     # metrics differ meaningfully between revisions
-    metrics = json.loads(dvc(ws, "metrics", "diff", "HEAD~3", "--json"))
+    metrics = metrics_diff(ws, "HEAD~3")
     cells = metrics["metrics/registry.json"]["n_cells"]
     assert cells["old"] == feb_cells and cells["new"] > cells["old"]
 
@@ -145,22 +158,53 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     clone = tmp_path / "clone"
     run(tmp_path, "git", "clone", "-q", str(ws), str(clone))
     assert not (clone / "snapshots").exists()
-    dvc(clone, "pull")
+    dvc(clone, "pull", *sorted(ALL))  # the registry stages' outputs (the story ran no others)
     assert tree(clone / "snapshots") == tree(ws / "snapshots")
     assert tree(clone / "registry") == tree(ws / "registry")
-    assert "Data and pipelines are up to date" in dvc(clone, "repro")
+    assert "Data and pipelines are up to date" in repro(clone)
     assert all(verify_snapshot(Snapshot.load(clone / "snapshots" / i)) == [] for i in ids)
     # an old revision's registry is on the remote too
     run(clone, "git", "checkout", "-q", "HEAD~3")
-    dvc(clone, "pull", "--force")
+    dvc(clone, "pull", "--force", *sorted(ALL))
     assert snapshot_ids(clone) == [feb]
     assert registry_metrics(clone / "registry")["n_cells"] == feb_cells
 
     # a fresh clone without the remote re-makes the latest snapshot offline, from the mirror
     fresh = tmp_path / "fresh"
     run(tmp_path, "git", "clone", "-q", str(ws), str(fresh))
-    assert ALL <= ran(dvc(fresh, "repro"))
+    # (metrics files live in git, and the rebuilt registry is byte-identical, so the
+    # metrics stage has nothing to do)
+    assert ran(repro(fresh)) == ALL - {"registry_metrics"}
     assert snapshot_ids(fresh) == ids[-1:]
     assert tree(fresh / "snapshots" / ids[-1]).keys() == tree(ws / "snapshots" / ids[-1]).keys()
     assert (fresh / "metrics" / "registry.json").read_bytes() == \
         (ws / "metrics" / "registry.json").read_bytes()
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
+    ws = tmp_path / "ws"
+    make_workspace(ws, tmp_path / "remote")
+    (ws / "sources" / f"{FEB}.yaml").unlink()
+    shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
+
+    assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
+    predictor = json.loads((ws / "metrics" / "predictor.json").read_text())
+    assert predictor["n_cells"] == 2605 and 3.0 < predictor["medae"] < 5.5
+    drift = json.loads((ws / "metrics" / "drift.json").read_text())
+    assert drift["var2"] > 0.8 and drift["alarm"] in (0, False)
+    probes = json.loads((ws / "probes" / "probes.json").read_text())
+    assert probes  # the probe report of the newest snapshot
+    completed = (ws / "fit" / "completed.parquet")
+    assert completed.is_file()
+    commit(ws, "pipeline")
+
+    out = dvc(ws, "repro")
+    assert ran(out) == set() and "Data and pipelines are up to date" in out
+
+    # a new score re-runs everything downstream of the data, and the metrics record it
+    (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
+    assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
+    compared = metrics_diff(ws, "HEAD", "--all")
+    assert compared["metrics/predictor.json"]["n_cells"] == {"old": 2605, "new": 2605, "diff": 0}
+    assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json"}

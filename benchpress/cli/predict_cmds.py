@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
 import click
 import polars as pl
 
-from benchpress.api import BenchPress
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, home_option, parse_scores, render, stderr,
+    emit_json, format_option, handle_errors, matrix_options, parse_scores, render, split_list, stderr,
 )
 from benchpress.errors import UsageError
-from benchpress.predict import available_methods, folds_to_json
+from benchpress.predict import folds_to_json
 
 __all__ = ["COMMANDS"]
-
-
-def matrix_options(f):
-    """--snapshot, --sources and --method -> `bp: BenchPress` (fitted lazily)."""
-    @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
-    @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
-    @click.option("--method", default="default", show_default=True,
-                  type=click.Choice(available_methods()), help="Predictor.")
-    @home_option
-    @functools.wraps(f)
-    @handle_errors  # loading the matrix can fail before the command body runs
-    def wrapper(*args, snapshot, sources, method, home, **kwargs):
-        bp = BenchPress.from_snapshot(home, snapshot, sources=_split(sources), method=method)
-        return f(*args, bp=bp, home=home, **kwargs)
-    return wrapper
 
 
 @click.command()
@@ -101,14 +84,16 @@ def evaluate(folds_file, folds_sources, n_folds, seed, n_seeds, write_folds, out
     if bool(folds_file) == bool(n_folds):
         raise UsageError("give either --folds FILE or --make-folds K")
     folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
-                     folds_sources=_split(folds_sources))
+                     folds_sources=split_list(folds_sources))
     if write_folds:
         write_folds.write_text(json.dumps(folds_to_json(folds, bp.matrix.model_ids,
                                                         bp.matrix.benchmark_ids)))
     result = bp.evaluate(folds)
     report = result.to_json()
     if out:
-        _write_json(out, {k: v for k, v in report.items() if k not in ("per_benchmark", "per_model")})
+        # figures only (no timing), so that `dvc metrics diff` shows real changes
+        _write_json(out, {k: v for k, v in report.items()
+                          if k not in ("per_benchmark", "per_model", "seconds")})
     if fmt == "json":
         emit_json(report)
         return
@@ -137,10 +122,6 @@ def rank(seed, out, fmt, bp, home):
     render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")
     render(result.submatrices.select(pl.exclude("model_indices", "benchmark_indices")), "table",
            title="complete submatrices: cumulative variance explained by the first factors")
-
-
-def _split(text: str | None) -> list[str] | None:
-    return [s.strip() for s in text.split(",") if s.strip()] if text else None
 
 
 def _write_json(path: Path, document) -> None:

@@ -9,7 +9,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import emit_json, format_option, handle_errors, render, stderr
-from benchpress.cli.predict_cmds import matrix_options
+from benchpress.cli.common import matrix_options
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, SCOPES
 

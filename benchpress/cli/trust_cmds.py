@@ -10,12 +10,13 @@ from pathlib import Path
 import click
 import polars as pl
 
-from benchpress.api import BenchPress
-from benchpress.cli.common import emit_json, format_option, handle_errors, home_option, render, stderr
+from benchpress.cli.common import (
+    emit_json, format_option, handle_errors, home_option, matrix_options, render, split_list, stderr,
+)
 from benchpress.errors import UsageError
 from benchpress.predict import available_methods
 from benchpress.predict.drift import DriftThresholds
-from benchpress.report import build_report, coverage_json, drift_report, evaluate_intervals
+from benchpress.report import coverage_json, drift_report, evaluate_intervals
 
 __all__ = ["COMMANDS"]
 
@@ -28,8 +29,6 @@ def _write_json(path: Path, doc) -> None:
 
 
 @click.command()
-@click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
-@click.option("--method", default="default", show_default=True, type=click.Choice(available_methods()))
 @click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Evaluate on these folds (e.g. the published fold file).")
 @click.option("--folds-sources", default=None,
@@ -46,15 +45,14 @@ def _write_json(path: Path, doc) -> None:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the JSON summary here (for dvc metrics).")
 @format_option(choices=("table", "json"))
-@home_option
+@matrix_options
 @handle_errors
-def intervals(snapshot, method, folds_file, folds_sources, seed, n_seeds, regime,
-              calibration_seed, calibration_seeds, out, fmt, home):
+def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed,
+              calibration_seeds, out, fmt, bp, home):
     """Coverage and width of the calibrated 90% intervals on held-out folds, by benchmark
     and by how many scores the model has."""
-    bp = BenchPress.from_snapshot(home, snapshot, method=method)
     m = bp.matrix
-    sources = [s.strip() for s in folds_sources.split(",")] if folds_sources else None
+    sources = split_list(folds_sources)
     if regime == "new_models":
         if folds_file:
             raise UsageError("--folds applies to --regime cells only")
@@ -65,10 +63,10 @@ def intervals(snapshot, method, folds_file, folds_sources, seed, n_seeds, regime
                  else bp.folds(n_folds=3, seed=seed, n_seeds=n_seeds))
         stderr.print(f"calibrating on seeds {calibration_seed}.."
                      f"{calibration_seed + calibration_seeds - 1}, evaluating on {len(folds)} folds")
-    result = evaluate_intervals(method, m.values, bp.scales, folds, regime=regime, seed=seed,
+    result = evaluate_intervals(bp.method, m.values, bp.scales, folds, regime=regime, seed=seed,
                                 calibration_seed=calibration_seed,
                                 calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids)
-    doc = {"method": method, "regime": regime, **coverage_json(result)}
+    doc = {"method": bp.method, "regime": regime, **coverage_json(result)}
     if out:
         _write_json(out, {k: v for k, v in doc.items() if k != "per_benchmark"})
     if fmt == "json":
@@ -123,13 +121,14 @@ def threshold_options(f):
               help="Write the metrics of the newest version here (metrics/drift.json).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the full drift report (JSON) here.")
+@click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
 @format_option(choices=("table", "json"))
 @threshold_options
 @home_option
 @handle_errors
-def drift(from_ref, to_ref, out, report_file, fmt, cfg, home):
+def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, home):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
-    report = drift_report(home, from_ref, to_ref, cfg)
+    report = drift_report(home, from_ref, to_ref, cfg, sources=split_list(sources))
     doc = report.to_json()
     if out:
         _write_json(out, report.metrics())
@@ -179,6 +178,8 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, home):
     """Write a self-contained HTML report with plots (matrix, spectrum, intervals,
     probes, ranking preservation, drift)."""
     doc = json.loads(drift_file.read_text()) if drift_file else None
+    from benchpress.report import build_report  # matplotlib loads only for this command
+
     path = build_report(home, out_dir, snapshot=snapshot, method=method,
                         probe_method=probe_method, probes_k=probes_k, drift=doc,
                         drift_cfg=DriftThresholds(probe_method=probe_method, probes_k=probes_k))

@@ -20,9 +20,10 @@ from benchpress.store.matrix import load_matrix
 __all__ = ["load_version", "select_versions", "drift_report"]
 
 
-def load_version(folder: Path, label: str) -> MatrixVersion:
-    """The resolved matrix of a registry or snapshot folder as a :class:`MatrixVersion`."""
-    m = load_matrix(Path(folder))
+def load_version(folder: Path, label: str, sources: list[str] | None = None) -> MatrixVersion:
+    """The resolved matrix of a registry or snapshot folder as a :class:`MatrixVersion`
+    (only the observations of `sources` when given; see `store.matrix.load_matrix`)."""
+    m = load_matrix(Path(folder), sources=sources)
     scales = BenchmarkScales.from_records(m.benchmarks.to_dicts(), m.benchmark_ids)
     return MatrixVersion(label, m.values, m.model_ids, m.benchmark_ids, scales)
 
@@ -62,8 +63,9 @@ def select_versions(home: Home, from_ref: str | None = None,
 
 
 def drift_report(home: Home, from_ref: str | None = None, to_ref: str | None = None,
-                 cfg: DriftThresholds | None = None) -> DriftReport:
+                 cfg: DriftThresholds | None = None,
+                 sources: list[str] | None = None) -> DriftReport:
     """Profile and compare the versions chosen by :func:`select_versions`."""
-    versions = [load_version(folder, label) for label, folder in
+    versions = [load_version(folder, label, sources) for label, folder in
                 select_versions(home, from_ref, to_ref)]
     return drift(versions, cfg or DriftThresholds())

@@ -8,8 +8,6 @@ collects first; `tests/test_validate.py` proves that a bad value is caught.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pandera.polars as pa
 import polars as pl
 
