@@ -124,3 +124,17 @@ def test_alias_suggest_and_accept(ws):
     assert run("build", "--home", ws).exit_code == 0
     after = json.loads(run("sql", count, "--format", "json", "--home", ws).stdout)
     assert after[0]["n"] == before[0]["n"] - 1
+
+
+def test_registry_commands_do_not_load_the_predictor(ws):
+    """`benchpress sql` imports only what it needs (commands load lazily)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from benchpress.cli import main\n"
+            "try:\n    main(['sql', 'SELECT count(*) AS n FROM cells', '--format', 'csv', "
+            f"'--home', {str(ws)!r}])\n"
+            "except SystemExit:\n    pass\n"
+            "print('predictor loaded' if 'benchpress.predict' in sys.modules else 'predictor not loaded')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["n", "2604", "predictor not loaded"]

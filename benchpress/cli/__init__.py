@@ -1,30 +1,46 @@
-"""The `benchpress` command line: parses, calls one library function, renders."""
+"""The `benchpress` command line: parses, calls one library function, renders.
+
+Commands load on first use (a registry query never imports the predictor), so that
+`benchpress sql ...` starts fast.
+"""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from benchpress import __version__
-from benchpress.cli import predict_cmds, registry_cmds
-from benchpress.cli import snapshot_cmds
-from benchpress.cli import probe_cmds
-from benchpress.cli import trust_cmds
 
 __all__ = ["main"]
 
+# command name -> module that defines it (the module's function of the same name,
+# with "-" read as "_"; `list` and friends are click groups)
+COMMANDS = {
+    **dict.fromkeys(["init", "ingest", "build", "pull", "add-model", "aliases", "sql", "summary"],
+                    "registry_cmds"),
+    **dict.fromkeys(["snapshot", "diff", "stats"], "snapshot_cmds"),
+    **dict.fromkeys(["predict", "complete", "evaluate", "rank"], "predict_cmds"),
+    **dict.fromkeys(["probes", "backtest", "compare", "ranking"], "probe_cmds"),
+    **dict.fromkeys(["intervals", "drift", "report"], "trust_cmds"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when one is run (or help is shown)."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module = importlib.import_module(f"benchpress.cli.{COMMANDS[name]}")
+        return getattr(module, name.replace("-", "_"))
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="benchpress")
 def main():
     """BenchPress Registry: cited LLM benchmark scores, SQL over them, and a rank-2
     predictor for the scores nobody has measured yet."""
-
-
-for command in registry_cmds.COMMANDS + predict_cmds.COMMANDS:
-    main.add_command(command)
-for command in snapshot_cmds.COMMANDS:
-    main.add_command(command)
-for command in probe_cmds.COMMANDS:
-    main.add_command(command)
-for command in trust_cmds.COMMANDS:
-    main.add_command(command)

@@ -17,11 +17,8 @@ from rich.table import Table
 
 from benchpress.errors import BenchPressError, UsageError
 from benchpress.home import Home, find_home
-from benchpress.predict.predictor import available_methods
 
-METHODS = available_methods()
-
-__all__ = ["progress_bar", "matrix_options", "split_list", "home_option", "format_option", "mirror_option", "render", "emit_json", "handle_errors",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "emit_json", "handle_errors",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -92,23 +89,6 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
 def split_list(text: str | None) -> list[str] | None:
     """"a, b" -> ["a", "b"]; empty or None -> None."""
     return [s.strip() for s in text.split(",") if s.strip()] if text else None
-
-
-def matrix_options(f):
-    """--snapshot, --sources and --method -> `bp: BenchPress` (fitted lazily)."""
-    @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
-    @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
-    @click.option("--method", default="default", show_default=True,
-                  type=click.Choice(METHODS), help="Predictor.")
-    @home_option
-    @functools.wraps(f)
-    @handle_errors  # loading the matrix can fail before the command body runs
-    def wrapper(*args, snapshot, sources, method, home, **kwargs):
-        from benchpress.api import BenchPress  # the predictor loads only where it is used
-
-        bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), method=method)
-        return f(*args, bp=bp, home=home, **kwargs)
-    return wrapper
 
 
 def parse_scores(text: str) -> dict[str, float]:

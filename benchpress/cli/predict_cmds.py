@@ -9,12 +9,13 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, matrix_options, parse_scores, render, split_list, stderr,
+    emit_json, format_option, handle_errors, parse_scores, render, split_list, stderr,
 )
+from benchpress.cli.matrix import matrix_options
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
 
-__all__ = ["COMMANDS"]
+__all__ = ["predict", "complete", "evaluate", "rank"]
 
 
 @click.command()
@@ -127,6 +128,3 @@ def rank(seed, out, fmt, bp, home):
 def _write_json(path: Path, document) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2, default=str) + "\n")
-
-
-COMMANDS = [predict, complete, evaluate, rank]

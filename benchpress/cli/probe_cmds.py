@@ -9,11 +9,11 @@ import click
 import polars as pl
 
 from benchpress.cli.common import emit_json, format_option, handle_errors, render, stderr
-from benchpress.cli.common import matrix_options
+from benchpress.cli.matrix import matrix_options
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, SCOPES
 
-__all__ = ["COMMANDS", "read_benchmark_list", "read_costs", "read_model_scores"]
+__all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
 
 #: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
 PAPER_SETS = {
@@ -293,6 +293,3 @@ def ranking(folds_file, folds_sources, n_folds, seed, margins, out, fmt, bp, hom
     else:
         render(result.summary().with_columns(pl.col("accuracy").round(2)), "table",
                title=f"pairs kept, % (median over benchmarks; {bp.method})")
-
-
-COMMANDS = [probes, backtest, compare, ranking]

@@ -24,7 +24,7 @@ from benchpress.store.sql import query
 from benchpress.store.snapshot import list_snapshots
 from benchpress.store.tables import read_table
 
-__all__ = ["COMMANDS"]
+__all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "summary"]
 
 _PACKAGE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -222,6 +222,3 @@ def summary(home):
         flat = {k: v for k, v in doc.items() if isinstance(v, (int, float, str, bool))}
         click.echo(f"{metrics.relative_to(home.root)}: " + ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12]))
-
-
-COMMANDS = [init, ingest, build, pull, add_model, aliases, sql, summary]

@@ -17,7 +17,7 @@ from benchpress.store.snapshot import (
     verify_snapshot,
 )
 
-__all__ = ["COMMANDS"]
+__all__ = ["snapshot", "diff", "stats"]
 
 
 def _row(s: Snapshot) -> dict:
@@ -166,6 +166,3 @@ def stats(snapshot_ref, metrics_file, fmt, home):
                  for k, v in figures["per_source"].items()]
         render(pl.DataFrame(rows, schema={"figure": pl.String, "value": pl.String}), fmt,
                title=str(folder))
-
-
-COMMANDS = [snapshot, diff, stats]

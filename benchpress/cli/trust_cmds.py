@@ -11,14 +11,15 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, home_option, matrix_options, render, split_list, stderr,
+    emit_json, format_option, handle_errors, home_option, render, split_list, stderr,
 )
+from benchpress.cli.matrix import matrix_options
 from benchpress.errors import UsageError
 from benchpress.predict import available_methods
 from benchpress.predict.drift import DriftThresholds
 from benchpress.report import coverage_json, drift_report, evaluate_intervals
 
-__all__ = ["COMMANDS"]
+__all__ = ["intervals", "drift", "report"]
 
 
 def _write_json(path: Path, doc) -> None:
@@ -184,6 +185,3 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, home):
                         probe_method=probe_method, probes_k=probes_k, drift=doc,
                         drift_cfg=DriftThresholds(probe_method=probe_method, probes_k=probes_k))
     stderr.print(f"wrote {path}")
-
-
-COMMANDS = [intervals, drift, report]
