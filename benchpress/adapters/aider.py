@@ -27,14 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from benchpress.adapters.base import (
-    BENCHMARK_COLUMNS,
-    MODEL_COLUMNS,
-    SCORE_COLUMNS,
-    Adapter,
-    AdapterOutput,
-    frame,
-)
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "parse_command"]
@@ -154,11 +147,7 @@ def read(path: Path) -> AdapterOutput:
                       if fmt == "architect" else None),
             "row": where,
         })
-    return AdapterOutput(
-        models=frame(list(models.values()), MODEL_COLUMNS),
-        benchmarks=frame([], BENCHMARK_COLUMNS),
-        scores=frame(scores, SCORE_COLUMNS),
-    )
+    return AdapterOutput.from_rows(list(models.values()), [], scores)
 
 
 ADAPTER = Adapter(

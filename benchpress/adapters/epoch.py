@@ -33,14 +33,7 @@ import zipfile
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from benchpress.adapters.base import (
-    BENCHMARK_COLUMNS,
-    MODEL_COLUMNS,
-    SCORE_COLUMNS,
-    Adapter,
-    AdapterOutput,
-    frame,
-)
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "read_members", "csv_records", "EXTERNAL"]
@@ -250,12 +243,7 @@ def read(path: Path) -> AdapterOutput:
     tasks = sorted({s["benchmark_id"] for s in scores if s["benchmark_id"] and s["unit"] == "fraction"})
     benchmarks = [{"benchmark_id": t, "name": t, "metric": "accuracy (fraction solved, 0-1)",
                    "row": f"{RUNS} task"} for t in tasks]
-    return AdapterOutput(
-        models=frame(models, MODEL_COLUMNS),
-        benchmarks=frame(benchmarks, BENCHMARK_COLUMNS),
-        scores=frame(scores, SCORE_COLUMNS),
-        notes=notes,
-    )
+    return AdapterOutput.from_rows(models, benchmarks, scores, notes)
 
 
 ADAPTER = Adapter(

@@ -30,14 +30,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from benchpress.adapters.base import (
-    BENCHMARK_COLUMNS,
-    MODEL_COLUMNS,
-    SCORE_COLUMNS,
-    Adapter,
-    AdapterOutput,
-    frame,
-)
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.adapters.epoch import csv_records, read_members
 from benchpress.errors import BadInputError
 
@@ -175,12 +168,7 @@ def read(path: Path) -> AdapterOutput:
         for row in bs:
             benchmarks.setdefault(row["benchmark_id"], row)
         scores += ss
-    return AdapterOutput(
-        models=frame(list(models.values()), MODEL_COLUMNS),
-        benchmarks=frame(list(benchmarks.values()), BENCHMARK_COLUMNS),
-        scores=frame(scores, SCORE_COLUMNS),
-        notes=notes,
-    )
+    return AdapterOutput.from_rows(list(models.values()), list(benchmarks.values()), scores, notes)
 
 
 ADAPTER = Adapter(
