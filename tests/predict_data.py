@@ -8,7 +8,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from benchpress.predict import BenchmarkScales
 
@@ -31,8 +30,7 @@ def _load():
 
 
 def load_matrix():
-    """(Y (84, 133) with NaN, model_ids, benchmark_ids, BenchmarkScales); skips if absent."""
-    if not DATA_JSON.is_file():
-        pytest.skip(f"shared data not found at {DATA_DIR}")
+    """(Y (84, 133) with NaN, model_ids, benchmark_ids, BenchmarkScales)."""
+    assert DATA_JSON.is_file(), f"the shared data must sit beside the repo: {DATA_DIR}"
     Y, model_ids, bench_ids, scales = _load()
     return Y.copy(), list(model_ids), list(bench_ids), scales
