@@ -343,11 +343,10 @@ class BenchPress:
         try:
             from benchpress.predict import intervals
 
-            cal = intervals.calibrate(self.method, self.matrix.values, self.scales, **self.params)
-            ci = intervals.complete_intervals(pred, cal)
+            ci = intervals.complete_intervals(pred, self.calibrator("cells"))
             parts = [(ci["upper"][idx] - ci["lower"][idx]) / (2 * z90)]
             if len(S):
-                fi = intervals.fold_in_intervals(pred, cal, S)
+                fi = intervals.fold_in_intervals(pred, self.calibrator("new_models"), S)
                 parts.append((fi["upper"] - fi["lower"]) / (2 * z90))
             return np.vstack(parts), "calibrated 90% intervals (normal approximation)"
         except (ImportError, AttributeError, TypeError, ValueError):
