@@ -173,9 +173,10 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, home):
 @click.option("--probes-k", type=int, default=5, show_default=True)
 @click.option("--drift", "drift_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A drift report (benchpress drift --report FILE) to plot instead of recomputing.")
+@click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
 @home_option
 @handle_errors
-def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, home):
+def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, sources, home):
     """Write a self-contained HTML report with plots (matrix, spectrum, intervals,
     probes, ranking preservation, drift)."""
     doc = json.loads(drift_file.read_text()) if drift_file else None
@@ -183,5 +184,6 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, home):
 
     path = build_report(home, out_dir, snapshot=snapshot, method=method,
                         probe_method=probe_method, probes_k=probes_k, drift=doc,
-                        drift_cfg=DriftThresholds(probe_method=probe_method, probes_k=probes_k))
+                        drift_cfg=DriftThresholds(probe_method=probe_method, probes_k=probes_k),
+                        sources=split_list(sources))
     stderr.print(f"wrote {path}")

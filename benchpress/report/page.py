@@ -114,8 +114,12 @@ def _drift_figure(doc: dict | None) -> Figure:
 def build_report(home: Home, out: Path, *, snapshot: str | None = None,
                  method: str = "default", probe_method: str = "default", probes_k: int = 5,
                  seed: int = 42, drift: dict | None = None,
-                 drift_cfg: DriftThresholds | None = None) -> Path:
+                 drift_cfg: DriftThresholds | None = None,
+                 sources: list[str] | None = None) -> Path:
     """Write ``out/index.html`` for the live registry or ``snapshot``; returns its path.
+
+    ``sources`` restricts every figure to those sources' observations (see
+    ``store.matrix.load_matrix``).
 
     ``drift`` is a drift report as JSON (``benchpress drift --format json``); without it,
     the drift of every snapshot is computed here with ``drift_cfg``.
@@ -123,7 +127,7 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
     from benchpress.store.snapshot import resolve_snapshot
 
     folder = home.registry if snapshot is None else resolve_snapshot(home, snapshot)
-    version = load_version(folder, snapshot or "current")
+    version = load_version(folder, snapshot or "current", sources)
     Y, sc, bids = version.values, version.scales, version.benchmark_ids
     obs = ~np.isnan(Y)
     page = ReportPage(f"BenchPress report: {version.label} ({Y.shape[0]} models x "
@@ -165,7 +169,7 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
         from benchpress.errors import BenchPressError
 
         try:
-            drift = drift_report(home, cfg=drift_cfg).to_json() if any(
+            drift = drift_report(home, cfg=drift_cfg, sources=sources).to_json() if any(
                 home.snapshots.glob("*/manifest.json")) else None
         except BenchPressError:
             drift = None
