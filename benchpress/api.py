@@ -23,6 +23,7 @@ from benchpress.predict import (
     make_predictor, parse_folds, rank_diagnostics, read_folds,
 )
 from benchpress.store.matrix import ScoreMatrix, load_matrix
+from benchpress.store.snapshot import resolve_snapshot
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import BenchmarkResolver
 
@@ -73,12 +74,7 @@ class BenchPress:
                       **params) -> "BenchPress":
         """Load the live registry (`snapshot=None`) or a snapshot (id, tag or 'latest')."""
         home = home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
-        if snapshot is None:
-            folder = home.registry
-        else:
-            from benchpress.store.snapshot import resolve_snapshot
-
-            folder = resolve_snapshot(home, snapshot)
+        folder = resolve_snapshot(home, snapshot)
         matrix = load_matrix(folder, sources=sources)
         return cls(matrix, method=method, contracts_dir=home.schemas, folder=folder, **params)
 

@@ -21,7 +21,7 @@ from benchpress.store.ingest import ingest as ingest_source
 from benchpress.store.releases import add_model as add_release
 from benchpress.store.sources import load_configs
 from benchpress.store.sql import query
-from benchpress.store.snapshot import list_snapshots
+from benchpress.store.snapshot import list_snapshots, resolve_snapshot
 from benchpress.store.tables import read_table
 
 __all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "summary"]
@@ -194,9 +194,7 @@ def sql(sql_text, params, snapshot, fmt, home):
     sources, quarantine. Views: matrix (wide), conflicts (losing observations),
     source_values, source_kinds, source_comparison (leaderboard beside vendor value) and
     source_disagreements (more than 5 points apart)."""
-    from benchpress.cli.snapshot_resolve import registry_dir
-
-    render(query(registry_dir(home, snapshot), sql_text, dict(params) or None), fmt)
+    render(query(resolve_snapshot(home, snapshot), sql_text, dict(params) or None), fmt)
 
 
 @click.command()

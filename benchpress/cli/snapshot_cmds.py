@@ -153,7 +153,7 @@ def _write_json(path: Path, doc: dict) -> None:
 @handle_errors
 def stats(snapshot_ref, metrics_file, fmt, home):
     """Headline figures of the registry or a snapshot: counts, fill, conflicts, per source."""
-    folder = home.registry if snapshot_ref is None else resolve_snapshot(home, snapshot_ref)
+    folder = resolve_snapshot(home, snapshot_ref)
     figures = registry_metrics(folder)
     if metrics_file is not None:
         _write_json(metrics_file, figures)

@@ -126,7 +126,7 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
     """
     from benchpress.store.snapshot import resolve_snapshot
 
-    folder = home.registry if snapshot is None else resolve_snapshot(home, snapshot)
+    folder = resolve_snapshot(home, snapshot)
     version = load_version(folder, snapshot or "current", sources)
     Y, sc, bids = version.values, version.scales, version.benchmark_ids
     obs = ~np.isnan(Y)

@@ -276,9 +276,9 @@ def get_snapshot(home: Home, ref: str) -> Snapshot:
     raise SnapshotNotFound(f"snapshot '{ref}' not found {where}")
 
 
-def resolve_snapshot(home: Home, ref: str) -> Path:
-    """The folder of tables behind `ref`; `current` is the live registry."""
-    if ref == "current":
+def resolve_snapshot(home: Home, ref: str | None) -> Path:
+    """The folder of tables behind `ref`; None or `current` is the live registry."""
+    if ref is None or ref == "current":
         return home.registry
     return get_snapshot(home, ref).path
 

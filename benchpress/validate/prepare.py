@@ -23,7 +23,7 @@ from benchpress.validate.normalize import (
     canonical_model_id,
     model_alias_map,
 )
-from benchpress.validate.schemas import Benchmarks, Models, Quarantine, ScoreCheck, Scores
+from benchpress.validate.schemas import Models, Quarantine, ScoreCheck, Scores
 
 __all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
 
@@ -165,11 +165,8 @@ def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: Benchmar
             "scale": scale, "lower": spec.get("lower"), "upper": spec.get("upper"),
             "higher_is_better": True, "cost": None,
         })
-    schema = {k: v for k, v in Benchmarks.to_schema().columns.items() if k != "ordinal"}
-    return pl.DataFrame(rows, schema={
-        "benchmark_id": pl.String, "name": pl.String, "category": pl.String, "scale": pl.String,
-        "lower": pl.Float64, "upper": pl.Float64, "higher_is_better": pl.Boolean, "cost": pl.Float64,
-    }) if schema else None
+    # the same columns as the contract's benchmarks.csv, so the two stack
+    return pl.DataFrame(rows, schema=contracts.benchmarks.schema)
 
 
 def _refuse_mislabelled(scores: pl.DataFrame, info: SourceInfo) -> None:
@@ -186,13 +183,17 @@ def _refuse_mislabelled(scores: pl.DataFrame, info: SourceInfo) -> None:
 def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -> PreparedSource:
     """Normalize and validate one source's rows; see the module docstring."""
     models, q_models = _prepare_models(out, contracts, info)
-    declared = _new_benchmarks(out, contracts, BenchmarkResolver(contracts))
-    resolver = BenchmarkResolver(contracts, extra_ids=declared["benchmark_id"].to_list())
+    resolver = BenchmarkResolver(contracts)
+    declared = _new_benchmarks(out, contracts, resolver)
+    resolver.ids.update(declared["benchmark_id"])  # declared ids now resolve to themselves
     model_aliases = model_alias_map(contracts)
 
     raw = out.scores
-    resolved = [resolver.resolve(b) for b in raw["benchmark_id"]]
-    canon_models = [canonical_model_id(m) for m in raw["model_id"]]
+    # each distinct id is resolved once (a leaderboard repeats the same few thousand times)
+    by_bench = {b: resolver.resolve(b) for b in raw["benchmark_id"].unique().to_list()}
+    by_model = {m: canonical_model_id(m) for m in raw["model_id"].unique().to_list()}
+    resolved = [by_bench[b] for b in raw["benchmark_id"]]
+    canon_models = [by_model[m] for m in raw["model_id"]]
     scales = pl.concat([
         contracts.benchmarks.select("benchmark_id", "scale", "lower", "upper"),
         declared.select("benchmark_id", "scale", "lower", "upper"),
@@ -224,9 +225,9 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
                                                       dtype=pl.String)),
         )
         .with_columns(
-            pl.col("source_type").fill_null(
-                pl.col("reference_url").map_elements(contracts.source_type_for_url,
-                                                     return_dtype=pl.String)
+            pl.col("source_type").fill_null(pl.col("reference_url").replace_strict(
+                {u: contracts.source_type_for_url(u) for u in raw["reference_url"].unique()
+                 if u is not None}, default="unknown", return_dtype=pl.String)
             ).fill_null("unknown"),
         )
         .join(scales, on="benchmark_id", how="left", maintain_order="left")
