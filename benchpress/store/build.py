@@ -21,7 +21,6 @@ from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import SourceConfig, load_configs
 from benchpress.store.tables import locked, recover, write_registry
 from benchpress.validate.contracts import load_contracts
-from benchpress.validate.normalize import BenchmarkResolver
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
 from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores
 
@@ -118,7 +117,6 @@ def build(home: Home, *, mirror: Path | None = None,
                              key=lambda c: (c.order, c.id))
         model_parts, declared, score_parts, quarantine_parts = [], [], [], []
         listed: list[str] = []  # benchmark ids in the order the sources list them
-        resolver = BenchmarkResolver(contracts)
         source_rows, summaries = [], []
         for k, config in enumerate(configs):
             if on_source:
@@ -136,7 +134,7 @@ def build(home: Home, *, mirror: Path | None = None,
             prepared = prepare_source(output, contracts, info)
             model_parts.append(prepared.models)
             declared.append(prepared.benchmarks)
-            listed += [resolver.resolve(b)[0] for b in output.benchmarks["benchmark_id"]]
+            listed += prepared.listed
             score_parts.append(prepared.scores)
             quarantine_parts.append(prepared.quarantine)
             summary = SourceSummary(

@@ -45,6 +45,7 @@ class PreparedSource:
     quarantine: pl.DataFrame   # Quarantine columns
     rows_read: int
     rows_merged: int
+    listed: list[str]          # canonical ids of the source's benchmark list, in its order
 
 
 # the field a table-level check is about, for the quarantine's `field` column
@@ -278,4 +279,5 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
         quarantine=pl.concat([q_models, q_scores]),
         rows_read=out.scores.height,
         rows_merged=int(good["_merged"].sum()),
+        listed=[resolver.resolve(b)[0] for b in out.benchmarks["benchmark_id"]],
     )
