@@ -51,6 +51,26 @@ def test_card_table_maps_labels_to_benchmark_ids(home, tmp_path):
     assert summary.reasons[0].startswith(f"{sid} line 15, column 'Acme-1'")
 
 
+def test_rows_without_a_type_take_it_from_the_cited_url(home, tmp_path):
+    """A row with no source type gets one from its URL, including a URL filled in from the
+    source itself (what a self-citing file such as a card gets)."""
+    from benchpress.validate.contracts import load_contracts
+    from benchpress.validate.prepare import SourceInfo, prepare_source
+    from benchpress.adapters.base import AdapterOutput
+
+    out = AdapterOutput.from_rows(scores=[
+        {"model_id": "acme-1", "benchmark_id": "gpqa_diamond", "score_raw": "70", "row": "r0"},
+        {"model_id": "acme-1", "benchmark_id": "hle", "score_raw": "20", "row": "r1",
+         "reference_url": "https://arxiv.org/abs/2501.00001"},
+    ])
+    info = SourceInfo("card", "https://openai.com/index/acme-1/", "", "x", cites_source=True)
+    scores = prepare_source(out, load_contracts(home.schemas), info).scores
+    assert scores.select("benchmark_id", "reference_url", "source_type").rows() == [
+        ("gpqa_diamond", "https://openai.com/index/acme-1/", "official_blog"),
+        ("hle", "https://arxiv.org/abs/2501.00001", "tech_report"),
+    ]
+
+
 def test_card_with_models_in_rows(home, tmp_path):
     card = tmp_path / "card.md"
     card.write_text(ROWS_OF_MODELS, encoding="utf-8")

@@ -226,9 +226,11 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
                                                       dtype=pl.String)),
         )
         .with_columns(
+            # (the URLs as filled in above: a model card's rows cite the card itself)
             pl.col("source_type").fill_null(pl.col("reference_url").replace_strict(
-                {u: contracts.source_type_for_url(u) for u in raw["reference_url"].unique()
-                 if u is not None}, default="unknown", return_dtype=pl.String)
+                {u: contracts.source_type_for_url(u)
+                 for u in {*raw["reference_url"].drop_nulls(), info.url} if u},
+                default="unknown", return_dtype=pl.String)
             ).fill_null("unknown"),
         )
         .join(scales, on="benchmark_id", how="left", maintain_order="left")
