@@ -43,6 +43,14 @@ from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.rank import RankDiagnostics, complete_submatrices, rank_diagnostics
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
+from benchpress.predict.backtest import BacktestResult  # the function keeps its module's name
+from benchpress.predict.drift import DriftReport, DriftThresholds, MatrixVersion
+from benchpress.predict.intervals import (
+    IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals,
+)
+from benchpress.predict.probes import ProbeScore, ProbeSearch, ProbeSelection, refit_transcripts
+from benchpress.predict.ranking import RankingPreservation, compare_models, ranking_preservation
+
 __all__ = [
     "ALSEnsemble",
     "ALSPredictor",
@@ -73,28 +81,19 @@ __all__ = [
     "parse_folds",
     "rank_diagnostics",
     "read_folds",
-]
-
-# probe sets, new-release backtests and ranking preservation
-from benchpress.predict.backtest import BacktestResult  # noqa: E402  (the function stays in its module)
-from benchpress.predict.probes import (  # noqa: E402
-    ProbeScore, ProbeSearch, ProbeSelection, refit_transcripts,
-)
-from benchpress.predict.ranking import (  # noqa: E402
-    RankingPreservation, compare_models, ranking_preservation,
-)
-
-__all__ += [
-    "BacktestResult", "ProbeScore", "ProbeSearch", "ProbeSelection", "RankingPreservation",
-    "compare_models", "ranking_preservation", "refit_transcripts",
-]
-
-from benchpress.predict.drift import DriftReport, DriftThresholds, MatrixVersion
-from benchpress.predict.intervals import (
-    IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals,
-)
-
-__all__ += [
-    "DriftReport", "DriftThresholds", "IntervalCalibrator", "MatrixVersion", "calibrate",
-    "complete_intervals", "fold_in_intervals",
+    "BacktestResult",
+    "ProbeScore",
+    "ProbeSearch",
+    "ProbeSelection",
+    "RankingPreservation",
+    "compare_models",
+    "ranking_preservation",
+    "refit_transcripts",
+    "DriftReport",
+    "DriftThresholds",
+    "IntervalCalibrator",
+    "MatrixVersion",
+    "calibrate",
+    "complete_intervals",
+    "fold_in_intervals",
 ]

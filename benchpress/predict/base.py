@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import BadInputError, NotFittedError
+from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
@@ -88,8 +88,8 @@ class BasePredictor:
         scores : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
             Known scores of the new model(s) in score units, NaN where unknown.
         refit : bool
-            Refit on the training matrix with the rows appended (the only option for
-            baselines).
+            Refit on the training matrix with the rows appended: the only way a baseline
+            can take a new row (``refit=False`` is refused; the ALS predictor has it).
 
         Returns
         -------
@@ -97,10 +97,12 @@ class BasePredictor:
         cells are predicted too, not copied).
         """
         self._fitted()
+        if not refit:
+            raise UsageError(f"{type(self).__name__} cannot fold in without a refit; use refit=True")
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
-        S2 = check_scores(np.atleast_2d(S), self.scales_)
-        return self._fold_in_refit(S2)[0] if one else self._fold_in_refit(S2)
+        out = self._fold_in_refit(check_scores(np.atleast_2d(S), self.scales_))
+        return out[0] if one else out
 
     def _fold_in_refit(self, S2: np.ndarray) -> np.ndarray:
         clone = type(self)(**self.get_params())

@@ -11,14 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict._threads import single_blas_thread
-from benchpress.predict.als import (
-    fit_batched,
-    fold_in_batched,
-    init_factors,
-    reg_diagonal,
-    weights_from,
-)
+from benchpress.predict.als import fit_starts, fold_in_batched, reg_diagonal
 
 __all__ = ["ALSEnsemble", "start_seeds"]
 
@@ -67,20 +60,14 @@ class ALSEnsemble:
         self.random_state = random_state
 
     def _reg(self) -> np.ndarray:
-        return reg_diagonal(int(self.rank), self.regularization, self.bias_regularization)
+        return reg_diagonal(self.rank, self.regularization, self.bias_regularization)
 
     def fit(self, Z, sample_weight=None) -> "ALSEnsemble":
         """Fit all starts on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing."""
-        Z = np.asarray(Z, dtype=float)
-        if Z.ndim != 2:
-            raise BadInputError(f"expected a 2-D (n_models, n_benchmarks) array, got {Z.shape}")
         self.seeds_ = start_seeds(self.random_state, self.n_starts)
-        U0, V0 = init_factors(self.seeds_, Z.shape[0], Z.shape[1], int(self.rank),
-                              self.init_scale)
-        with single_blas_thread():
-            (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
-             self.V_) = fit_batched(Z, weights_from(Z, sample_weight), U0, V0,
-                                    reg_diag=self._reg(), n_iter=int(self.n_iter))
+        (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
+         self.V_) = fit_starts(Z, self.seeds_, self._reg(), n_iter=self.n_iter,
+                               init_scale=self.init_scale, sample_weight=sample_weight)
         return self
 
     def _fitted(self) -> None:

@@ -327,7 +327,7 @@ def evaluate(method, Y, scales: BenchmarkScales, folds: Folds, *, model_ids=None
     bids = list(benchmark_ids) if benchmark_ids is not None else [str(j) for j in range(n_b)]
     if len(mids) != n_m or len(bids) != n_b:
         raise BadInputError("model_ids / benchmark_ids do not match the matrix shape")
-    parts, fold_medae = [], []
+    parts = []
     t0 = time.perf_counter()
     with single_blas_thread():
         for k, cells in enumerate(folds.test_cells):
@@ -342,16 +342,12 @@ def evaluate(method, Y, scales: BenchmarkScales, folds: Folds, *, model_ids=None
             Yt[i, j] = np.nan
             pred = build().fit(Yt, scales).complete(keep_observed=False)[i, j]
             parts.append((k, i, j, actual, pred))
-            fold_medae.append(compute_metrics(actual, pred).medae)
     seconds = time.perf_counter() - t0
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)
     ii = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, int)
     jj = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, int)
     act = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
     prd = np.concatenate([p[4] for p in parts]) if parts else np.zeros(0)
-    overall = compute_metrics(act, prd)
-    overall = Metrics(**{**asdict(overall), "fold_medae_mean": float(np.nanmean(fold_medae))
-                         if fold_medae else None})
     finite = np.isfinite(prd)
     cells_df = pl.DataFrame({
         "fold": fold.astype(np.int64),
@@ -363,10 +359,13 @@ def evaluate(method, Y, scales: BenchmarkScales, folds: Folds, *, model_ids=None
         "predicted": np.where(finite, prd, np.nan),
         "abs_error": np.where(finite, np.abs(prd - act), np.nan),
     }).with_columns(pl.col("predicted").fill_nan(None), pl.col("abs_error").fill_nan(None))
+    per_fold = _group_metrics(cells_df, "fold")
+    overall = Metrics(**{**asdict(compute_metrics(act, prd)),
+                         "fold_medae_mean": per_fold["medae"].mean() if parts else None})
     return EvaluationResult(
         method=name,
         overall=overall,
-        per_fold=_group_metrics(cells_df, "fold"),
+        per_fold=per_fold,
         per_benchmark=_group_metrics(cells_df, "benchmark_id"),
         per_model=_group_metrics(cells_df, "model_id"),
         cells=cells_df,

@@ -138,7 +138,7 @@ def rank_diagnostics(Y, scales: BenchmarkScales, folds: Folds, *, ranks=range(1,
     """Run both rank checks (see module doc)."""
     Y = check_scores(Y, scales)
     errs = rank_errors(Y, scales, folds, ranks)
-    best = int(errs.sort("medae")["rank"][0])
+    best = int(errs["rank"][errs["medae"].arg_min()])  # the lowest rank among ties
     rows = []
     for r, c in complete_submatrices(~np.isnan(Y), min_rows=min_rows,
                                      min_cols=min_cols):
