@@ -12,6 +12,7 @@ from benchpress.cli.common import (
     emit_json, format_option, handle_errors, parse_scores, render, split_list, stderr,
 )
 from benchpress.cli.matrix import matrix_options
+from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
 
@@ -93,7 +94,7 @@ def evaluate(folds_file, folds_sources, n_folds, seed, n_seeds, write_folds, out
     report = result.to_json()
     if out:
         # figures only (no timing), so that `dvc metrics diff` shows real changes
-        _write_json(out, {k: v for k, v in report.items()
+        write_json_atomic(out, {k: v for k, v in report.items()
                           if k not in ("per_benchmark", "per_model", "seconds")})
     if fmt == "json":
         emit_json(report)
@@ -116,15 +117,10 @@ def rank(seed, out, fmt, bp, home):
     result = bp.rank(seed=seed)
     report = result.to_json()
     if out:
-        _write_json(out, report)
+        write_json_atomic(out, report)
     if fmt == "json":
         emit_json(report)
         return
     render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")
     render(result.submatrices.select(pl.exclude("model_indices", "benchmark_indices")), "table",
            title="complete submatrices: cumulative variance explained by the first factors")
-
-
-def _write_json(path: Path, document) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, default=str) + "\n")

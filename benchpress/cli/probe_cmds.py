@@ -10,6 +10,7 @@ import polars as pl
 
 from benchpress.cli.common import emit_json, format_option, handle_errors, render, stderr
 from benchpress.cli.matrix import matrix_options
+from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, SCOPES
 
@@ -91,15 +92,6 @@ def read_model_scores(path: Path) -> dict[str, dict[str, float]]:
         raise BadInputError(f"cannot read scores file {path}: {exc}") from None
 
 
-def _write(out: Path | None, document) -> None:
-    if out is None:
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(document, indent=2, default=str) + "\n")
-    tmp.replace(out)
-
-
 def _score_row(label, s) -> dict:
     return {"set": label, "probes": ",".join(s.probes), "cost": s.cost, "medae": s.medae,
             "medae_hidden": s.medae_hidden, "medape": s.medape,
@@ -175,7 +167,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
                         "dropped": [b for b in prev if b not in new_set],
                         "previous_medae_now": old.medae if old else None,
                         "current_medae": selection.final.medae}
-    _write(out, doc)
+    if out:
+        write_json_atomic(out, doc)
     if fmt == "json":
         emit_json(doc)
         return
@@ -224,7 +217,8 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
     cand = read_benchmark_list(allowlist) if allowlist else None
     result = bp.backtest(cutoff, probes=chosen, candidates=cand, recent_months=recent_months)
     doc = result.to_json()
-    _write(out, doc)
+    if out:
+        write_json_atomic(out, doc)
     if fmt == "json":
         emit_json(doc)
         return
@@ -287,7 +281,8 @@ def ranking(folds_file, folds_sources, n_folds, seed, margins, out, fmt, bp, hom
     folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, folds_sources=src)
     result = bp.ranking_preservation(folds, margins=m)
     doc = {"method": bp.method, **result.to_json()}
-    _write(out, doc)
+    if out:
+        write_json_atomic(out, doc)
     if fmt == "json":
         emit_json(doc)
     else:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import click
 import polars as pl
 
 from benchpress.cli.common import emit_json, format_option, handle_errors, home_option, render, stderr
+from benchpress.store.tables import write_json_atomic
 from benchpress.errors import RegistryError
 from benchpress.store.diff import diff as diff_versions
 from benchpress.store.snapshot import (
@@ -137,13 +136,6 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, home):
                      "\"SELECT * FROM cells WHERE change = 'changed'\"")
 
 
-def _write_json(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 @click.command()
 @click.option("--snapshot", "snapshot_ref", default=None, help="A snapshot (id, tag or 'latest').")
 @click.option("--write-metrics", "metrics_file", type=click.Path(dir_okay=False, path_type=Path),
@@ -156,7 +148,7 @@ def stats(snapshot_ref, metrics_file, fmt, home):
     folder = resolve_snapshot(home, snapshot_ref)
     figures = registry_metrics(folder)
     if metrics_file is not None:
-        _write_json(metrics_file, figures)
+        write_json_atomic(metrics_file, figures, sort_keys=True)
         stderr.print(f"wrote {metrics_file}")
     elif fmt == "json":
         emit_json(figures)

@@ -14,19 +14,13 @@ from benchpress.cli.common import (
     emit_json, format_option, handle_errors, home_option, render, split_list, stderr,
 )
 from benchpress.cli.matrix import matrix_options
+from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import available_methods
 from benchpress.predict.drift import DriftThresholds
 from benchpress.report import coverage_json, drift_report, evaluate_intervals
 
 __all__ = ["intervals", "drift", "report"]
-
-
-def _write_json(path: Path, doc) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    tmp.replace(path)
 
 
 @click.command()
@@ -69,7 +63,7 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                                 calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids)
     doc = {"method": bp.method, "regime": regime, **coverage_json(result)}
     if out:
-        _write_json(out, {k: v for k, v in doc.items() if k != "per_benchmark"})
+        write_json_atomic(out, {k: v for k, v in doc.items() if k != "per_benchmark"})
     if fmt == "json":
         emit_json(doc)
         return
@@ -132,9 +126,9 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, home):
     report = drift_report(home, from_ref, to_ref, cfg, sources=split_list(sources))
     doc = report.to_json()
     if out:
-        _write_json(out, report.metrics())
+        write_json_atomic(out, report.metrics())
     if report_file:
-        _write_json(report_file, doc)
+        write_json_atomic(report_file, doc)
     if fmt == "json":
         emit_json(doc)
         return

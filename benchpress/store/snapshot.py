@@ -33,7 +33,7 @@ import polars as pl
 from benchpress import __version__
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
 from benchpress.home import Home
-from benchpress.store.tables import TABLE_NAMES, locked, recover, registry_exists
+from benchpress.store.tables import TABLE_NAMES, locked, recover, registry_exists, write_json_atomic
 
 __all__ = [
     "Snapshot",
@@ -137,15 +137,6 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_json_atomic(path: Path, doc: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _check_tag(tag: str) -> None:
     if not _TAG.match(tag) or tag.lower() in _RESERVED:
         raise UsageError(f"tag '{tag}' is not allowed: use letters, digits, '.', '_' or '-' "
@@ -218,7 +209,7 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
             existing = Snapshot.load(target)
             if tag and tag not in existing.tags:
                 doc = dict(existing.manifest, tags=[*existing.tags, tag])
-                _write_json_atomic(target / MANIFEST, doc)
+                write_json_atomic(target / MANIFEST, doc, sort_keys=True)
                 existing = Snapshot.load(target)
             return existing, False
         if target.exists():

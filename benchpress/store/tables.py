@@ -19,8 +19,8 @@ import polars as pl
 
 from benchpress.errors import RegistryError
 
-__all__ = ["TABLE_NAMES", "write_registry", "read_table", "readable", "recover", "locked",
-           "registry_exists"]
+__all__ = ["TABLE_NAMES", "write_registry", "write_json_atomic", "read_table", "readable",
+           "recover", "locked", "registry_exists"]
 
 TABLE_NAMES = ("models", "benchmarks", "scores", "cells", "aliases", "sources", "quarantine")
 
@@ -89,6 +89,18 @@ def readable(registry: Path) -> Path:
     if not (registry / "build.json").is_file() and (_old(registry) / "build.json").is_file():
         return _old(registry)
     return registry
+
+
+def write_json_atomic(path: Path, document, *, sort_keys: bool = False) -> None:
+    """Write `document` as indented JSON through a temporary file and a rename, so a reader
+    (or a killed run) never sees half a file; makes the parent folder if needed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(document, indent=2, sort_keys=sort_keys, default=str) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def registry_exists(registry: Path) -> bool:
