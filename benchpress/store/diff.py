@@ -28,7 +28,7 @@ import polars as pl
 from benchpress.errors import BadInputError, RegistryError
 from benchpress.home import Home
 from benchpress.store.snapshot import resolve_snapshot
-from benchpress.store.tables import registry_exists
+from benchpress.store.tables import read_table, registry_exists
 
 __all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE"]
 
@@ -100,7 +100,7 @@ class RegistryDiff:
 
 
 def _read(folder: Path, name: str) -> pl.DataFrame:
-    return pl.read_parquet(folder / f"{name}.parquet")
+    return read_table(folder, name)
 
 
 def _entity_changes(a: pl.DataFrame, b: pl.DataFrame, key: str, keep: list[str]) -> pl.DataFrame:

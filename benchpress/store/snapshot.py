@@ -32,8 +32,11 @@ import polars as pl
 
 from benchpress import __version__
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
+from benchpress.adapters.fetch import sha256_of
 from benchpress.home import Home
-from benchpress.store.tables import TABLE_NAMES, locked, recover, registry_exists, write_json_atomic
+from benchpress.store.tables import (
+    TABLE_NAMES, locked, read_table, recover, registry_exists, write_json_atomic,
+)
 
 __all__ = [
     "Snapshot",
@@ -95,14 +98,6 @@ def content_id(digests: dict[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def registry_metrics(folder: Path) -> dict:
     """Headline figures of a registry (or snapshot) folder; what `metrics/registry.json` holds.
 
@@ -110,9 +105,7 @@ def registry_metrics(folder: Path) -> dict:
     `n_sources`, `n_quarantined`, `n_conflicting_cells`, `fill` (cells over models x
     benchmarks) and `per_source` (scores per source).
     """
-    if not registry_exists(folder):
-        raise RegistryError(f"{folder}: no registry built yet; run `benchpress build`")
-    read = lambda name: pl.read_parquet(folder / f"{name}.parquet")  # noqa: E731
+    read = lambda name: read_table(folder, name)  # noqa: E731  (falls back mid-swap)
     models, benchmarks, cells, scores = read("models"), read("benchmarks"), read("cells"), read("scores")
     per_source = scores.group_by("source_id").len().sort("source_id")
     size = models.height * benchmarks.height
@@ -153,7 +146,7 @@ def _manifest(sid: str, folder: Path, digests: dict[str, str], tag: str | None) 
         "tables": {
             name: {"content_sha256": digests[name],
                    "file": f"{name}.parquet",
-                   "file_sha256": _file_sha256(folder / f"{name}.parquet")}
+                   "file_sha256": sha256_of(folder / f"{name}.parquet")}
             for name in TABLE_NAMES
         },
         "counts": {name: pl.scan_parquet(folder / f"{name}.parquet").select(pl.len()).collect().item()
@@ -292,7 +285,7 @@ def verify_snapshot(snapshot: Snapshot) -> list[str]:
         if not path.is_file():
             problems.append(f"{path}: missing")
             continue
-        if _file_sha256(path) != entry.get("file_sha256"):
+        if sha256_of(path) != entry.get("file_sha256"):
             problems.append(f"{path}: file hash differs from the manifest")
         df = pl.read_parquet(path)
         digests[name] = table_digest(df)
