@@ -162,7 +162,7 @@ def aliases():
 def suggest(kind, source, min_score, fmt, home):
     """Fuzzy candidate matches with scores; nothing is merged until accepted."""
     table = lambda name: read_table(home.registry, name)  # noqa: E731
-    render(suggest_aliases(table("models"), table("benchmarks"), table("cells"), table("scores"),
+    render(suggest_aliases(table("models"), table("cells"), table("scores"),
                            kind=kind, source=source, min_score=min_score), fmt)
 
 

@@ -21,6 +21,7 @@ import polars as pl
 from rapidfuzz import fuzz, process
 
 from benchpress.errors import BadInputError
+from benchpress.store.sources import names_source
 from benchpress.validate.contracts import ALIAS_COLUMNS
 from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
@@ -33,10 +34,9 @@ _SUGGESTION_SCHEMA = {
 }
 
 
-def source_filter(source: str) -> pl.Expr:
-    """Rows of source `source`, or of every source whose id starts with ``<source>-``
-    (``--source epoch`` names ``epoch-2025-12``)."""
-    return (pl.col("source_id") == source) | pl.col("source_id").str.starts_with(source + "-")
+def source_filter(source: str, source_ids) -> pl.Expr:
+    """Rows of the sources that `source` names (see `store.sources.names_source`)."""
+    return pl.col("source_id").is_in([s for s in set(source_ids) if names_source(source, s)])
 
 
 def _identity(models: pl.DataFrame, ids: list[str]) -> dict[str, tuple]:
@@ -91,19 +91,19 @@ def _model_candidates(left: list[str], right: list[str], ident: dict[str, tuple]
     return rows
 
 
-def suggest_aliases(models: pl.DataFrame, benchmarks_used: pl.DataFrame, cells: pl.DataFrame,
-                    scores: pl.DataFrame, *, kind: str = "model", source: str | None = None,
+def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFrame, *, kind: str = "model", source: str | None = None,
                     min_score: float = 80.0, limit: int = 3) -> pl.DataFrame:
     """Candidate rows (alias, canonical_id, similarity, match, shared, mean_abs_diff, scores),
     best first; `source` limits the aliases to ids that come from that source only."""
     key = "model_id" if kind == "model" else "benchmark_id"
     per_source = scores.select(key, "source_id").unique()
     if source is not None:
-        mine = per_source.filter(source_filter(source))
+        picked = source_filter(source, per_source["source_id"])
+        mine = per_source.filter(picked)
         if mine.height == 0:
             raise BadInputError(f"no scores come from source '{source}'; "
                                 f"known: {sorted(set(per_source['source_id']))}")
-        others = per_source.filter(~source_filter(source))
+        others = per_source.filter(~picked)
         # ids the source already shares with another source need no alias
         left = sorted(set(mine[key]) - set(others[key]))
         right = sorted(set(others[key]))

@@ -16,6 +16,7 @@ import polars as pl
 
 from benchpress.errors import UsageError
 from benchpress.store.resolve import resolve_cells
+from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
 __all__ = ["ScoreMatrix", "load_matrix", "match_sources"]
@@ -31,23 +32,14 @@ class ScoreMatrix:
     benchmarks: pl.DataFrame    # benchmark metadata rows, in column order
     models: pl.DataFrame        # model metadata rows, in row order
 
-    def cell_frame(self) -> pl.DataFrame:
-        """The observed cells as (model_id, benchmark_id, score) rows."""
-        i, j = np.nonzero(~np.isnan(self.values))
-        return pl.DataFrame({
-            "model_id": np.asarray(self.model_ids, dtype=object)[i].tolist(),
-            "benchmark_id": np.asarray(self.benchmark_ids, dtype=object)[j].tolist(),
-            "score": self.values[i, j],
-        })
 
 
 def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
-    """Source ids selected by names such as "benchpress" (prefix match) or exact ids."""
-    chosen = [s for s in all_ids if any(s == w or s.startswith(w + "-") for w in wanted)]
-    unmatched = [w for w in wanted if not any(s == w or s.startswith(w + "-") for s in all_ids)]
+    """The source ids `wanted` picks (see `names_source`), in the order the names are given."""
+    unmatched = [w for w in wanted if not any(names_source(w, s) for s in all_ids)]
     if unmatched:
         raise UsageError(f"--sources: no source matches {unmatched}; known: {', '.join(all_ids)}")
-    return chosen
+    return [s for w in wanted for s in all_ids if names_source(w, s)]
 
 
 def load_matrix(folder: Path, *, sources: list[str] | None = None) -> ScoreMatrix:
@@ -60,10 +52,8 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None) -> ScoreMatri
     cells = read_table(folder, "cells")
     if sources:
         known = read_table(folder, "sources")["source_id"].to_list()
-        chosen = match_sources(known, sources)
-        first_named = sorted(chosen, key=lambda s: next(k for k, w in enumerate(sources)
-                                                        if s == w or s.startswith(w + "-")))
-        rank = {sid: len(first_named) - k for k, sid in enumerate(first_named)}
+        chosen = list(dict.fromkeys(match_sources(known, sources)))  # first-named first
+        rank = {sid: len(chosen) - k for k, sid in enumerate(chosen)}
         scores = read_table(folder, "scores").filter(pl.col("source_id").is_in(chosen))
         cells = resolve_cells(scores, {}, rank)
     models = (read_table(folder, "models").filter(pl.col("model_id").is_in(cells["model_id"].implode()))
@@ -71,10 +61,8 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None) -> ScoreMatri
     benchmarks = (read_table(folder, "benchmarks")
                   .filter(pl.col("benchmark_id").is_in(cells["benchmark_id"].implode())).sort("ordinal"))
     model_ids, bench_ids = models["model_id"].to_list(), benchmarks["benchmark_id"].to_list()
-    row = {m: k for k, m in enumerate(model_ids)}
-    col = {b: k for k, b in enumerate(bench_ids)}
+    at = (cells.join(models.select("model_id").with_row_index("i"), on="model_id")
+          .join(benchmarks.select("benchmark_id").with_row_index("j"), on="benchmark_id"))
     values = np.full((len(model_ids), len(bench_ids)), np.nan)
-    i = np.fromiter((row[m] for m in cells["model_id"]), dtype=np.int64, count=cells.height)
-    j = np.fromiter((col[b] for b in cells["benchmark_id"]), dtype=np.int64, count=cells.height)
-    values[i, j] = cells["score"].to_numpy()
+    values[at["i"].to_numpy(), at["j"].to_numpy()] = at["score"].to_numpy()
     return ScoreMatrix(values, model_ids, bench_ids, benchmarks, models)

@@ -27,7 +27,7 @@ import yaml
 
 from benchpress.errors import BadInputError
 
-__all__ = ["SourceConfig", "load_configs", "save_config", "config_path", "slug", "restored_on_failure"]
+__all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug", "restored_on_failure"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,12 @@ class SourceConfig:
     published: str | None = None
     order: int = 100
     description: str | None = None
+
+
+def names_source(name: str, source_id: str) -> bool:
+    """Whether `name` (as given to --sources / --source) picks `source_id`: its exact id, or
+    an id prefix followed by "-" ("epoch" picks "epoch-2025-12")."""
+    return source_id == name or source_id.startswith(name + "-")
 
 
 def slug(text: str) -> str:

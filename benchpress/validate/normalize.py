@@ -73,10 +73,10 @@ def model_alias_map(contracts: Contracts) -> dict[str, str]:
 class BenchmarkResolver:
     """Maps a source's benchmark id or label to a canonical benchmark id."""
 
-    def __init__(self, contracts: Contracts, extra_ids: list[str] = ()):
+    def __init__(self, contracts: Contracts):
         self.aliases = _alias_map(contracts, "benchmark")
         known = contracts.benchmarks
-        self.ids = set(known["benchmark_id"]) | set(extra_ids)
+        self.ids = set(known["benchmark_id"])
         full: dict[str, set[str]] = {}
         short: dict[str, set[str]] = {}
         for bid, name in zip(known["benchmark_id"], known["name"]):
@@ -88,6 +88,10 @@ class BenchmarkResolver:
         # A key that points at two benchmarks is ambiguous and matches nothing.
         self.by_full = {k: next(iter(v)) for k, v in full.items() if len(v) == 1}
         self.by_short = {k: next(iter(v)) for k, v in short.items() if len(v) == 1}
+
+    def add_ids(self, ids) -> None:
+        """Accept `ids` as known benchmark ids (a source declares benchmarks of its own)."""
+        self.ids.update(ids)
 
     def resolve(self, raw: str | None) -> tuple[str | None, str]:
         """(canonical id or None, how it was found: id, alias, label or unknown)."""

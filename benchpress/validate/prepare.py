@@ -186,7 +186,7 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
     models, q_models = _prepare_models(out, contracts, info)
     resolver = BenchmarkResolver(contracts)
     declared = _new_benchmarks(out, contracts, resolver)
-    resolver.ids.update(declared["benchmark_id"])  # declared ids now resolve to themselves
+    resolver.add_ids(declared["benchmark_id"])  # declared ids now resolve to themselves
     model_aliases = model_alias_map(contracts)
 
     raw = out.scores
