@@ -5,20 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchpress.adapters._files import decode_text
 from benchpress.errors import BadInputError
 
 __all__ = ["load_json", "json_text", "model_rows", "benchmark_rows"]
 
 
 def load_json(path: Path):
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(
-            f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r}); "
-            "re-save the file as UTF-8"
-        ) from exc
+    text = decode_text(path.read_bytes(), path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from benchpress.adapters._files import decode_text
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
@@ -99,9 +100,7 @@ def _model_id(name: str, effort: str | None, thinking) -> str:
 def read(path: Path) -> AdapterOutput:
     raw = path.read_bytes()
     try:
-        doc = yaml.safe_load(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8") from exc
+        doc = yaml.safe_load(decode_text(raw, path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

@@ -31,7 +31,7 @@ import zipfile
 from pathlib import Path
 
 from benchpress.adapters.base import Adapter, AdapterOutput
-from benchpress.adapters.epoch import csv_records, read_members
+from benchpress.adapters._files import csv_records, decode_text, read_members
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "task_benchmark_id", "category_benchmark_id"]
@@ -155,7 +155,7 @@ def read(path: Path) -> AdapterOutput:
         categories = None
         if cat_name in members:
             try:
-                categories = json.loads(members[cat_name].decode("utf-8-sig"))
+                categories = json.loads(decode_text(members[cat_name], cat_name))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise BadInputError(f"{cat_name}: not a JSON object of category -> tasks ({exc})") from exc
             if not isinstance(categories, dict) or not all(isinstance(v, list) for v in categories.values()):

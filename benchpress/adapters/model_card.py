@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from benchpress.adapters._files import decode_text
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
@@ -58,10 +59,7 @@ def _plain(label: str) -> str:
 
 
 def read(path: Path) -> AdapterOutput:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start}); re-save as UTF-8") from exc
+    text = decode_text(path.read_bytes(), path)
     tables = parse_tables(text)
     if not tables:
         raise BadInputError(f"{path}: no markdown table found")

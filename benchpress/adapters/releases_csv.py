@@ -11,6 +11,7 @@ import csv
 import io
 from pathlib import Path
 
+from benchpress.adapters._files import decode_text
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
@@ -34,11 +35,7 @@ def _bool(text: str | None) -> bool | None:
 
 
 def read(path: Path) -> AdapterOutput:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start}); re-save as UTF-8") from exc
+    text = decode_text(path.read_bytes(), path)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = {"model_id", "benchmark_id", "score"} - set(reader.fieldnames or [])
     if missing:

@@ -30,16 +30,12 @@ import json
 import re
 from dataclasses import dataclass
 
+from benchpress.validate.normalize import canonical_model_id
+
 __all__ = ["ModelIdentity", "parse_model", "effort_from_setting", "EFFORT_LEVELS"]
 
 EFFORT_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
-_PREFIX = re.compile(
-    r"^(openai|anthropic|google|gemini|meta-llama|meta|mistralai|mistral|deepseek-ai|deepseek|"
-    r"qwen|x-ai|xai|moonshotai|zai-org|thudm|microsoft|amazon|nvidia|minimax|models|openrouter|"
-    r"fireworks_ai|together_ai|chutes)/",
-    re.IGNORECASE,
-)
 _LEVEL = r"(minimal|low|medium|high|xhigh|max)"
 _BUDGET = r"(\d+(?:\.\d+)?k)"
 _END = r"(?=-|$)"
@@ -80,10 +76,9 @@ class ModelIdentity:
 
 
 def _normalize(raw: str) -> str:
-    text = _PREFIX.sub("", raw.strip())
-    text = text.rsplit("/", 1)[-1] if "/" in text else text  # routing paths: a/b/model
-    text = re.sub(r"[\s_()\[\]{}:,+]+", "-", text.lower())
-    text = re.sub(r"[^a-z0-9.\-]", "", text)
+    """The canonical id (see `normalize.canonical_model_id`) with "+" read as "-", led by
+    "-" so that every suffix rule can anchor on a dash."""
+    text = (canonical_model_id(raw) or "").replace("+", "-")
     return "-" + re.sub(r"-{2,}", "-", text).strip("-.")
 
 

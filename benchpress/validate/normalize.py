@@ -27,9 +27,11 @@ __all__ = [
     "model_alias_map",
 ]
 
+# vendors' and routers' path prefixes ("openai/o3", "openrouter/openai/o1")
 _VENDOR_PREFIX = re.compile(
-    r"^(openai|anthropic|google|meta-llama|meta|mistralai|deepseek-ai|qwen|x-ai|xai|"
-    r"moonshotai|zai-org|thudm|microsoft|amazon|nvidia|minimax|models)/",
+    r"^(openai|anthropic|google|gemini|meta-llama|meta|mistralai|mistral|deepseek-ai|deepseek|"
+    r"qwen|x-ai|xai|moonshotai|zai-org|thudm|microsoft|amazon|nvidia|minimax|models|openrouter|"
+    r"fireworks_ai|together_ai|chutes)/",
     re.IGNORECASE,
 )
 _FOOTNOTE = re.compile(r"(\[\d+\]|\^\d+|[*†‡§¶#¹²³⁴⁵⁶⁷⁸⁹⁰]+)")
@@ -39,8 +41,9 @@ _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 def canonical_model_id(raw: str | None) -> str | None:
     if raw is None:
         return None
-    text = _VENDOR_PREFIX.sub("", raw.strip()).lower()
-    text = re.sub(r"[\s_/()\[\]{}:,]+", "-", text)
+    text = _VENDOR_PREFIX.sub("", raw.strip())
+    text = text.rsplit("/", 1)[-1].lower()  # what is left of a routing path: a/b/model
+    text = re.sub(r"[\s_()\[\]{}:,]+", "-", text)
     text = re.sub(r"[^a-z0-9.+\-]", "", text)
     return re.sub(r"-{2,}", "-", text).strip("-.") or None
 
