@@ -11,6 +11,7 @@ same way the CLI does; results are polars frames or small dataclasses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 from benchpress.home import Home, find_home
+from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
 from benchpress.predict import (
     BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, evaluate, folds_to_json, make_folds,
     make_predictor, parse_folds, rank_diagnostics, read_folds,
@@ -66,7 +68,7 @@ class BenchPress:
         self.method = method
         self.params = params
         self.contracts_dir = contracts_dir
-        self._predictor = None
+        self._calibrators = {}  # interval calibrators by regime, fitted on first use
 
     @classmethod
     def from_snapshot(cls, home: str | Path | Home | None = None, snapshot: str | None = None, *,
@@ -78,16 +80,19 @@ class BenchPress:
         matrix = load_matrix(folder, sources=sources)
         return cls(matrix, method=method, contracts_dir=home.schemas, folder=folder, **params)
 
-    @property
+    @cached_property
     def scales(self) -> BenchmarkScales:
         return BenchmarkScales.from_records(self.matrix.benchmarks.to_dicts(), self.matrix.benchmark_ids)
 
-    @property
+    @cached_property
     def predictor(self):
         """The fitted predictor (fitted on first use)."""
-        if self._predictor is None:
-            self._predictor = make_predictor(self.method, **self.params).fit(self.matrix.values, self.scales)
-        return self._predictor
+        return make_predictor(self.method, **self.params).fit(self.matrix.values, self.scales)
+
+    @cached_property
+    def _resolver(self) -> BenchmarkResolver | None:
+        """Benchmark names and aliases -> canonical ids (None without contracts)."""
+        return BenchmarkResolver(load_contracts(self.contracts_dir)) if self.contracts_dir else None
 
     def complete(self, *, intervals: bool = False) -> pl.DataFrame:
         """The full matrix, observed cells kept: a wide frame, model_id + one column per benchmark.
@@ -97,9 +102,7 @@ class BenchPress:
         upper (calibrated 90% interval of the prediction) and trust (P(|error| <= 10 points)).
         """
         if intervals:
-            from benchpress.predict.intervals import complete_intervals
-
-            ci = complete_intervals(self.predictor, self.calibrator("cells"))
+            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"))
             n_m, n_b = self.matrix.values.shape
             cols = {"model_id": np.repeat(np.asarray(self.matrix.model_ids, dtype=object), n_b),
                     "benchmark_id": np.tile(np.asarray(self.matrix.benchmark_ids, dtype=object), n_m),
@@ -136,17 +139,15 @@ class BenchPress:
 
     def rank(self, *, seed: int = 42) -> RankDiagnostics:
         """Held-out error of soft-impute by rank and two-factor variance explained."""
-        folds = make_folds(~np.isnan(self.matrix.values), n_folds=3, seed=seed)
-        return rank_diagnostics(self.matrix.values, self.scales, folds)
+        return rank_diagnostics(self.matrix.values, self.scales, self.folds(n_folds=3, seed=seed))
 
     def _resolve(self, scores: dict[str, float]) -> tuple[np.ndarray, list[str], dict[str, str]]:
-        resolver = BenchmarkResolver(load_contracts(self.contracts_dir)) if self.contracts_dir else None
         col = {b: k for k, b in enumerate(self.matrix.benchmark_ids)}
         row = np.full(len(col), np.nan)
         unknown, resolved = [], {}
         meta = self.matrix.benchmarks
         for given, value in scores.items():
-            bid = resolver.resolve(given)[0] if resolver else given
+            bid = self._canonical_benchmark(given)
             if bid not in col:
                 unknown.append(given)
                 continue
@@ -164,9 +165,7 @@ class BenchPress:
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
                                 + ", ".join(unknown))
-        from benchpress.predict.intervals import fold_in_intervals
-
-        out = fold_in_intervals(self.predictor, self.calibrator("new_models"), row)
+        out = conformal.fold_in_intervals(self.predictor, self.calibrator("new_models"), row)
         frame = self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
             pl.Series("given", row), *(pl.Series(k, out[k]) for k in
                                        ("predicted", "lower", "upper", "trust"))).with_columns(
@@ -178,13 +177,10 @@ class BenchPress:
         missing cells of known models, used by `complete`; "new_models": new models
         folded in from a few scores, used by `predict`), fitted on first use on held-out
         data of the matrix (see `benchpress.predict.intervals.calibrate`)."""
-        cache = self.__dict__.setdefault("_calibrators", {})
-        if regime not in cache:
-            from benchpress.predict.intervals import calibrate
-
-            cache[regime] = calibrate(self.method, self.matrix.values, self.scales,
-                                      regime=regime, **self.params)
-        return cache[regime]
+        if regime not in self._calibrators:
+            self._calibrators[regime] = conformal.calibrate(self.method, self.matrix.values, self.scales,
+                                                  regime=regime, **self.params)
+        return self._calibrators[regime]
 
     def predict_model(self, model_id: str) -> Prediction:
         """Predict the rest of a registered model's row from its observed scores,
@@ -203,12 +199,9 @@ class BenchPress:
     # -- probe sets, new releases and rankings -----------------------------------------
     def _canonical_benchmark(self, given: str) -> str:
         """The canonical id of a benchmark name or alias (unchanged when unknown)."""
-        if given in self.matrix.benchmark_ids or not self.contracts_dir:
+        if given in self.matrix.benchmark_ids or self._resolver is None:
             return given
-        cache = self.__dict__.setdefault("_benchmark_resolver", [])
-        if not cache:
-            cache.append(BenchmarkResolver(load_contracts(self.contracts_dir)))
-        return cache[0].resolve(given)[0]
+        return self._resolver.resolve(given)[0]
 
     def benchmark_ids(self, given) -> list[str]:
         """Canonical ids of benchmark names/aliases; unknown ones raise BadInputError."""
@@ -232,18 +225,17 @@ class BenchPress:
                 base[pos[bid]] = float(value)
         return base
 
-    def probe_search(self, *, objective: str = "medae", scope: str = "all"):
-        """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
-        fit per model, made on first use and reused)."""
+    @cached_property
+    def _probe_search(self):
         from benchpress.predict.probes import ProbeSearch
 
-        cache = self.__dict__.setdefault("_probe_searches", {})
-        if "fitted" not in cache:
-            cache["fitted"] = ProbeSearch(self.method, **self.params).fit(
-                self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids)
-        search = cache["fitted"]
-        search.objective, search.scope = objective, scope
-        return search
+        return ProbeSearch(self.method, **self.params).fit(
+            self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids)
+
+    def probe_search(self, *, objective: str = "medae", scope: str = "all"):
+        """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
+        fit per model, made on first use and shared) scored by `objective` and `scope`."""
+        return self._probe_search.using(objective=objective, scope=scope)
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
                budget: float | None = None, objective: str = "medae", scope: str = "all",
@@ -337,15 +329,13 @@ class BenchPress:
         spread of the ensemble starts, else None."""
         pred, z90 = self.predictor, 1.6448536269514722
         try:
-            from benchpress.predict import intervals
-
-            ci = intervals.complete_intervals(pred, self.calibrator("cells"))
+            ci = conformal.complete_intervals(pred, self.calibrator("cells"))
             parts = [(ci["upper"][idx] - ci["lower"][idx]) / (2 * z90)]
             if len(S):
-                fi = intervals.fold_in_intervals(pred, self.calibrator("new_models"), S)
+                fi = conformal.fold_in_intervals(pred, self.calibrator("new_models"), S)
                 parts.append((fi["upper"] - fi["lower"]) / (2 * z90))
             return np.vstack(parts), "calibrated 90% intervals (normal approximation)"
-        except (ImportError, AttributeError, TypeError, ValueError):
+        except BadInputError:  # too little held-out data to calibrate on a small matrix
             pass
         if hasattr(pred, "complete_spread"):
             parts = [pred.complete_spread()[idx]]

@@ -94,3 +94,21 @@ def test_published_folds_apply_to_a_matrix_with_more_sources(built_both):
         names_a = {(ref.matrix.model_ids[i], ref.matrix.benchmark_ids[j]) for i, j in a}
         names_b = {(wide.matrix.model_ids[i], wide.matrix.benchmark_ids[j]) for i, j in b}
         assert names_a == names_b
+
+
+def test_compare_on_a_small_matrix_falls_back_to_the_ensemble_spread():
+    """Too few held-out cells to calibrate intervals: `compare` still answers, and says how."""
+    import polars as pl
+
+    from benchpress.store.matrix import ScoreMatrix
+
+    rng = np.random.default_rng(0)
+    Y = np.clip(rng.normal(60, 15, size=(4, 3)), 1, 99)
+    Y[0, 1] = Y[2, 2] = Y[3, 0] = np.nan
+    bench = pl.DataFrame({"benchmark_id": [f"b{j}" for j in range(3)], "scale": ["percent"] * 3,
+                          "lower": [0.0] * 3, "upper": [100.0] * 3, "higher_is_better": [True] * 3})
+    m = ScoreMatrix(Y, [f"m{i}" for i in range(4)], bench["benchmark_id"].to_list(), bench,
+                    pl.DataFrame({"model_id": [f"m{i}" for i in range(4)]}))
+    frame, sure_from = BenchPress(m, method="published").compare(["m0", "m1"])
+    assert sure_from == "ensemble spread (not calibrated)"
+    assert frame.height == 3

@@ -21,6 +21,7 @@ with none gets the benchmark prior), and all their observed cells are counted.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -161,12 +162,23 @@ class ProbeSearch:
         self.scope = scope
         self.params = params
 
-    def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None) -> "ProbeSearch":
-        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks)."""
+    def _check_objective(self) -> None:
         if self.objective not in OBJECTIVES:
             raise UsageError(f"unknown objective {self.objective!r}; choose one of {OBJECTIVES}")
         if self.scope not in SCOPES:
             raise UsageError(f"unknown scope {self.scope!r}; choose one of {SCOPES}")
+
+    def using(self, *, objective: str, scope: str) -> "ProbeSearch":
+        """The same fitted search scored by another objective or scope (the leave-one-model-
+        out fits do not depend on them, so they are shared, not refitted)."""
+        other = copy.copy(self)
+        other.objective, other.scope = objective, scope
+        other._check_objective()
+        return other
+
+    def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None) -> "ProbeSearch":
+        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks)."""
+        self._check_objective()
         Y = check_scores(Y, scales)
         if Y.shape[0] < 3:
             raise BadInputError(f"probe search needs at least 3 models, got {Y.shape[0]}")
