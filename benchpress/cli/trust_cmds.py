@@ -178,6 +178,7 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
 
     path = build_report(home, out_dir, snapshot=snapshot, method=method,
                         probe_method=probe_method, probes_k=probes_k, drift=doc,
-                        drift_cfg=DriftThresholds(probe_method=probe_method, probes_k=probes_k),
+                        drift_cfg=DriftThresholds(method=method, probe_method=probe_method,
+                                                  probes_k=probes_k),
                         sources=split_list(sources))
     stderr.print(f"wrote {path}")

@@ -11,7 +11,6 @@ on other partitions (:func:`~benchpress.report.coverage.evaluate_intervals`).
 from __future__ import annotations
 
 import html
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,8 @@ from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.predictor import make_predictor
 from benchpress.report import plots
 from benchpress.report.coverage import evaluate_intervals
-from benchpress.report.versions import drift_report, load_version
+from benchpress.report.versions import drift_report, load_version, select_versions
+from benchpress.store.tables import write_json_atomic
 
 __all__ = ["Figure", "ReportPage", "build_report", "FIGURES"]
 
@@ -165,14 +165,8 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
                               benchmark_ids=bids)
     page.figures.append(Figure("ranking", "Ranking preservation",
                                plots.ranking(list(rp.margins), list(rp.accuracy))))
-    if drift is None:
-        from benchpress.errors import BenchPressError
-
-        try:
-            drift = drift_report(home, cfg=drift_cfg, sources=sources).to_json() if any(
-                home.snapshots.glob("*/manifest.json")) else None
-        except BenchPressError:
-            drift = None
+    if drift is None and len(select_versions(home)) >= 2:  # drift needs two versions
+        drift = drift_report(home, cfg=drift_cfg, sources=sources).to_json()
     page.figures.append(_drift_figure(drift))
     page.tables.append(("Interval coverage (percent-scale cells and all cells)", res["overall"]))
     page.tables.append(("Least-covered benchmarks",
@@ -183,8 +177,7 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
     tmp = out / ".index.html.tmp"
     tmp.write_text(page.html(), encoding="utf-8")
     os.replace(tmp, target)
-    (out / "report.json").write_text(json.dumps(
-        {"snapshot": version.label, "figures": [f.id for f in page.figures if f.png],
-         "intervals": head, "ranking": rp.to_json(), "probes": curve.to_dicts()},
-        indent=2, default=str) + "\n")
+    write_json_atomic(out / "report.json", {
+        "snapshot": version.label, "figures": [f.id for f in page.figures if f.png],
+        "intervals": head, "ranking": rp.to_json(), "probes": curve.to_dicts()})
     return target
