@@ -28,7 +28,7 @@ from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.predictor import make_predictor
 from benchpress.report import plots
 from benchpress.report.coverage import evaluate_intervals
-from benchpress.report.versions import drift_report, load_version, select_versions
+from benchpress.report.versions import drift_report, load_version
 from benchpress.store.tables import write_json_atomic
 
 __all__ = ["Figure", "ReportPage", "build_report", "FIGURES"]
@@ -124,7 +124,7 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
     ``drift`` is a drift report as JSON (``benchpress drift --format json``); without it,
     the drift of every snapshot is computed here with ``drift_cfg``.
     """
-    from benchpress.store.snapshot import resolve_snapshot
+    from benchpress.store.snapshot import list_snapshots, resolve_snapshot
 
     folder = resolve_snapshot(home, snapshot)
     version = load_version(folder, snapshot or "current", sources)
@@ -165,7 +165,7 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
                               benchmark_ids=bids)
     page.figures.append(Figure("ranking", "Ranking preservation",
                                plots.ranking(list(rp.margins), list(rp.accuracy))))
-    if drift is None and len(select_versions(home)) >= 2:  # drift needs two versions
+    if drift is None and list_snapshots(home):  # the drift figure plots the snapshots
         drift = drift_report(home, cfg=drift_cfg, sources=sources).to_json()
     page.figures.append(_drift_figure(drift))
     page.tables.append(("Interval coverage (percent-scale cells and all cells)", res["overall"]))
