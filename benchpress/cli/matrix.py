@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
+from benchpress.errors import UsageError
 from benchpress.predict.predictor import available_methods
 
-__all__ = ["matrix_options"]
+__all__ = ["matrix_options", "folds_options"]
 
 
 def matrix_options(f):
@@ -26,4 +28,26 @@ def matrix_options(f):
 
         bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), method=method)
         return f(*args, bp=bp, home=home, **kwargs)
+    return wrapper
+
+
+def folds_options(f):
+    """--folds FILE | --make-folds K (with --seed, --n-seeds, --folds-sources) -> `folds`,
+    made by `BenchPress.folds`; goes below `matrix_options`, which supplies `bp`."""
+    @click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                  help="Fold file: the published index form or "
+                       "{'folds': [{'test_cells': [[model_id, benchmark_id], ...]}]}.")
+    @click.option("--folds-sources", default=None,
+                  help="Index folds count rows/columns of these sources' matrix (e.g. 'benchpress').")
+    @click.option("--make-folds", "n_folds", type=int, default=None,
+                  help="Make new per-model K-fold partitions instead of reading a file.")
+    @click.option("--seed", type=int, default=42, show_default=True)
+    @click.option("--n-seeds", type=int, default=1, show_default=True)
+    @functools.wraps(f)
+    def wrapper(*args, folds_file, folds_sources, n_folds, seed, n_seeds, bp, **kwargs):
+        if bool(folds_file) == bool(n_folds):
+            raise UsageError("give either --folds FILE or --make-folds K")
+        folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
+                         folds_sources=split_list(folds_sources))
+        return f(*args, folds=folds, bp=bp, **kwargs)
     return wrapper

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, parse_scores, render, split_list, stderr,
+    emit_json, format_option, handle_errors, parse_scores, render, stderr,
 )
-from benchpress.cli.matrix import matrix_options
+from benchpress.cli.matrix import folds_options, matrix_options
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
@@ -66,30 +65,19 @@ def complete(out, intervals, fmt, bp, home):
 
 
 @click.command()
-@click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Fold file: published index form or {'folds': [{'test_cells': [[model_id, benchmark_id]]}]}.")
-@click.option("--folds-sources", default=None,
-              help="Index folds count rows/columns of this source's matrix (e.g. 'benchpress').")
-@click.option("--make-folds", "n_folds", type=int, default=None,
-              help="Make new per-model K-fold partitions instead of reading a file.")
-@click.option("--seed", type=int, default=42, show_default=True)
-@click.option("--n-seeds", type=int, default=1, show_default=True)
 @click.option("--write-folds", type=click.Path(dir_okay=False, path_type=Path),
               help="Save the folds used (id form) to this file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the overall figures as JSON to this file (for dvc metrics).")
 @format_option(choices=("table", "json"))
 @matrix_options
+@folds_options
 @handle_errors
-def evaluate(folds_file, folds_sources, n_folds, seed, n_seeds, write_folds, out, fmt, bp, home):
+def evaluate(folds, write_folds, out, fmt, bp, home):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5)."""
-    if bool(folds_file) == bool(n_folds):
-        raise UsageError("give either --folds FILE or --make-folds K")
-    folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
-                     folds_sources=split_list(folds_sources))
     if write_folds:
-        write_folds.write_text(json.dumps(folds_to_json(folds, bp.matrix.model_ids,
-                                                        bp.matrix.benchmark_ids)))
+        write_json_atomic(write_folds, folds_to_json(folds, bp.matrix.model_ids,
+                                                     bp.matrix.benchmark_ids))
     result = bp.evaluate(folds)
     report = result.to_json()
     if out:

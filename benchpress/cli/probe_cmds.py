@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 import polars as pl
 
-from benchpress.cli.common import emit_json, format_option, handle_errors, render, stderr
-from benchpress.cli.matrix import matrix_options
+from benchpress.cli.common import emit_json, format_option, handle_errors, render, split_list, stderr
+from benchpress.cli.matrix import folds_options, matrix_options
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, SCOPES
@@ -40,7 +40,7 @@ def read_benchmark_list(spec: str) -> list[str]:
             raise BadInputError(f"{path}: expected a JSON list of benchmark ids or an object "
                                 'with a "benchmark_ids" list')
         return ids
-    ids = [b.strip() for b in spec.split(",") if b.strip()]
+    ids = split_list(spec)
     if not ids:
         raise UsageError(f"no benchmark ids in {spec!r}")
     return ids
@@ -258,27 +258,18 @@ def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
 
 
 @click.command()
-@click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Fold file (published index form or id form).")
-@click.option("--folds-sources", default=None,
-              help="Index folds count rows/columns of this source's matrix.")
-@click.option("--make-folds", "n_folds", type=int, default=None, help="Make K per-model folds.")
-@click.option("--seed", type=int, default=42, show_default=True)
 @click.option("--margins", default="0,1,2,5", show_default=True, help="True-gap margins, points.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @format_option(choices=("table", "json"))
 @matrix_options
+@folds_options
 @handle_errors
-def ranking(folds_file, folds_sources, n_folds, seed, margins, out, fmt, bp, home):
+def ranking(folds, margins, out, fmt, bp, home):
     """Pairwise ranking preservation of held-out predictions (median over benchmarks)."""
-    if bool(folds_file) == bool(n_folds):
-        raise UsageError("give either --folds FILE or --make-folds K")
     try:
-        m = [float(x) for x in margins.split(",") if x.strip()]
+        m = [float(x) for x in split_list(margins) or []]
     except ValueError:
         raise UsageError(f"--margins: {margins!r} is not a comma-separated list of numbers") from None
-    src = [s.strip() for s in folds_sources.split(",") if s.strip()] if folds_sources else None
-    folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, folds_sources=src)
     result = bp.ranking_preservation(folds, margins=m)
     doc = {"method": bp.method, **result.to_json()}
     if out:
