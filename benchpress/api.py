@@ -244,9 +244,7 @@ class BenchPress:
 
         `recent_months`: the objective counts only models released within that many
         months of the newest release (every model still informs the fits)."""
-        import datetime as dt
-
-        from benchpress.predict.backtest import as_date
+        from benchpress.predict.backtest import as_date, months_before
 
         search = self.probe_search(objective=objective, scope=scope)
         cand = self.benchmark_ids(candidates) if candidates is not None else None
@@ -255,7 +253,7 @@ class BenchPress:
             dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]
             if not any(dates):
                 raise BadInputError("recent_months needs release dates, and no model has one")
-            start = max(d for d in dates if d) - dt.timedelta(days=30.44 * float(recent_months))
+            start = months_before(max(d for d in dates if d), recent_months)
             models = np.array([d is not None and d >= start for d in dates])
         return search.select(k, candidates=cand, costs=self.benchmark_costs(costs),
                              budget=budget, swap=swap, models=models)

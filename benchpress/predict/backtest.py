@@ -31,7 +31,7 @@ from benchpress.predict.predictor import make_predictor
 from benchpress.predict.probes import ProbeSearch
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["BacktestResult", "backtest", "as_date"]
+__all__ = ["months_before", "BacktestResult", "backtest", "as_date"]
 
 
 @dataclass
@@ -79,6 +79,11 @@ class BacktestResult:
                "coverage": o.coverage, "n_cells": int(self.cells.height),
                "n_hidden_cells": o.n_cells, "per_model": self.per_model.to_dicts()}
         return {k: None if isinstance(v, float) and v != v else v for k, v in doc.items()}
+
+
+def months_before(day: dt.date, months: float) -> dt.date:
+    """The date `months` (average) months before `day`."""
+    return day - dt.timedelta(days=30.44 * float(months))
 
 
 def as_date(value) -> dt.date | None:
@@ -144,7 +149,7 @@ def backtest(Y, scales: BenchmarkScales, release_dates, cutoff, *, probes=5,
         search = ProbeSearch(method, **params).fit(Y_train, scales, benchmark_ids=bids)
         recent, chosen_on = None, "training models"
         if recent_months:
-            start = cut - dt.timedelta(days=30.44 * float(recent_months))
+            start = months_before(cut, recent_months)
             recent = np.array([d >= start for d, b in zip(dates, before) if b])
             if recent.sum() >= 3:
                 chosen_on = f"training models released since {start.isoformat()}"

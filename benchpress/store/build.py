@@ -22,7 +22,7 @@ from benchpress.store.sources import SourceConfig, load_configs
 from benchpress.store.tables import locked, recover, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
-from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores
+from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores, Sources
 
 __all__ = ["SourceSummary", "BuildReport", "build", "materialize", "VIEWS_SQL"]
 
@@ -166,7 +166,8 @@ def build(home: Home, *, mirror: Path | None = None,
             "scores": scores,
             "cells": cells,
             "aliases": contracts.aliases.with_columns(pl.col("note").replace("", None)),
-            "sources": pl.DataFrame(source_rows, schema=_SOURCE_SCHEMA),
+            "sources": pl.DataFrame(source_rows, schema={
+                c: col.dtype.type for c, col in Sources.to_schema().columns.items()}),
             "quarantine": (pl.concat(quarantine_parts) if quarantine_parts
                            else pl.DataFrame(schema={c: pl.String for c in Quarantine.to_schema().columns})),
         }
@@ -180,10 +181,3 @@ def build(home: Home, *, mirror: Path | None = None,
         write_registry(home.registry, tables, manifest, VIEWS_SQL)
         return BuildReport(summaries, manifest["counts"])
 
-
-_SOURCE_SCHEMA = {
-    "source_id": pl.String, "adapter": pl.String, "url": pl.String, "path": pl.String,
-    "sha256": pl.String, "retrieved_at": pl.String, "licence": pl.String,
-    "rows_read": pl.Int64, "rows_accepted": pl.Int64, "rows_merged": pl.Int64,
-    "rows_quarantined": pl.Int64,
-}
