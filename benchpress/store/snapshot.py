@@ -105,8 +105,11 @@ def registry_metrics(folder: Path) -> dict:
     `n_sources`, `n_quarantined`, `n_conflicting_cells`, `fill` (cells over models x
     benchmarks) and `per_source` (scores per source).
     """
-    read = lambda name: read_table(folder, name)  # noqa: E731  (falls back mid-swap)
-    models, benchmarks, cells, scores = read("models"), read("benchmarks"), read("cells"), read("scores")
+    return _metrics({name: read_table(folder, name) for name in TABLE_NAMES})
+
+
+def _metrics(tables: dict[str, pl.DataFrame]) -> dict:
+    models, benchmarks, cells, scores = (tables[n] for n in ("models", "benchmarks", "cells", "scores"))
     per_source = scores.group_by("source_id").len().sort("source_id")
     size = models.height * benchmarks.height
     return {
@@ -114,8 +117,8 @@ def registry_metrics(folder: Path) -> dict:
         "n_benchmarks": benchmarks.height,
         "n_cells": cells.height,
         "n_scores": scores.height,
-        "n_sources": read("sources").height,
-        "n_quarantined": read("quarantine").height,
+        "n_sources": tables["sources"].height,
+        "n_quarantined": tables["quarantine"].height,
         "n_conflicting_cells": int((cells["n_disagreeing"] > 0).sum()) if cells.height else 0,
         "fill": round(cells.height / size, 6) if size else 0.0,
         "per_source": dict(zip(per_source["source_id"], per_source["len"])),
@@ -136,8 +139,8 @@ def _check_tag(tag: str) -> None:
                          f"(at most 64), and not {' or '.join(sorted(_RESERVED))}")
 
 
-def _manifest(sid: str, folder: Path, digests: dict[str, str], tag: str | None) -> dict:
-    sources = pl.read_parquet(folder / "sources.parquet")
+def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: dict[str, str],
+              tag: str | None) -> dict:
     return {
         "id": sid,
         "tags": [tag] if tag else [],
@@ -149,10 +152,9 @@ def _manifest(sid: str, folder: Path, digests: dict[str, str], tag: str | None) 
                    "file_sha256": sha256_of(folder / f"{name}.parquet")}
             for name in TABLE_NAMES
         },
-        "counts": {name: pl.scan_parquet(folder / f"{name}.parquet").select(pl.len()).collect().item()
-                   for name in TABLE_NAMES},
-        "metrics": registry_metrics(folder),
-        "sources": sources.select("source_id", "adapter", "url", "path", "sha256", "retrieved_at",
+        "counts": {name: tables[name].height for name in TABLE_NAMES},
+        "metrics": _metrics(tables),
+        "sources": tables["sources"].select("source_id", "adapter", "url", "path", "sha256", "retrieved_at",
                                   "licence").to_dicts(),
     }
 
@@ -194,8 +196,8 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
             raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress build`")
         home.snapshots.mkdir(parents=True, exist_ok=True)
         _clean_leftovers(home.snapshots)
-        digests = {name: table_digest(pl.read_parquet(home.registry / f"{name}.parquet"))
-                   for name in TABLE_NAMES}
+        tables = {name: read_table(home.registry, name) for name in TABLE_NAMES}
+        digests = {name: table_digest(df) for name, df in tables.items()}
         sid = content_id(digests)
         target = home.snapshots / sid
         if (target / MANIFEST).is_file():
@@ -213,7 +215,7 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
             for name in (*(f"{t}.parquet" for t in TABLE_NAMES), *_EXTRA_FILES):
                 shutil.copyfile(home.registry / name, tmp / name)
             # the manifest goes last: a folder with one is complete
-            manifest = _manifest(sid, tmp, digests, tag)
+            manifest = _manifest(sid, tmp, tables, digests, tag)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
                                         encoding="utf-8")
             for f in tmp.iterdir():
