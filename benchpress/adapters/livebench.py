@@ -135,12 +135,11 @@ def _release(name: str, raw: bytes, categories: dict | None, date: str | None):
 
 
 def read(path: Path) -> AdapterOutput:
-    members = read_members(path, _wanted)
     lone = not path.is_dir() and not zipfile.is_zipfile(path)
-    if lone:
+    members = read_members(path, _wanted) if not lone else {path.name: path.read_bytes()}
+    if lone:  # a single table: its categories file sits beside it, when it does
         m = _TABLE.match(path.name)
         sibling = path.with_name(f"categories_{'_'.join(m.groups())}.json") if m else None
-        members = {path.name: path.read_bytes()}
         if sibling is not None and sibling.is_file():
             members[sibling.name] = sibling.read_bytes()
     tables = sorted(((n, _TABLE.match(n)) for n in members if _TABLE.match(n) or lone),
