@@ -160,3 +160,15 @@ def test_malformed_release_csv_is_refused(seeded, tmp_path):
     with pytest.raises(BadInputError, match=r"header lacks column\(s\) \['benchmark_id', 'model_id', 'score'\]"):
         ingest(seeded, str(bad), adapter="releases-csv")
     assert _snapshot_of(seeded) == before
+
+
+def test_release_csv_rows_are_named_by_the_line_they_start_on(seeded, tmp_path):
+    """A quoted note spanning two lines shifts the next record to line 4."""
+    csv_file = tmp_path / "releases.csv"
+    csv_file.write_text(
+        "model_id,benchmark_id,score,reference_url,notes\n"
+        'acme-9,gpqa_diamond,70,https://a.example,"first line\nsecond line"\n'
+        "acme-9,hle,140,https://a.example,\n", encoding="utf-8")
+    _, report = ingest(seeded, str(csv_file), source_id="hand", adapter="releases-csv")
+    reasons = next(s for s in report.sources if s.source_id == "hand").reasons
+    assert len(reasons) == 1 and reasons[0].startswith("hand line 4: field 'score'")

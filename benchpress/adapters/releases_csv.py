@@ -11,7 +11,7 @@ import csv
 import io
 from pathlib import Path
 
-from benchpress.adapters._files import decode_text
+from benchpress.adapters._files import csv_records, decode_text
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
@@ -35,14 +35,14 @@ def _bool(text: str | None) -> bool | None:
 
 
 def read(path: Path) -> AdapterOutput:
-    text = decode_text(path.read_bytes(), path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    missing = {"model_id", "benchmark_id", "score"} - set(reader.fieldnames or [])
+    raw = path.read_bytes()
+    header = next(csv.reader(io.StringIO(decode_text(raw, path), newline="")), [])
+    missing = {"model_id", "benchmark_id", "score"} - {h.strip() for h in header}
     if missing:
         raise BadInputError(f"{path}: header lacks column(s) {sorted(missing)}")
-    lines = list(reader)
     models, scores = {}, []
-    for n, line in enumerate(lines, start=2):  # line 1 is the header
+    # line numbers are where each record starts (a quoted note may span lines)
+    for n, line in csv_records(str(path), raw):
         where = f"line {n}"
         mid = (line.get("model_id") or "").strip() or None
         if mid and mid not in models:

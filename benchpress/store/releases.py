@@ -8,6 +8,7 @@ appended, and the registry is rebuilt. If the rebuild fails, the CSV is restored
 from __future__ import annotations
 
 import csv
+import json
 import io
 import tempfile
 from pathlib import Path
@@ -56,7 +57,7 @@ def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url
         prepared = prepare_source(ADAPTER.read(trial), load_contracts(home.schemas),
                                   SourceInfo(RELEASES_SOURCE_ID, None, "", "check"))
     if prepared.quarantine.height:
-        problems = "; ".join(f"score '{rows[int(r['row'].split()[-1]) - 2]['benchmark_id']}': "
+        problems = "; ".join(f"score '{json.loads(r['record'])['benchmark_id']}': "
                              f"field '{r['field']}': {r['reason']}"
                              for r in prepared.quarantine.iter_rows(named=True))
         raise BadInputError(f"{home.releases_csv}: not added: {problems}")
