@@ -25,6 +25,13 @@ __all__ = [
 ]
 
 
+def model_offset(Z: np.ndarray) -> np.ndarray:
+    """Each model's mean z-score over its observed benchmarks, shape (n_models,); 0 for a
+    model without scores (the benchmark mean is 0 in z units)."""
+    obs = ~np.isnan(Z)
+    return np.where(obs, Z, 0.0).sum(axis=1) / np.maximum(obs.sum(axis=1), 1)
+
+
 class _ZBaseline(BasePredictor):
     """Fits the transform, works on ``Z`` (n_models, n_benchmarks), maps back."""
 
@@ -45,9 +52,6 @@ class _ZBaseline(BasePredictor):
 
 class BenchmarkMean(BasePredictor):
     """Predict each cell by its benchmark's mean observed score (score units)."""
-
-    def __init__(self):
-        pass
 
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         obs = ~np.isnan(Y)
@@ -70,10 +74,7 @@ class ModelNormalizedMean(_ZBaseline):
         self.logit_rule = logit_rule
 
     def _fit_z(self, Z: np.ndarray) -> np.ndarray:
-        obs = ~np.isnan(Z)
-        n = obs.sum(axis=1)
-        off = np.where(obs, Z, 0.0).sum(axis=1) / np.maximum(n, 1)
-        return np.broadcast_to(off[:, None], Z.shape).copy()
+        return np.broadcast_to(model_offset(Z)[:, None], Z.shape).copy()
 
 
 class KNNModels(_ZBaseline):
@@ -113,8 +114,7 @@ class KNNModels(_ZBaseline):
         take = m_sorted * (np.cumsum(m_sorted, axis=1) <= self.k)
         num = (take * z[order]).sum(axis=1)
         cnt = take.sum(axis=1)
-        off = (z.sum(axis=1) / np.maximum(m.sum(axis=1), 1))[:, None]
-        return np.where(cnt > 0, num / np.maximum(cnt, 1), off)
+        return np.where(cnt > 0, num / np.maximum(cnt, 1), model_offset(Z)[:, None])
 
 
 class SoftImpute(_ZBaseline):
@@ -185,5 +185,4 @@ class BenchmarkRegression(_ZBaseline):
         reg = PairwiseRegression(self.k, power=self.power, min_shared=self.min_shared,
                                  min_r2=self.min_r2).fit(Z)
         P = reg.predict(Z)
-        fallback = ModelNormalizedMean()._fit_z(Z)
-        return np.where(np.isnan(P), fallback, P)
+        return np.where(np.isnan(P), model_offset(Z)[:, None], P)
