@@ -289,8 +289,9 @@ class BenchPress:
             margins=margins, benchmark_ids=self.matrix.benchmark_ids)
 
     def compare(self, model_ids, *, benchmarks=None, new_models: dict | None = None):
-        """Models side by side (observed scores kept, the rest predicted), with the leader on
-        each benchmark, the gap and `p_ahead`, the chance the leader is really ahead.
+        """Models side by side (observed scores kept, the rest predicted with their 90%
+        interval and trust), with the leader on each benchmark, the gap and `p_ahead`,
+        the chance the leader is really ahead.
 
         `new_models` maps a name to {benchmark: score} for models not in the registry
         (predicted by fold-in). Returns `(frame, sure_from)`: `sure_from` says where the
@@ -312,32 +313,35 @@ class BenchPress:
         values = np.vstack([pred.complete()[idx], pred.fold_in(S) if rows else S])
         observed = np.vstack([~np.isnan(m.values[idx]), ~np.isnan(S)])
         values = np.where(observed, np.vstack([m.values[idx], S]), values)
-        sigma, sure_from = self._compare_sigma(idx, S)
+        intervals, sure_from = self._compare_intervals(idx, S)
+        sigma = None
+        if intervals is not None:
+            sigma = (intervals["upper"] - intervals["lower"]) / (2 * 1.6448536269514722)
+        elif hasattr(self.predictor, "complete_spread"):
+            sigma = np.vstack([self.predictor.complete_spread()[idx]]
+                              + ([self.predictor.fold_in(S, return_spread=True)[1]] if len(S) else []))
+            sure_from = "ensemble spread (not calibrated)"
         cols = (np.arange(len(m.benchmark_ids)) if benchmarks is None
                 else np.array([m.benchmark_ids.index(b) for b in self.benchmark_ids(benchmarks)]))
         hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
-        frame = compare_models(names, values[:, cols], observed[:, cols], hib[cols],
-                               sigma=None if sigma is None else sigma[:, cols],
-                               benchmark_ids=[m.benchmark_ids[j] for j in cols])
+        frame = compare_models(
+            names, values[:, cols], observed[:, cols], hib[cols],
+            sigma=None if sigma is None else sigma[:, cols],
+            intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
+            benchmark_ids=[m.benchmark_ids[j] for j in cols])
         return frame, sure_from
 
-    def _compare_sigma(self, idx, S):
-        """Per-cell std (score units) of the compared rows: from calibrated 90% intervals
-        when `benchpress.predict.intervals` can calibrate this method, else from the
-        spread of the ensemble starts, else None."""
-        pred, z90 = self.predictor, 1.6448536269514722
+    def _compare_intervals(self, idx, S):
+        """Calibrated 90% intervals and trust of the compared rows (registered models
+        `idx`, then new rows `S`): ``({lower, upper, trust}, how)``, or ``(None, "none")``
+        when the matrix has too little held-out data to calibrate on."""
         try:
-            ci = conformal.complete_intervals(pred, self.calibrator("cells"))
-            parts = [(ci["upper"][idx] - ci["lower"][idx]) / (2 * z90)]
+            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"))
+            parts = [{k: ci[k][idx] for k in ("lower", "upper", "trust")}]
             if len(S):
-                fi = conformal.fold_in_intervals(pred, self.calibrator("new_models"), S)
-                parts.append((fi["upper"] - fi["lower"]) / (2 * z90))
-            return np.vstack(parts), "calibrated 90% intervals (normal approximation)"
+                parts.append(conformal.fold_in_intervals(self.predictor,
+                                                         self.calibrator("new_models"), S))
         except BadInputError:  # too little held-out data to calibrate on a small matrix
-            pass
-        if hasattr(pred, "complete_spread"):
-            parts = [pred.complete_spread()[idx]]
-            if len(S):
-                parts.append(pred.fold_in(S, return_spread=True)[1])
-            return np.vstack(parts), "ensemble spread (not calibrated)"
-        return None, "none"
+            return None, "none"
+        return ({k: np.vstack([p[k] for p in parts]) for k in ("lower", "upper", "trust")},
+                "calibrated 90% intervals (normal approximation)")

@@ -111,4 +111,5 @@ def test_compare_on_a_small_matrix_falls_back_to_the_ensemble_spread():
                     pl.DataFrame({"model_id": [f"m{i}" for i in range(4)]}))
     frame, sure_from = BenchPress(m, method="published").compare(["m0", "m1"])
     assert sure_from == "ensemble spread (not calibrated)"
-    assert frame.height == 3
+    assert frame.height == 3 and "m0_lower" not in frame.columns
+    assert frame["p_ahead"].drop_nulls().len() > 0

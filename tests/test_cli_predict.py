@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -101,9 +102,19 @@ def test_compare_two_models_and_a_new_one(run, tmp_path):
     assert first["acme-3"] == 85 and first["acme-3_src"] == "observed"
     assert first["leader"] in {"gpt-5.4", "claude-opus-4.6", "acme-3"}
     assert all(0.5 <= r["p_ahead"] <= 1.0 for r in doc["rows"] if r["p_ahead"] is not None)
-    assert doc["sure_from"]
-    table = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "hle", "--method", "published")
+    assert doc["sure_from"].startswith("calibrated")
+    # every predicted score carries its 90% interval and trust; observed ones do not
+    predicted = [(r, m) for r in doc["rows"] for m in ("gpt-5.4", "claude-opus-4.6", "acme-3")
+                 if r[f"{m}_src"] == "predicted"]
+    assert any(m == "acme-3" for _, m in predicted)          # folded in from two scores
+    for r, m in predicted:
+        assert 0 <= r[f"{m}_lower"] <= r[m] <= r[f"{m}_upper"] <= 100
+        assert 0 <= r[f"{m}_trust"] <= 1
+    assert first["acme-3_lower"] is None and first["acme-3_trust"] is None
+    table = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "hle,swe_bench_verified",
+                "--scores-file", scores, "--method", "published")
     assert table.exit_code == 0 and "leader" in table.stdout
+    assert "35.0 obs" in table.stdout and re.search(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", table.stdout)
 
 
 def test_compare_errors(run):

@@ -105,5 +105,12 @@ def test_compare_models_leader_gap_and_certainty():
     assert rows["y"]["leader"] == "b" and 0.5 < rows["y"]["p_ahead"] < 0.7
     assert rows["z"]["leader"] is None and rows["z"]["a"] is None
     assert rows["x"]["b_src"] == "predicted" and rows["x"]["a_src"] == "observed"
+    assert "a_lower" not in frame.columns                  # no intervals given, none shown
+    bounds = {"lower": V - 2, "upper": V + 3, "trust": np.full(V.shape, 0.8)}
+    rows = {r["benchmark_id"]: r for r in compare_models(
+        ["a", "b"], V, obs, [True, False, True, True], intervals=bounds,
+        benchmark_ids=list("wxyz")).to_dicts()}
+    assert (rows["x"]["b_lower"], rows["x"]["b_upper"], rows["x"]["b_trust"]) == (10.0, 15.0, 0.8)
+    assert rows["x"]["a_lower"] is None and rows["w"]["a_trust"] is None   # observed: exact
     with pytest.raises(BadInputError):
         compare_models(["a", "a"], V, obs, [True] * 4)

@@ -250,11 +250,28 @@ def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
     if fmt == "json":
         emit_json({"method": bp.method, "sure_from": sure_from, "rows": frame.to_dicts()})
         return
-    render(frame.with_columns(pl.col(pl.Float64).round(2)), fmt,
-           title=f"side by side ({bp.method})")
-    if fmt == "table":
-        stderr.print(f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}; "
-                     "'_src' marks observed vs predicted scores", markup=False)
+    if fmt == "csv":
+        render(frame, fmt)
+        return
+    names = list(model_ids) + list(new or {})
+    render(_compare_table(frame, names), fmt, title=f"side by side ({bp.method})")
+    stderr.print(f"each score is observed (obs) or predicted with its 90% interval [lower, upper]; "
+                 f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}",
+                 markup=False)
+
+
+def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
+    """One text column per model: "85.0 obs" or "71.2 [65.0, 77.9]" (rounded)."""
+    def cell(name):
+        score = pl.col(name).round(1).cast(pl.String)
+        bounds = (pl.lit(" [") + pl.col(f"{name}_lower").round(1).cast(pl.String) + pl.lit(", ")
+                  + pl.col(f"{name}_upper").round(1).cast(pl.String) + pl.lit("]"))
+        shown = pl.when(pl.col(f"{name}_src") == "observed").then(score + pl.lit(" obs"))
+        if f"{name}_lower" in frame.columns:
+            shown = shown.when(pl.col(f"{name}_lower").is_not_null()).then(score + bounds)
+        return shown.otherwise(score).alias(name)
+    return frame.select("benchmark_id", *[cell(n) for n in names], "leader",
+                        pl.col("gap").round(2), pl.col("p_ahead").round(2))
 
 
 @click.command()

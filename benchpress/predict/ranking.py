@@ -148,7 +148,7 @@ def ranking_preservation(Y, fold, model_index, benchmark_index, predicted, *,
 
 
 def compare_models(names, values, observed, higher_is_better, *, sigma=None,
-                   benchmark_ids=None) -> pl.DataFrame:
+                   intervals: dict | None = None, benchmark_ids=None) -> pl.DataFrame:
     """Models side by side per benchmark: who is ahead, by how much, and how sure.
 
     Parameters
@@ -161,14 +161,19 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
     sigma : array_like, shape (n_cmp, n_benchmarks), optional
         Uncertainty (std, score units) of each predicted value; observed cells count as
         exact. Without it ``p_ahead`` is left empty.
+    intervals : dict, optional
+        ``lower``, ``upper`` (score units) and ``trust`` arrays shaped like ``values``:
+        each predicted value's 90% interval and trust probability (ignored where
+        observed).
 
     Returns
     -------
     polars.DataFrame
         ``benchmark_id``, per model ``<name>`` (score) and ``<name>_src`` (observed /
-        predicted), ``leader``, ``gap`` (leader minus runner-up, score points) and
-        ``p_ahead`` (normal approximation of P(leader ahead of runner-up); 1 when both
-        are observed).
+        predicted), with ``intervals`` also ``<name>_lower``, ``<name>_upper`` and
+        ``<name>_trust`` (null for observed scores); then ``leader``, ``gap`` (leader
+        minus runner-up, score points) and ``p_ahead`` (normal approximation of
+        P(leader ahead of runner-up); 1 when both are observed).
     """
     V = np.atleast_2d(np.asarray(values, dtype=float))
     O = np.atleast_2d(np.asarray(observed, dtype=bool))
@@ -195,6 +200,8 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
         data[name] = V[k]
         data[f"{name}_src"] = np.where(O[k], "observed",
                                        np.where(np.isfinite(V[k]), "predicted", "")).tolist()
+        for key in ("lower", "upper", "trust") if intervals is not None else ():
+            data[f"{name}_{key}"] = np.where(O[k], np.nan, np.asarray(intervals[key], float)[k])
     names = list(names)
     data["leader"] = [names[int(x)] if f else None for x, f in zip(lead, finite)]
     data["gap"] = gap
