@@ -7,7 +7,7 @@ import pytest
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict import BenchmarkScales, make_predictor
-from benchpress.predict.probes import ProbeSearch, refit_transcripts
+from benchpress.predict.probes import ProbeSearch, probe_set_change, refit_transcripts
 from tests.predict_data import load_matrix
 
 PAPER_ANY = ["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"]
@@ -144,3 +144,9 @@ def test_a_benchmark_only_one_model_has_cannot_be_recovered_and_is_counted():
     s = search.score(["b0"])
     assert s.n_unpredicted == 1 and np.isfinite(s.medae)
     assert search.score(["b0", "b9"]).n_unpredicted == 0   # as a probe it is exact
+
+
+def test_probe_set_change_keeps_each_sets_order():
+    change = probe_set_change(["hle", "gpqa", "mmlu"], ["gpqa", "aime", "hle", "arc"])
+    assert change == {"kept": ["gpqa", "hle"], "added": ["aime", "arc"], "dropped": ["mmlu"]}
+    assert probe_set_change([], ["a"]) == {"kept": [], "added": ["a"], "dropped": []}

@@ -12,7 +12,7 @@ from benchpress.cli.common import emit_json, format_option, handle_errors, rende
 from benchpress.cli.matrix import folds_options, matrix_options
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.probes import OBJECTIVES, SCOPES
+from benchpress.predict.probes import OBJECTIVES, SCOPES, probe_set_change
 
 __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
 
@@ -161,10 +161,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         known = [b for b in prev if b in bp.matrix.benchmark_ids]
         old = bp.score_probes([known], costs=costs)[0] if known else None
         new_set = list(selection.final.probes)
-        doc["drift"] = {"previous": prev, "current": new_set,
-                        "kept": [b for b in new_set if b in prev],
-                        "added": [b for b in new_set if b not in prev],
-                        "dropped": [b for b in prev if b not in new_set],
+        doc["drift"] = {"previous": prev, "current": new_set, **probe_set_change(prev, new_set),
                         "previous_medae_now": old.medae if old else None,
                         "current_medae": selection.final.medae}
     if out:

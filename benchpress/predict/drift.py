@@ -43,6 +43,7 @@ from benchpress.predict.base import check_scores
 from benchpress.predict.evaluate import evaluate, make_folds
 from benchpress.predict.intervals import point_size
 from benchpress.predict.predictor import make_predictor
+from benchpress.predict.probes import probe_set_change
 from benchpress.predict.rank import complete_submatrices, rank_errors, submatrix_variance
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
@@ -307,8 +308,8 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
     added = removed = []
     changed = regret = None
     if old.probes is not None and new.probes is not None:
-        added = sorted(set(new.probes) - set(old.probes))
-        removed = sorted(set(old.probes) - set(new.probes))
+        change = probe_set_change(old.probes, new.probes)
+        added, removed = change["added"], change["dropped"]
         changed = len(added)
         kept = [b for b in old.probes if b in set(new.benchmark_ids_)]
         if kept and new.search_ is not None and new.probes_medae:

@@ -109,30 +109,24 @@ def make_folds(observed, *, n_folds: int = 3, seed: int = 42, n_seeds: int = 1,
     if n_folds < 2 or n_seeds < 1:
         raise UsageError("need n_folds >= 2 and n_seeds >= 1")
     cells, seeds, ids = [], [], []
+    counts = obs.sum(axis=1)
+    held = counts >= min_scores
+    rows = np.repeat(np.arange(obs.shape[0]), np.where(held, counts, 0))
+    # position of each cell within its row's shuffled order, and that row's fold size
+    pos = np.arange(rows.size) - np.repeat(np.cumsum(counts * held) - counts * held,
+                                           np.where(held, counts, 0))
+    size = np.maximum(1, counts[rows] // n_folds)
+    fold = np.minimum(pos // size, n_folds - 1)
     for s in range(int(seed), int(seed) + int(n_seeds)):
         rng = np.random.RandomState(s)
-        shuffled = []
-        for i in range(obs.shape[0]):  # fold generation only, not part of any fit
-            js = np.flatnonzero(obs[i])
-            if js.size >= min_scores:
-                rng.shuffle(js)
-                shuffled.append(js)
-            else:
-                shuffled.append(js[:0])
+        # one shuffle per model, in model order: this consumes the random stream exactly
+        # as the published fold generator does, so the published folds are reproduced
+        shuffled = [rng.shuffle(js) or js for js in
+                    (np.flatnonzero(obs[i]) for i in np.flatnonzero(held))]
+        cols = np.concatenate(shuffled) if shuffled else np.zeros(0, np.int64)
         for f in range(n_folds):
-            rows = []
-            for i, js in enumerate(shuffled):
-                if js.size == 0:
-                    continue
-                size = max(1, js.size // n_folds)
-                start = f * size
-                stop = start + size if f < n_folds - 1 else js.size
-                if start >= js.size:
-                    continue
-                part = js[start:stop]
-                rows.append(np.column_stack([np.full(part.size, i), part]))
-            cells.append(np.concatenate(rows).astype(np.int64) if rows
-                         else np.zeros((0, 2), np.int64))
+            sel = fold == f
+            cells.append(np.column_stack([rows[sel], cols[sel]]).astype(np.int64))
             seeds.append(s)
             ids.append(f)
     return Folds(tuple(cells), tuple(seeds), tuple(ids))
@@ -210,40 +204,38 @@ class Metrics:
     fold_medae_mean: float | None = None
 
 
-def compute_metrics(actual, predicted) -> Metrics:
-    """Metrics for 1-D arrays of actual and predicted scores (NaN prediction = uncovered)."""
+def _cell_errors(actual, predicted) -> pl.DataFrame:
+    """``actual, predicted, abs_error`` columns (null prediction/error = not predicted)."""
     a = np.asarray(actual, dtype=float)
     p = np.asarray(predicted, dtype=float)
-    ok = np.isfinite(p) & np.isfinite(a)
-    err = np.abs(p[ok] - a[ok])
-    nz = np.abs(a[ok]) > APE_EPS
+    ok = np.isfinite(p)
+    return pl.DataFrame({"actual": a, "predicted": np.where(ok, p, np.nan),
+                         "abs_error": np.where(ok, np.abs(p - a), np.nan)}).fill_nan(None)
+
+
+def _metric_exprs() -> list[pl.Expr]:
+    """The metrics (module doc) over a frame of :func:`_cell_errors` columns."""
+    err = pl.col("abs_error")
+    ape = pl.when(pl.col("actual").abs() > APE_EPS).then(err / pl.col("actual").abs() * 100)
+    return [pl.col("predicted").is_not_null().mean().alias("coverage"),
+            err.median().alias("medae"), ape.median().alias("medape"),
+            ((err <= 3.0).mean() * 100).alias("within3"),
+            ((err <= 5.0).mean() * 100).alias("within5")]
+
+
+def compute_metrics(actual, predicted) -> Metrics:
+    """Metrics for 1-D arrays of actual and predicted scores (NaN prediction = uncovered)."""
+    frame = _cell_errors(actual, predicted)
+    row = frame.select(_metric_exprs()).row(0, named=True) if frame.height else {}
     nan = float("nan")
-    return Metrics(
-        medae=float(np.median(err)) if err.size else nan,
-        medape=float(np.median(err[nz] / np.abs(a[ok][nz])) * 100) if nz.any() else nan,
-        within3=float(np.mean(err <= 3.0) * 100) if err.size else nan,
-        within5=float(np.mean(err <= 5.0) * 100) if err.size else nan,
-        coverage=float(ok.mean()) if a.size else nan,
-        n_cells=int(a.size),
-    )
+    return Metrics(**{k: nan if row.get(k) is None else float(row[k])
+                      for k in ("medae", "medape", "within3", "within5", "coverage")},
+                   n_cells=frame.height)
 
 
 def _group_metrics(cells: pl.DataFrame, key: str) -> pl.DataFrame:
-    err = pl.col("abs_error")
-    ape = pl.when(pl.col("actual").abs() > APE_EPS).then(err / pl.col("actual").abs() * 100)
-    return (
-        cells.with_columns(ape.alias("ape"))
-        .group_by(key, maintain_order=True)
-        .agg(
-            pl.len().alias("n_cells"),
-            (pl.col("predicted").is_not_null().mean()).alias("coverage"),
-            err.median().alias("medae"),
-            pl.col("ape").median().alias("medape"),
-            ((err <= 3.0).mean() * 100).alias("within3"),
-            ((err <= 5.0).mean() * 100).alias("within5"),
-        )
-        .sort(key)
-    )
+    return (cells.group_by(key, maintain_order=True)
+            .agg(pl.len().alias("n_cells"), *_metric_exprs()).sort(key))
 
 
 @dataclass
@@ -348,17 +340,13 @@ def evaluate(method, Y, scales: BenchmarkScales, folds: Folds, *, model_ids=None
     jj = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, int)
     act = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
     prd = np.concatenate([p[4] for p in parts]) if parts else np.zeros(0)
-    finite = np.isfinite(prd)
     cells_df = pl.DataFrame({
         "fold": fold.astype(np.int64),
         "model_index": ii.astype(np.int64),
         "benchmark_index": jj.astype(np.int64),
         "model_id": [mids[x] for x in ii.tolist()],
         "benchmark_id": [bids[x] for x in jj.tolist()],
-        "actual": act,
-        "predicted": np.where(finite, prd, np.nan),
-        "abs_error": np.where(finite, np.abs(prd - act), np.nan),
-    }).with_columns(pl.col("predicted").fill_nan(None), pl.col("abs_error").fill_nan(None))
+    }).hstack(_cell_errors(act, prd))
     per_fold = _group_metrics(cells_df, "fold")
     overall = Metrics(**{**asdict(compute_metrics(act, prd)),
                          "fold_medae_mean": per_fold["medae"].mean() if parts else None})

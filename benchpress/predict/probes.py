@@ -35,8 +35,8 @@ from benchpress.predict.evaluate import APE_EPS
 from benchpress.predict.predictor import make_predictor
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "OBJECTIVES",
-           "SCOPES"]
+__all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
+           "OBJECTIVES", "SCOPES"]
 
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
@@ -103,6 +103,14 @@ class ProbeSelection:
                 "n_candidates": len(self.candidates), "steps": [s.to_json() for s in self.steps],
                 "swaps": self.swaps, "n_sets_scored": self.n_sets_scored,
                 "seconds": self.seconds, "fit_seconds": self.fit_seconds}
+
+
+def probe_set_change(previous, current) -> dict:
+    """How a probe set moved between two selections: ``kept`` and ``added`` (in the order
+    of ``current``) and ``dropped`` (in the order of ``previous``), lists of ids."""
+    prev, cur = set(previous), set(current)
+    return {"kept": [b for b in current if b in prev], "added": [b for b in current if b not in prev],
+            "dropped": [b for b in previous if b not in cur]}
 
 
 def refit_transcripts(method: str, Y, scales: BenchmarkScales, probe_mask, *, models=None,
