@@ -197,3 +197,18 @@ def test_ranking_on_the_published_folds(run):
     acc = json.loads(result.stdout)["accuracy"]
     assert [round(a, 1) for a in acc] == [83.8, 86.3, 88.0, 92.1]
     assert run("ranking", "--method", "published").exit_code == 2
+
+
+# -- predictor parameters from the command line ------------------------------------------
+def test_param_overrides_reach_the_predictor_and_are_recorded(run):
+    base = ["evaluate", "--make-folds", "3", "--seed", "7", "--method", "published", "--format", "json"]
+    plain = json.loads(run(*base).stdout)
+    tuned = run(*base, "--param", "rank=1", "--param", "regularization=0.5")
+    assert tuned.exit_code == 0, tuned.stderr
+    doc = json.loads(tuned.stdout)
+    assert doc["params"] == {"rank": 1, "regularization": 0.5} and "params" not in plain
+    assert doc["n_cells"] == plain["n_cells"] and doc["medae"] != plain["medae"]
+    bad = run(*base, "--param", "bogus=1")
+    assert bad.exit_code == 2 and "bogus" in bad.stderr
+    malformed = run(*base, "--param", "rank")
+    assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.stderr

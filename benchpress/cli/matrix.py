@@ -1,4 +1,5 @@
-"""The options of every command that fits the predictor: --snapshot, --sources, --method."""
+"""The options of every command that fits the predictor: --snapshot, --sources, --method,
+--param."""
 
 from __future__ import annotations
 
@@ -9,24 +10,52 @@ import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.errors import UsageError
-from benchpress.predict.predictor import available_methods
+from benchpress.predict.predictor import available_methods, make_predictor
 
-__all__ = ["matrix_options", "folds_options"]
+__all__ = ["matrix_options", "folds_options", "parse_params", "method_fields"]
+
+
+def parse_params(pairs) -> dict:
+    """``("n_starts=60", "rank=3")`` -> ``{"n_starts": 60, "rank": 3}``: values read as YAML
+    scalars (numbers, true/false, null; anything else stays a string)."""
+    import yaml
+
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--param {pair!r}: expected KEY=VALUE, e.g. n_starts=60")
+        try:
+            params[key.strip()] = yaml.safe_load(value) if value.strip() else None
+        except yaml.YAMLError:
+            params[key.strip()] = value
+    return params
+
+
+def method_fields(bp) -> dict:
+    """``{"method": ..., "params": {...}}`` for JSON output (params only when overridden)."""
+    return {"method": bp.method, **({"params": bp.params} if bp.params else {})}
 
 
 def matrix_options(f):
-    """--snapshot, --sources and --method -> `bp: BenchPress` (fitted lazily)."""
+    """--snapshot, --sources, --method and --param -> `bp: BenchPress` (fitted lazily)."""
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
     @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
     @click.option("--method", default="default", show_default=True,
                   type=click.Choice(available_methods()), help="Predictor.")
+    @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+                  help="Override one of the predictor's parameters (repeatable), e.g. "
+                       "--param n_starts=60 --param regression_weight=0.5.")
     @home_option
     @functools.wraps(f)
     @handle_errors  # loading the matrix can fail before the command body runs
-    def wrapper(*args, snapshot, sources, method, home, **kwargs):
+    def wrapper(*args, snapshot, sources, method, params, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
-        bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), method=method)
+        overrides = parse_params(params)
+        make_predictor(method, **overrides)  # an unknown parameter fails here, before any fit
+        bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), method=method,
+                                      **overrides)
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 

@@ -10,7 +10,7 @@ import polars as pl
 from benchpress.cli.common import (
     emit_json, format_option, handle_errors, parse_scores, render, stderr,
 )
-from benchpress.cli.matrix import folds_options, matrix_options
+from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
@@ -35,7 +35,7 @@ def predict(scores_text, model_id, fmt, bp, home):
     frame = result.frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
                                       pl.col("trust").round(3))
     if fmt == "json":
-        emit_json({"method": bp.method, "unknown": result.unknown, "resolved": result.resolved,
+        emit_json({**method_fields(bp), "unknown": result.unknown, "resolved": result.resolved,
                    "predictions": frame.to_dicts()})
     else:
         render(frame, fmt, title=f"predicted scores ({bp.method})")
@@ -79,7 +79,7 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
         write_json_atomic(write_folds, folds_to_json(folds, bp.matrix.model_ids,
                                                      bp.matrix.benchmark_ids))
     result = bp.evaluate(folds)
-    report = result.to_json()
+    report = {**result.to_json(), **method_fields(bp)}
     if out:
         # figures only (no timing), so that `dvc metrics diff` shows real changes
         write_json_atomic(out, {k: v for k, v in report.items()

@@ -9,7 +9,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import emit_json, format_option, handle_errors, render, split_list, stderr
-from benchpress.cli.matrix import folds_options, matrix_options
+from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, SCOPES, probe_set_change
@@ -148,7 +148,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     elif not named:
         raise UsageError("--no-search needs --evaluate SET or the paper sets")
     scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs, design=design)))
-    doc = {"method": bp.method, "design": design, "n_models": int(bp.matrix.values.shape[0]),
+    doc = {**method_fields(bp), "design": design, "n_models": int(bp.matrix.values.shape[0]),
            "n_benchmarks": int(bp.matrix.values.shape[1]),
            "selection": selection.to_json() if selection else None,
            "evaluated": {label: s.to_json() for label, s in scored.items()}}
@@ -245,7 +245,7 @@ def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
     bench = read_benchmark_list(benchmarks) if benchmarks else None
     frame, sure_from = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     if fmt == "json":
-        emit_json({"method": bp.method, "sure_from": sure_from, "rows": frame.to_dicts()})
+        emit_json({**method_fields(bp), "sure_from": sure_from, "rows": frame.to_dicts()})
         return
     if fmt == "csv":
         render(frame, fmt)
@@ -285,7 +285,7 @@ def ranking(folds, margins, out, fmt, bp, home):
     except ValueError:
         raise UsageError(f"--margins: {margins!r} is not a comma-separated list of numbers") from None
     result = bp.ranking_preservation(folds, margins=m)
-    doc = {"method": bp.method, **result.to_json()}
+    doc = {**method_fields(bp), **result.to_json()}
     if out:
         write_json_atomic(out, doc)
     if fmt == "json":

@@ -13,7 +13,7 @@ import polars as pl
 from benchpress.cli.common import (
     emit_json, format_option, handle_errors, home_option, render, split_list, stderr,
 )
-from benchpress.cli.matrix import matrix_options
+from benchpress.cli.matrix import matrix_options, method_fields
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import available_methods
@@ -60,8 +60,9 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                      f"{calibration_seed + calibration_seeds - 1}, evaluating on {len(folds)} folds")
     result = evaluate_intervals(bp.method, m.values, bp.scales, folds, regime=regime, seed=seed,
                                 calibration_seed=calibration_seed,
-                                calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids)
-    doc = {"method": bp.method, "regime": regime, **coverage_json(result)}
+                                calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids,
+                                **bp.params)
+    doc = {**method_fields(bp), "regime": regime, **coverage_json(result)}
     if out:
         write_json_atomic(out, {k: v for k, v in doc.items() if k != "per_benchmark"})
     if fmt == "json":
