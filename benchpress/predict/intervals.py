@@ -36,7 +36,7 @@ from benchpress.predict.evaluate import Folds, make_folds
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records", "calibrate",
-           "complete_intervals", "fold_in_intervals", "point_size", "TRUST_POINTS"]
+           "complete_intervals", "fold_in_intervals", "point_size", "score_bounds", "TRUST_POINTS"]
 
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
@@ -204,15 +204,7 @@ class IntervalCalibrator:
         self._fitted()
         half = self.q_ * self.risk(X)
         zhat = np.asarray(zhat, dtype=float)
-        lower = _inverse(transform, zhat - half, cols)
-        upper = _inverse(transform, zhat + half, cols)
-        # a bound at the logit margin stands for the end of the range itself
-        lo, hi = transform.lower[cols], transform.upper[cols]
-        margin = 1.0001 * transform.eps / 100.0 * (hi - lo)
-        lg = transform.logit[cols]
-        lower = np.where(lg & (lower <= lo + margin), lo, lower)
-        upper = np.where(lg & (upper >= hi - margin), hi, upper)
-        return lower, upper
+        return score_bounds(transform, zhat - half, zhat + half, cols)
 
     def trust(self, zhat, X, transform: ScaleTransform, cols, points) -> np.ndarray:
         """P(|actual - predicted| <= ``TRUST_POINTS`` points), shape (n_cells,).
@@ -235,6 +227,21 @@ class IntervalCalibrator:
         self._fitted()
         return {"alpha": self.alpha, "q": self.q_, "n_cal": self.n_cal_,
                 "coef": dict(zip(("intercept",) + FEATURES, self.coef_.tolist()))}
+
+
+def score_bounds(transform: ScaleTransform, z_lower, z_upper, cols):
+    """Interval bounds ``z_lower, z_upper`` (n_cells,) in the z space of ``transform``, for
+    cells in benchmark columns ``cols``, as ``lower, upper`` in score units within each
+    benchmark's range."""
+    lower = _inverse(transform, np.asarray(z_lower, dtype=float), cols)
+    upper = _inverse(transform, np.asarray(z_upper, dtype=float), cols)
+    # a bound at the logit margin stands for the end of the range itself
+    lo, hi = transform.lower[cols], transform.upper[cols]
+    margin = 1.0001 * transform.eps / 100.0 * (hi - lo)
+    lg = transform.logit[cols]
+    lower = np.where(lg & (lower <= lo + margin), lo, lower)
+    upper = np.where(lg & (upper >= hi - margin), hi, upper)
+    return lower, upper
 
 
 def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, shape):
