@@ -383,3 +383,18 @@ def test_an_undescribed_epoch_external_file_is_refused_not_guessed(home, tmp_pat
     assert "benchmark has no known scale" in summary.reasons[0]
     assert "not described in epoch.EXTERNAL" in summary.reasons[0]
     assert _sql(home, "SELECT count(*) FROM scores WHERE benchmark_id = 'simplebench'").item() == 0
+
+
+def test_livebench_lone_table_reads_its_categories_only_when_beside_it(tmp_path):
+    """A table read where it lies finds its categories file and derives category scores; a
+    copy alone (as in the download cache) derives nothing and says how to get them."""
+    from benchpress.adapters import livebench
+
+    beside = livebench.read(LIVEBENCH / "table_2026_01_08.csv")
+    assert any(r["benchmark_id"] == "livebench" for r in beside.scores.to_dicts())
+    alone = tmp_path / "table_2026_01_08.csv"
+    shutil.copy(LIVEBENCH / "table_2026_01_08.csv", alone)
+    out = livebench.read(alone)
+    assert not any(r["benchmark_id"].endswith("_avg") for r in out.scores.to_dicts())
+    assert out.scores.height == beside.scores.filter(~beside.scores["derived"]).height
+    assert any("ingest the folder or zip" in n for n in out.notes)

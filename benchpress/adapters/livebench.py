@@ -142,7 +142,8 @@ def read(path: Path) -> AdapterOutput:
         sibling = path.with_name(f"categories_{'_'.join(m.groups())}.json") if m else None
         if sibling is not None and sibling.is_file():
             members[sibling.name] = sibling.read_bytes()
-    tables = sorted(((n, _TABLE.match(n)) for n in members if _TABLE.match(n) or lone),
+    tables = sorted(((n, _TABLE.match(n)) for n in members
+                     if _TABLE.match(n) or (lone and n == path.name)),
                     key=lambda t: t[0], reverse=True)  # newest release first
     if not tables:
         raise BadInputError(f"{path}: no LiveBench table_YYYY_MM_DD.csv found")
@@ -160,7 +161,9 @@ def read(path: Path) -> AdapterOutput:
             if not isinstance(categories, dict) or not all(isinstance(v, list) for v in categories.values()):
                 raise BadInputError(f"{cat_name}: expected an object of category -> list of tasks")
         else:
-            notes.append(f"{name}: no categories file beside it; category and overall scores not derived")
+            notes.append(f"{name}: no categories file beside it; category and overall scores not "
+                         "derived (ingest the folder or zip that holds the release's table_*.csv "
+                         "and categories_*.json to derive them)")
         ms, bs, ss = _release(name, members[name], categories, date)
         for row in ms:
             models.setdefault(row["model_id"], row)
