@@ -19,8 +19,6 @@ partitions made with those seeds (``make_folds``).
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 import time
 from pathlib import Path
@@ -29,31 +27,16 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
-from reference import loop_predict_scores  # noqa: E402
-
-from benchpress.predict import (  # noqa: E402
-    PRESETS,
-    BenchmarkScales,
-    evaluate,
-    make_folds,
-    read_folds,
-)
+from benchpress.predict import PRESETS, evaluate, make_folds, read_folds  # noqa: E402
 from benchpress.predict._threads import single_blas_thread  # noqa: E402
-
-DATA = REPO.parent / "shared" / "data" / "benchpress-2026-05"
+from tests.predict_data import PUBLISHED_FOLDS, load_matrix  # noqa: E402
+from tests.reference import loop_predict_scores  # noqa: E402
 
 
 def load():
-    data = json.loads((DATA / "data.json").read_text())
-    mids = [m["id"] for m in data["models"]]
-    bids = [b["id"] for b in data["benchmarks"]]
-    Y = np.array([[np.nan if v is None else float(v) for v in r] for r in data["observed"]])
-    with (REPO / "schemas" / "benchmarks.csv").open(newline="") as fh:
-        scales = BenchmarkScales.from_records(list(csv.DictReader(fh)), bids)
-    folds = read_folds(DATA / "folds_s10_f3_bs42_ms1.json", mids, bids)
-    return Y, scales, folds
+    Y, mids, bids, scales = load_matrix()
+    return Y, scales, read_folds(PUBLISHED_FOLDS, mids, bids)
 
 
 def main(argv=None) -> int:

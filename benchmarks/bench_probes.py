@@ -24,8 +24,6 @@ Both designs use the same predictor configuration and single-threaded BLAS.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import sys
 import time
 from pathlib import Path
@@ -35,20 +33,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchpress.predict import BenchmarkScales  # noqa: E402
 from benchpress.predict._threads import single_blas_thread  # noqa: E402
 from benchpress.predict.probes import ProbeSearch, refit_transcripts  # noqa: E402
-
-DATA = REPO.parent / "shared" / "data" / "benchpress-2026-05" / "data.json"
-
-
-def load():
-    data = json.loads(DATA.read_text())
-    bench_ids = [b["id"] for b in data["benchmarks"]]
-    Y = np.array([[np.nan if v is None else float(v) for v in row] for row in data["observed"]])
-    with (REPO / "schemas" / "benchmarks.csv").open(newline="") as fh:
-        scales = BenchmarkScales.from_records(list(csv.DictReader(fh)), bench_ids)
-    return Y, bench_ids, scales
+from tests.predict_data import load_matrix  # noqa: E402
 
 
 def main() -> None:
@@ -58,7 +45,7 @@ def main() -> None:
     ap.add_argument("--refit-models", type=int, default=12,
                     help="models refitted to time the refit-per-model design")
     args = ap.parse_args()
-    Y, bench_ids, scales = load()
+    Y, _, bench_ids, scales = load_matrix()
     n_models = Y.shape[0]
 
     with single_blas_thread():

@@ -36,6 +36,15 @@ def home(tmp_path, monkeypatch) -> Home:
     return make_home(tmp_path / "ws")
 
 
+@pytest.fixture(scope="session")
+def paper_matrix():
+    """The BenchPress 2026-05 matrix read from data.json: ``(Y, model_ids, benchmark_ids,
+    scales)``, shared by the predictor tests (read-only)."""
+    from tests.predict_data import load_matrix
+
+    return load_matrix()
+
+
 @pytest.fixture(scope="module")
 def built_2026_05(tmp_path_factory, shared_data) -> Home:
     """A registry holding the 2026-05 matrix alone (built once per test module)."""

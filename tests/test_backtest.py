@@ -8,7 +8,6 @@ import pytest
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import make_predictor
 from benchpress.predict.backtest import backtest
-from tests.predict_data import load_matrix
 from tests.test_probes import FAST, synthetic
 
 
@@ -82,9 +81,9 @@ def test_bad_input():
         backtest(Y, scales, dates, "2026-01-01", probes=["zz"], method="published", benchmark_ids=ids)
 
 
-def test_newest_releases_of_the_real_matrix():
+def test_newest_releases_of_the_real_matrix(paper_matrix):
     """The 16 models released in 2026, from the paper's five probes (paper: about 5.0)."""
-    Y, model_ids, bench_ids, scales = load_matrix()
+    Y, model_ids, bench_ids, scales = paper_matrix
     import json
 
     from tests.predict_data import DATA_JSON

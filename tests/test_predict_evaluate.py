@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from predict_data import PUBLISHED_FOLDS, load_matrix
+from tests.predict_data import PUBLISHED_FOLDS
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import (
@@ -19,24 +19,19 @@ from benchpress.predict import (
 
 
 @pytest.fixture(scope="module")
-def data():
-    return load_matrix()
-
-
-@pytest.fixture(scope="module")
-def published_folds(data):
-    _, mids, bids, _ = data
+def published_folds(paper_matrix):
+    _, mids, bids, _ = paper_matrix
     return read_folds(PUBLISHED_FOLDS, mids, bids)
 
 
 @pytest.fixture(scope="module")
-def published_result(data, published_folds):
-    Y, mids, bids, scales = data
+def published_result(paper_matrix, published_folds):
+    Y, mids, bids, scales = paper_matrix
     return evaluate("published", Y, scales, published_folds, model_ids=mids, benchmark_ids=bids)
 
 
-def test_published_folds_regenerated(data, published_folds):
-    Y = data[0]
+def test_published_folds_regenerated(paper_matrix, published_folds):
+    Y = paper_matrix[0]
     mine = make_folds(~np.isnan(Y), n_folds=3, seed=42, n_seeds=10, min_scores=1)
     assert len(mine) == len(published_folds) == 30
     assert published_folds.n_cells == 26040
@@ -45,8 +40,8 @@ def test_published_folds_regenerated(data, published_folds):
     assert mine.seeds[:3] == (42, 42, 42) and mine.fold_ids[:3] == (0, 1, 2)
 
 
-def test_fold_generation_deterministic_and_per_model(data):
-    Y = data[0]
+def test_fold_generation_deterministic_and_per_model(paper_matrix):
+    Y = paper_matrix[0]
     obs = ~np.isnan(Y)
     a = make_folds(obs, n_folds=3, seed=7)
     b = make_folds(obs, n_folds=3, seed=7)
@@ -77,9 +72,9 @@ def test_published_reproduction(published_result):
     assert o.within5 == pytest.approx(52.8, abs=0.5)
 
 
-def test_result_tables_and_json(published_result, data):
+def test_result_tables_and_json(published_result, paper_matrix):
     r = published_result
-    _, mids, bids, _ = data
+    _, mids, bids, _ = paper_matrix
     js = r.to_json()
     for key in ("medae", "medape", "within3", "within5", "coverage", "n_cells",
                 "per_benchmark", "per_model"):
@@ -92,8 +87,8 @@ def test_result_tables_and_json(published_result, data):
                                             "within5", "coverage", "n_cells"}
 
 
-def test_default_beats_published(data, published_folds, published_result):
-    Y, _, _, scales = data
+def test_default_beats_published(paper_matrix, published_folds, published_result):
+    Y, _, _, scales = paper_matrix
     default = evaluate("default", Y, scales, published_folds).overall
     assert default.medae < published_result.overall.medae - 0.2
     other = make_folds(~np.isnan(Y), seed=314, n_seeds=1)
@@ -102,8 +97,8 @@ def test_default_beats_published(data, published_folds, published_result):
     assert d.medae < p.medae
 
 
-def test_id_form_round_trip(data, published_folds, tmp_path):
-    _, mids, bids, _ = data
+def test_id_form_round_trip(paper_matrix, published_folds, tmp_path):
+    _, mids, bids, _ = paper_matrix
     obj = folds_to_json(published_folds, mids, bids)
     assert isinstance(obj["folds"][0]["test_cells"][0][0], str)
     path = tmp_path / "folds.json"
@@ -118,16 +113,16 @@ def test_id_form_round_trip(data, published_folds, tmp_path):
         parse_folds({"n_models": 3, "folds": []}, mids, bids)
 
 
-def test_evaluate_rejects_unobserved_cells(data):
-    Y, _, _, scales = data
+def test_evaluate_rejects_unobserved_cells(paper_matrix):
+    Y, _, _, scales = paper_matrix
     i, j = np.argwhere(np.isnan(Y))[0]
     bad = parse_folds({"folds": [{"test_cells": [[int(i), int(j)]]}]})
     with pytest.raises(BadInputError):
         evaluate("benchmark_mean", Y, scales, bad)
 
 
-def test_evaluate_accepts_predictor_instance(data):
-    Y, _, _, scales = data
+def test_evaluate_accepts_predictor_instance(paper_matrix):
+    Y, _, _, scales = paper_matrix
     folds = make_folds(~np.isnan(Y), seed=5)
     r = evaluate(make_predictor("knn", k=3), Y, scales, folds)
     assert r.method == "knn" and r.overall.coverage == 1.0

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from predict_data import load_matrix
 from reference import loop_predict_scores
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
@@ -10,18 +9,13 @@ from benchpress.predict import PRESETS, available_methods, make_predictor
 
 
 @pytest.fixture(scope="module")
-def data():
-    return load_matrix()
-
-
-@pytest.fixture(scope="module")
-def fitted_default(data):
-    Y, _, _, scales = data
+def fitted_default(paper_matrix):
+    Y, _, _, scales = paper_matrix
     return make_predictor("default").fit(Y, scales)
 
 
-def test_complete_shapes_ranges_and_observed(data, fitted_default):
-    Y, _, _, scales = data
+def test_complete_shapes_ranges_and_observed(paper_matrix, fitted_default):
+    Y, _, _, scales = paper_matrix
     full = fitted_default.complete()
     assert full.shape == Y.shape and np.isfinite(full).all()
     obs = ~np.isnan(Y)
@@ -34,24 +28,24 @@ def test_complete_shapes_ranges_and_observed(data, fitted_default):
     assert spread.shape == Y.shape and (spread >= 0).all() and spread.max() > 0
 
 
-def test_deterministic(data):
-    Y, _, _, scales = data
+def test_deterministic(paper_matrix):
+    Y, _, _, scales = paper_matrix
     a = make_predictor("published").fit(Y, scales).complete()
     b = make_predictor("published").fit(Y, scales).complete()
     assert np.array_equal(a, b)
 
 
-def test_predictor_equals_loop_reference(data):
+def test_predictor_equals_loop_reference(paper_matrix):
     """Whole pipeline (transform + ALS + blend) against the loop oracle, reduced size."""
-    Y, _, _, scales = data
+    Y, _, _, scales = paper_matrix
     params = {**PRESETS["default"], "n_starts": 2, "n_iter": 10}
     fast = make_predictor("default", n_starts=2, n_iter=10).fit(Y, scales)
     slow = loop_predict_scores(Y, scales, **params)
     assert np.nanmax(np.abs(fast.complete(keep_observed=False) - slow)) < 1e-6
 
 
-def test_fold_in_agrees_with_refit(data):
-    Y, _, _, scales = data
+def test_fold_in_agrees_with_refit(paper_matrix):
+    Y, _, _, scales = paper_matrix
     rng = np.random.default_rng(0)
     diffs, errs_fold, errs_refit = [], [], []
     for i in (3, 40, 77):
@@ -77,8 +71,8 @@ def test_fold_in_agrees_with_refit(data):
 
 @pytest.mark.parametrize("method", ["benchmark_mean", "model_mean", "knn", "soft_impute",
                                     "regression", "published", "als"])
-def test_all_methods_run(data, method):
-    Y, _, _, scales = data
+def test_all_methods_run(paper_matrix, method):
+    Y, _, _, scales = paper_matrix
     p = make_predictor(method).fit(Y, scales)
     full = p.complete(keep_observed=False)
     assert full.shape == Y.shape and np.isfinite(full).all()
@@ -86,8 +80,8 @@ def test_all_methods_run(data, method):
     assert p.fold_in(row).shape == (Y.shape[1],)
 
 
-def test_method_registry_and_errors(data):
-    Y, _, _, scales = data
+def test_method_registry_and_errors(paper_matrix):
+    Y, _, _, scales = paper_matrix
     assert {"default", "published", "benchmark_mean", "model_mean", "knn",
             "soft_impute"} <= set(available_methods())
     with pytest.raises(UsageError):
@@ -100,16 +94,16 @@ def test_method_registry_and_errors(data):
         make_predictor("default").fit(Y[:, :5], scales)
 
 
-def test_unscored_benchmark_is_nan(data):
-    Y, _, _, scales = data
+def test_unscored_benchmark_is_nan(paper_matrix):
+    Y, _, _, scales = paper_matrix
     Y2 = Y.copy()
     Y2[:, 7] = np.nan
     full = make_predictor("published").fit(Y2, scales).complete()
     assert np.isnan(full[:, 7]).all() and np.isfinite(np.delete(full, 7, axis=1)).all()
 
 
-def test_edge_cases(data):
-    Y, _, _, scales = data
+def test_edge_cases(paper_matrix):
+    Y, _, _, scales = paper_matrix
     Y2 = Y.copy()
     Y2[3] = np.nan                                      # a model without any score
     p = make_predictor("default").fit(Y2, scales)

@@ -1,19 +1,12 @@
 """Rank diagnostics."""
 
 import numpy as np
-import pytest
-from predict_data import load_matrix
 
 from benchpress.predict import complete_submatrices, make_folds, rank_diagnostics
 
 
-@pytest.fixture(scope="module")
-def data():
-    return load_matrix()
-
-
-def test_rank_diagnostics(data):
-    Y, _, _, scales = data
+def test_rank_diagnostics(paper_matrix):
+    Y, _, _, scales = paper_matrix
     folds = make_folds(~np.isnan(Y), seed=42)
     diag = rank_diagnostics(Y, scales, folds, ranks=range(1, 5))
     assert diag.rank_errors["rank"].to_list() == [1, 2, 3, 4]
@@ -28,8 +21,8 @@ def test_rank_diagnostics(data):
     assert isinstance(diag.to_json()["best_rank"], int)
 
 
-def test_complete_submatrices_are_complete(data):
-    obs = ~np.isnan(data[0])
+def test_complete_submatrices_are_complete(paper_matrix):
+    obs = ~np.isnan(paper_matrix[0])
     subs = complete_submatrices(obs)
     assert subs
     sizes = [r.size * c.size for r, c in subs]

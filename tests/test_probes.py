@@ -8,7 +8,6 @@ import pytest
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict import BenchmarkScales, make_predictor
 from benchpress.predict.probes import ProbeSearch, probe_set_change, refit_transcripts
-from tests.predict_data import load_matrix
 
 PAPER_ANY = ["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"]
 PAPER_LOW_COST = ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff", "math_500", "aime_2026"]
@@ -124,9 +123,9 @@ def test_fold_in_design_is_close_to_the_refit_design_on_noiseless_data():
     assert abs(err_f - err_r) < 0.5 * max(err_f, err_r) + 0.5
 
 
-def test_published_method_reproduces_the_papers_probe_figures():
+def test_published_method_reproduces_the_papers_probe_figures(paper_matrix):
     """Paper: 3.93 (3.955 after its metric-aware update) and 4.55, probe cells exact."""
-    Y, model_ids, bench_ids, scales = load_matrix()
+    Y, model_ids, bench_ids, scales = paper_matrix
     search = ProbeSearch("published").fit(Y, scales, benchmark_ids=bench_ids)
     any_set, low_cost = search.score(PAPER_ANY), search.score(PAPER_LOW_COST)
     assert any_set.n_cells == 2604 and any_set.n_models == 84

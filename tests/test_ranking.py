@@ -10,7 +10,7 @@ import pytest
 from benchpress.errors import BadInputError
 from benchpress.predict import evaluate, read_folds
 from benchpress.predict.ranking import compare_models, ranking_preservation
-from tests.predict_data import PUBLISHED_FOLDS, load_matrix
+from tests.predict_data import PUBLISHED_FOLDS
 
 
 def reference(Y, fold, ii, jj, pred, margin):
@@ -83,9 +83,9 @@ def test_bad_input():
         ranking_preservation(Y, fold, ii, jj, pred, margins=(-1,))
 
 
-def test_published_method_reproduces_the_papers_table():
+def test_published_method_reproduces_the_papers_table(paper_matrix):
     """Paper: 83.8 / 86.3 / 88.0 / 92.1 percent at margins 0 / 1 / 2 / 5."""
-    Y, model_ids, bench_ids, scales = load_matrix()
+    Y, model_ids, bench_ids, scales = paper_matrix
     folds = read_folds(PUBLISHED_FOLDS, model_ids, bench_ids)
     cells = evaluate("published", Y, scales, folds).cells
     result = ranking_preservation(Y, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
