@@ -18,7 +18,7 @@ from rich.table import Table
 from benchpress.errors import BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "emit_json", "handle_errors",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "emit_json", "write_or_emit", "handle_errors",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -62,6 +62,19 @@ def format_option(default: str = "table", choices=("table", "csv", "json")):
 
 def emit_json(document) -> None:
     click.echo(json.dumps(document, indent=2, default=str, allow_nan=False))
+
+
+def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None = None) -> bool:
+    """Write ``written`` (default ``doc``) atomically to ``out`` when given, and print ``doc``
+    when ``fmt`` is json. Returns True when printed: the command has nothing more to show."""
+    from benchpress.store.tables import write_json_atomic
+
+    if out:
+        write_json_atomic(out, doc if written is None else written)
+    if fmt == "json":
+        emit_json(doc)
+        return True
+    return False
 
 
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:

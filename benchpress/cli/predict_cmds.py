@@ -8,7 +8,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, parse_scores, render, stderr,
+    emit_json, format_option, handle_errors, parse_scores, render, stderr, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_json_atomic
@@ -80,12 +80,9 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
                                                      bp.matrix.benchmark_ids))
     result = bp.evaluate(folds)
     report = {**result.to_json(), **method_fields(bp)}
-    if out:
-        # figures only (no timing), so that `dvc metrics diff` shows real changes
-        write_json_atomic(out, {k: v for k, v in report.items()
-                          if k not in ("per_benchmark", "per_model", "seconds")})
-    if fmt == "json":
-        emit_json(report)
+    # the file holds figures only (no timing), so that `dvc metrics diff` shows real changes
+    if write_or_emit(report, out, fmt, written={k: v for k, v in report.items()
+                                                if k not in ("per_benchmark", "per_model", "seconds")}):
         return
     overall = {k: report[k] for k in ("method", "n_cells", "coverage", "medae", "fold_medae_mean",
                                       "medape", "within3", "within5") if k in report}
@@ -104,10 +101,7 @@ def rank(seed, out, fmt, bp, home):
     """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
     result = bp.rank(seed=seed)
     report = result.to_json()
-    if out:
-        write_json_atomic(out, report)
-    if fmt == "json":
-        emit_json(report)
+    if write_or_emit(report, out, fmt):
         return
     render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")
     render(result.submatrices.select(pl.exclude("model_indices", "benchmark_indices")), "table",

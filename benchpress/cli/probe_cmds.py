@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 import polars as pl
 
-from benchpress.cli.common import emit_json, format_option, handle_errors, render, split_list, stderr
+from benchpress.cli.common import (
+    emit_json, format_option, handle_errors, render, split_list, stderr, write_or_emit,
+)
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
-from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, SCOPES, probe_set_change
 
@@ -164,10 +165,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         doc["drift"] = {"previous": prev, "current": new_set, **probe_set_change(prev, new_set),
                         "previous_medae_now": old.medae if old else None,
                         "current_medae": selection.final.medae}
-    if out:
-        write_json_atomic(out, doc)
-    if fmt == "json":
-        emit_json(doc)
+    if write_or_emit(doc, out, fmt):
         return
     note = (f"objective: pooled {'median absolute error' if objective == 'medae' else 'median % error'}"
             f" of transcript recovery over {ref.n_cells} observed cells of {ref.n_models} models "
@@ -214,10 +212,7 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
     cand = read_benchmark_list(allowlist) if allowlist else None
     result = bp.backtest(cutoff, probes=chosen, candidates=cand, recent_months=recent_months)
     doc = result.to_json()
-    if out:
-        write_json_atomic(out, doc)
-    if fmt == "json":
-        emit_json(doc)
+    if write_or_emit(doc, out, fmt):
         return
     summary = {k_: doc[k_] for k_ in ("cutoff", "n_train", "n_test", "medae", "medae_hidden",
                                       "medape_hidden", "within5_hidden", "n_hidden_cells")}
@@ -286,10 +281,6 @@ def ranking(folds, margins, out, fmt, bp, home):
         raise UsageError(f"--margins: {margins!r} is not a comma-separated list of numbers") from None
     result = bp.ranking_preservation(folds, margins=m)
     doc = {**method_fields(bp), **result.to_json()}
-    if out:
-        write_json_atomic(out, doc)
-    if fmt == "json":
-        emit_json(doc)
-    else:
+    if not write_or_emit(doc, out, fmt):
         render(result.summary().with_columns(pl.col("accuracy").round(2)), "table",
                title=f"pairs kept, % (median over benchmarks; {bp.method})")

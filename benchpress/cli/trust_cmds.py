@@ -11,7 +11,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, home_option, render, split_list, stderr,
+    format_option, handle_errors, home_option, render, split_list, stderr, write_or_emit,
 )
 from benchpress.cli.matrix import matrix_options, method_fields
 from benchpress.store.tables import write_json_atomic
@@ -63,10 +63,7 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                                 calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids,
                                 **bp.params)
     doc = {**method_fields(bp), "regime": regime, **coverage_json(result)}
-    if out:
-        write_json_atomic(out, {k: v for k, v in doc.items() if k != "per_benchmark"})
-    if fmt == "json":
-        emit_json(doc)
+    if write_or_emit(doc, out, fmt, written={k: v for k, v in doc.items() if k != "per_benchmark"}):
         return
     render(result["overall"], "table", title="90% intervals on held-out cells (width in points)")
     render(result["per_model_count"], "table", title="by how many scores the model has")
@@ -128,10 +125,7 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, home):
     doc = report.to_json()
     if out:
         write_json_atomic(out, report.metrics())
-    if report_file:
-        write_json_atomic(report_file, doc)
-    if fmt == "json":
-        emit_json(doc)
+    if write_or_emit(doc, report_file, fmt):
         return
     snaps = pl.DataFrame([{k: s[k] for k in ("label", "n_models", "n_benchmarks", "n_cells", "fill",
                                              "var2", "best_rank", "medae")}
