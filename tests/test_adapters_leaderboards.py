@@ -226,6 +226,16 @@ def test_a_fraction_file_is_converted_and_a_mislabelled_one_refused(home, tmp_pa
     assert "61 is labelled a 0-1 fraction but is above 1" in summary.reasons[0]
 
 
+def test_a_fraction_written_with_a_percent_sign_is_quarantined_as_mislabelled(home, tmp_path):
+    stray = _runs_csv(tmp_path / "pct", [("GPQA diamond", "acme-5", "0.61"),
+                                         ("GPQA diamond", "acme-6", "0.42"),
+                                         ("GPQA diamond", "acme-7", "61%")])
+    _, report = ingest(home, str(stray), source_id="ep-pct")
+    summary = next(s for s in report.sources if s.source_id == "ep-pct")
+    assert (summary.rows_accepted, summary.rows_quarantined) == (2, 1)
+    assert "61% is labelled a 0-1 fraction but is above 1: mislabelled" in summary.reasons[0]
+
+
 def test_epoch_bom_multiline_fields_and_empty_models(home, tmp_path):
     folder = _runs_csv(tmp_path / "ep", [("GPQA diamond", "acme-1_high", "0.5"),
                                          ("MATH level 5", "acme-1_high", "0.9")])

@@ -21,17 +21,20 @@ def decode_text(raw: bytes, name) -> str:
         raise BadInputError(f"{name}: not UTF-8 text (byte {exc.start}); re-save it as UTF-8") from exc
 
 
-def csv_records(name: str, raw: bytes) -> list[tuple[int, dict]]:
+def csv_records(name: str, raw: bytes, required=()) -> list[tuple[int, dict]]:
     """(first line number, record) for each record of a CSV file, BOM stripped.
 
-    Quoted fields may span lines; the line number is where the record starts.
+    Quoted fields may span lines; the line number is where the record starts. Fields are
+    stripped, blank ones are None. A header without every `required` column is refused.
     """
     text = decode_text(raw, name)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise BadInputError(f"{name}: empty file; expected a header line") from None
+    header = next(reader, None)
+    missing = set(required) - {h.strip() for h in header or []}
+    if missing:
+        raise BadInputError(f"{name}: header lacks column(s) {sorted(missing)}")
+    if header is None:
+        raise BadInputError(f"{name}: empty file; expected a header line")
     header = [h.strip() for h in header]
     records, start = [], reader.line_num + 1
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from benchpress.adapters._files import decode_text
 from benchpress.errors import BadInputError
 
-__all__ = ["load_json", "json_text", "model_rows", "benchmark_rows"]
+__all__ = ["load_json", "json_text", "text_or_none", "model_rows", "benchmark_rows"]
 
 
 def load_json(path: Path):
@@ -28,7 +28,8 @@ def json_text(value) -> str | None:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _text(value) -> str | None:
+def text_or_none(value) -> str | None:
+    """`value` as text (an id may be written as a number), None when missing."""
     return None if value is None else str(value)
 
 
@@ -36,10 +37,10 @@ def model_rows(models: list) -> list[dict]:
     """`models[]` of both BenchPress formats (they differ only in a few key names)."""
     return [
         {
-            "model_id": _text(m.get("id")),
+            "model_id": text_or_none(m.get("id")),
             "name": m.get("name"),
             "provider": m.get("provider"),
-            "release_date": _text(m.get("release_date")),
+            "release_date": text_or_none(m.get("release_date")),
             "is_reasoning": m.get("is_reasoning", m.get("reasoning")),
             "open_weights": m.get("open_weights"),
             "setting": json_text(m.get("canonical_setting") or m.get("setting")),
@@ -53,7 +54,7 @@ def benchmark_rows(benchmarks: list) -> list[dict]:
     """`benchmarks[]` of both BenchPress formats."""
     return [
         {
-            "benchmark_id": _text(b.get("id")),
+            "benchmark_id": text_or_none(b.get("id")),
             "name": b.get("name"),
             "category": b.get("category"),
             "metric": b.get("metric"),

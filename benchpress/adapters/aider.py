@@ -27,14 +27,14 @@ from pathlib import Path
 
 import yaml
 
+from benchpress.adapters._effort import EFFORT_LEVELS, thinking_budget
 from benchpress.adapters._files import decode_text
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
-__all__ = ["ADAPTER", "read", "parse_command"]
+__all__ = ["ADAPTER", "read", "parse_command", "benchmark_for"]
 
 URL = "https://aider.chat/docs/leaderboards/"
-_LEVELS = ("minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def detect(path: Path, content: bytes) -> bool:
@@ -66,30 +66,22 @@ def _fmt(run: dict) -> str:
     return str(run.get("edit_format") or "").strip().lower()
 
 
-def _benchmark(edit_format: str | None) -> str | None:
+def benchmark_for(edit_format: str | None) -> str | None:
+    """The benchmark of an Aider polyglot run in `edit_format` (see the module docstring);
+    None when the format is not given. Epoch AI's copy of the leaderboard uses it too."""
     fmt = (edit_format or "").strip().lower()
     if fmt.startswith("diff"):
         return "aider_polyglot_diff"
     return f"aider_polyglot_{re.sub(r'[^a-z0-9]+', '_', fmt)}" if fmt else None
 
 
-def _budget(tokens) -> str | None:
-    text = str(tokens).strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?k", text):
-        return text
-    if text.isdigit() and int(text) > 0:
-        n = int(text)
-        return f"{n // 1024}k" if n % 1024 == 0 else f"{round(n / 1000)}k"
-    return None
-
-
 def _model_id(name: str, effort: str | None, thinking) -> str:
     """The free-text name, with effort / thinking budget appended when it does not say them."""
     lowered = name.lower()
     extra = []
-    if effort and effort.lower() in _LEVELS and not re.search(rf"\b{effort.lower()}\b", lowered):
+    if effort and effort.lower() in EFFORT_LEVELS and not re.search(rf"\b{effort.lower()}\b", lowered):
         extra.append(effort.lower())
-    budget = _budget(thinking) if thinking is not None else None
+    budget = thinking_budget(thinking) if thinking is not None else None
     if str(thinking).strip() == "0" and "think" not in lowered:
         extra.append("no thinking")
     elif budget and "think" not in lowered:
@@ -135,7 +127,7 @@ def read(path: Path) -> AdapterOutput:
             models[mid] = {"model_id": mid, "name": name, "setting": setting_text, "row": where}
         scores.append({
             "model_id": mid,
-            "benchmark_id": _benchmark(fmt),
+            "benchmark_id": benchmark_for(fmt),
             "score_raw": None if run.get("pass_rate_2") is None else str(run["pass_rate_2"]),
             "reference_url": URL,
             "source_type": "leaderboard",
@@ -151,7 +143,6 @@ def read(path: Path) -> AdapterOutput:
 
 ADAPTER = Adapter(
     name="aider",
-    description="Aider polyglot leaderboard YAML (polyglot_leaderboard.yml)",
     detect=detect,
     read=read,
 )

@@ -87,7 +87,6 @@ class Adapter:
     (`content` is the file's bytes, empty for a folder); `read(path)` reshapes it."""
 
     name: str
-    description: str
     detect: Callable[[Path, bytes], bool]
     read: Callable[[Path], AdapterOutput]
     # True when every score cites the file itself (a model card): the build fills a missing

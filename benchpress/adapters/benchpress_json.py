@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchpress.adapters._json import benchmark_rows, json_text, load_json, model_rows
+from benchpress.adapters._json import benchmark_rows, json_text, load_json, model_rows, text_or_none
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
@@ -31,9 +31,9 @@ def read(path: Path) -> AdapterOutput:
         raise BadInputError(f"{path}: expected an object with a 'scores' list")
     scores = [
         {
-            "model_id": None if s.get("model_id") is None else str(s["model_id"]),
-            "benchmark_id": None if s.get("benchmark_id") is None else str(s["benchmark_id"]),
-            "score_raw": None if s.get("score") is None else str(s["score"]),
+            "model_id": text_or_none(s.get("model_id")),
+            "benchmark_id": text_or_none(s.get("benchmark_id")),
+            "score_raw": text_or_none(s.get("score")),
             "reference_url": s.get("reference_url") or None,
             "source_type": s.get("source_type") or None,
             "reported_setting": json_text(s.get("reported_setting")),
@@ -49,7 +49,6 @@ def read(path: Path) -> AdapterOutput:
 
 ADAPTER = Adapter(
     name="benchpress-json",
-    description="BenchPress JSON schema (models[], benchmarks[], scores[]), as on Hugging Face",
     detect=detect,
     read=read,
 )

@@ -38,6 +38,7 @@ def read(path: Path) -> AdapterOutput:
             "(one per model and benchmark)",
         )
 
+    model_list, benchmark_list = model_rows(models), benchmark_rows(benchmarks)
     score_rows = []
     for i, row in enumerate(observed):
         for j, value in enumerate(row):
@@ -46,8 +47,8 @@ def read(path: Path) -> AdapterOutput:
             cite = (sources[i][j] if i < len(sources) and j < len(sources[i]) else None) or {}
             score_rows.append(
                 {
-                    "model_id": models[i].get("id"),
-                    "benchmark_id": benchmarks[j].get("id"),
+                    "model_id": model_list[i]["model_id"],
+                    "benchmark_id": benchmark_list[j]["benchmark_id"],
                     "score_raw": str(value),
                     "reference_url": cite.get("url") or None,
                     "source_type": cite.get("type") or None,
@@ -57,12 +58,11 @@ def read(path: Path) -> AdapterOutput:
                     "row": f"observed[{i}][{j}]",
                 }
             )
-    return AdapterOutput.from_rows(model_rows(models), benchmark_rows(benchmarks), score_rows)
+    return AdapterOutput.from_rows(model_list, benchmark_list, score_rows)
 
 
 ADAPTER = Adapter(
     name="benchpress-page",
-    description="BenchPress project-page matrix: models, benchmarks, dense 'observed', per-cell 'sources'",
     detect=detect,
     read=read,
 )

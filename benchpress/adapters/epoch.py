@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 
 from benchpress.adapters._files import csv_records, read_members
+from benchpress.adapters.aider import benchmark_for
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
@@ -45,7 +46,7 @@ HUB_URL = "https://epoch.ai/data/ai-benchmarking-dashboard"
 # build it from), date column and its format, and columns kept as the reported setting.
 EXTERNAL: dict[str, dict] = {
     "aider_polyglot": {"model": "Model version", "score": "Percent correct",
-                       "benchmark": lambda r: "aider_polyglot_" + _edit_format(r.get("Edit format")),
+                       "benchmark": lambda r: benchmark_for(r.get("Edit format")),
                        "setting": ["Edit format"]},
     "os_world": {"model": "Model version", "score": "Score", "benchmark": "osworld",
                  "date": ("Date added", "%d/%m/%Y"), "setting": ["Agent"]},
@@ -54,11 +55,6 @@ EXTERNAL: dict[str, dict] = {
 }
 SCORE_COLUMNS_TRIED = ("Score", "Percent correct", "Accuracy mean", "Accuracy", "Average score",
                        "Average", "Elo", "Rating")
-
-
-def _edit_format(value: str | None) -> str:
-    value = (value or "").strip().lower()
-    return "diff" if value.startswith("diff") else value or "unknown"
 
 
 def _epoch_file(name: str) -> bool:
@@ -204,7 +200,6 @@ def read(path: Path) -> AdapterOutput:
 
 ADAPTER = Adapter(
     name="epoch",
-    description="Epoch AI Benchmarking Hub: benchmark_data.zip or a folder of its CSVs",
     detect=detect,
     read=read,
 )

@@ -30,8 +30,9 @@ import re
 import zipfile
 from pathlib import Path
 
-from benchpress.adapters.base import Adapter, AdapterOutput
+from benchpress.adapters._effort import EFFORT_LEVELS
 from benchpress.adapters._files import csv_records, decode_text, read_members
+from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "task_benchmark_id", "category_benchmark_id"]
@@ -39,7 +40,6 @@ __all__ = ["ADAPTER", "read", "task_benchmark_id", "category_benchmark_id"]
 URL = "https://livebench.ai/"
 _TABLE = re.compile(r"^table_(\d{4})_(\d{2})_(\d{2})\.csv$")
 _CATEGORIES = re.compile(r"^categories_(\d{4})_(\d{2})_(\d{2})\.json$")
-_LEVELS = ("minimal", "low", "medium", "high", "xhigh", "max")
 METRIC = "% correct (LiveBench task score, 0-100)"
 
 
@@ -77,7 +77,7 @@ def _number(text: str | None) -> float | None:
 def _default_effort(model: str | None, names: set) -> str | None:
     """``gpt-5-mini`` listed beside ``gpt-5-mini-high`` is the provider's default effort: say so,
     so that it is not taken for another source's ``gpt-5-mini`` at a stated effort."""
-    if model and any(f"{model}-{level}" in names for level in _LEVELS):
+    if model and any(f"{model}-{level}" in names for level in EFFORT_LEVELS):
         return f"{model}-default-effort"
     return model
 
@@ -136,20 +136,20 @@ def _release(name: str, raw: bytes, categories: dict | None, date: str | None):
 
 def read(path: Path) -> AdapterOutput:
     lone = not path.is_dir() and not zipfile.is_zipfile(path)
-    members = read_members(path, _wanted) if not lone else {path.name: path.read_bytes()}
+    members = read_members(path, _wanted)  # a single file is read whatever its name
+    # table name -> its name's date match (None for a single table of another name)
+    tables = {n: m for n in members if (m := _TABLE.match(n)) or lone}
     if lone:  # a single table: its categories file sits beside it, when it does
-        m = _TABLE.match(path.name)
+        m = tables[path.name]
         sibling = path.with_name(f"categories_{'_'.join(m.groups())}.json") if m else None
         if sibling is not None and sibling.is_file():
             members[sibling.name] = sibling.read_bytes()
-    tables = sorted(((n, _TABLE.match(n)) for n in members
-                     if _TABLE.match(n) or (lone and n == path.name)),
-                    key=lambda t: t[0], reverse=True)  # newest release first
     if not tables:
         raise BadInputError(f"{path}: no LiveBench table_YYYY_MM_DD.csv found")
     notes: list[str] = []
     models, benchmarks, scores = {}, {}, []
-    for name, m in tables:
+    for name in sorted(tables, reverse=True):  # newest release first
+        m = tables[name]
         date = "-".join(m.groups()) if m else None
         cat_name = f"categories_{'_'.join(m.groups())}.json" if m else None
         categories = None
@@ -175,7 +175,6 @@ def read(path: Path) -> AdapterOutput:
 
 ADAPTER = Adapter(
     name="livebench",
-    description="LiveBench releases: table_YYYY_MM_DD.csv + categories_YYYY_MM_DD.json (folder, zip or file)",
     detect=detect,
     read=read,
 )

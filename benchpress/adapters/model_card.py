@@ -94,7 +94,6 @@ def read(path: Path) -> AdapterOutput:
 
 ADAPTER = Adapter(
     name="model-card",
-    description="markdown benchmark table(s) of a model card README",
     detect=detect,
     read=read,
     cites_source=True,

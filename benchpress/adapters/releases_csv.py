@@ -7,13 +7,10 @@ the same model. `benchpress add-model` appends to `sources/releases.csv`.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
-from benchpress.adapters._files import csv_records, decode_text
+from benchpress.adapters._files import csv_records
 from benchpress.adapters.base import Adapter, AdapterOutput
-from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "RELEASE_COLUMNS", "read"]
 
@@ -29,40 +26,35 @@ def detect(path: Path, content: bytes) -> bool:
 
 
 def _bool(text: str | None) -> bool | None:
-    if text is None or text.strip() == "":
-        return None
-    return text.strip().lower() in {"true", "1", "yes", "y"}
+    return None if text is None else text.lower() in {"true", "1", "yes", "y"}
 
 
 def read(path: Path) -> AdapterOutput:
-    raw = path.read_bytes()
-    header = next(csv.reader(io.StringIO(decode_text(raw, path), newline="")), [])
-    missing = {"model_id", "benchmark_id", "score"} - {h.strip() for h in header}
-    if missing:
-        raise BadInputError(f"{path}: header lacks column(s) {sorted(missing)}")
     models, scores = {}, []
-    # line numbers are where each record starts (a quoted note may span lines)
-    for n, line in csv_records(str(path), raw):
+    # fields come stripped, blanks as None; line numbers are where each record starts (a
+    # quoted note may span lines)
+    for n, line in csv_records(str(path), path.read_bytes(),
+                               required=("model_id", "benchmark_id", "score")):
         where = f"line {n}"
-        mid = (line.get("model_id") or "").strip() or None
+        mid = line.get("model_id")
         if mid and mid not in models:
             models[mid] = {
                 "model_id": mid,
                 "name": line.get("name") or mid,
-                "provider": line.get("provider") or None,
-                "release_date": line.get("release_date") or None,
+                "provider": line.get("provider"),
+                "release_date": line.get("release_date"),
                 "is_reasoning": _bool(line.get("is_reasoning")),
                 "row": where,
             }
         scores.append(
             {
                 "model_id": mid,
-                "benchmark_id": (line.get("benchmark_id") or "").strip() or None,
+                "benchmark_id": line.get("benchmark_id"),
                 "score_raw": line.get("score"),
-                "reference_url": (line.get("reference_url") or "").strip() or None,
-                "source_type": line.get("source_type") or None,
-                "reported_setting": line.get("reported_setting") or None,
-                "notes": line.get("notes") or None,
+                "reference_url": line.get("reference_url"),
+                "source_type": line.get("source_type"),
+                "reported_setting": line.get("reported_setting"),
+                "notes": line.get("notes"),
                 "row": where,
             }
         )
@@ -71,7 +63,6 @@ def read(path: Path) -> AdapterOutput:
 
 ADAPTER = Adapter(
     name="releases-csv",
-    description="hand-entered releases: CSV with model_id, benchmark_id, score, reference_url",
     detect=detect,
     read=read,
 )

@@ -30,13 +30,11 @@ import json
 import re
 from dataclasses import dataclass
 
+from benchpress.adapters._effort import EFFORT_LEVELS, LEVEL_PATTERN, thinking_budget
 from benchpress.validate.normalize import canonical_model_id
 
 __all__ = ["ModelIdentity", "parse_model", "effort_from_setting", "EFFORT_LEVELS"]
 
-EFFORT_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-
-_LEVEL = r"(minimal|low|medium|high|xhigh|max)"
 _BUDGET = r"(\d+(?:\.\d+)?k)"
 _END = r"(?=-|$)"
 
@@ -47,9 +45,9 @@ _EFFORT_RULES: list[tuple[re.Pattern, str]] = [
     (re.compile(r"-thinking-" + _BUDGET + _END), "budget"),
     (re.compile(r"-(\d+(?:\.\d+)?k|\d{4,6})-think(?:ing)?(?:-tokens?)?" + _END), "budget"),
     (re.compile(r"(?<=\d{8})-base$"), "off"),  # LiveBench: claude-...-20250805-base
-    (re.compile(r"-" + _LEVEL + r"-?(?:reasoning-)?effort" + _END), "level"),
-    (re.compile(r"-(?:reasoning-)?effort-" + _LEVEL + _END), "level"),
-    (re.compile(r"-" + _LEVEL + r"-?thinking" + _END), "level+on"),
+    (re.compile(r"-" + LEVEL_PATTERN + r"-?(?:reasoning-)?effort" + _END), "level"),
+    (re.compile(r"-(?:reasoning-)?effort-" + LEVEL_PATTERN + _END), "level"),
+    (re.compile(r"-" + LEVEL_PATTERN + r"-?thinking" + _END), "level+on"),
     (re.compile(r"-(?:default|auto)-think(?:ing)?" + _END), "on"),
     (re.compile(r"-thinking(?:-auto)?" + _END), "on"),
     (re.compile(r"-reasoning" + _END), "on"),
@@ -82,13 +80,6 @@ def _normalize(raw: str) -> str:
     return "-" + re.sub(r"-{2,}", "-", text).strip("-.")
 
 
-def _budget(text: str) -> str:
-    if text.endswith("k"):
-        return text
-    n = int(text)
-    return f"{n // 1024}k" if n % 1024 == 0 else f"{round(n / 1000)}k"
-
-
 def _claude_family(family: str) -> str:
     m = re.match(rf"^claude-(\d)(?:[.-](\d))?-({_CLAUDE_TIERS})(.*)$", family)
     if m:
@@ -115,7 +106,7 @@ def parse_model(raw: str | None) -> ModelIdentity:
         if kind == "off":
             thinking = thinking or "no-thinking"
         elif kind == "budget":
-            thinking = f"thinking-{_budget(m.group(1))}"
+            thinking = f"thinking-{thinking_budget(m.group(1))}"
         elif kind == "default":
             level = level or "default"
         elif kind == "on":
@@ -162,5 +153,5 @@ def effort_from_setting(setting: str | None) -> str | None:
     value = doc.get("effort") if isinstance(doc, dict) else None
     if not isinstance(value, str):
         return None
-    m = re.match(r"^\s*" + _LEVEL + r"\b", value.lower())
+    m = re.match(r"^\s*" + LEVEL_PATTERN + r"\b", value.lower())
     return m.group(1) if m else None

@@ -131,9 +131,8 @@ def identity_columns(model_ids: list[str | None], settings: list[str | None] | N
     }
 
 
-def _prepare_models(out: AdapterOutput, contracts: Contracts, info: SourceInfo):
+def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInfo):
     """Canonical model rows; a second row for the same canonical id in one source is merged."""
-    aliases = model_alias_map(contracts)
     ids = [aliases.get(m, m) for m in (canonical_model_id(m) for m in out.models["model_id"])]
     identity = identity_columns(ids, out.models["setting"].to_list(), out.models["name"].to_list())
     models = out.models.with_columns(
@@ -153,10 +152,12 @@ def _prepare_models(out: AdapterOutput, contracts: Contracts, info: SourceInfo):
 
 
 def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: BenchmarkResolver):
-    """Benchmarks a source declares that the contract lacks, with a scale from their metric."""
-    rows = []
+    """Benchmarks a source declares that the contract lacks, with a scale from their metric,
+    and the canonical ids of the source's whole benchmark list, in its order."""
+    rows, listed = [], []
     for b in out.benchmarks.iter_rows(named=True):
         bid, how = resolver.resolve(b["benchmark_id"])
+        listed.append(bid)
         if how != "unknown" or bid is None:
             continue
         scale = contracts.scale_for_metric(b["metric"])
@@ -167,12 +168,12 @@ def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: Benchmar
             "higher_is_better": True, "cost": None,
         })
     # the same columns as the contract's benchmarks.csv, so the two stack
-    return pl.DataFrame(rows, schema=contracts.benchmarks.schema)
+    return pl.DataFrame(rows, schema=contracts.benchmarks.schema), listed
 
 
 def _refuse_mislabelled(scores: pl.DataFrame, info: SourceInfo) -> None:
     fractions = scores.filter(pl.col("unit") == "fraction", pl.col("_value").is_not_null())
-    above = fractions.filter(pl.col("_value") > 1)
+    above = scores.filter(pl.col("_mislabelled"))
     if fractions.height and above.height * 2 > fractions.height:
         first = above.row(0, named=True)
         raise BadInputError(
@@ -183,11 +184,11 @@ def _refuse_mislabelled(scores: pl.DataFrame, info: SourceInfo) -> None:
 
 def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -> PreparedSource:
     """Normalize and validate one source's rows; see the module docstring."""
-    models, q_models = _prepare_models(out, contracts, info)
-    resolver = BenchmarkResolver(contracts)
-    declared = _new_benchmarks(out, contracts, resolver)
-    resolver.add_ids(declared["benchmark_id"])  # declared ids now resolve to themselves
     model_aliases = model_alias_map(contracts)
+    models, q_models = _prepare_models(out, model_aliases, info)
+    resolver = BenchmarkResolver(contracts)
+    declared, listed = _new_benchmarks(out, contracts, resolver)
+    resolver.add_ids(declared["benchmark_id"])  # declared ids now resolve to themselves
 
     raw = out.scores
     # each distinct id is resolved once (a leaderboard repeats the same few thousand times)
@@ -222,6 +223,11 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
             # a converted value drops the float noise of the product (0.553 * 100)
             pl.when(pl.col("_factor") != 1).then((pl.col("_value") * pl.col("_factor")).round(10))
             .otherwise(pl.col("_value")).alias("score"),
+            # a fraction-unit value above 1 means the file is mislabelled, not that it scored
+            # 4000%: the score is dropped (the row is quarantined), and when most of a
+            # source's fraction values are, the file as a whole is refused
+            ((pl.col("unit") == "fraction") & (pl.col("_value") > 1)).fill_null(False)
+            .alias("_mislabelled"),
             pl.col("reference_url").fill_null(pl.lit(info.url if info.cites_source else None,
                                                       dtype=pl.String)),
         )
@@ -235,12 +241,9 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
         )
         .join(scales, on="benchmark_id", how="left", maintain_order="left")
     )
-    # a fraction-unit value above 1 means the file is mislabelled, not that it scored 4000%:
-    # when most of a source's fraction values are, the file as a whole is refused
     _refuse_mislabelled(scores, info)
     scores = scores.with_columns(
-        pl.when((pl.col("unit") == "fraction") & (pl.col("_value") > 1))
-        .then(None).otherwise(pl.col("score")).alias("score"))
+        pl.when(pl.col("_mislabelled")).then(None).otherwise(pl.col("score")).alias("score"))
     key = ["model_id", "benchmark_id", "score", "reference_url", "reported_setting"]
     scores = scores.with_columns(
         pl.when(pl.int_range(pl.len()).over(key) > 0)
@@ -248,9 +251,9 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
     )
     checked = scores.select(list(ScoreCheck.to_schema().columns))
     failures = validate_rows(ScoreCheck, checked).join(
-        checked.with_row_index("index").select(
+        scores.with_row_index("index").select(
             pl.col("index").cast(pl.Int64), "score_raw", "lower", "upper", "duplicate_of",
-            "raw_model_id", "unit", "notes"),
+            "raw_model_id", "notes", "_mislabelled"),
         on="index", how="left",
     ).with_columns(
         # an adapter's note on the row says why (an unknown task, an architect-mode run)
@@ -262,8 +265,7 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
                         "mix of models that no model id stands for)", "reason"))
         .otherwise("reason").alias("reason"),
     ).with_columns(
-        pl.when((pl.col("field") == "score") & (pl.col("unit") == "fraction")
-                & (pl.col("score_raw").str.strip_chars().cast(pl.Float64, strict=False) > 1))
+        pl.when((pl.col("field") == "score") & pl.col("_mislabelled"))
         .then(pl.format("score {} is labelled a 0-1 fraction but is above 1: mislabelled",
                         "score_raw"))
         .when(pl.col("field") == "score").then(pl.format(
@@ -281,5 +283,5 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
         quarantine=pl.concat([q_models, q_scores]),
         rows_read=out.scores.height,
         rows_merged=int(good["_merged"].sum()),
-        listed=[resolver.resolve(b)[0] for b in out.benchmarks["benchmark_id"]],
+        listed=listed,
     )
