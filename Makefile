@@ -1,11 +1,12 @@
 # Two entry points for a fresh machine (Python >= 3.11 and git are all it needs):
 #   make main   - install, then run the whole pipeline (dvc repro) offline on the default data
 #   make test   - install, then run the test suite
-# Data come from the mirror folder ../shared/data (see README: "Offline use").
+# Data come from the mirror folder in params.yaml, ../shared/data (see README: "Offline use").
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
-MIRROR ?= ../shared/data
+# empty: the pipeline reads params.yaml's data.mirror; `make main MIRROR=DIR` overrides it
+MIRROR ?=
 
 .PHONY: install system-deps main test clean
 
@@ -18,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 main: install
-	BENCHPRESS_MIRROR=$(MIRROR) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
+	$(if $(MIRROR),BENCHPRESS_MIRROR=$(MIRROR)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
 
 # the report test opens the HTML page in headless Chromium (Debian's package)

@@ -41,8 +41,8 @@ from benchpress.api import BenchPress  # noqa: E402
 from benchpress.predict import make_folds  # noqa: E402
 from benchpress.predict._threads import single_blas_thread  # noqa: E402
 from benchpress.predict.intervals import IntervalCalibrator, heldout_records, score_bounds  # noqa: E402
+from tests.predict_data import PUBLISHED_FOLDS  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data" / "benchpress-2026-05"
 ALPHA, FLOOR = 0.1, 0.01
 
 
@@ -97,7 +97,7 @@ def main() -> None:
     args = ap.parse_args()
     bp = BenchPress.from_snapshot(REPO, sources=["benchpress"])
     Y, scales = bp.matrix.values, bp.scales
-    folds = bp.folds(DATA / "folds_s10_f3_bs42_ms1.json")
+    folds = bp.folds(PUBLISHED_FOLDS)
     with single_blas_thread():
         test = heldout_records(args.method, Y, scales, folds)
         cal = heldout_records(args.method, Y, scales,

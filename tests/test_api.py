@@ -10,9 +10,9 @@ import pytest
 from benchpress import BenchPress
 from benchpress.errors import BadInputError, UsageError
 from benchpress.store.matrix import load_matrix
-from tests.conftest import BP_2026_05, SHARED_DATA
+from tests.conftest import BP_2026_05
+from tests.predict_data import PUBLISHED_FOLDS
 
-FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
 
 
 def test_matrix_follows_the_file_order(built_2026_05):
@@ -87,8 +87,8 @@ def test_more_scores_predict_a_held_out_model_better(built_2026_05):
 def test_published_folds_apply_to_a_matrix_with_more_sources(built_both):
     ref = BenchPress.from_snapshot(built_both, sources=["benchpress"])
     wide = BenchPress.from_snapshot(built_both, sources=["benchpress", "llm-benchmark-matrix"])
-    direct = ref.folds(FOLDS)
-    mapped = wide.folds(FOLDS, folds_sources=["benchpress"])
+    direct = ref.folds(PUBLISHED_FOLDS)
+    mapped = wide.folds(PUBLISHED_FOLDS, folds_sources=["benchpress"])
     assert len(direct.test_cells) == len(mapped.test_cells) == 30
     for a, b in zip(direct.test_cells, mapped.test_cells):
         names_a = {(ref.matrix.model_ids[i], ref.matrix.benchmark_ids[j]) for i, j in a}

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from benchpress.cli import main
 from tests.conftest import SHARED_DATA
+from tests.predict_data import PUBLISHED_FOLDS
 
 ALLOWLIST = SHARED_DATA / "benchpress-2026-05" / "probe_allowlist_low_cost.json"
-FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +192,7 @@ def test_backtest(run):
 
 
 def test_ranking_on_the_published_folds(run):
-    result = run("ranking", "--folds", FOLDS, "--method", "published", "--format", "json")
+    result = run("ranking", "--folds", PUBLISHED_FOLDS, "--method", "published", "--format", "json")
     assert result.exit_code == 0, result.stderr
     acc = json.loads(result.stdout)["accuracy"]
     assert [round(a, 1) for a in acc] == [83.8, 86.3, 88.0, 92.1]

@@ -38,7 +38,8 @@ def method_fields(bp) -> dict:
 
 
 def matrix_options(f):
-    """--snapshot, --sources, --method and --param -> `bp: BenchPress` (fitted lazily)."""
+    """--snapshot, --sources, --method and --param -> `bp: BenchPress` (fitted lazily). The
+    command runs inside `handle_errors`: it needs no decorator of its own for that."""
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
     @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
     @click.option("--method", default="default", show_default=True,
@@ -48,7 +49,7 @@ def matrix_options(f):
                        "--param n_starts=60 --param regression_weight=0.5.")
     @home_option
     @functools.wraps(f)
-    @handle_errors  # loading the matrix can fail before the command body runs
+    @handle_errors  # covers loading the matrix and the command body
     def wrapper(*args, snapshot, sources, method, params, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 

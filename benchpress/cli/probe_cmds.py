@@ -9,7 +9,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, render, split_list, stderr, write_or_emit,
+    emit_json, format_option, render, split_list, stderr, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
@@ -131,7 +131,6 @@ def _score_row(label, s) -> dict:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @format_option(choices=("table", "json"))
 @matrix_options
-@handle_errors
 def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_months,
            evaluate_sets, paper_sets, no_search, design, previous, out, fmt, bp, home):
     """Choose the few benchmarks to run on a new model to predict the rest of its row."""
@@ -205,7 +204,6 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @format_option(choices=("table", "json"))
 @matrix_options
-@handle_errors
 def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
     """Temporal stress test: predict every model released after --cutoff from its probes."""
     chosen = int(probes_spec) if probes_spec.strip().isdigit() else read_benchmark_list(probes_spec)
@@ -233,7 +231,6 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
                    "model_id,benchmark_id,score.")
 @format_option(choices=("table", "csv", "json"))
 @matrix_options
-@handle_errors
 def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
     new = read_model_scores(scores_file) if scores_file else None
@@ -272,7 +269,6 @@ def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
 @format_option(choices=("table", "json"))
 @matrix_options
 @folds_options
-@handle_errors
 def ranking(folds, margins, out, fmt, bp, home):
     """Pairwise ranking preservation of held-out predictions (median over benchmarks)."""
     try:

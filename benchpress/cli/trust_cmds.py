@@ -41,7 +41,6 @@ __all__ = ["intervals", "drift", "report"]
               help="Also write the JSON summary here (for dvc metrics).")
 @format_option(choices=("table", "json"))
 @matrix_options
-@handle_errors
 def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed,
               calibration_seeds, out, fmt, bp, home):
     """Coverage and width of the calibrated 90% intervals on held-out folds, by benchmark
