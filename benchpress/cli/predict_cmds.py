@@ -8,10 +8,10 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, parse_scores, render, stderr, write_or_emit,
+    emit_json, format_option, parse_scores, render, stderr, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
-from benchpress.store.tables import write_json_atomic
+from benchpress.store.tables import write_atomic, write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
 
@@ -23,7 +23,6 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
 @click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
 @format_option(choices=("table", "csv", "json"))
 @matrix_options
-@handle_errors
 def predict(scores_text, model_id, fmt, bp, home):
     """Predict every benchmark for a new model from a few known scores."""
     if bool(scores_text) == bool(model_id):
@@ -49,17 +48,13 @@ def predict(scores_text, model_id, fmt, bp, home):
                    "(lower, upper) and trust (P(|error| <= 10 points)).")
 @format_option()
 @matrix_options
-@handle_errors
 def complete(out, intervals, fmt, bp, home):
     """Fill in every missing cell of the matrix (observed cells are kept)."""
     full = bp.complete(intervals=intervals)
     if out is None:
         render(full, fmt)
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    (full.write_csv if out.suffix == ".csv" else full.write_parquet)(tmp)
-    tmp.replace(out)
+    write_atomic(out, full.write_csv if out.suffix == ".csv" else full.write_parquet)
     stderr.print(f"wrote {full.height} cells with intervals to {out}" if intervals else
                  f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
 
@@ -72,7 +67,6 @@ def complete(out, intervals, fmt, bp, home):
 @format_option(choices=("table", "json"))
 @matrix_options
 @folds_options
-@handle_errors
 def evaluate(folds, write_folds, out, fmt, bp, home):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5)."""
     if write_folds:
@@ -96,7 +90,6 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @format_option(choices=("table", "json"))
 @matrix_options
-@handle_errors
 def rank(seed, out, fmt, bp, home):
     """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
     result = bp.rank(seed=seed)

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,14 +16,12 @@ from benchpress.cli.common import (
 )
 from benchpress.errors import BadInputError, UsageError
 from benchpress.home import Home
-from benchpress.store.aliases import accept_alias, suggest_aliases
-from benchpress.store.build import BuildReport, build as build_registry
-from benchpress.store.ingest import ingest as ingest_source
-from benchpress.store.releases import add_model as add_release
-from benchpress.store.sources import load_configs
 from benchpress.store.sql import query
 from benchpress.store.snapshot import list_snapshots, resolve_snapshot
-from benchpress.store.tables import read_table
+from benchpress.store.tables import read_table, readable, registry_exists
+
+if TYPE_CHECKING:
+    from benchpress.store.build import BuildReport
 
 __all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "summary"]
 
@@ -84,6 +83,9 @@ def init(directory: Path, no_git: bool):
 @handle_errors
 def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, mirror, home):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry."""
+    from benchpress.store.build import build as build_registry
+    from benchpress.store.ingest import ingest as ingest_source
+
     if all_sources == bool(location):
         raise UsageError("give either LOCATION or --all")
     if all_sources:
@@ -107,6 +109,8 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
 @handle_errors
 def build(mirror, home):
     """Rebuild the registry from every source under sources/ (what `dvc repro` runs)."""
+    from benchpress.store.build import build as build_registry
+
     with progress_bar("building") as update:
         report = build_registry(home, mirror=mirror, on_source=update)
     _print_report(report)
@@ -119,6 +123,7 @@ def build(mirror, home):
 def pull(mirror, home):
     """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
     from benchpress.store.build import materialize
+    from benchpress.store.sources import load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
     for config in load_configs(home.sources):
@@ -141,6 +146,8 @@ def pull(mirror, home):
 def add_model(model_id, scores_text, source_url, name, provider, release_date, reasoning,
               source_type, mirror, home):
     """Add a new model release with cited scores (kept in sources/releases.csv)."""
+    from benchpress.store.releases import add_model as add_release
+
     report = add_release(home, model_id, parse_scores(scores_text), source_url=source_url,
                          name=name, provider=provider, release_date=release_date,
                          is_reasoning=reasoning, source_type=source_type, mirror=mirror)
@@ -161,6 +168,8 @@ def aliases():
 @handle_errors
 def suggest(kind, source, min_score, fmt, home):
     """Fuzzy candidate matches with scores; nothing is merged until accepted."""
+    from benchpress.store.aliases import suggest_aliases
+
     table = lambda name: read_table(home.registry, name)  # noqa: E731
     render(suggest_aliases(table("models"), table("cells"), table("scores"),
                            kind=kind, source=source, min_score=min_score), fmt)
@@ -175,6 +184,8 @@ def suggest(kind, source, min_score, fmt, home):
 @handle_errors
 def accept(alias, canonical_id, kind, note, home):
     """Add ALIAS -> CANONICAL_ID to schemas/aliases.csv (applies on the next build)."""
+    from benchpress.store.aliases import accept_alias
+
     accept_alias(home.schemas, kind, alias, canonical_id, note)
     click.echo(f"{kind} alias {alias} -> {canonical_id} added; run `benchpress build` to apply")
 
@@ -204,10 +215,9 @@ def summary(home):
     """What the pipeline made: registry counts, sources, snapshots and metrics files."""
     import json
 
-    manifest = json.loads((home.registry / "build.json").read_text()) if (
-        home.registry / "build.json").is_file() else None
-    if manifest is None:
+    if not registry_exists(home.registry):
         raise BadInputError(f"{home.registry}: no registry built yet; run `make main` or `benchpress build`")
+    manifest = json.loads((readable(home.registry) / "build.json").read_text())
     click.echo(f"registry {home.registry}: " + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
     render(read_table(home.registry, "sources").select(
         "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined"),

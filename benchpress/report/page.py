@@ -11,7 +11,6 @@ on other partitions (:func:`~benchpress.report.coverage.evaluate_intervals`).
 from __future__ import annotations
 
 import html
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from benchpress.predict.predictor import make_predictor
 from benchpress.report import plots
 from benchpress.report.coverage import evaluate_intervals
 from benchpress.report.versions import drift_report, load_version
-from benchpress.store.tables import write_json_atomic
+from benchpress.store.tables import write_atomic, write_json_atomic
 
 __all__ = ["Figure", "ReportPage", "build_report", "FIGURES"]
 
@@ -172,11 +171,8 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
     page.tables.append(("Least-covered benchmarks",
                         res["per_benchmark"].sort("coverage").head(15)))
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     target = out / "index.html"
-    tmp = out / ".index.html.tmp"
-    tmp.write_text(page.html(), encoding="utf-8")
-    os.replace(tmp, target)
+    write_atomic(target, lambda tmp: tmp.write_text(page.html(), encoding="utf-8"))
     write_json_atomic(out / "report.json", {
         "snapshot": version.label, "figures": [f.id for f in page.figures if f.png],
         "intervals": head, "ranking": rp.to_json(), "probes": curve.to_dicts()})

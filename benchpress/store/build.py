@@ -129,7 +129,7 @@ def build(home: Home, *, mirror: Path | None = None,
                 origin = config.path or config.url or config.id
                 raise BadInputError(f"source '{config.id}' ({origin}): "
                                     + str(exc).replace(f"{path}: ", "")) from exc
-            info = SourceInfo(config.id, config.url, retrieved_at or "", digest[:12],
+            info = SourceInfo(config.id, config.url, retrieved_at, digest[:12],
                               cites_source=adapter.cites_source)
             prepared = prepare_source(output, contracts, info)
             model_parts.append(prepared.models)
@@ -147,7 +147,7 @@ def build(home: Home, *, mirror: Path | None = None,
             summaries.append(summary)
             source_rows.append({
                 "source_id": config.id, "adapter": adapter.name, "url": config.url,
-                "path": config.path, "sha256": digest or "0" * 64, "retrieved_at": retrieved_at or "",
+                "path": config.path, "sha256": digest, "retrieved_at": retrieved_at,
                 "licence": config.licence, "rows_read": summary.rows_read,
                 "rows_accepted": summary.rows_accepted, "rows_merged": summary.rows_merged,
                 "rows_quarantined": summary.rows_quarantined,

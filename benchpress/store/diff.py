@@ -36,6 +36,7 @@ TOLERANCE = 1e-9
 _KEY = ["model_id", "benchmark_id"]
 _UNKNOWN = ["", "unknown", "default", "n/a", "na", "none", "null"]
 _CELL_FIELDS = ["score", "source_id", "reference_url", "source_type", "reported_setting"]
+_TABLES = ("models", "benchmarks", "scores", "cells")  # the tables a diff reads
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,6 @@ class RegistryDiff:
             df.write_parquet(folder / f"{name}.parquet")
             paths.append(folder / f"{name}.parquet")
         return paths
-
-
-def _read(folder: Path, name: str) -> pl.DataFrame:
-    return read_table(folder, name)
 
 
 def _entity_changes(a: pl.DataFrame, b: pl.DataFrame, key: str, keep: list[str]) -> pl.DataFrame:
@@ -170,10 +167,11 @@ def _label(mode: pl.Expr, effort: pl.Expr) -> pl.Expr:
                                      .otherwise(pl.lit(", effort ") + effort))))
 
 
-def _cell_changes(folder_a: Path, folder_b: Path) -> pl.DataFrame:
+def _cell_changes(tables_a: dict[str, pl.DataFrame],
+                  tables_b: dict[str, pl.DataFrame]) -> pl.DataFrame:
     sides = []
-    for folder, suffix in ((folder_a, "_a"), (folder_b, "_b")):
-        cells = _setting(_read(folder, "cells"), _read(folder, "models"))
+    for tables, suffix in ((tables_a, "_a"), (tables_b, "_b")):
+        cells = _setting(tables["cells"], tables["models"])
         sides.append(cells.select(*_KEY, *_CELL_FIELDS, "_mode", "_effort")
                      .rename({c: c + suffix for c in [*_CELL_FIELDS, "_mode", "_effort"]}))
     joined = sides[0].join(sides[1], on=_KEY, how="full", coalesce=True)
@@ -207,7 +205,8 @@ def _cell_changes(folder_a: Path, folder_b: Path) -> pl.DataFrame:
     )
 
 
-def _summary(folder_a: Path, folder_b: Path, models, benchmarks, merged, cells) -> pl.DataFrame:
+def _summary(tables_a: dict[str, pl.DataFrame], tables_b: dict[str, pl.DataFrame],
+             models, benchmarks, merged, cells) -> pl.DataFrame:
     def n(df: pl.DataFrame, **eq) -> int:
         for col, value in eq.items():
             df = df.filter(pl.col(col) == value)
@@ -215,13 +214,11 @@ def _summary(folder_a: Path, folder_b: Path, models, benchmarks, merged, cells) 
 
     rows = []
     for table, changes in (("models", models), ("benchmarks", benchmarks)):
-        rows.append({"table": table, "a": _read(folder_a, table).height,
-                     "b": _read(folder_b, table).height,
+        rows.append({"table": table, "a": tables_a[table].height, "b": tables_b[table].height,
                      "added": n(changes, change="added"), "removed": n(changes, change="removed"),
                      "merged": n(merged, kind=table[:-1]), "changed": None,
                      "setting_changed": None, "citation_changed": None})
-    rows.append({"table": "cells", "a": _read(folder_a, "cells").height,
-                 "b": _read(folder_b, "cells").height,
+    rows.append({"table": "cells", "a": tables_a["cells"].height, "b": tables_b["cells"].height,
                  "added": n(cells, change="added"), "removed": n(cells, change="removed"),
                  "merged": None, "changed": n(cells, change="changed"),
                  "setting_changed": n(cells, change="changed", setting_changed=True),
@@ -251,14 +248,15 @@ def diff_folders(folder_a: Path, folder_b: Path, *, a: str | None = None,
     for folder in (folder_a, folder_b):
         if not registry_exists(folder):
             raise RegistryError(f"{folder}: not a registry or snapshot folder (no build.json)")
-    models = _entity_changes(_read(folder_a, "models"), _read(folder_b, "models"),
-                             "model_id", ["name", "provider"])
-    benchmarks = _entity_changes(_read(folder_a, "benchmarks"), _read(folder_b, "benchmarks"),
-                                 "benchmark_id", ["name", "category"])
-    merged = _merged(_read(folder_a, "scores"), _read(folder_b, "scores"))
-    cells = _cell_changes(folder_a, folder_b)
+    ta, tb = ({name: read_table(folder, name) for name in _TABLES}
+              for folder in (folder_a, folder_b))
+    models = _entity_changes(ta["models"], tb["models"], "model_id", ["name", "provider"])
+    benchmarks = _entity_changes(ta["benchmarks"], tb["benchmarks"], "benchmark_id",
+                                 ["name", "category"])
+    merged = _merged(ta["scores"], tb["scores"])
+    cells = _cell_changes(ta, tb)
     return RegistryDiff(a or str(folder_a), b or str(folder_b),
-                        _summary(folder_a, folder_b, models, benchmarks, merged, cells),
+                        _summary(ta, tb, models, benchmarks, merged, cells),
                         models, benchmarks, merged, cells)
 
 

@@ -32,10 +32,9 @@ import polars as pl
 
 from benchpress import __version__
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
-from benchpress.adapters.fetch import sha256_of
 from benchpress.home import Home
 from benchpress.store.tables import (
-    TABLE_NAMES, locked, read_table, recover, registry_exists, write_json_atomic,
+    TABLE_NAMES, fsync_path, locked, read_table, recover, registry_exists, write_json_atomic,
 )
 
 __all__ = [
@@ -125,14 +124,6 @@ def _metrics(tables: dict[str, pl.DataFrame]) -> dict:
     }
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _check_tag(tag: str) -> None:
     if not _TAG.match(tag) or tag.lower() in _RESERVED:
         raise UsageError(f"tag '{tag}' is not allowed: use letters, digits, '.', '_' or '-' "
@@ -141,6 +132,8 @@ def _check_tag(tag: str) -> None:
 
 def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: dict[str, str],
               tag: str | None) -> dict:
+    from benchpress.adapters.fetch import sha256_of
+
     return {
         "id": sid,
         "tags": [tag] if tag else [],
@@ -219,11 +212,10 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
                                         encoding="utf-8")
             for f in tmp.iterdir():
-                with open(f, "rb") as fh:
-                    os.fsync(fh.fileno())
+                fsync_path(f)
             os.chmod(tmp, 0o755)
             os.rename(tmp, target)
-            _fsync_dir(home.snapshots)
+            fsync_path(home.snapshots)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -277,6 +269,7 @@ def verify_snapshot(snapshot: Snapshot) -> list[str]:
     """
     import pandera.errors
 
+    from benchpress.adapters.fetch import sha256_of
     from benchpress.validate.schemas import TABLES
 
     problems = []

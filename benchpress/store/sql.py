@@ -13,17 +13,15 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from benchpress.errors import BadInputError, RegistryError
-from benchpress.store.tables import readable, registry_exists
+from benchpress.errors import BadInputError
+from benchpress.store.tables import require_registry
 
 __all__ = ["connect", "query"]
 
 
 def connect(registry: Path) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with the registry's views defined."""
-    if not registry_exists(registry):
-        raise RegistryError(f"{registry}: no registry built yet; run `benchpress ingest` or `benchpress build`")
-    registry = readable(registry)
+    registry = require_registry(registry)
     con = duckdb.connect(":memory:")
     folder = registry.resolve().as_posix().replace("'", "''")
     con.execute((registry / "views.sql").read_text(encoding="utf-8").replace("{dir}", folder))

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,8 +20,8 @@ import polars as pl
 
 from benchpress.errors import RegistryError
 
-__all__ = ["TABLE_NAMES", "write_registry", "write_json_atomic", "read_table", "readable",
-           "recover", "locked", "registry_exists"]
+__all__ = ["TABLE_NAMES", "write_registry", "write_atomic", "write_json_atomic", "fsync_path",
+           "read_table", "readable", "recover", "locked", "registry_exists", "require_registry"]
 
 TABLE_NAMES = ("models", "benchmarks", "scores", "cells", "aliases", "sources", "quarantine")
 
@@ -71,8 +72,7 @@ def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: di
         (tmp / "build.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
                                         encoding="utf-8")
         for f in tmp.iterdir():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
+            fsync_path(f)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -91,23 +91,41 @@ def readable(registry: Path) -> Path:
     return registry
 
 
-def write_json_atomic(path: Path, document, *, sort_keys: bool = False) -> None:
-    """Write `document` as indented JSON through a temporary file and a rename, so a reader
-    (or a killed run) never sees half a file; makes the parent folder if needed."""
+def fsync_path(path: Path) -> None:
+    """Flush a file's data (or a folder's entries) to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, writer: Callable[[Path], object]) -> None:
+    """Write `path` through `writer(temporary path)`, an fsync and a rename, so a reader (or
+    a killed run) never sees half a file; makes the parent folder if needed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(document, indent=2, sort_keys=sort_keys, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    writer(tmp)
+    fsync_path(tmp)
     os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, document, *, sort_keys: bool = False) -> None:
+    """Write `document` as indented JSON atomically (see `write_atomic`)."""
+    text = json.dumps(document, indent=2, sort_keys=sort_keys, default=str) + "\n"
+    write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def registry_exists(registry: Path) -> bool:
     return (readable(registry) / "build.json").is_file()
 
 
-def read_table(registry: Path, name: str) -> pl.DataFrame:
+def require_registry(registry: Path) -> Path:
+    """The folder to read (see `readable`); RegistryError when no registry is built yet."""
     if not registry_exists(registry):
         raise RegistryError(f"{registry}: no registry built yet; run `benchpress ingest` or `benchpress build`")
-    return pl.read_parquet(readable(registry) / f"{name}.parquet")
+    return readable(registry)
+
+
+def read_table(registry: Path, name: str) -> pl.DataFrame:
+    return pl.read_parquet(require_registry(registry) / f"{name}.parquet")
