@@ -336,11 +336,12 @@ class BenchPress:
         `idx`, then new rows `S`): ``({lower, upper, trust}, how)``, or ``(None, "none")``
         when the matrix has too little held-out data to calibrate on."""
         try:
-            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"))
+            support = conformal.MatrixSupport(self.predictor)  # shared by both regimes
+            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"), support)
             parts = [{k: ci[k][idx] for k in ("lower", "upper", "trust")}]
             if len(S):
-                parts.append(conformal.fold_in_intervals(self.predictor,
-                                                         self.calibrator("new_models"), S))
+                parts.append(conformal.fold_in_intervals(
+                    self.predictor, self.calibrator("new_models"), S, support))
         except BadInputError:  # too little held-out data to calibrate on a small matrix
             return None, "none"
         return ({k: np.vstack([p[k] for p in parts]) for k in ("lower", "upper", "trust")},

@@ -43,6 +43,18 @@ def test_round_trip_and_standardization():
         assert np.allclose(back[~np.isnan(Y)], Y[~np.isnan(Y)], rtol=1e-10, atol=1e-9)
 
 
+def test_cols_transform_single_cells_like_the_full_matrix():
+    rng = np.random.default_rng(2)
+    Y = _matrix(rng)
+    tr = ScaleTransform.from_scales(SCALES, logit_rule="percent_or_0_100").fit(Y)
+    i, j = np.nonzero(~np.isnan(Y))
+    z = tr.transform(Y[i, j], cols=j)
+    assert np.array_equal(z, tr.transform(Y)[i, j])
+    Z = 3.0 * rng.normal(size=Y.shape)
+    assert np.array_equal(tr.inverse_transform(Z[i, j], cols=j), tr.inverse_transform(Z)[i, j])
+    with pytest.raises(BadInputError):
+        tr.transform(Y[i, j], cols=j[:-1])
+
 def test_inverse_clips_to_bounds_and_logit_eps():
     rng = np.random.default_rng(1)
     tr = ScaleTransform.from_scales(SCALES, logit_rule="percent").fit(_matrix(rng))

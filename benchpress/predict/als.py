@@ -31,6 +31,7 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
+from benchpress.predict.base import check_scores
 
 __all__ = [
     "BiasALS", "init_factors", "fit_batched", "fit_starts", "fold_in_batched", "reg_diagonal",
@@ -254,19 +255,10 @@ def fold_in_batched(Z_rows, W_rows, mu, c, V, *, reg_diag):
             + Ut.transpose(1, 2, 0) @ V.transpose(0, 2, 1))
 
 
-def _check_matrix(Z) -> np.ndarray:
-    Z = np.asarray(Z, dtype=float)
-    if Z.ndim != 2:
-        raise BadInputError(f"expected a 2-D (n_models, n_benchmarks) array, got {Z.shape}")
-    if np.isinf(Z).any():
-        raise BadInputError("infinite values in the input matrix")
-    return Z
-
-
 def fit_starts(Z, seeds, reg_diag, *, n_iter: int, init_scale: float, sample_weight=None):
     """Check ``Z`` (n_models, n_benchmarks), draw one random start per seed and fit them all
     in one batch: returns ``mu, a, c, U, V`` with a leading (n_starts,) axis."""
-    Z = _check_matrix(Z)
+    Z = check_scores(Z)
     rank = len(reg_diag) - 1
     U0, V0 = init_factors(seeds, Z.shape[0], Z.shape[1], rank, init_scale)
     with single_blas_thread():

@@ -43,8 +43,7 @@ class _ZBaseline(BasePredictor):
         self.Zhat_ = self._fit_z(Z)
 
     def _predict(self) -> np.ndarray:
-        P = self.transform_.inverse_transform(self.Zhat_)
-        return np.where(self.transform_.n_observed_ > 0, P, np.nan)
+        return self.transform_.to_scores(self.Zhat_)
 
     def _fit_z(self, Z: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError

@@ -36,15 +36,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.linalg import subspace_angles
 
 from benchpress.errors import BadInputError
 from benchpress.predict.base import check_scores
 from benchpress.predict.evaluate import evaluate, make_folds
 from benchpress.predict.intervals import point_size
 from benchpress.predict.predictor import make_predictor
-from benchpress.predict.probes import probe_set_change
-from benchpress.predict.rank import complete_submatrices, rank_errors, submatrix_variance
+from benchpress.predict.probes import ProbeSearch, probe_set_change
+from benchpress.predict.rank import (
+    best_rank, complete_submatrices, rank_errors, submatrix_variance,
+)
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["MatrixVersion", "DriftThresholds", "VersionProfile", "Transition", "DriftReport",
@@ -193,13 +194,16 @@ def _completed_z(Y, scales) -> np.ndarray:
     return np.nan_to_num(tr.transform(pred.complete(keep_observed=False)))
 
 
-def _angle_noise(version: MatrixVersion, Zc, cols, cfg: "DriftThresholds") -> float:
-    """95th percentile of the largest angle between the subspace of ``version`` and
-    those of ``cfg.n_boot`` bootstrap resamples of its models (same columns)."""
+def _angle_noise(version: MatrixVersion, base, cols, cfg: "DriftThresholds") -> float:
+    """95th percentile of the largest angle between the subspace ``base`` of ``version``
+    (:func:`benchmark_subspace` on ``cols``) and those of ``cfg.n_boot`` bootstrap
+    resamples of its models (same columns)."""
+    from scipy.linalg import subspace_angles
+
     if cfg.n_boot < 1:
         return 0.0
     rng = np.random.default_rng(cfg.seed)
-    base, n = benchmark_subspace(Zc, cols), version.values.shape[0]
+    n = version.values.shape[0]
     angles = [np.degrees(subspace_angles(base, benchmark_subspace(
         _completed_z(version.values[rng.integers(0, n, n)], version.scales), cols))).max()
         for _ in range(cfg.n_boot)]  # a loop over resamples, each fit vectorised
@@ -214,10 +218,6 @@ def benchmark_subspace(Zc, cols) -> np.ndarray:
 
 
 def _probes(Y, scales, ids, cfg: DriftThresholds) -> tuple:
-    try:
-        from benchpress.predict.probes import ProbeSearch
-    except ImportError:  # pragma: no cover - the probe module ships with the package
-        return None, None, "probe selection unavailable", None
     if Y.shape[0] < 3 or Y.shape[1] <= cfg.probes_k:
         return None, None, "matrix too small for probe selection", None
     search = ProbeSearch(cfg.probe_method).fit(Y, scales, benchmark_ids=ids)
@@ -244,7 +244,7 @@ def profile(version: MatrixVersion, cfg: DriftThresholds | None = None) -> Versi
     return VersionProfile(
         label=version.label, n_models=int(Y.shape[0]), n_benchmarks=int(Y.shape[1]),
         n_cells=int(obs.sum()), fill=float(obs.mean()), var1=var1, var2=var2, var3=var3,
-        best_rank=int(errs.sort("medae")["rank"][0]),
+        best_rank=best_rank(errs),
         rank_medae=dict(zip(errs["rank"].to_list(), errs["medae"].to_list())),
         medae=float(res.overall.medae), per_benchmark=per_b, probes=probes,
         probes_medae=probes_medae, probes_note=note, search_=search,
@@ -294,6 +294,8 @@ def _worst_models(old: VersionProfile, old_v: MatrixVersion, new_v: MatrixVersio
 def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
             new_v: MatrixVersion, cfg: DriftThresholds | None = None) -> Transition:
     """Compare two consecutive profiles and raise the alarms of ``cfg``."""
+    from scipy.linalg import subspace_angles  # here, not at the top: slow to import
+
     cfg = cfg or DriftThresholds()
     idx_old = {b: k for k, b in enumerate(old.benchmark_ids_)}
     shared = [b for b in new.benchmark_ids_ if b in idx_old]
@@ -304,7 +306,7 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
         A = benchmark_subspace(old.Zc_, [idx_old[b] for b in shared])
         B = benchmark_subspace(new.Zc_, cols_new)
         angles = sorted(np.degrees(subspace_angles(A, B)).tolist(), reverse=True)
-        noise = _angle_noise(new_v, new.Zc_, cols_new, cfg)
+        noise = _angle_noise(new_v, B, cols_new, cfg)
     added = removed = []
     changed = regret = None
     if old.probes is not None and new.probes is not None:

@@ -47,6 +47,7 @@ __all__ = [
     "folds_to_json",
     "evaluate",
     "compute_metrics",
+    "fold_fits",
 ]
 
 APE_EPS = 1e-6
@@ -291,6 +292,27 @@ def _factory(method, params):
     raise UsageError("method must be a method name or a predictor instance")
 
 
+def fold_fits(build, Y, scales: BenchmarkScales, folds: Folds):
+    """Hide each fold's cells and refit: yields ``k, i, j, fitted`` per fold, with ``i, j``
+    (n_cells,) the held-out cells and ``fitted`` the predictor made by ``build()`` and
+    fitted on ``Y`` (a checked score matrix) without them.
+
+    Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
+    """
+    n_m, n_b = Y.shape
+    for k, cells in enumerate(folds.test_cells):
+        cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+        if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
+            raise BadInputError(f"fold {k}: cell index out of range for a {n_m}x{n_b} matrix")
+        i, j = cells[:, 0], cells[:, 1]
+        unobserved = int(np.isnan(Y[i, j]).sum())
+        if unobserved:
+            raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
+        Yt = Y.copy()
+        Yt[i, j] = np.nan
+        yield k, i, j, build().fit(Yt, scales)
+
+
 def evaluate(method, Y, scales: BenchmarkScales, folds: Folds, *, model_ids=None,
              benchmark_ids=None, **params) -> EvaluationResult:
     """Hide each fold's cells, refit, predict them, and score the predictions.
@@ -322,18 +344,8 @@ def evaluate(method, Y, scales: BenchmarkScales, folds: Folds, *, model_ids=None
     parts = []
     t0 = time.perf_counter()
     with single_blas_thread():
-        for k, cells in enumerate(folds.test_cells):
-            cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
-            if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
-                raise BadInputError(f"fold {k}: cell index out of range for a {n_m}x{n_b} matrix")
-            i, j = cells[:, 0], cells[:, 1]
-            actual = Y[i, j]
-            if np.isnan(actual).any():
-                raise BadInputError(f"fold {k}: {int(np.isnan(actual).sum())} held-out cells are not observed")
-            Yt = Y.copy()
-            Yt[i, j] = np.nan
-            pred = build().fit(Yt, scales).complete(keep_observed=False)[i, j]
-            parts.append((k, i, j, actual, pred))
+        for k, i, j, fitted in fold_fits(build, Y, scales, folds):
+            parts.append((k, i, j, Y[i, j], fitted.complete(keep_observed=False)[i, j]))
     seconds = time.perf_counter() - t0
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)
     ii = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, int)

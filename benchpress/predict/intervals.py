@@ -32,7 +32,7 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores
-from benchpress.predict.evaluate import Folds, make_folds
+from benchpress.predict.evaluate import Folds, fold_fits, make_folds
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records", "calibrate",
@@ -213,9 +213,9 @@ class IntervalCalibrator:
         """
         self._fitted()
         zhat = np.asarray(zhat, dtype=float)
-        pred = _inverse(transform, zhat, cols)
-        lo = _forward(transform, pred - TRUST_POINTS * points, cols)
-        hi = _forward(transform, pred + TRUST_POINTS * points, cols)
+        pred = transform.inverse_transform(zhat, cols=cols)
+        lo = transform.transform(pred - TRUST_POINTS * points, cols=cols)
+        hi = transform.transform(pred + TRUST_POINTS * points, cols=cols)
         s = self.risk(X)
         n = self.ratios_.size
         cdf_hi = np.searchsorted(self.ratios_, (hi - zhat) / s, side="right") / n
@@ -233,8 +233,8 @@ def score_bounds(transform: ScaleTransform, z_lower, z_upper, cols):
     """Interval bounds ``z_lower, z_upper`` (n_cells,) in the z space of ``transform``, for
     cells in benchmark columns ``cols``, as ``lower, upper`` in score units within each
     benchmark's range."""
-    lower = _inverse(transform, np.asarray(z_lower, dtype=float), cols)
-    upper = _inverse(transform, np.asarray(z_upper, dtype=float), cols)
+    lower = transform.inverse_transform(np.asarray(z_lower, dtype=float), cols=cols)
+    upper = transform.inverse_transform(np.asarray(z_upper, dtype=float), cols=cols)
     # a bound at the logit margin stands for the end of the range itself
     lo, hi = transform.lower[cols], transform.upper[cols]
     margin = 1.0001 * transform.eps / 100.0 * (hi - lo)
@@ -256,11 +256,13 @@ def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, 
             for k, v in (("lower", lower), ("upper", upper), ("trust", trust))}
 
 
-def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator) -> dict:
+def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
+                       support: MatrixSupport | None = None) -> dict:
     """Intervals of every cell of a fitted predictor's completion: a dict of
     (n_models, n_benchmarks) arrays ``predicted`` (also for observed cells), ``lower``,
-    ``upper`` and ``trust``; NaN where there is no prediction."""
-    support = MatrixSupport(predictor)
+    ``upper`` and ``trust``; NaN where there is no prediction. ``support`` may reuse a
+    :class:`MatrixSupport` of ``predictor``."""
+    support = support or MatrixSupport(predictor)
     n_m, n_b = support.P.shape
     i, j = np.repeat(np.arange(n_m), n_b), np.tile(np.arange(n_b), n_m)
     zhat, X = support.cells(i, j)
@@ -292,21 +294,6 @@ def _fold_in(predictor, S2):
     return predictor.fold_in(S2), None
 
 
-def _cols_apply(fn, n_b: int, z, cols):
-    """Apply a per-column map ``fn`` to values ``z`` (n,) lying in columns ``cols`` (n,)."""
-    full = np.full((len(z), n_b), np.nan)
-    full[np.arange(len(z)), cols] = z
-    return fn(full)[np.arange(len(z)), cols]
-
-
-def _inverse(tr: ScaleTransform, z, cols):
-    return _cols_apply(tr.inverse_transform, tr.logit.shape[0], z, cols)
-
-
-def _forward(tr: ScaleTransform, y, cols):
-    return _cols_apply(tr.transform, tr.logit.shape[0], y, cols)
-
-
 def _records(parts: list) -> dict:
     keys = ("fold", "i", "j", "actual", "predicted", "zhat", "residual_z", "X", "model_count",
             "point")
@@ -316,7 +303,7 @@ def _records(parts: list) -> dict:
 
 
 def _part(k, support, Y, i, j, predicted, zhat, X, counts, pts) -> dict:
-    za = _forward(support.transform, Y[i, j], j)
+    za = support.transform.transform(Y[i, j], cols=j)
     keep = np.isfinite(zhat)
     vals = {"fold": np.full(i.size, k), "i": i, "j": j, "actual": Y[i, j],
             "predicted": predicted, "zhat": zhat, "residual_z": za - zhat, "X": X, "model_count": counts,
@@ -330,17 +317,15 @@ def heldout_records(method, Y, scales: BenchmarkScales, folds: Folds, **params) 
     Returns a dict of arrays of shape (n_cells,) (``X``: (n_cells, n_features)): ``fold,
     i, j, actual, predicted, zhat`` (prediction in the interval space), ``residual_z,
     X, model_count`` (the model's training score count), ``point``; and ``transforms``,
-    the interval space of each fold.
+    the interval space of each fold. Held-out cells must be observed in ``Y``
+    (:func:`~benchpress.predict.evaluate.fold_fits`).
     """
     from benchpress.predict.predictor import make_predictor
 
     Y = check_scores(Y, scales)
     pts, parts = point_size(scales, Y), []
-    for k, cells in enumerate(folds.test_cells):
-        i, j = np.asarray(cells, dtype=np.int64).reshape(-1, 2).T
-        Yt = Y.copy()
-        Yt[i, j] = np.nan
-        support = MatrixSupport(make_predictor(method, **params).fit(Yt, scales))
+    for k, i, j, fitted in fold_fits(lambda: make_predictor(method, **params), Y, scales, folds):
+        support = MatrixSupport(fitted)
         zhat, X = support.cells(i, j)
         parts.append(_part(k, support, Y, i, j, support.P[i, j], zhat, X,
                            support.row_count[i], pts))

@@ -102,8 +102,6 @@ class ALSPredictor(BasePredictor):
         if self.regression_weight > 0:
             self.regression_ = PairwiseRegression(power=self.regression_power).fit(Z)
             self.regression_z_ = self.regression_.predict(Z)
-        # benchmarks without any training score cannot be predicted
-        self.predictable_ = self.transform_.n_observed_ > 0
 
     def _blend(self, Z_als: np.ndarray, Z_reg: np.ndarray | None) -> np.ndarray:
         if self.regression_ is None:
@@ -111,13 +109,9 @@ class ALSPredictor(BasePredictor):
         w = self.regression_weight
         return np.where(np.isnan(Z_reg), Z_als, (1.0 - w) * Z_als + w * Z_reg)
 
-    def _to_scores(self, Z: np.ndarray) -> np.ndarray:
-        P = self.transform_.inverse_transform(Z)
-        return np.where(self.predictable_, P, np.nan)
-
     def _predict(self) -> np.ndarray:
         reg = self.regression_z_ if self.regression_ is not None else None
-        return self._to_scores(self._blend(self.ensemble_.predict(), reg))
+        return self.transform_.to_scores(self._blend(self.ensemble_.predict(), reg))
 
     def complete_spread(self) -> np.ndarray:
         """Per-cell std of the starts' predictions in score units, (n_models, n_benchmarks).
@@ -126,7 +120,8 @@ class ALSPredictor(BasePredictor):
         """
         self._fitted()
         reg = self.regression_z_ if self.regression_ is not None else None
-        return self._to_scores(self._blend(self.ensemble_.predict_starts(), reg)).std(axis=0)
+        Zs = self._blend(self.ensemble_.predict_starts(), reg)
+        return self.transform_.to_scores(Zs).std(axis=0)
 
     def fold_in(self, scores, *, refit: bool = False, return_spread: bool = False):
         """Predict full rows for new models from their known scores.
@@ -147,22 +142,21 @@ class ALSPredictor(BasePredictor):
         ndarray, same shape as ``scores`` (and the spread if requested).
         """
         self._fitted()
-        S = np.asarray(scores, dtype=float)
-        one = S.ndim == 1
-        S2 = check_scores(np.atleast_2d(S), self.scales_)
         if refit:
             if return_spread:
                 raise UsageError("return_spread is only available with refit=False")
-            out = self._fold_in_refit(S2)
-            return out[0] if one else out
+            return super().fold_in(scores)
+        S = np.asarray(scores, dtype=float)
+        one = S.ndim == 1
+        S2 = check_scores(np.atleast_2d(S), self.scales_)
         Z_new = self.transform_.transform(S2)
         with single_blas_thread():
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
             Zs = self._blend(self.ensemble_.fold_in_starts(Z_new), reg)
-        out = self._to_scores(Zs.mean(axis=0))
+        out = self.transform_.to_scores(Zs.mean(axis=0))
         if not return_spread:
             return out[0] if one else out
-        spread = self._to_scores(Zs).std(axis=0)
+        spread = self.transform_.to_scores(Zs).std(axis=0)
         return (out[0], spread[0]) if one else (out, spread)
 
 

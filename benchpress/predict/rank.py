@@ -29,8 +29,8 @@ from benchpress.predict.base import check_scores
 from benchpress.predict.evaluate import Folds, evaluate
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["RankDiagnostics", "rank_errors", "complete_submatrices", "submatrix_variance",
-           "rank_diagnostics"]
+__all__ = ["RankDiagnostics", "rank_errors", "best_rank", "complete_submatrices",
+           "submatrix_variance", "rank_diagnostics"]
 
 
 
@@ -48,6 +48,12 @@ def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9)) -> 
         rows.append({"rank": int(r), "medae": m.medae, "medape": m.medape, "within3": m.within3,
                      "within5": m.within5, "fold_medae_mean": m.fold_medae_mean})
     return pl.DataFrame(rows)
+
+
+def best_rank(errs: pl.DataFrame) -> int:
+    """The rank with the lowest pooled MedAE in :func:`rank_errors` output (the lowest
+    rank among ties)."""
+    return int(errs["rank"][errs["medae"].arg_min()])
 
 
 def complete_submatrices(observed, *, min_rows: int = 10,
@@ -138,7 +144,7 @@ def rank_diagnostics(Y, scales: BenchmarkScales, folds: Folds, *, ranks=range(1,
     """Run both rank checks (see module doc)."""
     Y = check_scores(Y, scales)
     errs = rank_errors(Y, scales, folds, ranks)
-    best = int(errs["rank"][errs["medae"].arg_min()])  # the lowest rank among ties
+    best = best_rank(errs)
     rows = []
     for r, c in complete_submatrices(~np.isnan(Y), min_rows=min_rows,
                                      min_cols=min_cols):

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy.special import ndtr
 
 from benchpress.errors import BadInputError
 
@@ -175,6 +174,8 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
         minus runner-up, score points) and ``p_ahead`` (normal approximation of
         P(leader ahead of runner-up); 1 when both are observed).
     """
+    from scipy.special import ndtr  # imported here: scipy.special is slow to import
+
     V = np.atleast_2d(np.asarray(values, dtype=float))
     O = np.atleast_2d(np.asarray(observed, dtype=bool))
     n_cmp, n_b = V.shape

@@ -165,39 +165,54 @@ class ScaleTransform:
                    kind=scales.kind)
 
     # ------------------------------------------------------------------ helpers
-    def _check(self, Y: np.ndarray) -> np.ndarray:
+    def _check(self, Y: np.ndarray, cols=None) -> np.ndarray:
         Y = np.asarray(Y, dtype=float)
-        if Y.shape[-1] != self.logit.shape[0]:
+        if cols is not None:
+            if Y.ndim != 1 or Y.shape != np.shape(cols):
+                raise BadInputError(
+                    f"with cols, values and cols must be 1-D and equally long, got "
+                    f"{Y.shape} and {np.shape(cols)}"
+                )
+        elif Y.shape[-1] != self.logit.shape[0]:
             raise BadInputError(
                 f"expected {self.logit.shape[0]} benchmark columns, got {Y.shape[-1]}"
             )
         return Y
 
-    def _span(self) -> tuple[np.ndarray, np.ndarray]:
-        lo = np.where(self.logit, self.lower, 0.0)
-        width = np.where(self.logit, self.upper - self.lower, 1.0)
+    @staticmethod
+    def _at(a: np.ndarray, cols) -> np.ndarray:
+        """Per-benchmark parameter ``a``, or its entries at ``cols`` when given."""
+        return a if cols is None else a[cols]
+
+    def _span(self, cols=None) -> tuple[np.ndarray, np.ndarray]:
+        logit = self._at(self.logit, cols)
+        lo = np.where(logit, self._at(self.lower, cols), 0.0)
+        width = np.where(logit, self._at(self.upper - self.lower, cols), 1.0)
         return lo, width
 
-    def to_latent(self, Y) -> np.ndarray:
-        """Apply only the logit step (no z-scoring); NaN stays NaN. Shape preserved."""
-        Y = self._check(Y)
-        lo, width = self._span()
+    def to_latent(self, Y, *, cols=None) -> np.ndarray:
+        """Apply only the logit step (no z-scoring); NaN stays NaN. Shape preserved.
+
+        With ``cols`` (int array), ``Y`` is 1-D and ``Y[k]`` lies in benchmark ``cols[k]``."""
+        Y = self._check(Y, cols)
+        lo, width = self._span(cols)
         e = self.eps / 100.0
         p = np.clip((Y - lo) / width, e, 1.0 - e)
         with np.errstate(invalid="ignore"):
             lg = np.log(p) - np.log1p(-p)
-        return np.where(self.logit, lg, Y)
+        return np.where(self._at(self.logit, cols), lg, Y)
 
-    def from_latent(self, X, *, clip: bool = True) -> np.ndarray:
+    def from_latent(self, X, *, clip: bool = True, cols=None) -> np.ndarray:
         """Invert :meth:`to_latent` and optionally clip to ``[lower, upper]``."""
-        X = self._check(X)
-        lo, width = self._span()
+        X = self._check(X, cols)
+        lo, width = self._span(cols)
         with np.errstate(over="ignore"):
             sig = lo + width / (1.0 + np.exp(-X))
-        Y = np.where(self.logit, sig, X)
+        Y = np.where(self._at(self.logit, cols), sig, X)
         if clip:
-            Y = np.clip(Y, np.where(np.isnan(self.lower), -np.inf, self.lower),
-                        np.where(np.isnan(self.upper), np.inf, self.upper))
+            lower, upper = self._at(self.lower, cols), self._at(self.upper, cols)
+            Y = np.clip(Y, np.where(np.isnan(lower), -np.inf, lower),
+                        np.where(np.isnan(upper), np.inf, upper))
         return Y
 
     # ------------------------------------------------------------------ API
@@ -229,17 +244,27 @@ class ScaleTransform:
         if not hasattr(self, "mean_"):
             raise NotFittedError("ScaleTransform is not fitted; call fit(Y) first")
 
-    def transform(self, Y) -> np.ndarray:
-        """Scores (..., n_benchmarks) in score units -> z-scored standardized values."""
-        self._fitted()
-        return (self.to_latent(Y) - self.mean_) / self.std_
+    def transform(self, Y, *, cols=None) -> np.ndarray:
+        """Scores (..., n_benchmarks) in score units -> z-scored standardized values.
 
-    def inverse_transform(self, Z, *, clip: bool = True) -> np.ndarray:
-        """Standardized values (..., n_benchmarks) -> scores in score units, clipped to
-        each benchmark's ``[lower, upper]`` when ``clip``."""
+        With ``cols`` (int array), ``Y`` is 1-D and ``Y[k]`` lies in benchmark ``cols[k]``
+        (single cells, without building a full matrix)."""
         self._fitted()
-        Z = self._check(Z)
-        return self.from_latent(Z * self.std_ + self.mean_, clip=clip)
+        X = self.to_latent(Y, cols=cols)
+        return (X - self._at(self.mean_, cols)) / self._at(self.std_, cols)
+
+    def inverse_transform(self, Z, *, clip: bool = True, cols=None) -> np.ndarray:
+        """Standardized values (..., n_benchmarks) -> scores in score units, clipped to
+        each benchmark's ``[lower, upper]`` when ``clip``; ``cols`` as in :meth:`transform`."""
+        self._fitted()
+        Z = self._check(Z, cols)
+        return self.from_latent(Z * self._at(self.std_, cols) + self._at(self.mean_, cols),
+                                clip=clip, cols=cols)
+
+    def to_scores(self, Z) -> np.ndarray:
+        """:meth:`inverse_transform` (clipped), NaN for benchmarks without any score in
+        the fitted matrix (they cannot be predicted). ``Z`` is (..., n_benchmarks)."""
+        return np.where(self.n_observed_ > 0, self.inverse_transform(Z), np.nan)
 
     def fit_transform(self, Y) -> np.ndarray:
         """``fit(Y).transform(Y)``."""
