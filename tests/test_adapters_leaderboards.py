@@ -216,24 +216,17 @@ def test_a_fraction_file_is_converted_and_a_mislabelled_one_refused(home, tmp_pa
         ingest(home, str(wrong), source_id="ep-wrong")
     assert (home.registry / "cells.parquet").read_bytes() == before
     assert not (home.sources / "ep-wrong.yaml").exists()
-    # one stray value is one quarantined row, with its reason
+
+
+@pytest.mark.parametrize("value", ["61", "61%"])
+def test_one_stray_fraction_is_one_quarantined_row_with_its_reason(home, tmp_path, value):
     stray = _runs_csv(tmp_path / "stray", [("GPQA diamond", "acme-5", "0.61"),
                                            ("GPQA diamond", "acme-6", "0.42"),
-                                           ("GPQA diamond", "acme-7", "61")])
+                                           ("GPQA diamond", "acme-7", value)])
     _, report = ingest(home, str(stray), source_id="ep-stray")
     summary = next(s for s in report.sources if s.source_id == "ep-stray")
     assert (summary.rows_accepted, summary.rows_quarantined) == (2, 1)
-    assert "61 is labelled a 0-1 fraction but is above 1" in summary.reasons[0]
-
-
-def test_a_fraction_written_with_a_percent_sign_is_quarantined_as_mislabelled(home, tmp_path):
-    stray = _runs_csv(tmp_path / "pct", [("GPQA diamond", "acme-5", "0.61"),
-                                         ("GPQA diamond", "acme-6", "0.42"),
-                                         ("GPQA diamond", "acme-7", "61%")])
-    _, report = ingest(home, str(stray), source_id="ep-pct")
-    summary = next(s for s in report.sources if s.source_id == "ep-pct")
-    assert (summary.rows_accepted, summary.rows_quarantined) == (2, 1)
-    assert "61% is labelled a 0-1 fraction but is above 1: mislabelled" in summary.reasons[0]
+    assert f"{value} is labelled a 0-1 fraction but is above 1: mislabelled" in summary.reasons[0]
 
 
 def test_epoch_bom_multiline_fields_and_empty_models(home, tmp_path):
