@@ -1,6 +1,9 @@
-# Two entry points for a fresh machine (Python >= 3.11 and git are all it needs):
-#   make main   - install, then run the whole pipeline (dvc repro) offline on the default data
-#   make test   - install, then run the test suite
+# Entry points for a fresh machine (Python >= 3.11, git and make; `make test` also wants
+# Chromium, which `system-deps` installs with apt-get where it can):
+#   make main        - install, then run the whole pipeline (dvc repro) offline on the default data
+#   make test        - install, then run the whole test suite with the package's doctests (CI)
+#   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs and the
+#                      browser test): a couple of minutes, for running often while developing
 # Data come from the mirror folder in params.yaml, ../shared/data (see README: "Offline use").
 
 VENV ?= .venv
@@ -8,7 +11,7 @@ PY := $(VENV)/bin/python
 # empty: the pipeline reads params.yaml's data.mirror; `make main MIRROR=DIR` overrides it
 MIRROR ?=
 
-.PHONY: install system-deps main test clean
+.PHONY: install system-deps main test test-quick clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -22,13 +25,30 @@ main: install
 	$(if $(MIRROR),BENCHPRESS_MIRROR=$(MIRROR)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
 
-# the report test opens the HTML page in headless Chromium (Debian's package)
+# The one system package the tests need: headless Chromium, in which tests/test_report.py opens
+# the HTML report to check that every figure renders. Any of these names on PATH will do;
+# otherwise Debian's `chromium` package is installed with apt-get (as root), or make stops
+# and says what to install.
+CHROMIUM := chromium chromium-browser google-chrome
 system-deps:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
-	  || { echo "install Debian's chromium package (apt-get install chromium) to run the report test"; exit 1; }
+	@for exe in $(CHROMIUM); do command -v $$exe >/dev/null 2>&1 && exit 0; done; \
+	echo "system-deps: no Chromium on PATH ($(CHROMIUM)); the report test renders the HTML report in it"; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "system-deps: no apt-get here: install Chromium yourself, then run make test again" >&2; exit 1; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+	  echo "system-deps: apt-get needs root: run 'sudo apt-get install -y chromium', then make test again" >&2; exit 1; fi; \
+	echo "system-deps: installing Debian's chromium package (apt-get update; apt-get install -y chromium)"; \
+	apt-get update -q && apt-get install -y -q chromium \
+	  || { echo "system-deps: apt-get could not install chromium (see above): install Chromium yourself, then run make test again" >&2; exit 1; }
 
 test: install system-deps
 	$(PY) -m pytest -q
 
+# everything but the tests marked slow (see pyproject.toml's markers)
+test-quick: install
+	$(PY) -m pytest -q -m "not slow"
+
+# what a run makes and git does not keep (metrics/ and plots/ are in git; snapshots/ is
+# precious: every snapshot ever made, restored by `dvc pull`)
 clean:
-	rm -rf $(VENV) .cache registry metrics plots fit
+	rm -rf $(VENV) .cache registry fit probes drift report

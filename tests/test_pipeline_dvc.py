@@ -6,7 +6,10 @@ The story: 2026-02 matrix -> `dvc repro` -> commit; add the 2026-05 matrix -> `d
 -> commit; `dvc repro` again does nothing; one changed score re-runs the stages below it and
 adds exactly one snapshot; `dvc push --all-commits`; a fresh clone `dvc pull`s byte-identical
 snapshots (and an old revision's registry); a fresh clone without the remote re-makes the
-latest snapshot (same content id) offline with `dvc repro`.
+latest snapshot (same content id) offline with `dvc repro`. The predictor's stages write
+metrics and plot data that `dvc metrics diff` and `dvc plots diff` compare across revisions.
+
+Both tests are marked slow (about half the suite's time): `make test-quick` leaves them out.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # the registry's stages (the story below runs the pipeline up to them, `dvc repro
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
-PREDICTOR = {"fit", "evaluate", "intervals", "probes", "drift"}
+PREDICTOR = {"fit", "evaluate", "intervals", "probes", "drift", "plot_data"}
+PLOTS = {"probe_curve", "drift_error", "drift_structure"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
            "acme-2,Acme 2,Acme,2026-11-01,false,gpqa_diamond,{score},"
@@ -56,6 +60,19 @@ def metrics_diff(cwd: Path, rev: str, *flags: str) -> dict:
     """`dvc metrics diff REV --json` (stdout only: warnings go to stderr)."""
     return json.loads(run(cwd, sys.executable, "-m", "dvc", "metrics", "diff", rev, "--json",
                           *flags, stdout_only=True))
+
+
+def plots(cwd: Path, *args: str) -> dict[str, dict]:
+    """`dvc plots show|diff ... --json`: plot id -> {"revisions": [...], "values": [...]}."""
+    out = json.loads(run(cwd, sys.executable, "-m", "dvc", "plots", *args, "--json",
+                         stdout_only=True))
+    found = {}
+    for plot_id, renders in out["data"].items():
+        (render,) = renders
+        assert render["type"] == "vega", plot_id
+        found[plot_id] = {"revisions": sorted(render["revisions"]),
+                          "values": render["content"]["data"]["values"]}
+    return found
 
 
 def dvc(cwd: Path, *args: str) -> str:
@@ -106,6 +123,7 @@ def make_workspace(ws: Path, remote: Path) -> None:
     dvc(ws, "remote", "modify", "store", "url", str(remote))
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("shared_data")
 def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     ws, remote = tmp_path / "ws", tmp_path / "remote"
@@ -181,6 +199,7 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
         (ws / "metrics" / "registry.json").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"
@@ -197,6 +216,19 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert probes  # the probe report of the newest snapshot
     completed = (ws / "fit" / "completed.parquet")
     assert completed.is_file()
+    # plot data: the greedy probe curve (one record per k) and drift by snapshot (one here)
+    curve = json.loads((ws / "plots" / "probe_curve.json").read_text())
+    steps = probes["selection"]["steps"]
+    assert [r["k"] for r in curve] == list(range(1, len(steps) + 1))
+    assert [r["medae"] for r in curve] == [s["medae"] for s in steps]
+    assert curve[-1]["medae"] == probes["selection"]["medae"]
+    (version,) = json.loads((ws / "plots" / "drift.json").read_text())
+    assert version["version"] == 1 and version["var2"] == drift["var2"]
+    assert version["medae"] == drift["medae"]
+    shown = plots(ws, "show")
+    assert set(shown) == PLOTS
+    assert len(shown["probe_curve"]["values"]) == 2 * len(curve)  # medae and medae_hidden
+    assert [v["var2"] for v in shown["drift_structure"]["values"]] == [drift["var2"]]
     commit(ws, "pipeline")
 
     out = dvc(ws, "repro")
@@ -208,3 +240,9 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     compared = metrics_diff(ws, "HEAD", "--all")
     assert compared["metrics/predictor.json"]["n_cells"] == {"old": 2605, "new": 2605, "diff": 0}
     assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json"}
+    # and the plots across revisions: the committed one beside the new one, whose drift plot
+    # now has the second snapshot
+    both = plots(ws, "diff", "HEAD")
+    assert set(both) == PLOTS and all(p["revisions"] == ["HEAD", "workspace"] for p in both.values())
+    versions = {(v["rev"], v["version"]) for v in both["drift_error"]["values"]}
+    assert versions == {("HEAD", 1), ("workspace", 1), ("workspace", 2)}

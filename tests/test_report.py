@@ -11,10 +11,13 @@ import re
 import shutil
 import subprocess
 
+import pytest
 from click.testing import CliRunner
 
 from benchpress.cli import main
 from benchpress.report import FIGURES
+
+pytestmark = pytest.mark.slow  # a browser: `make test-quick` leaves it out, `make test` runs it
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
