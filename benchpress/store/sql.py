@@ -74,6 +74,20 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
 
 
+def _unique(names: list[str]) -> list[str]:
+    """Column names made unique the way DuckDB does it (`a.*, b.*` gives `id`, `id_1`)."""
+    taken, out = set(names), []
+    for name in names:
+        if name in out:
+            k = 1
+            while f"{name}_{k}" in taken:
+                k += 1
+            name = f"{name}_{k}"
+            taken.add(name)
+        out.append(name)
+    return out
+
+
 def sealed_connection(tables: dict[str, pl.DataFrame], *,
                       memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB, sealed from its first statement, with `tables` registered.
@@ -86,8 +100,11 @@ def sealed_connection(tables: dict[str, pl.DataFrame], *,
         DuckDB's `memory_limit` (for example ``"1GB"``); with no temporary directory a
         query that needs more fails with one line instead of spilling.
     """
-    con = duckdb.connect(":memory:", config={**_SEAL, "memory_limit": memory_limit,
-                                             "lock_configuration": True})
+    con = duckdb.connect(":memory:", config={**_SEAL, "memory_limit": memory_limit})
+    # a connection-level option (DuckDB would draw the bar on stdout, among the rows), then
+    # the lock: from here on no SET is accepted
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET lock_configuration = true")
     for name, df in tables.items():
         con.register(name, df.to_arrow())
     return con
@@ -189,10 +206,11 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     """
     check_select(con, sql, what=what)
     out: dict = {}
+    done = threading.Event()
 
-    def fetch() -> None:
+    def stream() -> None:
+        reader = con.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
         try:
-            reader = con.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
             batches, n = [], 0
             for batch in reader:
                 batches.append(batch)
@@ -200,25 +218,36 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
                 if max_rows is not None and n > max_rows:
                     break
             out["table"] = pa.Table.from_batches(batches, schema=reader.schema)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            out["error"] = exc
+        finally:  # release the stream in this thread, not later in another one
+            reader.close()
 
-    worker = threading.Thread(target=fetch, name="benchpress-sql", daemon=True)
+    def fetch() -> None:
+        try:
+            stream()  # returns with every DuckDB object it made released
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            out["error"] = exc.with_traceback(None)
+        finally:
+            done.set()
+
+    # an interrupted stream may end early without an error: `stopped` says a partial
+    # result is not to be returned
+    stopped = None
     deadline = None if timeout is None else time.monotonic() + timeout
+    threading.Thread(target=fetch, name="benchpress-sql", daemon=True).start()
     try:
-        worker.start()
-        while worker.is_alive():
+        while not done.is_set():
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                con.interrupt()
-                worker.join(10)
-                raise QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
-                                     "(--timeout to change it)")
-            worker.join(0.1 if left is None else min(left, 0.1))
+                stopped = QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
+                                         "(--timeout to change it)")
+                break
+            done.wait(0.1 if left is None else min(left, 0.1))
     except KeyboardInterrupt:
+        stopped = QueryCancelled("SQL query interrupted", interrupted=True)
+    if stopped is not None:
         con.interrupt()
-        worker.join(10)
-        raise QueryCancelled("SQL query interrupted", interrupted=True) from None
+        done.wait(30)
+        raise stopped
     error = out.get("error")
     if isinstance(error, duckdb.OutOfMemoryException):
         raise BadInputError("SQL error: the query needs more memory than its limit "
@@ -227,7 +256,9 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
         raise BadInputError(f"SQL error: {_one_line(error)}") from None
     if error is not None:
         raise error
-    frame = pl.from_arrow(out["table"])
+    table = out["table"]
+    names = _unique(table.column_names)
+    frame = pl.from_arrow(table.rename_columns(names) if names != table.column_names else table)
     truncated = max_rows is not None and frame.height > max_rows
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
 
