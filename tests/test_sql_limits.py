@@ -154,6 +154,9 @@ def test_no_temporary_directory_is_readable(built_2026_05, tmp_path, monkeypatch
     "SELECT * FROM pg_catalog.pg_settings",
     "SELECT * FROM query('SELECT current_setting(''allowed_paths'')')",
     "SELECT * FROM duckdb_extensions()",
+    "SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
+    "'SELECT current_setting(''allowed_paths'')'))",
+    'SELECT * FROM "Duckdb_Settings"()',
     "SELECT * FROM pragma_database_list()",
     "SELECT (SELECT current_setting('secret_directory')) FROM cells LIMIT 1",
 ])

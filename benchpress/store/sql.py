@@ -50,7 +50,8 @@ _SEAL = {
 }
 # functions and catalog tables a query may not name: they disclose settings (paths among
 # them) or run SQL text given as a string
-_DENIED = {"current_setting", "query", "query_table", "which_secret", "getenv", "pg_settings"}
+_DENIED = {"current_setting", "query", "query_table", "json_execute_serialized_sql",
+           "json_deserialize_sql", "which_secret", "getenv", "pg_settings"}
 _DENIED_PREFIXES = ("duckdb_", "pragma_")
 
 
@@ -178,8 +179,9 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
     denied = sorted(n for n in _names(tree, set())
                     if n in _DENIED or n.startswith(_DENIED_PREFIXES))
     if denied:
-        raise BadInputError(f"SQL error: {', '.join(denied)} is not available here (settings "
-                            "and SQL-from-text functions are blocked)")
+        raise BadInputError(f"SQL error: {', '.join(denied)} is not available here (functions "
+                            "that show settings or run SQL text are blocked; "
+                            "information_schema.tables lists the tables)")
 
 
 def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
