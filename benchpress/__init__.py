@@ -1,7 +1,8 @@
 """BenchPress Registry: cited LLM benchmark scores and a rank-2 score predictor."""
 
+from benchpress.version import __version__
+
 __all__ = ["BenchPress", "__version__"]
-__version__ = "0.1.0"
 
 
 def __getattr__(name):

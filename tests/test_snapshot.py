@@ -18,7 +18,8 @@ from benchpress.store.snapshot import (
     create_snapshot, get_snapshot, list_snapshots, resolve_snapshot, table_digest, verify_snapshot,
 )
 from benchpress.store.sql import query
-from benchpress.store.tables import TABLE_NAMES
+from benchpress.store.tables import TABLE_NAMES, write_folder_atomic
+from benchpress.version import __version__
 from tests.conftest import BP_2026_05, make_home
 
 URL = "https://acme.example/blog/acme-2"
@@ -42,6 +43,7 @@ def test_create_freezes_a_byte_copy_with_a_full_manifest(built_2026_05):
             (home.registry / f"{name}.parquet").read_bytes()
     m = json.loads((snap.path / "manifest.json").read_text())
     assert m["id"] == snap.id and m["tags"] == ["may"] and m["created_at"].startswith("20")
+    assert m["benchpress_version"] == __version__
     assert set(m["tables"]) == set(TABLE_NAMES)
     assert all(len(t["content_sha256"]) == 64 and len(t["file_sha256"]) == 64
                for t in m["tables"].values())
@@ -191,3 +193,25 @@ def test_a_damaged_manifest_is_one_clear_error(tmp_path):
     res = CliRunner().invoke(main, ["snapshot", "list", "--home", str(home.root)])
     assert res.exit_code == 1
     assert res.stderr.startswith(f"Error: {snap.path / 'manifest.json'}: unreadable manifest")
+
+
+def test_write_folder_atomic_is_whole_or_absent(tmp_path):
+    """The one folder writer behind builds and snapshots: a failed fill leaves nothing; a
+    replacement swaps the whole folder and removes the old one; the marker holds the
+    document computed from the filled folder."""
+    target = tmp_path / "t"
+
+    def failing(tmp):
+        (tmp / "a.txt").write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_folder_atomic(target, failing, "marker.json", lambda tmp: {})
+    assert list(tmp_path.iterdir()) == []
+    for text in ("one", "two"):
+        write_folder_atomic(target, lambda tmp, text=text: (tmp / "a.txt").write_text(text),
+                            "marker.json",
+                            lambda tmp: {"files": sorted(p.name for p in tmp.iterdir())})
+        assert (target / "a.txt").read_text() == text
+        assert json.loads((target / "marker.json").read_text()) == {"files": ["a.txt"]}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]

@@ -16,7 +16,7 @@ from benchpress.cli.common import (
 )
 from benchpress.errors import BadInputError, UsageError
 from benchpress.home import Home
-from benchpress.store.sql import query
+from benchpress.store.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryCancelled, execute
 from benchpress.store.snapshot import list_snapshots, resolve_snapshot
 from benchpress.store.tables import read_table, readable, registry_exists
 
@@ -195,17 +195,34 @@ def accept(alias, canonical_id, kind, note, home):
 @click.option("--param", "-p", "params", multiple=True, type=(str, str),
               help="Bind $NAME to VALUE (repeatable).")
 @click.option("--snapshot", default=None, help="Query a snapshot (id, tag or 'latest').")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT,
+              show_default=True, metavar="SECONDS", help="Stop the query after this long.")
+@click.option("--max-rows", type=click.IntRange(min=1), default=DEFAULT_MAX_ROWS,
+              show_default=True, help="Print at most this many rows (a note on stderr says when "
+              "more matched).")
 @format_option()
 @home_option
 @handle_errors
-def sql(sql_text, params, snapshot, fmt, home):
+def sql(sql_text, params, snapshot, timeout, max_rows, fmt, home):
     """Run a read-only SQL query over the registry's views.
 
     Tables: models, benchmarks, scores (every observation), cells (resolved), aliases,
     sources, quarantine. Views: matrix (wide), conflicts (losing observations),
     source_values, source_kinds, source_comparison (leaderboard beside vendor value) and
-    source_disagreements (more than 5 points apart)."""
-    render(query(resolve_snapshot(home, snapshot), sql_text, dict(params) or None), fmt)
+    source_disagreements (more than 5 points apart). The query runs in a sealed DuckDB
+    (no file access) with a time limit, a memory limit and a row cap; Ctrl-C stops it (exit 130)."""
+    try:
+        result = execute(resolve_snapshot(home, snapshot), sql_text, dict(params) or None,
+                         timeout=timeout, max_rows=max_rows)
+    except (KeyboardInterrupt, QueryCancelled) as exc:
+        if isinstance(exc, QueryCancelled) and not exc.interrupted:
+            raise
+        click.echo("Error: SQL query interrupted", err=True)
+        sys.exit(130)
+    render(result.frame, fmt)
+    if result.truncated:
+        stderr.print(f"note: showing the first {max_rows} rows; more matched (--max-rows to "
+                     "show more, or narrow the query)", highlight=False, markup=False)
 
 
 @click.command()

@@ -22,12 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
-from benchpress.errors import BadInputError, RegistryError
+from benchpress.errors import RegistryError
 from benchpress.home import Home
 from benchpress.store.snapshot import resolve_snapshot
+from benchpress.store.sql import DEFAULT_TIMEOUT, run_select, sealed_connection
 from benchpress.store.tables import read_table, registry_exists
 
 __all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE"]
@@ -76,19 +76,15 @@ class RegistryDiff:
             "cells": {c: rows(self.cells, c) for c in ("added", "removed", "changed")},
         }
 
-    def query(self, sql: str) -> pl.DataFrame:
-        """Run one SELECT over the diff's tables (summary, models, benchmarks, merged, cells)."""
-        con = duckdb.connect(":memory:")
-        for name, df in self.tables().items():
-            con.register(name, df.to_arrow())
-        con.execute("SET enable_external_access = false")
+    def query(self, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT,
+              max_rows: int | None = None) -> pl.DataFrame:
+        """Run one SELECT over the diff's tables (summary, models, benchmarks, merged, cells)
+        in a sealed DuckDB, under the limits of `store.sql.run_select`."""
+        con = sealed_connection(self.tables())
         try:
-            statements = con.extract_statements(sql)
-            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-                raise BadInputError("only a single SELECT query is allowed over a diff")
-            return pl.from_arrow(con.sql(sql).to_arrow_table())
-        except duckdb.Error as exc:
-            raise BadInputError(f"SQL error: {exc}") from exc
+            return run_select(con, sql, timeout=timeout, max_rows=max_rows, what="a diff").frame
+        finally:
+            con.close()
 
     def write(self, folder: Path) -> list[Path]:
         """Write every table as `<folder>/<name>.parquet`; returns the paths."""

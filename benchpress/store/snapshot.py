@@ -1,17 +1,19 @@
 """Frozen, content-addressed registry versions under `snapshots/`.
 
 A snapshot is a folder `snapshots/<id>/` holding a byte-for-byte copy of the registry's
-Parquet tables (plus `views.sql` and `build.json`, so `store.sql.connect` works on it) and a
-`manifest.json`: id, tags, creation time, the content hash and row count of every table, the
-sources with their raw-file hashes, and the registry's headline figures.
+Parquet tables (plus `build.json`, so it reads like a registry folder) and a `manifest.json`:
+id, tags, creation time, the content hash, file hash and row count of every table, the
+sources with their raw-file hashes, and the registry's headline figures. Reading a table
+checks its file hash (`tables.read_table`); no SQL text is kept in or run from a snapshot
+(a `views.sql` left by older versions is ignored: the views come from the package).
 
 The id is the first 16 hex digits of a sha256 over the tables' *content* (each table sorted
 on all its columns and dumped as CSV, with its schema), so the same data gives the same id and
 one changed cell gives a new one. Columns that record when a file was fetched
 (`retrieved_at`) are left out of the hash: fetching the same file again is not new data.
 
-Creation is atomic: the files are written into `snapshots/.tmp-*`, fsynced, and the folder
-is renamed into place as the last step; a run killed half-way leaves only a hidden temporary
+Creation is atomic (`tables.write_folder_atomic`): the files are written into
+`snapshots/.tmp-*`, fsynced, and the folder is renamed into place as the last step; a run killed half-way leaves only a hidden temporary
 folder, which the next `create_snapshot` removes. The data of an existing snapshot never
 changes; only its manifest's `tags` list can grow (rewritten atomically).
 """
@@ -19,23 +21,23 @@ changes; only its manifest's `tags` list can grow (rewritten atomically).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
 
-from benchpress import __version__
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
 from benchpress.home import Home
 from benchpress.store.tables import (
-    TABLE_NAMES, fsync_path, locked, read_table, recover, registry_exists, write_json_atomic,
+    TABLE_NAMES, file_sha256, locked, read_table, recover, registry_exists, write_folder_atomic,
+    write_json_atomic,
 )
+from benchpress.version import __version__
 
 __all__ = [
     "Snapshot",
@@ -50,7 +52,7 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
-_EXTRA_FILES = ("views.sql", "build.json")
+_EXTRA_FILES = ("build.json",)
 _VOLATILE = {"retrieved_at"}           # when a file was fetched, not what it says
 _RESERVED = {"latest", "current"}
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$")
@@ -132,8 +134,6 @@ def _check_tag(tag: str) -> None:
 
 def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: dict[str, str],
               tag: str | None) -> dict:
-    from benchpress.adapters.fetch import sha256_of
-
     return {
         "id": sid,
         "tags": [tag] if tag else [],
@@ -142,7 +142,7 @@ def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: 
         "tables": {
             name: {"content_sha256": digests[name],
                    "file": f"{name}.parquet",
-                   "file_sha256": sha256_of(folder / f"{name}.parquet")}
+                   "file_sha256": file_sha256(folder / f"{name}.parquet")}
             for name in TABLE_NAMES
         },
         "counts": {name: tables[name].height for name in TABLE_NAMES},
@@ -203,22 +203,12 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
         if target.exists():
             raise RegistryError(f"{target}: a folder without {MANIFEST} is in the way; "
                                 "move it out of snapshots/ and try again")
-        tmp = Path(tempfile.mkdtemp(dir=home.snapshots, prefix=".tmp-"))
-        try:
+        def fill(tmp: Path) -> None:
             for name in (*(f"{t}.parquet" for t in TABLE_NAMES), *_EXTRA_FILES):
                 shutil.copyfile(home.registry / name, tmp / name)
-            # the manifest goes last: a folder with one is complete
-            manifest = _manifest(sid, tmp, tables, digests, tag)
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
-                                        encoding="utf-8")
-            for f in tmp.iterdir():
-                fsync_path(f)
-            os.chmod(tmp, 0o755)
-            os.rename(tmp, target)
-            fsync_path(home.snapshots)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+
+        write_folder_atomic(target, fill, MANIFEST,
+                            lambda tmp: _manifest(sid, tmp, tables, digests, tag), prefix=".tmp-")
         return Snapshot.load(target), True
 
 
@@ -262,14 +252,14 @@ def resolve_snapshot(home: Home, ref: str | None) -> Path:
 
 
 def verify_snapshot(snapshot: Snapshot) -> list[str]:
-    """Problems found when checking a snapshot (empty when sound).
+    """Problems found when checking a snapshot (empty when sound), one line each.
 
     Every table must match the file and content hashes in the manifest, the id must match
-    the content, and every table must still meet its contract (pandera, `lazy=True`).
+    the content, and every table must still meet its contract (pandera, `lazy=True`). A
+    file that cannot be decoded is one problem, not an exception.
     """
     import pandera.errors
 
-    from benchpress.adapters.fetch import sha256_of
     from benchpress.validate.schemas import TABLES
 
     problems = []
@@ -277,12 +267,19 @@ def verify_snapshot(snapshot: Snapshot) -> list[str]:
     for name in TABLE_NAMES:
         entry = snapshot.manifest.get("tables", {}).get(name, {})
         path = snapshot.path / f"{name}.parquet"
-        if not path.is_file():
-            problems.append(f"{path}: missing")
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.append(f"{path}: cannot be read ({exc.strerror})")
             continue
-        if sha256_of(path) != entry.get("file_sha256"):
+        if hashlib.sha256(data).hexdigest() != entry.get("file_sha256"):
             problems.append(f"{path}: file hash differs from the manifest")
-        df = pl.read_parquet(path)
+        try:
+            df = pl.read_parquet(io.BytesIO(data))
+        except (Exception, pl.exceptions.PanicException) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            problems.append(f"{path}: not readable Parquet ({reason})")
+            continue
         digests[name] = table_digest(df)
         try:
             TABLES[name].validate(df, lazy=True)

@@ -1,13 +1,17 @@
 """Reading and atomically replacing the registry's Parquet tables.
 
 A build writes every table into a fresh sibling folder and then swaps it in with two
-renames; `recover` finishes or undoes a swap that a crash interrupted, so a reader always
-finds one whole registry (the old one or the new one), never a mix.
+renames (`write_folder_atomic`, which snapshots use too); `recover` finishes or undoes a swap
+that a crash interrupted, so a reader always finds one whole registry (the old one or the new
+one), never a mix. `read_table` serves a table only when its bytes match the digest its
+folder recorded (a snapshot's manifest, a registry's build.json).
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import io
 import json
 import os
 import shutil
@@ -20,8 +24,9 @@ import polars as pl
 
 from benchpress.errors import RegistryError
 
-__all__ = ["TABLE_NAMES", "write_registry", "write_atomic", "write_json_atomic", "fsync_path",
-           "read_table", "readable", "recover", "locked", "registry_exists", "require_registry"]
+__all__ = ["TABLE_NAMES", "write_registry", "write_folder_atomic", "write_atomic",
+           "write_json_atomic", "fsync_path", "file_sha256", "read_table", "readable", "recover",
+           "locked", "registry_exists", "require_registry"]
 
 TABLE_NAMES = ("models", "benchmarks", "scores", "cells", "aliases", "sources", "quarantine")
 
@@ -59,28 +64,71 @@ def locked(lock_file: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: dict,
-                   views_sql: str) -> None:
-    """Write all tables to a new folder, then swap it in place of `registry`."""
-    registry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=registry.parent, prefix=f".{registry.name}.tmp-"))
+def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: str,
+                        document: Callable[[Path], dict], *, prefix: str | None = None) -> None:
+    """Make the folder `target` whole or not at all.
+
+    `fill(tmp)` writes the files into a fresh hidden sibling folder; `document(tmp)` then
+    gives the JSON written last as `marker` (a folder holding its marker is complete).
+    Every file and the folder are fsynced, and the folder is renamed into place: onto a
+    missing `target` with one rename, else by two renames (the old folder waits in
+    `<target>.old` until the new one is in; `recover` finishes or undoes a swap cut short).
+    The temporary folder is removed when any step before the renames fails.
+
+    Parameters
+    ----------
+    target : Path
+        The folder to create or replace.
+    fill : callable
+        Writes the folder's files into the path it is given.
+    marker : str
+        File name of the completion marker (``build.json``, ``manifest.json``).
+    document : callable
+        Returns the marker's JSON document, given the filled temporary folder.
+    prefix : str, optional
+        Name prefix of the temporary folder (default ``.<target name>.tmp-``).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=prefix or f".{target.name}.tmp-"))
     try:
-        for name in TABLE_NAMES:
-            tables[name].write_parquet(tmp / f"{name}.parquet", statistics=False)
-        (tmp / "views.sql").write_text(views_sql, encoding="utf-8")
-        # build.json last: its presence marks the folder as complete
-        (tmp / "build.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n",
-                                        encoding="utf-8")
+        fill(tmp)
+        doc = document(tmp)
+        (tmp / marker).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         for f in tmp.iterdir():
             fsync_path(f)
+        os.chmod(tmp, 0o755)
+        fsync_path(tmp)
+        if not target.exists():
+            os.rename(tmp, target)
+            fsync_path(target.parent)
+            return
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = _old(registry)
-    if registry.exists():
-        os.replace(registry, old)
-    os.replace(tmp, registry)
+    old = _old(target)
+    os.replace(target, old)
+    os.replace(tmp, target)
+    fsync_path(target.parent)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: dict,
+                   views_sql: str) -> None:
+    """Write all tables to a new folder, then swap it in place of `registry`.
+
+    `build.json` (the marker) is `manifest` plus ``files``: the sha256 of every file written,
+    which `read_table` checks before it serves a table. `views.sql` is a reference copy of
+    the package's view definitions; nothing ever executes it.
+    """
+    def fill(tmp: Path) -> None:
+        for name in TABLE_NAMES:
+            tables[name].write_parquet(tmp / f"{name}.parquet", statistics=False)
+        (tmp / "views.sql").write_text(views_sql, encoding="utf-8")
+
+    def document(tmp: Path) -> dict:
+        return dict(manifest, files={f.name: file_sha256(f) for f in sorted(tmp.iterdir())})
+
+    write_folder_atomic(registry, fill, "build.json", document)
 
 
 def readable(registry: Path) -> Path:
@@ -127,5 +175,77 @@ def require_registry(registry: Path) -> Path:
     return readable(registry)
 
 
+def file_sha256(path: Path) -> str:
+    """sha256 (hex) of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# sha256 of files already hashed in this process, by (path, size, mtime_ns, inode)
+_DIGESTS: dict[tuple, str] = {}
+
+
+def _expected_digests(folder: Path) -> tuple[str, dict[str, str] | None]:
+    """(label, {file name: sha256}) for a registry or snapshot folder.
+
+    A snapshot's `manifest.json` holds the digest of every table it froze; a registry's
+    `build.json` holds them under ``files`` since builds record them (None for a registry
+    built before: nothing to check against until it is rebuilt).
+    """
+    manifest = folder / "manifest.json"
+    if manifest.is_file():
+        try:
+            doc = json.loads(manifest.read_text(encoding="utf-8"))
+            label = f"snapshot {doc['id']}"
+            return label, {entry["file"]: entry["file_sha256"] for entry in doc["tables"].values()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise RegistryError(f"{manifest}: unreadable manifest ({exc}); restore it with "
+                                "`dvc checkout snapshots`") from None
+    try:
+        files = json.loads((folder / "build.json").read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise RegistryError(f"{folder / 'build.json'}: unreadable ({exc}); rebuild with "
+                            "`benchpress build`") from None
+    return f"registry {folder}", files if isinstance(files, dict) else None
+
+
 def read_table(registry: Path, name: str) -> pl.DataFrame:
-    return pl.read_parquet(require_registry(registry) / f"{name}.parquet")
+    """One table of a registry or snapshot folder, checked against its recorded digest.
+
+    The bytes read are the bytes hashed and parsed, so what is served is what was checked.
+    A file is hashed once per process: later reads of the same (path, size, mtime, inode)
+    reuse the digest.
+
+    Raises
+    ------
+    RegistryError
+        No registry yet; the file is missing, differs from its manifest digest, or cannot
+        be decoded as Parquet (always one line).
+    """
+    folder = require_registry(registry)
+    label, expected = _expected_digests(folder)
+    path = folder / f"{name}.parquet"
+    restore = ("restore it with `dvc checkout snapshots`" if label.startswith("snapshot")
+               else "rebuild with `benchpress build`")
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read()
+    except OSError as exc:
+        raise RegistryError(f"{label}: {path.name} cannot be read ({exc.strerror}); {restore}") from None
+    if expected is not None:
+        key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+        digest = _DIGESTS.get(key) or hashlib.sha256(data).hexdigest()
+        if digest != expected.get(path.name):
+            raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
+                                f"(damaged or edited: {path}); {restore}")
+        _DIGESTS[key] = digest
+    try:
+        return pl.read_parquet(io.BytesIO(data))
+    except (Exception, pl.exceptions.PanicException) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RegistryError(f"{label}: {path.name} is not readable Parquet ({reason}); "
+                            f"{restore}") from None

@@ -1,11 +1,7 @@
--- DuckDB views over the registry's Parquet tables. {dir} is the registry folder.
-CREATE OR REPLACE VIEW models AS SELECT * FROM read_parquet('{dir}/models.parquet');
-CREATE OR REPLACE VIEW benchmarks AS SELECT * FROM read_parquet('{dir}/benchmarks.parquet');
-CREATE OR REPLACE VIEW scores AS SELECT * FROM read_parquet('{dir}/scores.parquet');
-CREATE OR REPLACE VIEW cells AS SELECT * FROM read_parquet('{dir}/cells.parquet');
-CREATE OR REPLACE VIEW aliases AS SELECT * FROM read_parquet('{dir}/aliases.parquet');
-CREATE OR REPLACE VIEW sources AS SELECT * FROM read_parquet('{dir}/sources.parquet');
-CREATE OR REPLACE VIEW quarantine AS SELECT * FROM read_parquet('{dir}/quarantine.parquet');
+-- DuckDB views over the registry's tables, defined by the package (never read from a data
+-- folder). `store.sql.connect` registers the verified tables models, benchmarks, scores,
+-- cells, aliases, sources, quarantine and matrix (wide), plus _scores_in_file_order (scores
+-- with their file_row_number), in a sealed connection, then runs this file.
 -- every observation that lost to the resolved cell's winner
 CREATE OR REPLACE VIEW conflicts AS
     SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, c.source_id AS resolved_source,
@@ -25,7 +21,7 @@ CREATE OR REPLACE VIEW source_values AS
                row_number() OVER (PARTITION BY model_id, benchmark_id, source_id
                                   ORDER BY coalesce(audit_status, '') = 'dropped', file_row_number) AS _rank,
                count(*) OVER (PARTITION BY model_id, benchmark_id, source_id) AS n_observations
-        FROM read_parquet('{dir}/scores.parquet', file_row_number = true)
+        FROM _scores_in_file_order
     )
     WHERE _rank = 1;
 -- source_kinds: a source is a leaderboard when most of its observations are leaderboard runs
