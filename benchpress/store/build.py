@@ -15,7 +15,7 @@ import polars as pl
 
 from benchpress.adapters import get_adapter
 from benchpress.adapters.fetch import fetch, sha256_of, tree_sha256
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, as_os_error
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.resolve import resolve_cells
@@ -228,13 +228,16 @@ def build_locked(home: Home, *, mirror: Path | None = None,
         begin(home, intent)
     try:
         write_registry(home.registry, tables, manifest, VIEWS_SQL)
-    except BaseException:
+    except BaseException as exc:
         try:  # a failed swap puts the old registry back, then the journal decides
             recover(home.registry)
             if intent is not None:
                 settle(home)
         except OSError:
             pass  # (a read-only or full disk) the next writer's recovery does it
+        fault = as_os_error(exc, home.registry) if isinstance(exc, Exception) else None
+        if fault is not None and fault is not exc:  # polars' wrapped IO error: name the folder
+            raise fault from exc
         raise
     if intent is not None:
         finish(home, intent)

@@ -38,13 +38,16 @@ def _invisible(ch: str) -> bool:
         unicodedata.category(ch) == "Zs" and ch != " ")
 
 
-def identifier_problem(raw: str) -> str | None:
+def identifier_problem(raw: str, *, paths: bool = True) -> str | None:
     """Why `raw` cannot be an id (a short phrase), or None when it is acceptable.
 
     Parameters
     ----------
     raw : str
         The id as given (before NFKC normalisation).
+    paths : bool
+        Refuse path separators and "..". A source file's ids may carry a vendor or router
+        prefix ("openai/o3"), which `normalize` strips on purpose: pass False for those.
 
     Returns
     -------
@@ -60,10 +63,10 @@ def identifier_problem(raw: str) -> str | None:
     if hidden:
         return (f"contains an invisible character U+{ord(hidden[0]):04X} "
                 f"({unicodedata.name(hidden[0], 'unnamed')})")
-    for sep in ("/", "\\"):
+    for sep in ("/", "\\") if paths else ():
         if sep in text:
             return f"contains a path separator '{sep}'"
-    if ".." in text:
+    if paths and ".." in text:
         return "contains '..' (path traversal)"
     foreign = [ch for ch in text if not ch.isascii()]
     if foreign:
