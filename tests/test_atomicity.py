@@ -127,3 +127,94 @@ def test_killed_ingest_leaves_the_registry_unchanged(home, where):
     assert not list(home.root.glob(".registry.tmp-*"))
     assert query(home.registry, "SELECT count(*) AS n FROM cells")["n"][0] == 2
     assert {f"{t}.parquet" for t in TABLE_NAMES} <= set(_files(home.registry))
+
+
+# --- faults of the file system: one line, exit 1, nothing partial left (issue 14 item 8) ---
+
+def _cli(args, *, fsize: int | None = None):
+    """Run the CLI as a user does; `fsize` is a file size limit in bytes (`ulimit -f`)."""
+    import resource
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("benchpress")
+    argv = [str(script)] if script.is_file() else [
+        sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    return subprocess.run(argv + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limit if fsize else None)
+
+
+def _leftovers(home) -> list[str]:
+    patterns = [".registry.tmp-*", "registry.old", ".benchpress-journal.json*",
+                "sources/.*.pending", "sources/.tmp-*", "snapshots/.tmp-*"]
+    return [str(p) for pattern in patterns for p in home.root.glob(pattern)]
+
+
+@pytest.fixture
+def big_home(tmp_path):
+    """A registry whose tables are larger than the 20 KB file size limit used below."""
+    from benchpress.store.ingest import ingest
+
+    home = make_home(tmp_path / "big")
+    ingest(home, str(BP_2026_05), source_id="bp")
+    add_model(home, "acme-2", {"hle": 20.1}, source_url="https://acme.example/blog/acme-2")
+    return home
+
+
+@pytest.mark.parametrize("command", [
+    ["build"], ["snapshot", "create"],
+    ["add-model", "acme-3", "--scores", "hle=25", "--source", "https://acme.example/3"],
+])
+def test_a_file_size_limit_is_one_line_and_leaves_nothing(big_home, command):
+    registry, releases = _files(big_home.registry), big_home.releases_csv.read_bytes()
+    result = _cli([*command, "--home", big_home.root], fsize=20_000)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: could not write ")
+    assert "file too large" in result.stderr and "(EFBIG)" in result.stderr
+    assert _files(big_home.registry) == registry and big_home.releases_csv.read_bytes() == releases
+    assert _leftovers(big_home) == []
+    assert list_snapshots(big_home) == []
+
+
+@pytest.fixture
+def read_only_home(big_home, tmp_path):
+    """`big_home` seen through a read-only path: a read-only bind mount as root (root
+    ignores permission bits), the write bits removed otherwise."""
+    import os
+    import stat
+
+    if os.geteuid() == 0:
+        view = tmp_path / "ro"
+        view.mkdir()
+        subprocess.run(["mount", "--bind", "-o", "ro", str(big_home.root), str(view)], check=True)
+        yield big_home, view
+        subprocess.run(["umount", str(view)], check=True)
+    else:
+        folders = [big_home.root, *(p for p in big_home.root.rglob("*") if p.is_dir())]
+        for folder in folders:
+            folder.chmod(folder.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+        yield big_home, big_home.root
+        for folder in folders:
+            folder.chmod(folder.stat().st_mode | stat.S_IWUSR)
+
+
+@pytest.mark.parametrize("command", [
+    ["build"], ["snapshot", "create"],
+    ["add-model", "acme-3", "--scores", "hle=25", "--source", "https://acme.example/3"],
+    ["ingest", str(REPO / "sources" / "releases.csv"), "--id", "more"],
+])
+def test_a_read_only_home_is_one_line(read_only_home, command):
+    home, view = read_only_home
+    registry = _files(home.registry)
+    result = _cli([*command, "--home", view])
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: could not ")
+    assert ("read-only file system (EROFS)" in result.stderr
+            or "permission denied (EACCES)" in result.stderr)
+    assert str(view) in result.stderr
+    assert _files(home.registry) == registry and _leftovers(home) == []

@@ -3,16 +3,17 @@
 `add-model` and `ingest` change two things: a file under `sources/` (the new
 `releases.csv`, a source config) and the registry. Under the registry lock they:
 
-1. write the candidate files beside their targets (`sources/.releases.csv.pending`);
-2. build the registry from the candidates into a temporary folder;
-3. write this journal (which source id, the digest the registry will record for it,
-   the config to save, candidate -> target renames), fsynced;
-4. swap the new registry in (`tables.write_registry`): **the commit point**;
+1. write the candidate file beside its target (`sources/.releases.csv.pending`);
+2. build the tables from it (`store.build.build_locked`, reading the candidate);
+3. write this journal (the source id, the digest the registry will record for it, the
+   config to save, candidate -> target renames), fsynced;
+4. write the new registry into a temporary folder and swap it in
+   (`tables.write_registry`): the swap is **the commit point**;
 5. roll forward: save the config, rename each candidate over its target, delete the journal.
 
 `settle`, run by the next writer under the lock (after `tables.recover`), finishes a
 transaction a crash interrupted: if the registry's `build.json` records the journal's
-digest for its source, the registry holds the new rows and steps 5 are redone (each is
+digest for its source, the registry holds the new rows and step 5 is redone (each part is
 idempotent); otherwise the registry is the old one and the candidates are deleted. So a
 row is in `releases.csv` only once the registry holds it, and a reported success is durable.
 """
