@@ -218,3 +218,25 @@ def test_a_read_only_home_is_one_line(read_only_home, command):
             or "permission denied (EACCES)" in result.stderr)
     assert str(view) in result.stderr
     assert _files(home.registry) == registry and _leftovers(home) == []
+
+
+def test_concurrent_add_models_lose_cleanly(home):
+    """Five add-models at once: each either lands (in releases.csv and the registry) or is
+    refused at the lock having written nothing; the file is never rewritten by a loser."""
+    import csv as csv_module
+
+    from benchpress.store.tables import read_table
+
+    script = __import__("pathlib").Path(sys.executable).with_name("benchpress")
+    procs = {f"acme-c{k}": subprocess.Popen(
+        [str(script), "add-model", f"acme-c{k}", "--scores", f"hle={30 + k}",
+         "--source", f"https://acme.example/c{k}", "--home", str(home.root)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(5)}
+    outcome = {m: (p.wait(timeout=120), p.stderr.read()) for m, p in procs.items()}
+    won = {m for m, (code, _) in outcome.items() if code == 0}
+    lost = {m for m, (code, err) in outcome.items() if code == 1 and "another build is running" in err}
+    assert won and won | lost == set(procs), outcome
+    with open(home.releases_csv, encoding="utf-8", newline="") as fh:
+        in_csv = {r["model_id"] for r in csv_module.DictReader(fh)}
+    in_registry = set(read_table(home.registry, "scores")["model_id"])
+    assert in_csv == in_registry == {"acme-2"} | won
