@@ -217,3 +217,13 @@ def test_ingest_exit_codes_tell_refused_from_landed_with_rejects(seeded, tmp_pat
 ])
 def test_csv_safe_defuses_formulas(value, safe):
     assert csv_safe(value) == safe
+
+
+def test_csv_safe_frame_matches_csv_safe_cell_by_cell():
+    from benchpress.validate.text import csv_safe_frame
+
+    cells = ["=cmd|'/c calc'!A1", "ok", None, "-1", "\tz", "@x", "a=b", "+"]
+    frame = pl.DataFrame({"name": cells, "n": list(range(len(cells)))})
+    safe = csv_safe_frame(frame)
+    assert safe["name"].to_list() == [csv_safe(v) for v in cells]
+    assert safe["n"].to_list() == frame["n"].to_list()

@@ -20,10 +20,12 @@ import datetime as dt
 import re
 import unicodedata
 
+import polars as pl
+
 from benchpress.errors import BadInputError
 
 __all__ = ["MAX_ID_LENGTH", "identifier_problem", "check_identifier", "date_problem",
-           "check_date", "csv_safe"]
+           "check_date", "csv_safe", "csv_safe_frame"]
 
 MAX_ID_LENGTH = 100
 
@@ -117,3 +119,21 @@ def csv_safe(value):
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
+
+
+def csv_safe_frame(rows: pl.DataFrame) -> pl.DataFrame:
+    """`csv_safe` over every String column of `rows` (vectorised), for a CSV writer:
+    ``render(...)`` in `cli.common` and `complete --out x.csv` call it before `write_csv`.
+
+    Parameters
+    ----------
+    rows : pl.DataFrame, shape (n, k)
+
+    Returns
+    -------
+    pl.DataFrame, shape (n, k)
+        The same frame; String cells starting with = + - @ tab or CR gain a leading "'".
+    """
+    risky = pl.col(pl.String).str.contains(r"^[=+\-@\t\r]")
+    return rows.with_columns(pl.when(risky).then(pl.lit("'") + pl.col(pl.String))
+                             .otherwise(pl.col(pl.String)).name.keep())
