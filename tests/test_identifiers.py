@@ -227,3 +227,15 @@ def test_csv_safe_frame_matches_csv_safe_cell_by_cell():
     safe = csv_safe_frame(frame)
     assert safe["name"].to_list() == [csv_safe(v) for v in cells]
     assert safe["n"].to_list() == frame["n"].to_list()
+
+
+def test_aliases_accept_refuses_invisible_and_look_alike_ids(seeded):
+    before = (seeded.schemas / "aliases.csv").read_bytes()
+    for alias in ("o3\u200bmini", "\u043e3-mini"):
+        result = run("aliases", "accept", alias, "o3-mini", "--home", seeded.root)
+        assert result.exit_code == 1 and result.stderr.startswith("Error: model alias ")
+    assert (seeded.schemas / "aliases.csv").read_bytes() == before
+    assert run("aliases", "accept", "acme-one", "acme-1", "--home", seeded.root).exit_code == 0
+    added = (seeded.schemas / "aliases.csv").read_text().splitlines()[-1]
+    assert added == "model,acme-one,acme-1,accepted suggestion,"
+    assert not list(seeded.schemas.glob(".*.tmp"))
