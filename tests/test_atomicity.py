@@ -240,3 +240,51 @@ def test_concurrent_add_models_lose_cleanly(home):
         in_csv = {r["model_id"] for r in csv_module.DictReader(fh)}
     in_registry = set(read_table(home.registry, "scores")["model_id"])
     assert in_csv == in_registry == {"acme-2"} | won
+
+
+@pytest.mark.parametrize("where, committed", [
+    ("before the journal", False), ("writing the tables", False),
+    ("after the swap", True), ("after the rename", True),
+])
+def test_killed_add_model_rolls_back_or_forward(home, where, committed):
+    """SIGKILL at each step of add-model's transaction: the next command leaves the row in
+    both releases.csv and the registry (killed after the commit point) or in neither."""
+    import csv as csv_module
+
+    from benchpress.store.build import build
+    from benchpress.store.journal import journal_path
+    from benchpress.store.tables import read_table
+
+    hook = {
+        "before the journal": "kill_after(build_module, 'begin', 0)",
+        "writing the tables": "kill_after(polars.DataFrame, 'write_parquet', 3)",
+        "after the swap": "kill_after(build_module, 'finish', 0)",
+        # journal_path: settle, begin, then finish's last step (removing the journal)
+        "after the rename": "kill_after(journal_module, 'journal_path', 2)",
+    }[where]
+    _run_killed(f"""
+        import polars
+        from pathlib import Path
+        import benchpress.store.build as build_module
+        import benchpress.store.journal as journal_module
+        from benchpress.home import Home
+        from benchpress.store.releases import add_model
+        {hook}
+        add_model(Home(Path({str(home.root)!r})), "acme-3", {{"hle": 25.0}},
+                  source_url="https://acme.example/blog/acme-3")
+    """)
+    # what the kill left: a candidate file, and from the journal step on, the journal
+    assert (home.sources / ".releases.csv.pending").exists() == (where != "after the rename")
+    assert journal_path(home).exists() == (where != "before the journal")
+    build(home)  # the next command settles the interrupted transaction first
+
+    def models():
+        with open(home.releases_csv, encoding="utf-8", newline="") as fh:
+            in_csv = {r["model_id"] for r in csv_module.DictReader(fh)}
+        return in_csv, set(read_table(home.registry, "scores")["model_id"])
+
+    expected = {"acme-2", "acme-3"} if committed else {"acme-2"}
+    assert models() == (expected, expected)
+    assert not journal_path(home).exists() and _leftovers(home) == []
+    add_model(home, "acme-4", {"hle": 30.0}, source_url="https://acme.example/blog/acme-4")
+    assert models() == (expected | {"acme-4"},) * 2
