@@ -116,7 +116,7 @@ def test_a_newer_citation_supersedes_and_both_are_kept(seeded):
     new = "https://acme.example/blog2"
     result = run("add-model", "acme-1", "--scores", "hle=25", "--source", new, "--home", seeded.root)
     assert result.exit_code == 0, result.stderr
-    assert "model 'acme-1' already has 1 score(s) in releases.csv" in result.stderr
+    assert "model 'acme-1' is already recorded (1 score(s) in releases.csv)" in result.stderr
     assert f"hle: 25 from {new} supersedes 20.0 from {URL} (both kept" in result.stderr
     cells = query(seeded.registry, "SELECT score, reference_url FROM cells WHERE model_id = 'acme-1'")
     assert cells.rows() == [(25.0, new)]
@@ -125,6 +125,7 @@ def test_a_newer_citation_supersedes_and_both_are_kept(seeded):
     assert conflicts.rows() == [(20.0, URL)]
     lines = _release_lines(seeded, "acme-1")
     assert len(lines) == 2 and all(",Acme,2026-10-01," in line for line in lines)
+    assert lines[0].endswith(f",{new},official_blog,,") and lines[1].endswith(f",superseded by {new}")
     assert read_table(seeded.registry, "quarantine").height == 0
 
 

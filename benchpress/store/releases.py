@@ -32,7 +32,7 @@ from benchpress.home import Home
 from benchpress.store.build import BuildReport, build_locked
 from benchpress.store.journal import journal_path, pending_path, settle
 from benchpress.store.sources import SourceConfig
-from benchpress.store.tables import locked, readable, recover
+from benchpress.store.tables import TABLE_NAMES, locked, readable, recover
 from benchpress.validate.contracts import Contracts, load_contracts
 from benchpress.validate.normalize import BenchmarkResolver, canonical_model_id, model_alias_map
 from benchpress.validate.prepare import SourceInfo, prepare_source
@@ -112,7 +112,7 @@ def _merge(existing: list[dict], new: list[dict], resolver: BenchmarkResolver,
                                     f"{option} '{given}' contradicts it (edit the file to change it)")
             for row in new:
                 row[col] = row[col] or have or ""
-        notes.append(f"model '{mid}' already has {len(mine)} score(s) in releases.csv; adding to it")
+        notes.append(f"model '{mid}' is already recorded ({len(mine)} score(s) in releases.csv)")
     for row in new:
         bid, value, url = row["benchmark_id"], float(row["score"]), row["reference_url"]
         same = [i for i in mine if resolver.resolve(existing[i]["benchmark_id"])[0] == bid]
@@ -129,6 +129,8 @@ def _merge(existing: list[dict], new: list[dict], resolver: BenchmarkResolver,
         elif kind:
             old = existing[kind[0]]
             before.setdefault(min(kind), []).append(row)
+            for i in kind:  # kept for audit, marked
+                rows[i]["notes"] = "; ".join(filter(None, [rows[i].get("notes"), f"superseded by {url}"]))
             rewritten = True
             notes.append(f"{bid}: {value:g} from {url} supersedes {old['score']} from "
                          f"{old.get('reference_url')} (both kept; the older one shows in `conflicts`)")
@@ -149,7 +151,8 @@ def _same_value(text: str | None, value: float) -> bool:
 
 def _counts(home: Home) -> dict[str, int]:
     manifest = readable(home.registry) / "build.json"
-    return json.loads(manifest.read_text())["counts"] if manifest.is_file() else {}
+    counts = json.loads(manifest.read_text())["counts"] if manifest.is_file() else {}
+    return {name: counts[name] for name in TABLE_NAMES if name in counts}
 
 
 def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url: str,
