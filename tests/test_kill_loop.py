@@ -13,7 +13,8 @@ the user runs them (subprocesses), at least 50 kills, with the invariants checke
 
 A small home (releases.csv and one small source) keeps each command near half a second, so
 the loop stays well under ~90 s on two cores; each kill lands at a random delay between a
-fifth of the command's calibrated run time and its end (never above 1.5 s).
+fifth of the command's calibrated run time and a little past its end (never above
+1.5 s), so that some runs also finish and report success between the kills.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from benchpress.store.tables import TABLE_NAMES, locked, recover
 from tests.conftest import REPO, make_home
 
 MIN_KILLS = 50
-TIME_BUDGET_S = 80.0
+TIME_BUDGET_S = 85.0
 HEADER = "model_id,benchmark_id,score,reference_url,source_type\n"
 
 
@@ -140,7 +141,7 @@ def test_random_sigkills_leave_no_lost_or_phantom_rows(tmp_path, monkeypatch):
     while kills < MIN_KILLS and time.perf_counter() - started < TIME_BUDGET_S:
         k += 1
         name = rng.choice(sorted(runtime))
-        delay = min(1.5, rng.uniform(0.2, 1.05) * runtime[name])
+        delay = min(1.5, rng.uniform(0.2, 1.2) * runtime[name])
         code, err = _run(cli + _commands(home.root, inputs, k)[name], delay)
         runs += 1
         if code == -signal.SIGKILL:
