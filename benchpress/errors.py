@@ -1,5 +1,11 @@
 """Exceptions raised by the library; the CLI turns them into one-line messages."""
 
+from __future__ import annotations
+
+import errno
+import os
+import re
+
 __all__ = [
     "BenchPressError",
     "BadInputError",
@@ -9,7 +15,16 @@ __all__ = [
     "SnapshotNotFound",
     "NotFittedError",
     "UsageError",
+    "EXIT_BAD_INPUT",
+    "EXIT_USAGE",
+    "EXIT_LANDED_WITH_REJECTS",
+    "describe_os_error",
+    "as_os_error",
 ]
+
+EXIT_BAD_INPUT = 1            # refused: nothing changed (or a fault: disk full, read-only)
+EXIT_USAGE = 2                # arguments that do not fit together
+EXIT_LANDED_WITH_REJECTS = 3  # ingest: the good rows landed, the rest are in quarantine
 
 
 class BenchPressError(Exception):
@@ -42,3 +57,51 @@ class NotFittedError(BenchPressError):
 
 class UsageError(BenchPressError):
     """Arguments that do not fit together."""
+
+
+_OS_REASONS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EFBIG: "file too large (a file size limit such as `ulimit -f`)",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EDQUOT: "disk quota exceeded",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line naming the path and the operating system's reason.
+
+    >>> describe_os_error(OSError(28, "No space left on device", "/ws/registry/x.parquet"))
+    'could not write /ws/registry/x.parquet: no space left on the device (ENOSPC)'
+    """
+    reason = _OS_REASONS.get(exc.errno) or (exc.strerror or str(exc)).strip()
+    code = errno.errorcode.get(exc.errno) if exc.errno is not None else None
+    writing = exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EDQUOT)
+    # a copy's error names (source, destination): a write fault is the destination's
+    where = exc.filename2 if writing and exc.filename2 is not None else exc.filename
+    if where is None:  # polars and friends put the path in the text only
+        text = str(exc)
+        where = next((w.strip("'\":,") for w in text.split() if os.sep in w), None)
+    verb = "write" if writing else "access"
+    return (f"could not {verb} {where or 'a file'}: {reason}"
+            + (f" ({code})" if code else ""))
+
+
+_OS_ERROR_TEXT = re.compile(r"\(os error (\d+)\)")
+
+
+def as_os_error(exc: BaseException, path: os.PathLike | str | None = None) -> OSError | None:
+    """`exc` as an OSError when it is one, or wraps one in its text (polars reports a failed
+    write as ``ComputeError: ... File too large (os error 27)``); None otherwise.
+
+    >>> as_os_error(RuntimeError("parquet: underlying IO error: File too large (os error 27)"), "/r").errno
+    27
+    """
+    if isinstance(exc, OSError):
+        return exc
+    found = _OS_ERROR_TEXT.search(str(exc))
+    if not found:
+        return None
+    code = int(found.group(1))
+    return OSError(code, os.strerror(code), None if path is None else str(path))

@@ -172,3 +172,31 @@ def test_release_csv_rows_are_named_by_the_line_they_start_on(seeded, tmp_path):
     _, report = ingest(seeded, str(csv_file), source_id="hand", adapter="releases-csv")
     reasons = next(s for s in report.sources if s.source_id == "hand").reasons
     assert len(reasons) == 1 and reasons[0].startswith("hand line 4: field 'score'")
+
+
+def test_quarantine_fields_are_keyed_by_check_name_not_wording():
+    """Every named check the contracts define has an entry in CHECK_MESSAGES, and the field a
+    failure blames comes from that entry (changing a message's words cannot move it)."""
+    from benchpress.validate.prepare import validate_rows
+    from benchpress.validate.schemas import CHECK_MESSAGES, TABLES, ScoreCheck
+
+    named = {check.name for schema in [*TABLES.values(), ScoreCheck]
+             for check in schema.to_schema().checks}
+    named |= {check.name for schema in [*TABLES.values(), ScoreCheck]
+              for column in schema.to_schema().columns.values() for check in column.checks
+              if not check.name.startswith(("str_", "is_in", "isin", "greater", "less", "in_range"))}
+    assert named - {"bounds_ordered"} <= set(CHECK_MESSAGES), named - set(CHECK_MESSAGES)
+    frame = pl.DataFrame({c: [None] for c in ScoreCheck.to_schema().columns},
+                         schema={c: (pl.Float64 if c in ("score", "lower", "upper") else
+                                     pl.Boolean if c == "derived" else pl.String)
+                                 for c in ScoreCheck.to_schema().columns})
+    frame = frame.with_columns(model_id=pl.lit("m"), benchmark_id=pl.lit("b"), score=pl.lit(5.0),
+                               score_raw=pl.lit("5"), source_id=pl.lit("s"), source_type=pl.lit("t"),
+                               derived=pl.lit(False), raw_model_id=pl.lit("m"),
+                               raw_benchmark_id=pl.lit("b"), row=pl.lit("1"),
+                               retrieved_at=pl.lit(""), ingest_id=pl.lit("i"),
+                               id_problem=pl.lit("contains x"))
+    failures = validate_rows(ScoreCheck, frame)
+    # the first failing check names the field; every reason is kept
+    assert failures.rows() == [(0, "model_id", f"{CHECK_MESSAGES['clean_model_id'][1]}; "
+                                               f"{CHECK_MESSAGES['known_scale'][1]}")]

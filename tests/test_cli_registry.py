@@ -40,9 +40,9 @@ def test_ingest_prints_a_summary_and_the_source_id(tmp_path):
     assert "bp (benchpress-page): read 2604, accepted 2604, merged by normalization 0, quarantined 0" in result.stderr
 
 
-def test_ingest_with_rejected_rows_exits_1_but_keeps_them(ws):
+def test_ingest_with_rejected_rows_exits_3_and_keeps_them(ws):
     result = run("ingest", MATRIX_2026_02, "--id", "m02", "--home", ws)
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # landed with rejects: not the 1 of a refused file
     assert "quarantined 8" in result.stderr
     assert "m02 scores[615]: field 'row': duplicate of an earlier row (scores[351])" in result.stderr
     assert "Error: 8 row(s) were rejected and kept in the quarantine table" in result.stderr

@@ -14,7 +14,7 @@ from benchpress.cli.common import (
     format_option, handle_errors, home_option, mirror_option, parse_scores, progress_bar, render,
     stderr,
 )
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryCancelled, execute
 from benchpress.store.snapshot import list_snapshots, resolve_snapshot
@@ -44,6 +44,10 @@ def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
         if len(s.reasons) > 20:
             stderr.print(f"  ... and {len(s.reasons) - 20} more (SELECT * FROM quarantine)")
         rejected += s.rows_quarantined
+    for line in report.warnings:
+        stderr.print(f"warning: {line}", highlight=False, markup=False)
+    for line in report.notes:
+        stderr.print(line, highlight=False, markup=False)
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     stderr.print(f"registry: {counts}")
     return rejected
@@ -77,12 +81,16 @@ def init(directory: Path, no_git: bool):
 @click.option("--licence", help="Licence of the data, recorded with the source.")
 @click.option("--url", help="Canonical URL of a local file (its citation, e.g. a model card's page).")
 @click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
-@click.option("--allow-rejects", is_flag=True, help="Exit 0 even if rows were quarantined.")
+@click.option("--allow-rejects", is_flag=True,
+              help="Exit 0 even if rows were quarantined (default: exit 3, the good rows landed).")
 @mirror_option
 @home_option
 @handle_errors
 def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, mirror, home):
-    """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry."""
+    """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry.
+
+    Exit 0: every row landed; 1: refused, nothing changed; 2: bad usage; 3: the good rows
+    landed and the rest are in the quarantine table (--allow-rejects: exit 0)."""
     from benchpress.store.build import build as build_registry
     from benchpress.store.ingest import ingest as ingest_source
 
@@ -99,8 +107,10 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
         rejected = _print_report(report, only={sid})
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:
-        raise BadInputError(f"{rejected} row(s) were rejected and kept in the quarantine table "
-                            "(see above; --allow-rejects to accept)")
+        click.echo(f"Error: {rejected} row(s) were rejected and kept in the quarantine table; the "
+                   f"other rows landed (see above; exit {EXIT_LANDED_WITH_REJECTS}; "
+                   "--allow-rejects to exit 0)", err=True)
+        sys.exit(EXIT_LANDED_WITH_REJECTS)
 
 
 @click.command()
@@ -136,7 +146,7 @@ def pull(mirror, home):
 @click.option("--scores", "scores_text", required=True, help='"gpqa_diamond=71.2,hle=20.1"')
 @click.option("--source", "source_url", required=True, help="Citation URL for these scores.")
 @click.option("--name", help="Display name (default: MODEL_ID).")
-@click.option("--provider")
+@click.option("--provider", help="Who makes the model (e.g. OpenAI).")
 @click.option("--release-date", help="YYYY-MM-DD")
 @click.option("--reasoning/--no-reasoning", default=None)
 @click.option("--source-type", default="official_blog", show_default=True)
@@ -148,6 +158,11 @@ def add_model(model_id, scores_text, source_url, name, provider, release_date, r
     """Add a new model release with cited scores (kept in sources/releases.csv)."""
     from benchpress.store.releases import add_model as add_release
 
+    named = [p.partition("=")[0].strip() for p in scores_text.split(",") if p.strip()]
+    twice = sorted({b for b in named if named.count(b) > 1})
+    if twice:
+        raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
+                         "benchmark once")
     report = add_release(home, model_id, parse_scores(scores_text), source_url=source_url,
                          name=name, provider=provider, release_date=release_date,
                          is_reasoning=reasoning, source_type=source_type, mirror=mirror)

@@ -15,6 +15,7 @@ side. `accept_alias` appends a reviewed row to `schemas/aliases.csv`; the next b
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import polars as pl
@@ -22,9 +23,11 @@ from rapidfuzz import fuzz, process
 
 from benchpress.errors import BadInputError
 from benchpress.store.sources import names_source
+from benchpress.store.tables import locked, write_atomic
 from benchpress.validate.contracts import ALIAS_COLUMNS
 from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
+from benchpress.validate.text import identifier_problem
 
 __all__ = ["suggest_aliases", "accept_alias", "source_filter"]
 
@@ -147,17 +150,28 @@ def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFr
 
 
 def accept_alias(schemas_dir: Path, kind: str, alias: str, canonical_id: str, note: str = "") -> None:
-    """Append an accepted suggestion to schemas/aliases.csv (takes effect on the next build)."""
+    """Add an accepted suggestion to schemas/aliases.csv (takes effect on the next build).
+
+    The file is rewritten atomically under the workspace's lock (`<home>/.benchpress.lock`);
+    ids with invisible or non-ASCII characters are refused (`validate.text`).
+    """
     if kind not in ("model", "benchmark"):
         raise BadInputError(f"alias kind must be 'model' or 'benchmark', not '{kind}'")
+    for what, value in (("alias", alias), ("canonical id", canonical_id)):
+        problem = identifier_problem(value, paths=False)
+        if problem:
+            raise BadInputError(f"{kind} {what} {value[:40]!r} {problem}")
     norm = canonical_model_id if kind == "model" else canonical_benchmark_id
     alias, canonical_id = norm(alias), norm(canonical_id)
     path = schemas_dir / "aliases.csv"
-    with open(path, newline="", encoding="utf-8") as fh:
-        existing = list(csv.DictReader(fh))
-    if any(r["kind"] == kind and r["alias"] == alias for r in existing):
-        raise BadInputError(f"{path}: {kind} alias '{alias}' is already in the table")
-    with open(path, "a", newline="", encoding="utf-8") as fh:
-        csv.DictWriter(fh, fieldnames=ALIAS_COLUMNS, lineterminator="\n").writerow(
+    with locked(schemas_dir.parent / ".benchpress.lock"):
+        text = path.read_text(encoding="utf-8")
+        existing = list(csv.DictReader(io.StringIO(text, newline="")))
+        if any(r["kind"] == kind and r["alias"] == alias for r in existing):
+            raise BadInputError(f"{path}: {kind} alias '{alias}' is already in the table")
+        line = io.StringIO()
+        csv.DictWriter(line, fieldnames=ALIAS_COLUMNS, lineterminator="\n").writerow(
             {"kind": kind, "alias": alias, "canonical_id": canonical_id,
              "origin": "accepted suggestion", "note": note})
+        new_text = (text if text.endswith("\n") or not text else text + "\n") + line.getvalue()
+        write_atomic(path, lambda tmp: tmp.write_text(new_text, encoding="utf-8"))

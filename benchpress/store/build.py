@@ -7,7 +7,7 @@ failed build leaves the last good registry in place.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -15,8 +15,9 @@ import polars as pl
 
 from benchpress.adapters import get_adapter
 from benchpress.adapters.fetch import fetch, sha256_of, tree_sha256
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, as_os_error
 from benchpress.home import Home
+from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import SourceConfig, load_configs
 from benchpress.store.tables import locked, recover, write_registry
@@ -24,7 +25,7 @@ from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
 from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores, Sources
 
-__all__ = ["SourceSummary", "BuildReport", "build", "materialize", "VIEWS_SQL"]
+__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "VIEWS_SQL"]
 
 VIEWS_SQL = (Path(__file__).with_name("views.sql")).read_text(encoding="utf-8")
 
@@ -45,6 +46,8 @@ class SourceSummary:
 class BuildReport:
     sources: list[SourceSummary]
     counts: dict[str, int]          # rows per table
+    warnings: list[str] = field(default_factory=list)  # e.g. sources that disagree on a provider
+    notes: list[str] = field(default_factory=list)     # what a command changed (add-model)
 
 
 def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None) -> tuple[Path, str, str]:
@@ -68,7 +71,22 @@ def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None)
     return got.path, got.sha256, config.retrieved_at or config.published or got.retrieved_at
 
 
-def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> pl.DataFrame:
+def _provider_conflicts(described: pl.DataFrame) -> list[str]:
+    """One warning per model that two sources give different providers (case aside)."""
+    given = (described.filter(pl.col("provider").is_not_null())
+             .with_columns(pl.col("provider").str.strip_chars().str.to_lowercase().alias("_key"))
+             .unique(["model_id", "_key"], keep="first", maintain_order=True))
+    split = given.filter(pl.len().over("model_id") > 1)
+    warnings = []
+    for (mid,), group in split.group_by("model_id", maintain_order=True):
+        (kept, kept_src), *others = group.select("provider", "source_id").rows()
+        warnings.append(f"model '{mid}': sources disagree on the provider; kept '{kept}' "
+                        f"({kept_src}, the first to describe it), not "
+                        + ", ".join(f"'{p}' ({s})" for p, s in others))
+    return warnings
+
+
+def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     described = pl.concat(parts) if parts else pl.DataFrame(schema=Models.to_schema().columns)
     # a model that only appears in scores (a competitor column of a model card) gets a bare row
     bare = (scores.select("model_id", "source_id").unique("model_id", maintain_order=True)
@@ -78,10 +96,12 @@ def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> pl.DataFra
     merged = pl.concat([described.drop("ordinal"), bare], how="diagonal_relaxed")
     cols = [c for c in Models.to_schema().columns if c not in ("model_id", "ordinal")]
     # the first source to describe a model wins; later sources only fill what it left null
-    return (merged.group_by("model_id", maintain_order=True)
-            .agg(pl.col(c).drop_nulls().first() for c in cols)
-            .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"))
-            .select(list(Models.to_schema().columns)))
+    # (a different provider from a later source is reported, not silently dropped)
+    table = (merged.group_by("model_id", maintain_order=True)
+             .agg(pl.col(c).drop_nulls().first() for c in cols)
+             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"))
+             .select(list(Models.to_schema().columns)))
+    return table, _provider_conflicts(described)
 
 
 def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
@@ -104,80 +124,121 @@ def build(home: Home, *, mirror: Path | None = None,
           extra: SourceConfig | None = None) -> BuildReport:
     """Rebuild `home.registry` from every source under `home.sources`.
 
-    `extra` is a source config not saved yet (it replaces a saved one with the same id):
-    `ingest` saves it only once the build has succeeded. `on_source(k, n, source_id)` is
-    called before each of the n sources (progress display).
+    `extra` is a source config not saved yet (it replaces a saved one with the same id): it
+    is saved in the same transaction as the registry swap (see `journal`), so a failed or
+    killed build saves nothing. `on_source(k, n, source_id)` is called before each of the n
+    sources (progress display).
     """
     with locked(home.lock):
+        return build_locked(home, mirror=mirror, on_source=on_source, extra=extra)
+
+
+def build_locked(home: Home, *, mirror: Path | None = None,
+                 on_source: Callable[[int, int, str], None] | None = None,
+                 extra: SourceConfig | None = None, read_from: Path | None = None,
+                 publish: dict[Path, Path] | None = None, settled: bool = False) -> BuildReport:
+    """`build` for a caller that holds the lock already.
+
+    `read_from` is a candidate file read in place of `extra`'s own file (add-model's new
+    `releases.csv`); `publish` maps candidate files to the targets they replace once the
+    registry is committed. Both go through the journal: see `benchpress.store.journal`.
+    `settled` says the caller has run `recover` and `journal.settle` already.
+    """
+    if not settled:
         recover(home.registry)
-        contracts = load_contracts(home.schemas)
-        configs = load_configs(home.sources)
-        if extra is not None:
-            configs = sorted([c for c in configs if c.id != extra.id] + [extra],
-                             key=lambda c: (c.order, c.id))
-        model_parts, declared, score_parts, quarantine_parts = [], [], [], []
-        listed: list[str] = []  # benchmark ids in the order the sources list them
-        source_rows, summaries = [], []
-        for k, config in enumerate(configs):
-            if on_source:
-                on_source(k, len(configs), config.id)
-            adapter = get_adapter(config.adapter)
+        settle(home)
+    contracts = load_contracts(home.schemas)
+    configs = load_configs(home.sources)
+    if extra is not None:
+        configs = sorted([c for c in configs if c.id != extra.id] + [extra],
+                         key=lambda c: (c.order, c.id))
+    model_parts, declared, score_parts, quarantine_parts = [], [], [], []
+    listed: list[str] = []  # benchmark ids in the order the sources list them
+    source_rows, summaries = [], []
+    for k, config in enumerate(configs):
+        if on_source:
+            on_source(k, len(configs), config.id)
+        adapter = get_adapter(config.adapter)
+        if read_from is not None and extra is not None and config.id == extra.id:
+            path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
+        else:
             path, digest, retrieved_at = materialize(home, config, mirror=mirror)
-            try:
-                output = adapter.read(path)
-            except BadInputError as exc:  # name the source, not the cache file
-                origin = config.path or config.url or config.id
-                raise BadInputError(f"source '{config.id}' ({origin}): "
-                                    + str(exc).replace(f"{path}: ", "")) from exc
-            info = SourceInfo(config.id, config.url, retrieved_at, digest[:12],
-                              cites_source=adapter.cites_source)
-            prepared = prepare_source(output, contracts, info)
-            model_parts.append(prepared.models)
-            declared.append(prepared.benchmarks)
-            listed += prepared.listed
-            score_parts.append(prepared.scores)
-            quarantine_parts.append(prepared.quarantine)
-            summary = SourceSummary(
-                config.id, adapter.name, prepared.rows_read, prepared.scores.height,
-                prepared.rows_merged, prepared.quarantine.height,
-                [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
-                 for r in prepared.quarantine.iter_rows(named=True)],
-                list(output.notes),
-            )
-            summaries.append(summary)
-            source_rows.append({
-                "source_id": config.id, "adapter": adapter.name, "url": config.url,
-                "path": config.path, "sha256": digest, "retrieved_at": retrieved_at,
-                "licence": config.licence, "rows_read": summary.rows_read,
-                "rows_accepted": summary.rows_accepted, "rows_merged": summary.rows_merged,
-                "rows_quarantined": summary.rows_quarantined,
-            })
+        try:
+            output = adapter.read(path)
+        except BadInputError as exc:  # name the source, not the cache file
+            origin = config.path or config.url or config.id
+            raise BadInputError(f"source '{config.id}' ({origin}): "
+                                + str(exc).replace(f"{path}: ", "")) from exc
+        info = SourceInfo(config.id, config.url, retrieved_at, digest[:12],
+                          cites_source=adapter.cites_source)
+        prepared = prepare_source(output, contracts, info)
+        model_parts.append(prepared.models)
+        declared.append(prepared.benchmarks)
+        listed += prepared.listed
+        score_parts.append(prepared.scores)
+        quarantine_parts.append(prepared.quarantine)
+        summary = SourceSummary(
+            config.id, adapter.name, prepared.rows_read, prepared.scores.height,
+            prepared.rows_merged, prepared.quarantine.height,
+            [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
+             for r in prepared.quarantine.iter_rows(named=True)],
+            list(output.notes),
+        )
+        summaries.append(summary)
+        source_rows.append({
+            "source_id": config.id, "adapter": adapter.name, "url": config.url,
+            "path": config.path, "sha256": digest, "retrieved_at": retrieved_at,
+            "licence": config.licence, "rows_read": summary.rows_read,
+            "rows_accepted": summary.rows_accepted, "rows_merged": summary.rows_merged,
+            "rows_quarantined": summary.rows_quarantined,
+        })
 
-        scores = (pl.concat(score_parts) if score_parts
-                  else pl.DataFrame(schema=Scores.to_schema().columns))
-        # newer sources rank higher in conflicts: by published (else retrieval) date, then order
-        by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
-                                                c.order, c.id))
-        cells = resolve_cells(scores, contracts.source_priority,
-                              {c.id: k + 1 for k, c in enumerate(by_age)})
-        tables = {
-            "models": _models_table(model_parts, scores),
-            "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),
-            "scores": scores,
-            "cells": cells,
-            "aliases": contracts.aliases.with_columns(pl.col("note").replace("", None)),
-            "sources": pl.DataFrame(source_rows, schema={
-                c: col.dtype.type for c, col in Sources.to_schema().columns.items()}),
-            "quarantine": (pl.concat(quarantine_parts) if quarantine_parts
-                           else pl.DataFrame(schema={c: pl.String for c in Quarantine.to_schema().columns})),
-        }
-        for name, df in tables.items():  # the built tables meet their contracts too
-            if name != "scores":  # rows were checked one by one at ingest
-                TABLES[name].validate(df, lazy=True)
-        manifest = {
-            "counts": {name: df.height for name, df in tables.items()},
-            "sources": {r["source_id"]: r["sha256"] for r in source_rows},
-        }
+    scores = (pl.concat(score_parts) if score_parts
+              else pl.DataFrame(schema=Scores.to_schema().columns))
+    # newer sources rank higher in conflicts: by published (else retrieval) date, then order
+    by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
+                                            c.order, c.id))
+    cells = resolve_cells(scores, contracts.source_priority,
+                          {c.id: k + 1 for k, c in enumerate(by_age)})
+    models, warnings = _models_table(model_parts, scores)
+    tables = {
+        "models": models,
+        "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),
+        "scores": scores,
+        "cells": cells,
+        "aliases": contracts.aliases.with_columns(pl.col("note").replace("", None)),
+        "sources": pl.DataFrame(source_rows, schema={
+            c: col.dtype.type for c, col in Sources.to_schema().columns.items()}),
+        "quarantine": (pl.concat(quarantine_parts) if quarantine_parts
+                       else pl.DataFrame(schema={c: pl.String for c in Quarantine.to_schema().columns})),
+    }
+    for name, df in tables.items():  # the built tables meet their contracts too
+        if name != "scores":  # rows were checked one by one at ingest
+            TABLES[name].validate(df, lazy=True)
+    manifest = {
+        "counts": {name: df.height for name, df in tables.items()},
+        "sources": {r["source_id"]: r["sha256"] for r in source_rows},
+    }
+    if warnings:
+        manifest["warnings"] = warnings
+    intent = None
+    if extra is not None:
+        intent = Intent(extra.id, manifest["sources"][extra.id], asdict(extra),
+                        {str(c): str(t) for c, t in (publish or {}).items()})
+        begin(home, intent)
+    try:
         write_registry(home.registry, tables, manifest, VIEWS_SQL)
-        return BuildReport(summaries, manifest["counts"])
-
+    except BaseException as exc:
+        try:  # a failed swap puts the old registry back, then the journal decides
+            recover(home.registry)
+            if intent is not None:
+                settle(home)
+        except OSError:
+            pass  # (a read-only or full disk) the next writer's recovery does it
+        fault = as_os_error(exc, home.registry) if isinstance(exc, Exception) else None
+        if fault is not None and fault is not exc:  # polars' wrapped IO error: name the folder
+            raise fault from exc
+        raise
+    if intent is not None:
+        finish(home, intent)
+    return BuildReport(summaries, manifest["counts"], warnings)

@@ -23,7 +23,8 @@ from benchpress.validate.normalize import (
     canonical_model_id,
     model_alias_map,
 )
-from benchpress.validate.schemas import Models, Quarantine, ScoreCheck, Scores
+from benchpress.validate.schemas import CHECK_MESSAGES, Models, Quarantine, ScoreCheck, Scores
+from benchpress.validate.text import identifier_problem
 
 __all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
 
@@ -48,19 +49,26 @@ class PreparedSource:
     listed: list[str]          # canonical ids of the source's benchmark list, in its order
 
 
-# the field a table-level check is about, for the quarantine's `field` column
-_CHECK_FIELDS = {
-    "benchmark has no known scale": "benchmark_id",
-    "score outside the benchmark's range": "score",
-    "duplicate of an earlier row": "row",
-}
+def _check_code(check: pl.Expr, column: pl.Expr, context: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """(field, reason) of a failure case, keyed by the check's name (`CHECK_MESSAGES`)."""
+    named = check.is_in(list(CHECK_MESSAGES))
+    table_level = context == "DataFrameSchema"
+    field_of = check.replace_strict({k: v[0] for k, v in CHECK_MESSAGES.items()}, default=None,
+                                    return_dtype=pl.String)
+    text_of = check.replace_strict({k: v[1] for k, v in CHECK_MESSAGES.items()}, default=check,
+                                   return_dtype=pl.String)
+    field = pl.when(table_level).then(field_of).otherwise(column)
+    return field, pl.when(table_level).then(text_of).otherwise(
+        pl.format("{}: {} (value: {})", column, pl.when(named).then(text_of).otherwise(check),
+                  pl.col("failure_case").fill_null("missing")))
 
 
 def validate_rows(schema: type[pa.DataFrameModel], df: pl.DataFrame) -> pl.DataFrame:
     """Failing rows of `df` under `schema` as (index, field, reason); empty when all pass.
 
     Validation runs on the eager frame, so value checks really run (a LazyFrame would only
-    have its column types checked).
+    have its column types checked). A named check's field and wording come from
+    `schemas.CHECK_MESSAGES`; a built-in check is shown as pandera names it.
     """
     try:
         schema.validate(df, lazy=True)
@@ -69,19 +77,10 @@ def validate_rows(schema: type[pa.DataFrameModel], df: pl.DataFrame) -> pl.DataF
         if cases["index"].null_count() == cases.height:
             # a failure of the table as a whole (wrong columns): no row to blame
             raise
+        field, reason = _check_code(pl.col("check"), pl.col("column"), pl.col("schema_context"))
         return (
             cases.filter(pl.col("index").is_not_null())
-            .select(
-                pl.col("index").cast(pl.Int64),
-                pl.when(pl.col("schema_context") == "DataFrameSchema")
-                .then(pl.col("check").replace(_CHECK_FIELDS))
-                .otherwise(pl.col("column")).alias("field"),
-                pl.when(pl.col("schema_context") == "DataFrameSchema")
-                .then(pl.col("check"))
-                .otherwise(pl.format("{}: {} (value: {})", pl.col("column"), pl.col("check"),
-                                     pl.col("failure_case").fill_null("missing")))
-                .alias("reason"),
-            )
+            .select(pl.col("index").cast(pl.Int64), field.alias("field"), reason.alias("reason"))
             .group_by("index", maintain_order=True)
             .agg(pl.col("field").drop_nulls().first(), pl.col("reason").str.join("; "))
         )
@@ -147,6 +146,13 @@ def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInf
     ).to_series()
     raw, unique = out.models.filter(is_first), models.filter(is_first)
     failures = validate_rows(Models, unique.select(list(Models.to_schema().columns)))
+    refused = [(k, f"model id '{m}' {p}") for k, m in enumerate(raw["model_id"])
+               if m and (p := identifier_problem(m, paths=False))]
+    if refused:  # invisible or look-alike letters: not a new model, not merged into one
+        failures = pl.concat([failures, pl.DataFrame(
+            {"index": [k for k, _ in refused], "field": ["model_id"] * len(refused),
+             "reason": [r for _, r in refused]}, schema=failures.schema)]).group_by(
+            "index", maintain_order=True).agg(pl.col("field").first(), pl.col("reason").str.join("; "))
     keep = _drop(unique, failures).select(list(Models.to_schema().columns))
     return keep, _quarantine(raw, failures, "model", info)
 
@@ -171,45 +177,37 @@ def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: Benchmar
     return pl.DataFrame(rows, schema=contracts.benchmarks.schema), listed
 
 
-def _refuse_mislabelled(scores: pl.DataFrame, info: SourceInfo) -> None:
-    fractions = scores.filter(pl.col("unit") == "fraction", pl.col("_value").is_not_null())
-    above = scores.filter(pl.col("_mislabelled"))
-    if fractions.height and above.height * 2 > fractions.height:
-        first = above.row(0, named=True)
-        raise BadInputError(
-            f"source '{info.source_id}': {above.height} of {fractions.height} scores labelled as "
-            f"0-1 fractions are above 1 (first: {first['row']}, field 'score': {first['score_raw']}); "
-            "the file is mislabelled (its scores look like percentages), so nothing was ingested")
-
-
-def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -> PreparedSource:
-    """Normalize and validate one source's rows; see the module docstring."""
-    model_aliases = model_alias_map(contracts)
-    models, q_models = _prepare_models(out, model_aliases, info)
-    resolver = BenchmarkResolver(contracts)
-    declared, listed = _new_benchmarks(out, contracts, resolver)
-    resolver.add_ids(declared["benchmark_id"])  # declared ids now resolve to themselves
-
-    raw = out.scores
+def _resolve_ids(raw: pl.DataFrame, resolver: BenchmarkResolver,
+                 model_aliases: dict[str, str]) -> pl.DataFrame:
+    """Step 1: canonical model and benchmark ids beside the raw ones, `_merged` where an
+    alias or a label (not the id itself) matched, `id_problem` where a raw model id has
+    invisible or non-ASCII characters (refused, not silently dropped from the id)."""
     # each distinct id is resolved once (a leaderboard repeats the same few thousand times)
     by_bench = {b: resolver.resolve(b) for b in raw["benchmark_id"].unique().to_list()}
     by_model = {m: canonical_model_id(m) for m in raw["model_id"].unique().to_list()}
+    problem = {m: identifier_problem(m, paths=False) if m else None for m in by_model}
     resolved = [by_bench[b] for b in raw["benchmark_id"]]
     canon_models = [by_model[m] for m in raw["model_id"]]
-    scales = pl.concat([
-        contracts.benchmarks.select("benchmark_id", "scale", "lower", "upper"),
-        declared.select("benchmark_id", "scale", "lower", "upper"),
-    ])
+    return raw.with_columns(
+        pl.Series("raw_model_id", raw["model_id"].fill_null("")),
+        pl.Series("raw_benchmark_id", raw["benchmark_id"].fill_null("")),
+        pl.Series("model_id", [model_aliases.get(m, m) for m in canon_models], dtype=pl.String),
+        pl.Series("benchmark_id", [r[0] for r in resolved], dtype=pl.String),
+        pl.Series("_merged", [
+            r[1] in ("alias", "label") or model_aliases.get(m, m) != m
+            for r, m in zip(resolved, canon_models)], dtype=pl.Boolean),
+        pl.Series("id_problem", [problem[m] for m in raw["model_id"]], dtype=pl.String),
+    )
+
+
+def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
+                   scales: pl.DataFrame) -> pl.DataFrame:
+    """Step 2: the numeric `score` in the benchmark's unit, citations and source types
+    filled in, the source's provenance columns, and each benchmark's scale bounds."""
     factor = {u: spec["factor"] for u, spec in contracts.units.items()}
-    scores = (
-        raw.with_columns(
-            pl.Series("raw_model_id", raw["model_id"].fill_null("")),
-            pl.Series("raw_benchmark_id", raw["benchmark_id"].fill_null("")),
-            pl.Series("model_id", [model_aliases.get(m, m) for m in canon_models], dtype=pl.String),
-            pl.Series("benchmark_id", [r[0] for r in resolved], dtype=pl.String),
-            pl.Series("_merged", [
-                r[1] in ("alias", "label") or model_aliases.get(m, m) != m
-                for r, m in zip(resolved, canon_models)], dtype=pl.Boolean),
+    urls = {*scores["reference_url"].drop_nulls(), info.url}
+    return (
+        scores.with_columns(
             pl.col("score_raw").str.strip_chars().str.strip_suffix("%")
             .cast(pl.Float64, strict=False).alias("_value"),
             pl.col("unit").replace_strict(factor, default=1.0, return_dtype=pl.Float64).alias("_factor"),
@@ -223,44 +221,71 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
             # a converted value drops the float noise of the product (0.553 * 100)
             pl.when(pl.col("_factor") != 1).then((pl.col("_value") * pl.col("_factor")).round(10))
             .otherwise(pl.col("_value")).alias("score"),
-            # a fraction-unit value above 1 means the file is mislabelled, not that it scored
-            # 4000%: the score is dropped (the row is quarantined), and when most of a
-            # source's fraction values are, the file as a whole is refused
-            ((pl.col("unit") == "fraction") & (pl.col("_value") > 1)).fill_null(False)
-            .alias("_mislabelled"),
             pl.col("reference_url").fill_null(pl.lit(info.url if info.cites_source else None,
                                                       dtype=pl.String)),
         )
         .with_columns(
             # (the URLs as filled in above: a model card's rows cite the card itself)
             pl.col("source_type").fill_null(pl.col("reference_url").replace_strict(
-                {u: contracts.source_type_for_url(u)
-                 for u in {*raw["reference_url"].drop_nulls(), info.url} if u},
+                {u: contracts.source_type_for_url(u) for u in urls if u},
                 default="unknown", return_dtype=pl.String)
             ).fill_null("unknown"),
         )
         .join(scales, on="benchmark_id", how="left", maintain_order="left")
     )
-    _refuse_mislabelled(scores, info)
+
+
+def _detect_mislabels(scores: pl.DataFrame, info: SourceInfo) -> pl.DataFrame:
+    """Step 3: a fraction-unit value above 1 means the file is mislabelled, not that it
+    scored 4000%: the score is dropped (the row is quarantined), and when most of a source's
+    fraction values are, the file as a whole is refused (BadInputError)."""
     scores = scores.with_columns(
+        ((pl.col("unit") == "fraction") & (pl.col("_value") > 1)).fill_null(False)
+        .alias("_mislabelled"))
+    fractions = scores.filter(pl.col("unit") == "fraction", pl.col("_value").is_not_null())
+    above = scores.filter(pl.col("_mislabelled"))
+    if fractions.height and above.height * 2 > fractions.height:
+        first = above.row(0, named=True)
+        raise BadInputError(
+            f"source '{info.source_id}': {above.height} of {fractions.height} scores labelled as "
+            f"0-1 fractions are above 1 (first: {first['row']}, field 'score': {first['score_raw']}); "
+            "the file is mislabelled (its scores look like percentages), so nothing was ingested")
+    return scores.with_columns(
         pl.when(pl.col("_mislabelled")).then(None).otherwise(pl.col("score")).alias("score"))
+
+
+def _mark_duplicates(scores: pl.DataFrame) -> pl.DataFrame:
+    """Step 4: `duplicate_of` names the first row of the same observation (model,
+    benchmark, value, citation, setting) on every later copy."""
     key = ["model_id", "benchmark_id", "score", "reference_url", "reported_setting"]
-    scores = scores.with_columns(
+    return scores.with_columns(
         pl.when(pl.int_range(pl.len()).over(key) > 0)
-        .then(pl.col("row").first().over(key)).otherwise(None).alias("duplicate_of")
-    )
+        .then(pl.col("row").first().over(key)).otherwise(None).alias("duplicate_of"))
+
+
+def _validate_scores(scores: pl.DataFrame) -> pl.DataFrame:
+    """Step 5: (index, field, reason) of the rows that fail `ScoreCheck`, beside the
+    columns step 6 words its messages with."""
     checked = scores.select(list(ScoreCheck.to_schema().columns))
-    failures = validate_rows(ScoreCheck, checked).join(
+    return validate_rows(ScoreCheck, checked).join(
         scores.with_row_index("index").select(
             pl.col("index").cast(pl.Int64), "score_raw", "lower", "upper", "duplicate_of",
-            "raw_model_id", "notes", "_mislabelled"),
+            "raw_model_id", "notes", "_mislabelled", "id_problem"),
         on="index", how="left",
-    ).with_columns(
+    )
+
+
+def _explain(failures: pl.DataFrame) -> pl.DataFrame:
+    """Step 6: reasons a reader can act on, by field (the value, the allowed range, the
+    adapter's note on the row, the earlier duplicate)."""
+    return failures.with_columns(
         # an adapter's note on the row says why (an unknown task, an architect-mode run)
         pl.when((pl.col("field") == "benchmark_id") & pl.col("notes").is_not_null())
         .then(pl.format("{} ({})", "reason", "notes")).otherwise("reason").alias("reason"),
     ).with_columns(
-        pl.when((pl.col("field") == "model_id") & (pl.col("raw_model_id") == ""))
+        pl.when((pl.col("field") == "model_id") & pl.col("id_problem").is_not_null())
+        .then(pl.format("model id '{}' {}", "raw_model_id", "id_problem"))
+        .when((pl.col("field") == "model_id") & (pl.col("raw_model_id") == ""))
         .then(pl.format("{}: empty model name, the row names no model (an agent system or a "
                         "mix of models that no model id stands for)", "reason"))
         .otherwise("reason").alias("reason"),
@@ -274,6 +299,27 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
         .when(pl.col("field") == "row").then(pl.format("{} ({})", "reason", "duplicate_of"))
         .otherwise("reason").alias("reason")
     ).select("index", "field", "reason")
+
+
+def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -> PreparedSource:
+    """Normalize and validate one source's rows; see the module docstring.
+
+    The score rows go through six steps: resolve ids, convert units, detect mislabels,
+    mark duplicates, validate, explain the failures.
+    """
+    model_aliases = model_alias_map(contracts)
+    models, q_models = _prepare_models(out, model_aliases, info)
+    resolver = BenchmarkResolver(contracts)
+    declared, listed = _new_benchmarks(out, contracts, resolver)
+    resolver.add_ids(declared["benchmark_id"])  # declared ids now resolve to themselves
+    scales = pl.concat([
+        contracts.benchmarks.select("benchmark_id", "scale", "lower", "upper"),
+        declared.select("benchmark_id", "scale", "lower", "upper"),
+    ])
+    scores = _resolve_ids(out.scores, resolver, model_aliases)
+    scores = _convert_units(scores, contracts, info, scales)
+    scores = _mark_duplicates(_detect_mislabels(scores, info))
+    failures = _explain(_validate_scores(scores))
     q_scores = _quarantine(out.scores, failures, "score", info)
     good = _drop(scores, failures)
     return PreparedSource(
