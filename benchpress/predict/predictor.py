@@ -25,7 +25,8 @@ from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods"]
+__all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods",
+           "param_overrides"]
 
 
 class ALSPredictor(BasePredictor):
@@ -57,6 +58,9 @@ class ALSPredictor(BasePredictor):
         keep the ALS value). 0 = pure ALS.
     regression_power : float, default 4.0
         Regression votes are weighted by ``r2 ** regression_power``.
+    method : str, default "als"
+        The name this configuration goes by in output (``make_predictor("default")``
+        sets "default"); it travels with :func:`~benchpress.predict.base.clone`.
 
     Attributes
     ----------
@@ -65,14 +69,12 @@ class ALSPredictor(BasePredictor):
     regression_ : PairwiseRegression or None
     """
 
-    method = "als"
-
     def __init__(self, rank: int = 2, *, regularization: float = 0.1,
                  bias_regularization: float | None = None, n_iter: int = 40,
                  init_scale: float = 0.01, n_starts: int = 10,
                  random_state: int | None = 42, logit_rule: str = "percent",
                  eps: float = 0.5, regression_weight: float = 0.0,
-                 regression_power: float = 4.0):
+                 regression_power: float = 4.0, method: str = "als"):
         self.rank = rank
         self.regularization = regularization
         self.bias_regularization = bias_regularization
@@ -84,6 +86,7 @@ class ALSPredictor(BasePredictor):
         self.eps = eps
         self.regression_weight = regression_weight
         self.regression_power = regression_power
+        self.method = method
 
     def _ensemble(self) -> ALSEnsemble:
         return ALSEnsemble(self.rank, regularization=self.regularization,
@@ -123,17 +126,18 @@ class ALSPredictor(BasePredictor):
         Zs = self._blend(self.ensemble_.predict_starts(), reg)
         return self.transform_.to_scores(Zs).std(axis=0)
 
-    def fold_in(self, scores, *, refit: bool = False, return_spread: bool = False):
+    def fold_in(self, scores, *, refit: bool | None = None, return_spread: bool = False):
         """Predict full rows for new models from their known scores.
 
         Parameters
         ----------
         scores : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
             Known scores (score units), NaN where unknown.
-        refit : bool, default False
-            False: solve each new model's bias and factors against the fitted benchmark
-            parameters of every start (fast, the training fit is unchanged).
-            True: refit everything with the rows appended.
+        refit : bool, optional
+            None (default, the cheapest way, as on every predictor) or False: solve each
+            new model's bias and factors against the fitted benchmark parameters of every
+            start (fast; the training fit is unchanged). True: refit a copy with the rows
+            appended.
         return_spread : bool
             Also return the per-cell std over starts (score units); fold-in only.
 
@@ -145,7 +149,7 @@ class ALSPredictor(BasePredictor):
         if refit:
             if return_spread:
                 raise UsageError("return_spread is only available with refit=False")
-            return super().fold_in(scores)
+            return super().fold_in(scores, refit=True)
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
@@ -175,8 +179,8 @@ PRESETS: dict[str, dict] = {
 
 #: method name -> (class, default parameters)
 METHODS: dict[str, tuple[type, dict]] = {
-    "published": (ALSPredictor, PRESETS["published"]),
-    "default": (ALSPredictor, PRESETS["default"]),
+    "published": (ALSPredictor, {**PRESETS["published"], "method": "published"}),
+    "default": (ALSPredictor, {**PRESETS["default"], "method": "default"}),
     "als": (ALSPredictor, {}),
     "benchmark_mean": (BenchmarkMean, {}),
     "model_mean": (ModelNormalizedMean, {}),
@@ -192,7 +196,12 @@ def available_methods() -> list[str]:
 
 
 def make_predictor(method: str = "default", **params) -> BasePredictor:
-    """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults.
+    """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults:
+    the one factory of predictor objects (the CLI's ``--method``/``--param`` land here,
+    and an unknown name fails here, before any fit).
+
+    >>> make_predictor("default", n_starts=60).get_params()["n_starts"]
+    60
 
     Raises
     ------
@@ -201,11 +210,17 @@ def make_predictor(method: str = "default", **params) -> BasePredictor:
     """
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose one of {available_methods()}")
+    if "method" in params:
+        raise UsageError("'method' is not a parameter; choose the method by name")
     cls, defaults = METHODS[method]
-    kwargs = {**defaults, **params}
     try:
-        pred = cls(**kwargs)
+        return cls(**{**defaults, **params})
     except TypeError as exc:
         raise UsageError(f"bad parameters for method {method!r}: {exc}") from None
-    pred.method = method
-    return pred
+
+
+def param_overrides(predictor: BasePredictor) -> dict:
+    """The parameters of ``predictor`` that differ from its method's defaults (what
+    ``--param`` changed), for output."""
+    base = make_predictor(predictor.method).get_params() if predictor.method in METHODS else {}
+    return {k: v for k, v in predictor.get_params().items() if k not in base or base[k] != v}
