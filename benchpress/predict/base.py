@@ -134,7 +134,7 @@ class BasePredictor:
         cells are predicted too, not copied).
         """
         self._fitted()
-        if not refit:
+        if refit is False:
             raise UsageError(f"{type(self).__name__} cannot fold in without a refit; "
                              "use refit=None or refit=True")
         S = np.asarray(scores, dtype=float)

@@ -195,7 +195,7 @@ def available_methods() -> list[str]:
     return list(METHODS)
 
 
-def make_predictor(method: str = "default", **params) -> BasePredictor:
+def make_predictor(method: str = "default", /, **params) -> BasePredictor:
     """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults:
     the one factory of predictor objects (the CLI's ``--method``/``--param`` land here,
     and an unknown name fails here, before any fit).
