@@ -38,14 +38,11 @@ def method_fields(bp) -> dict:
 
 
 def param_option(f):
-    """`--param KEY=VALUE` (repeatable) -> `params: dict` (see :func:`parse_params`)."""
-    @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-                  help="Override one of the predictor's parameters (repeatable), e.g. "
-                       "--param n_starts=60 --param regression_weight=0.5.")
-    @functools.wraps(f)
-    def wrapper(*args, params=(), **kwargs):
-        return f(*args, params=parse_params(params), **kwargs)
-    return wrapper
+    """`--param KEY=VALUE` (repeatable) -> `params`, the raw pairs: the command turns them
+    into a dict with :func:`parse_params` inside its error handling."""
+    return click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+                        help="Override one of the predictor's parameters (repeatable), e.g. "
+                             "--param n_starts=60 --param regression_weight=0.5.")(f)
 
 
 def matrix_options(f):
@@ -65,7 +62,7 @@ def matrix_options(f):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
         bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
-                                      predictor=make_predictor(method, **params))
+                                      predictor=make_predictor(method, **parse_params(params)))
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 

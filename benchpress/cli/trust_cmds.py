@@ -13,7 +13,7 @@ import polars as pl
 from benchpress.cli.common import (
     format_option, handle_errors, home_option, render, split_list, stderr, write_or_emit,
 )
-from benchpress.cli.matrix import matrix_options, method_fields, param_option
+from benchpress.cli.matrix import matrix_options, method_fields, param_option, parse_params
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import available_methods
@@ -121,6 +121,7 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
     from benchpress.api import BenchPress
 
+    params = parse_params(params)
     cfg.predictors(**params)  # an unknown --param fails here, before any fit
     report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                               params=params)
@@ -174,6 +175,7 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
     from benchpress.api import BenchPress
     from benchpress.store.snapshot import list_snapshots
 
+    params = parse_params(params)
     doc = json.loads(drift_file.read_text()) if drift_file else None
     cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
     predictor, probe_predictor = cfg.predictors(**params)  # unknown --param: fails here
