@@ -400,14 +400,15 @@ class BenchPress:
 
     @staticmethod
     def drift(home=None, from_ref: str | None = None, to_ref: str | None = None, cfg=None, *,
-              sources: list[str] | None = None, params: dict | None = None):
+              sources: list[str] | None = None, predictor: BasePredictor | None = None,
+              probe_predictor: BasePredictor | None = None):
         """Profile and compare matrix versions (snapshots, `current` or table folders; see
-        `benchpress.versions.select_versions`) with `cfg` (a `DriftThresholds`); `params`
-        override the parameters of its tracked and probe predictors."""
+        `benchpress.versions.select_versions`) with `cfg` (a `DriftThresholds`), tracking
+        the unfitted `predictor` and choosing probes with `probe_predictor` (default:
+        `cfg.predictors()`, its methods with their default parameters)."""
         from benchpress.predict.drift import DriftThresholds, drift
         from benchpress.versions import load_versions
 
-        cfg = cfg or DriftThresholds()
-        predictor, probe_predictor = cfg.predictors(**(params or {}))
-        return drift(load_versions(_home(home), from_ref, to_ref, sources), cfg,
-                     predictor=predictor, probe_predictor=probe_predictor)
+        return drift(load_versions(_home(home), from_ref, to_ref, sources),
+                     cfg or DriftThresholds(), predictor=predictor,
+                     probe_predictor=probe_predictor)

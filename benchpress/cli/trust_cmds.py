@@ -121,10 +121,10 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
     from benchpress.api import BenchPress
 
-    params = parse_params(params)
-    cfg.predictors(**params)  # an unknown --param fails here, before any fit
+    # the two predictor objects, built once (an unknown --param fails here, before any fit)
+    predictor, probe_predictor = cfg.predictors(**parse_params(params))
     report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
-                              params=params)
+                              predictor=predictor, probe_predictor=probe_predictor)
     doc = report.to_json()
     if out:
         write_json_atomic(out, report.metrics())
@@ -175,15 +175,16 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
     from benchpress.api import BenchPress
     from benchpress.store.snapshot import list_snapshots
 
-    params = parse_params(params)
     doc = json.loads(drift_file.read_text()) if drift_file else None
     cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
-    predictor, probe_predictor = cfg.predictors(**params)  # unknown --param: fails here
+    # the two predictor objects, built once (an unknown --param fails here, before any fit)
+    predictor, probe_predictor = cfg.predictors(**parse_params(params))
     from benchpress.report import build_report  # matplotlib loads only for this command
 
     bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
     if doc is None and list_snapshots(home):  # the drift figure plots the snapshots
-        doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources), params=params).to_json()
+        doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources), predictor=predictor,
+                               probe_predictor=probe_predictor).to_json()
     path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
                         probes_k=probes_k, drift=doc)
     stderr.print(f"wrote {path}")

@@ -18,7 +18,7 @@ Modules, one job each: ``transform`` (scales, logit/z space), ``als``/``ensemble
 ``probes``/``probe_select`` (probe sets), ``backtest``, ``ranking``, ``rank``, ``drift``.
 """
 
-from benchpress.predict.als import BiasALS
+from benchpress.predict.als import ALSConfig, BiasALS
 from benchpress.predict.baselines import (
     BenchmarkMean,
     BenchmarkRegression,
@@ -52,6 +52,7 @@ from benchpress.predict.probes import ProbeScore, ProbeSearch, ProbeSelection, r
 from benchpress.predict.ranking import RankingPreservation, compare_models, ranking_preservation
 
 __all__ = [
+    "ALSConfig",
     "ALSEnsemble",
     "ALSPredictor",
     "BasePredictor",

@@ -34,7 +34,7 @@ from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["BasePredictor", "check_scores", "clone"]
+__all__ = ["BasePredictor", "check_scores", "check_predictor", "clone"]
 
 
 def check_scores(Y, scales: BenchmarkScales | None = None) -> np.ndarray:
@@ -154,9 +154,17 @@ class BasePredictor:
         raise NotImplementedError
 
 
+def check_predictor(estimator) -> BasePredictor:
+    """``estimator`` itself when it is a predictor object; UsageError otherwise (e.g. a
+    method name: build the object with ``make_predictor(name, **params)``)."""
+    if not isinstance(estimator, BasePredictor):
+        raise UsageError(f"expected a predictor object (make_predictor(...)), got "
+                         f"{type(estimator).__name__}")
+    return estimator
+
+
 def clone(estimator: BasePredictor) -> BasePredictor:
     """A fresh, unfitted predictor of the same class with the same parameters (its
     ``method`` name travels with them); raises UsageError for anything else."""
-    if not isinstance(estimator, BasePredictor):
-        raise UsageError(f"expected a predictor object, got {type(estimator).__name__}")
+    check_predictor(estimator)
     return type(estimator)(**estimator.get_params())

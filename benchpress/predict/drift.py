@@ -233,8 +233,8 @@ def _probes(Y, scales, ids, cfg: DriftThresholds, probe_predictor: BasePredictor
 def drift_predictors(cfg: DriftThresholds, predictor: BasePredictor | None,
                      probe_predictor: BasePredictor | None) -> tuple:
     """The given predictor objects, or ``cfg``'s methods with their defaults."""
-    default, default_probe = cfg.predictors()
-    return predictor or default, probe_predictor or default_probe
+    return (predictor or make_predictor(cfg.method),
+            probe_predictor or make_predictor(cfg.probe_method))
 
 
 def profile(version: "ScoreMatrix", cfg: DriftThresholds | None = None, *,

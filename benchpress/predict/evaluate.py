@@ -16,7 +16,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 from benchpress.predict._threads import single_blas_thread
-from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
 from benchpress.predict.folds import Folds
 from benchpress.predict.metrics import Metrics, cell_errors, compute_metrics, group_metrics
 from benchpress.predict.transform import BenchmarkScales
@@ -101,7 +101,7 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
     EvaluationResult
     """
     Y = check_scores(Y, scales)
-    clone(predictor)  # a predictor object, or UsageError before any work
+    check_predictor(predictor)
     n_m, n_b = Y.shape
     mids = list(model_ids) if model_ids is not None else [str(i) for i in range(n_m)]
     bids = list(benchmark_ids) if benchmark_ids is not None else [str(j) for j in range(n_b)]

@@ -9,6 +9,8 @@ name as well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from benchpress.errors import UsageError
@@ -21,6 +23,7 @@ from benchpress.predict.baselines import (
     ModelNormalizedMean,
     SoftImpute,
 )
+from benchpress.predict.als import ALSConfig
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
@@ -29,25 +32,18 @@ __all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_me
            "param_overrides"]
 
 
+_ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
+
+
 class ALSPredictor(BasePredictor):
     """Logit/z-score transform followed by an ensemble of bias-ALS fits.
 
     Parameters
     ----------
-    rank : int, default 2
-        Latent factors per start.
-    regularization : float, default 0.1
-        Ridge penalty on the factors (and on the biases unless ``bias_regularization``).
-    bias_regularization : float, optional
-        Ridge penalty on model and benchmark biases.
-    n_iter : int, default 40
-        ALS sweeps per start.
-    init_scale : float, default 0.01
-        Std of the random initial factors.
-    n_starts : int, default 10
-        Random starts averaged (in z units, before the inverse transform).
-    random_state : int, default 42
-        Start ``k`` is seeded ``random_state + k``.
+    rank, regularization, bias_regularization, n_iter, init_scale, n_starts, random_state
+        The bias-ALS hyperparameters, documented (with their defaults) once in
+        :class:`~benchpress.predict.als.ALSConfig`; the starts are averaged in z units,
+        before the inverse transform.
     logit_rule : {"percent", "percent_or_0_100", "none"}, default "percent"
         Which benchmarks are logit-transformed (see :data:`transform.LOGIT_RULES`).
     eps : float, default 0.5
@@ -69,10 +65,11 @@ class ALSPredictor(BasePredictor):
     regression_ : PairwiseRegression or None
     """
 
-    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
-                 bias_regularization: float | None = None, n_iter: int = 40,
-                 init_scale: float = 0.01, n_starts: int = 10,
-                 random_state: int | None = 42, logit_rule: str = "percent",
+    def __init__(self, rank: int = _ALS.rank, *, regularization: float = _ALS.regularization,
+                 bias_regularization: float | None = _ALS.bias_regularization,
+                 n_iter: int = _ALS.n_iter, init_scale: float = _ALS.init_scale,
+                 n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
+                 logit_rule: str = "percent",
                  eps: float = 0.5, regression_weight: float = 0.0,
                  regression_power: float = 4.0, method: str = "als"):
         self.rank = rank
@@ -88,11 +85,12 @@ class ALSPredictor(BasePredictor):
         self.regression_power = regression_power
         self.method = method
 
+    def als_config(self) -> ALSConfig:
+        """This predictor's bias-ALS hyperparameters."""
+        return ALSConfig(**{f.name: getattr(self, f.name) for f in fields(ALSConfig)})
+
     def _ensemble(self) -> ALSEnsemble:
-        return ALSEnsemble(self.rank, regularization=self.regularization,
-                           bias_regularization=self.bias_regularization,
-                           n_iter=self.n_iter, init_scale=self.init_scale,
-                           n_starts=self.n_starts, random_state=self.random_state)
+        return ALSEnsemble(self.als_config())
 
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,

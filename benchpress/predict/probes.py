@@ -32,7 +32,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
-from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
 from benchpress.predict.metrics import abs_errors
 from benchpress.predict.transform import BenchmarkScales
 
@@ -202,7 +202,7 @@ class ProbeSearch:
         Y = check_scores(Y, scales)
         if Y.shape[0] < 3:
             raise BadInputError(f"probe search needs at least 3 models, got {Y.shape[0]}")
-        clone(self.predictor)  # a predictor object, or UsageError before any fit
+        check_predictor(self.predictor)
         t0 = time.perf_counter()
         self.Y_, self.scales_ = Y, scales
         self.obs_ = ~np.isnan(Y)
