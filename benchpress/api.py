@@ -27,6 +27,7 @@ from benchpress.home import Home, find_home
 from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
 from benchpress.predict import (
     BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, clone, evaluate,
+    check_predictor,
     folds_to_json, make_folds, make_predictor, param_overrides, parse_folds, rank_diagnostics,
 )
 from benchpress.store.matrix import ScoreMatrix, load_matrix
@@ -34,11 +35,7 @@ from benchpress.store.snapshot import resolve_snapshot
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import BenchmarkResolver
 
-__all__ = ["BenchPress", "Prediction", "Comparison", "NORMAL_Q95"]
-
-#: The standard normal 95% quantile, ``scipy.stats.norm.ppf(0.95)``: a 90% two-sided
-#: interval spans ``2 * NORMAL_Q95`` standard deviations.
-NORMAL_Q95 = 1.6448536269514722
+__all__ = ["BenchPress", "Prediction", "Comparison"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +78,8 @@ class BenchPress:
         Scores (n_models, n_benchmarks) with ids, benchmark metadata and scales.
     predictor : BasePredictor, optional
         Unfitted predictor object (`make_predictor(method, **params)`; default
-        `make_predictor("default")`). It is never fitted itself: `predictor` below is a
-        fitted clone, and every held-out fit is another clone.
+        `make_predictor("default")`), kept as `estimator`. It is never fitted itself:
+        `predictor` below is a fitted clone, and every held-out fit is another clone.
     contracts_dir : Path, optional
         The `schemas/` folder, for resolving benchmark names and aliases in `predict`.
     """
@@ -91,7 +88,8 @@ class BenchPress:
                  contracts_dir: Path | None = None, folder: Path | None = None):
         self.matrix = matrix
         self.folder = folder  # the registry or snapshot folder the matrix came from
-        self.estimator = clone(predictor) if predictor is not None else make_predictor("default")
+        self.estimator = (check_predictor(predictor) if predictor is not None
+                          else make_predictor("default"))  # unfitted; every fit is a clone
         self.contracts_dir = contracts_dir
         self._calibrators = {}  # interval calibrators by regime, fitted on first use
 
@@ -340,7 +338,7 @@ class BenchPress:
         (predicted by fold-in). Returns a `Comparison`: the frame and where the
         uncertainty came from (calibrated intervals, else the ensemble spread).
         """
-        from benchpress.predict.ranking import compare_models
+        from benchpress.predict.ranking import NORMAL_Q95, compare_models
 
         m = self.matrix
         missing = [x for x in model_ids if x not in m.model_ids]

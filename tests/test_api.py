@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from benchpress import BenchPress
-from benchpress.api import NORMAL_Q95
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import make_predictor
+from benchpress.predict.ranking import NORMAL_Q95
 from benchpress.store.matrix import load_matrix
 from tests.conftest import BP_2026_05
 from tests.predict_data import PUBLISHED_FOLDS

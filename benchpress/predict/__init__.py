@@ -26,7 +26,7 @@ from benchpress.predict.baselines import (
     ModelNormalizedMean,
     SoftImpute,
 )
-from benchpress.predict.base import BasePredictor, clone
+from benchpress.predict.base import BasePredictor, check_predictor, clone
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.evaluate import EvaluationResult, evaluate
 from benchpress.predict.folds import Folds, folds_to_json, make_folds, parse_folds
@@ -83,6 +83,7 @@ __all__ = [
     "rank_diagnostics",
     "param_overrides",
     "clone",
+    "check_predictor",
     "BacktestResult",
     "ProbeScore",
     "ProbeSearch",

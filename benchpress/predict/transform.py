@@ -16,8 +16,6 @@ benchmark metadata given here (:class:`BenchmarkScales`), never from the data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
