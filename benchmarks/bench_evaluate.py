@@ -28,7 +28,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchpress.predict import PRESETS, evaluate, make_folds, read_folds  # noqa: E402
+from benchpress.folds_io import read_folds  # noqa: E402
+from benchpress.predict import PRESETS, evaluate, make_folds, make_predictor  # noqa: E402
 from benchpress.predict._threads import single_blas_thread  # noqa: E402
 from tests.predict_data import PUBLISHED_FOLDS, load_matrix  # noqa: E402
 from tests.reference import loop_predict_scores  # noqa: E402
@@ -53,13 +54,13 @@ def main(argv=None) -> int:
     Y, scales, folds = load()
     for seed in args.partitions:
         part = make_folds(~np.isnan(Y), n_folds=3, seed=seed)
-        d = evaluate("default", Y, scales, part).overall
-        p = evaluate("published", Y, scales, part).overall
+        d = evaluate(make_predictor("default"), Y, scales, part).overall
+        p = evaluate(make_predictor("published"), Y, scales, part).overall
         print(f"partition seed {seed}: default MedAE {d.medae:.3f} (fold-mean "
               f"{d.fold_medae_mean:.3f}) vs published {p.medae:.3f} ({p.fold_medae_mean:.3f})")
     best, result = np.inf, None
     for _ in range(max(1, args.repeat)):
-        result = evaluate(args.method, Y, scales, folds)
+        result = evaluate(make_predictor(args.method), Y, scales, folds)
         best = min(best, result.seconds)
     o = result.overall
     print(f"vectorized {args.method}: {len(folds)} folds in {best:.3f} s  "

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchpress.predict._threads import single_blas_thread  # noqa: E402
+from benchpress.predict import make_predictor  # noqa: E402
 from benchpress.predict.probes import ProbeSearch, refit_transcripts  # noqa: E402
 from tests.predict_data import load_matrix  # noqa: E402
 
@@ -47,17 +48,18 @@ def main() -> None:
     args = ap.parse_args()
     Y, _, bench_ids, scales = load_matrix()
     n_models = Y.shape[0]
+    predictor = make_predictor(args.method)  # one object; every fit below is a clone
 
     with single_blas_thread():
         t0 = time.perf_counter()
-        search = ProbeSearch(args.method).fit(Y, scales, benchmark_ids=bench_ids)
+        search = ProbeSearch(predictor).fit(Y, scales, benchmark_ids=bench_ids)
         t_fit = time.perf_counter() - t0
         sel = search.select(args.k)
         t_total = time.perf_counter() - t0
 
         probe = np.isin(bench_ids, sel.final.probes)
         t1 = time.perf_counter()
-        refit_transcripts(args.method, Y, scales, probe, models=range(args.refit_models))
+        refit_transcripts(predictor, Y, scales, probe, models=range(args.refit_models))
         t_refit_sub = time.perf_counter() - t1
         t2 = time.perf_counter()
         search.predict_cells(probe[None])

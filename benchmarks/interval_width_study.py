@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchpress.api import BenchPress  # noqa: E402
-from benchpress.predict import make_folds  # noqa: E402
+from benchpress.predict import make_folds, make_predictor  # noqa: E402
 from benchpress.predict._threads import single_blas_thread  # noqa: E402
 from benchpress.predict.intervals import IntervalCalibrator, heldout_records, score_bounds  # noqa: E402
 from tests.predict_data import PUBLISHED_FOLDS  # noqa: E402
@@ -98,9 +98,10 @@ def main() -> None:
     bp = BenchPress.from_snapshot(REPO, sources=["benchpress"])
     Y, scales = bp.matrix.values, bp.scales
     folds = bp.folds(PUBLISHED_FOLDS)
+    predictor = make_predictor(args.method)  # one object; each held-out fit is a clone
     with single_blas_thread():
-        test = heldout_records(args.method, Y, scales, folds)
-        cal = heldout_records(args.method, Y, scales,
+        test = heldout_records(predictor, Y, scales, folds)
+        cal = heldout_records(predictor, Y, scales,
                               make_folds(~np.isnan(Y), n_folds=3, seed=1001, n_seeds=2))
     percent = scales.kind[test["j"]] == "percent"
     err = np.abs(test["actual"] - test["predicted"]) / test["point"]

@@ -1,9 +1,13 @@
 """The Python API: `from benchpress import BenchPress`.
 
-It ties the store (a registry or snapshot folder -> numpy matrix) to the predictor, the
-same way the CLI does; results are polars frames or small dataclasses.
+It ties the store (a registry or snapshot folder -> `ScoreMatrix`) to one unfitted
+predictor object (`make_predictor(method, **params)`), the one front door the CLI and the
+report use; every fit (held-out folds, calibration, probe search, backtest) is a clone of
+that object. Results are polars frames or small dataclasses.
 
->>> bp = BenchPress.from_snapshot(home="path/to/project")           # doctest: +SKIP
+>>> from benchpress.predict import make_predictor
+>>> bp = BenchPress.from_snapshot(home="path/to/project",
+...                               predictor=make_predictor("default", n_starts=60))  # doctest: +SKIP
 >>> bp.predict({"gpqa_diamond": 70.1, "hle": 21.0}).frame           # doctest: +SKIP
 >>> bp.complete()                                                   # doctest: +SKIP
 """
@@ -18,18 +22,20 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
+from benchpress.folds_io import read_folds
 from benchpress.home import Home, find_home
 from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
 from benchpress.predict import (
-    BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, evaluate, folds_to_json, make_folds,
-    make_predictor, parse_folds, rank_diagnostics, read_folds,
+    BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, clone, evaluate,
+    check_predictor,
+    folds_to_json, make_folds, make_predictor, param_overrides, parse_folds, rank_diagnostics,
 )
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import BenchmarkResolver
 
-__all__ = ["BenchPress", "Prediction"]
+__all__ = ["BenchPress", "Prediction", "Comparison"]
 
 
 @dataclass(frozen=True)
@@ -48,46 +54,73 @@ class Prediction:
     resolved: dict[str, str] = field(default_factory=dict)  # given id -> canonical id
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Outcome of `BenchPress.compare`: `frame` (one row per benchmark, see
+    `benchpress.predict.ranking.compare_models`) and `uncertainty_source`, where the
+    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none)."""
+
+    frame: pl.DataFrame
+    uncertainty_source: str
+
+
+def _home(home) -> Home:
+    return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
+
+
 class BenchPress:
-    """A predictor fitted on one registry state.
+    """One registry state and one predictor: the front door of the CLI, the report and
+    the Python API.
 
     Parameters
     ----------
     matrix : ScoreMatrix
-        Scores (n_models, n_benchmarks) with ids and benchmark metadata.
-    method : str
-        A predictor name from `benchpress.predict.available_methods()`.
+        Scores (n_models, n_benchmarks) with ids, benchmark metadata and scales.
+    predictor : BasePredictor, optional
+        Unfitted predictor object (`make_predictor(method, **params)`; default
+        `make_predictor("default")`), kept as `estimator`. It is never fitted itself:
+        `predictor` below is a fitted clone, and every held-out fit is another clone.
     contracts_dir : Path, optional
         The `schemas/` folder, for resolving benchmark names and aliases in `predict`.
     """
 
-    def __init__(self, matrix: ScoreMatrix, *, method: str = "default",
-                 contracts_dir: Path | None = None, folder: Path | None = None, **params):
+    def __init__(self, matrix: ScoreMatrix, predictor: BasePredictor | None = None, *,
+                 contracts_dir: Path | None = None, folder: Path | None = None):
         self.matrix = matrix
         self.folder = folder  # the registry or snapshot folder the matrix came from
-        self.method = method
-        self.params = params
+        self.estimator = (check_predictor(predictor) if predictor is not None
+                          else make_predictor("default"))  # unfitted; every fit is a clone
         self.contracts_dir = contracts_dir
         self._calibrators = {}  # interval calibrators by regime, fitted on first use
 
     @classmethod
     def from_snapshot(cls, home: str | Path | Home | None = None, snapshot: str | None = None, *,
-                      sources: list[str] | None = None, method: str = "default",
-                      **params) -> "BenchPress":
+                      sources: list[str] | None = None,
+                      predictor: BasePredictor | None = None) -> "BenchPress":
         """Load the live registry (`snapshot=None`) or a snapshot (id, tag or 'latest')."""
-        home = home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
+        home = _home(home)
         folder = resolve_snapshot(home, snapshot)
-        matrix = load_matrix(folder, sources=sources)
-        return cls(matrix, method=method, contracts_dir=home.schemas, folder=folder, **params)
+        matrix = load_matrix(folder, sources=sources, label=snapshot or "current")
+        return cls(matrix, predictor, contracts_dir=home.schemas, folder=folder)
 
-    @cached_property
+    @property
+    def method(self) -> str:
+        """The predictor's method name."""
+        return self.estimator.method
+
+    @property
+    def params(self) -> dict:
+        """The predictor's parameters that differ from its method's defaults."""
+        return param_overrides(self.estimator)
+
+    @property
     def scales(self) -> BenchmarkScales:
-        return BenchmarkScales.from_records(self.matrix.benchmarks.to_dicts(), self.matrix.benchmark_ids)
+        return self.matrix.scales
 
     @cached_property
-    def predictor(self):
-        """The fitted predictor (fitted on first use)."""
-        return make_predictor(self.method, **self.params).fit(self.matrix.values, self.scales)
+    def predictor(self) -> BasePredictor:
+        """The predictor fitted on the whole matrix (a clone, fitted on first use)."""
+        return clone(self.estimator).fit(self.matrix.values, self.scales)
 
     @cached_property
     def _resolver(self) -> BenchmarkResolver | None:
@@ -134,8 +167,8 @@ class BenchPress:
     def evaluate(self, folds: Folds) -> EvaluationResult:
         """Hide each fold's cells, refit, predict them, and score the predictions."""
         m = self.matrix
-        return evaluate(self.method, m.values, self.scales, folds, model_ids=m.model_ids,
-                        benchmark_ids=m.benchmark_ids, **self.params)
+        return evaluate(self.estimator, m.values, self.scales, folds, model_ids=m.model_ids,
+                        benchmark_ids=m.benchmark_ids)
 
     def rank(self, *, seed: int = 42) -> RankDiagnostics:
         """Held-out error of soft-impute by rank and two-factor variance explained."""
@@ -178,23 +211,29 @@ class BenchPress:
         folded in from a few scores, used by `predict`), fitted on first use on held-out
         data of the matrix (see `benchpress.predict.intervals.calibrate`)."""
         if regime not in self._calibrators:
-            self._calibrators[regime] = conformal.calibrate(self.method, self.matrix.values, self.scales,
-                                                  regime=regime, **self.params)
+            self._calibrators[regime] = conformal.calibrate(
+                self.estimator, self.matrix.values, self.scales, regime=regime)
         return self._calibrators[regime]
+
+    def interval_coverage(self, folds: Folds | None, *, regime: str = "cells", seed: int = 2001,
+                          calibration_seed: int = 1001, calibration_seeds: int = 2) -> dict:
+        """Calibrate on our own partitions, then measure coverage and width of the 90%
+        intervals on other held-out data (`folds` for "cells", whole models with `seed`
+        for "new_models"); see `benchpress.predict.coverage.evaluate_intervals`."""
+        from benchpress.predict.coverage import evaluate_intervals
+
+        return evaluate_intervals(self.estimator, self.matrix.values, self.scales, folds,
+                                  regime=regime, seed=seed, calibration_seed=calibration_seed,
+                                  calibration_seeds=calibration_seeds,
+                                  benchmark_ids=self.matrix.benchmark_ids)
 
     def predict_model(self, model_id: str) -> Prediction:
         """Predict the rest of a registered model's row from its observed scores,
         as if it were new (its row is left out of the fit)."""
-        if model_id not in self.matrix.model_ids:
-            raise BadInputError(f"model '{model_id}' is not in the registry")
-        i = self.matrix.model_ids.index(model_id)
-        keep = np.arange(len(self.matrix.model_ids)) != i
-        others = ScoreMatrix(self.matrix.values[keep], [m for m in self.matrix.model_ids if m != model_id],
-                             self.matrix.benchmark_ids, self.matrix.benchmarks,
-                             self.matrix.models.filter(pl.col("model_id") != model_id))
-        row = self.matrix.values[i]
+        others = self.matrix.without_model(model_id)
+        row = self.matrix.values[self.matrix.model_ids.index(model_id)]
         given = {b: float(v) for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
-        return BenchPress(others, method=self.method, contracts_dir=None, **self.params).predict(given)
+        return BenchPress(others, self.estimator, contracts_dir=None).predict(given)
 
     # -- probe sets, new releases and rankings -----------------------------------------
     def _canonical_benchmark(self, given: str) -> str:
@@ -229,7 +268,7 @@ class BenchPress:
     def _probe_search(self):
         from benchpress.predict.probes import ProbeSearch
 
-        return ProbeSearch(self.method, **self.params).fit(
+        return ProbeSearch(self.estimator).fit(
             self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids)
 
     def probe_search(self, *, objective: str = "medae", scope: str = "all"):
@@ -273,16 +312,18 @@ class BenchPress:
         m = self.matrix
         chosen = probes if isinstance(probes, int) else self.benchmark_ids(probes)
         cand = self.benchmark_ids(candidates) if candidates is not None else None
-        return backtest(m.values, self.scales, m.models["release_date"].to_list(), cutoff,
-                        probes=chosen, method=self.method, model_ids=m.model_ids,
+        return backtest(self.estimator, m.values, self.scales, m.models["release_date"].to_list(),
+                        cutoff, probes=chosen, model_ids=m.model_ids,
                         benchmark_ids=m.benchmark_ids, candidates=cand,
-                        recent_months=recent_months, **self.params)
+                        recent_months=recent_months)
 
-    def ranking_preservation(self, folds, *, margins=(0.0, 1.0, 2.0, 5.0)):
-        """Pairwise ranking preservation of this method's held-out predictions on `folds`."""
+    def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
+        """Pairwise ranking preservation of this method's held-out predictions on `folds`
+        (or of already computed held-out `cells`: a frame with fold, model_index,
+        benchmark_index and predicted, e.g. `interval_coverage(...)["cells"]`)."""
         from benchpress.predict.ranking import ranking_preservation
 
-        cells = self.evaluate(folds).cells
+        cells = self.evaluate(folds).cells if cells is None else cells
         return ranking_preservation(
             self.matrix.values, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
             cells["benchmark_index"].to_numpy(), cells["predicted"].fill_null(np.nan).to_numpy(),
@@ -294,10 +335,10 @@ class BenchPress:
         the chance the leader is really ahead.
 
         `new_models` maps a name to {benchmark: score} for models not in the registry
-        (predicted by fold-in). Returns `(frame, sure_from)`: `sure_from` says where the
+        (predicted by fold-in). Returns a `Comparison`: the frame and where the
         uncertainty came from (calibrated intervals, else the ensemble spread).
         """
-        from benchpress.predict.ranking import compare_models
+        from benchpress.predict.ranking import NORMAL_Q95, compare_models
 
         m = self.matrix
         missing = [x for x in model_ids if x not in m.model_ids]
@@ -316,7 +357,7 @@ class BenchPress:
         intervals, sure_from = self._compare_intervals(idx, S)
         sigma = None
         if intervals is not None:
-            sigma = (intervals["upper"] - intervals["lower"]) / (2 * 1.6448536269514722)
+            sigma = (intervals["upper"] - intervals["lower"]) / (2 * NORMAL_Q95)
         elif hasattr(self.predictor, "complete_spread"):
             sigma = np.vstack([self.predictor.complete_spread()[idx]]
                               + ([self.predictor.fold_in(S, return_spread=True)[1]] if len(S) else []))
@@ -329,7 +370,7 @@ class BenchPress:
             sigma=None if sigma is None else sigma[:, cols],
             intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
-        return frame, sure_from
+        return Comparison(frame, sure_from)
 
     def _compare_intervals(self, idx, S):
         """Calibrated 90% intervals and trust of the compared rows (registered models
@@ -346,3 +387,26 @@ class BenchPress:
             return None, "none"
         return ({k: np.vstack([p[k] for p in parts]) for k in ("lower", "upper", "trust")},
                 "calibrated 90% intervals (normal approximation)")
+
+    # -- structure and versions --------------------------------------------------------
+    def spectrum(self) -> dict:
+        """Singular values of the largest complete submatrix and of the completed matrix
+        (z units); see `benchpress.predict.rank.singular_spectra`."""
+        from benchpress.predict.rank import singular_spectra
+
+        return singular_spectra(self.matrix.values, self.scales, self.predictor)
+
+    @staticmethod
+    def drift(home=None, from_ref: str | None = None, to_ref: str | None = None, cfg=None, *,
+              sources: list[str] | None = None, predictor: BasePredictor | None = None,
+              probe_predictor: BasePredictor | None = None):
+        """Profile and compare matrix versions (snapshots, `current` or table folders; see
+        `benchpress.versions.select_versions`) with `cfg` (a `DriftThresholds`), tracking
+        the unfitted `predictor` and choosing probes with `probe_predictor` (default:
+        `cfg.predictors()`, its methods with their default parameters)."""
+        from benchpress.predict.drift import DriftThresholds, drift
+        from benchpress.versions import load_versions
+
+        return drift(load_versions(_home(home), from_ref, to_ref, sources),
+                     cfg or DriftThresholds(), predictor=predictor,
+                     probe_predictor=probe_predictor)

@@ -9,6 +9,8 @@ import pytest
 
 from benchpress import BenchPress
 from benchpress.errors import BadInputError, UsageError
+from benchpress.predict import make_predictor
+from benchpress.predict.ranking import NORMAL_Q95
 from benchpress.store.matrix import load_matrix
 from tests.conftest import BP_2026_05
 from tests.predict_data import PUBLISHED_FOLDS
@@ -72,16 +74,23 @@ def test_more_scores_predict_a_held_out_model_better(built_2026_05):
     for i in rows:
         model = m.model_ids[i]
         known = [(b, v) for b, v in zip(m.benchmark_ids, m.values[i]) if not np.isnan(v)]
-        others = BenchPress(type(m)(np.delete(m.values, i, axis=0), m.model_ids[:i] + m.model_ids[i + 1:],
-                                    m.benchmark_ids, m.benchmarks, m.models), contracts_dir=None)
+        rest = m.without_model(model)
+        assert model not in rest.model_ids and rest.values.shape == (m.values.shape[0] - 1,
+                                                                       m.values.shape[1])
+        np.testing.assert_array_equal(rest.values, np.delete(m.values, i, axis=0))
+        assert rest.models.height == m.models.height - 1 and rest.scales is m.scales
+        others = BenchPress(rest, contracts_dir=None)
         truth = dict(known[20:])
         for k, errs in ((2, err2), (20, err20)):
             pred = others.predict(dict(known[:k])).frame
             got = dict(zip(pred["benchmark_id"], pred["predicted"]))
             errs += [abs(got[b] - v) for b, v in truth.items() if m.benchmarks.filter(
                 m.benchmarks["benchmark_id"] == b)["scale"].item() == "percent"]
-        assert model
     assert np.median(err20) < np.median(err2)
+    # predict_model does the same leave-one-out fold-in from all the model's own scores
+    model = m.model_ids[rows[-1]]
+    own = bp.predict_model(model).frame
+    assert own["given"].drop_nulls().len() == int((~np.isnan(m.values[rows[-1]])).sum())
 
 
 def test_published_folds_apply_to_a_matrix_with_more_sources(built_both):
@@ -109,7 +118,30 @@ def test_compare_on_a_small_matrix_falls_back_to_the_ensemble_spread():
                           "lower": [0.0] * 3, "upper": [100.0] * 3, "higher_is_better": [True] * 3})
     m = ScoreMatrix(Y, [f"m{i}" for i in range(4)], bench["benchmark_id"].to_list(), bench,
                     pl.DataFrame({"model_id": [f"m{i}" for i in range(4)]}))
-    frame, sure_from = BenchPress(m, method="published").compare(["m0", "m1"])
-    assert sure_from == "ensemble spread (not calibrated)"
+    result = BenchPress(m, make_predictor("published")).compare(["m0", "m1"])
+    frame = result.frame
+    assert result.uncertainty_source == "ensemble spread (not calibrated)"
     assert frame.height == 3 and "m0_lower" not in frame.columns
     assert frame["p_ahead"].drop_nulls().len() > 0
+
+
+def test_normal_quantile_of_the_90_percent_interval():
+    from scipy.stats import norm
+
+    assert NORMAL_Q95 == norm.ppf(0.95)     # bit for bit: compare's sigma is unchanged
+    assert norm.cdf(NORMAL_Q95) - norm.cdf(-NORMAL_Q95) == pytest.approx(0.90, abs=1e-12)
+
+
+def test_one_predictor_object_reaches_every_fit(built_2026_05):
+    """The object given to BenchPress is never fitted itself; its parameters reach the
+    fitted predictor, the held-out refits and the probe search."""
+    pred = make_predictor("published", n_starts=2, n_iter=5)
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=pred)
+    assert bp.method == "published" and bp.params == {"n_starts": 2, "n_iter": 5}
+    assert bp.predictor.get_params() == pred.get_params() and not hasattr(pred, "Y_")
+    assert bp.predictor.ensemble_.U_.shape[0] == 2          # two starts were fitted
+    assert bp.probe_search().predictors_[0].n_starts == 2
+    folds = bp.folds(n_folds=3, seed=1)
+    fast = bp.evaluate(folds).overall.medae
+    slow = BenchPress(bp.matrix, make_predictor("published")).evaluate(folds).overall.medae
+    assert fast != slow

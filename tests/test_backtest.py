@@ -10,6 +10,8 @@ from benchpress.predict import make_predictor
 from benchpress.predict.backtest import backtest
 from tests.test_probes import FAST, synthetic
 
+PUB = make_predictor("published", **FAST)
+
 
 def dates_for(n, n_new):
     old = [f"2025-{1 + k % 12:02d}-15" for k in range(n - n_new)]
@@ -20,8 +22,8 @@ def test_given_probes_train_only_on_earlier_models():
     Y, scales, ids = synthetic(seed=3)
     dates = dates_for(Y.shape[0], 5)
     dates[0] = None                                   # undated: left out
-    res = backtest(Y, scales, dates, "2026-01-01", probes=["b0", "b1", "b2"], method="published",
-                   benchmark_ids=ids, **FAST)
+    res = backtest(PUB, Y, scales, dates, "2026-01-01", probes=["b0", "b1", "b2"],
+                   benchmark_ids=ids)
     assert (res.n_train, res.n_test, res.n_undated) == (Y.shape[0] - 6, 5, 1)
     assert res.probes_chosen_on == "given"
     probe_cells = res.cells.filter(res.cells["is_probe"])
@@ -42,13 +44,13 @@ def test_probe_count_chooses_on_training_models_only():
     dates = dates_for(Y.shape[0], 6)
     Y_poisoned = Y.copy()
     Y_poisoned[-6:] = 1e6 * np.sign(np.nan_to_num(Y[-6:]))   # later models cannot steer the choice
-    a = backtest(Y, scales, dates, "2026-01-01", probes=2, method="published", benchmark_ids=ids, **FAST)
-    b = backtest(Y_poisoned, scales, dates, "2026-01-01", probes=2, method="published",
-                 benchmark_ids=ids, **FAST)
+    a = backtest(PUB, Y, scales, dates, "2026-01-01", probes=2, benchmark_ids=ids)
+    b = backtest(PUB, Y_poisoned, scales, dates, "2026-01-01", probes=2,
+                 benchmark_ids=ids)
     assert a.probes == b.probes and a.probes_chosen_on.startswith("training models released since")
     assert a.per_model.height == 6 and "medae_hidden" in a.per_model.columns
-    every = backtest(Y, scales, dates, "2026-01-01", probes=2, method="published",
-                     benchmark_ids=ids, recent_months=0, **FAST)
+    every = backtest(PUB, Y, scales, dates, "2026-01-01", probes=2,
+                     benchmark_ids=ids, recent_months=0)
     assert every.probes_chosen_on == "training models"
 
 
@@ -58,11 +60,11 @@ def test_recent_window_is_the_selection_objective():
 
     Y, scales, ids = synthetic(seed=6, n_models=30)
     dates = dates_for(Y.shape[0], 4)
-    res = backtest(Y, scales, dates, "2026-01-01", probes=3, method="published",
-                   benchmark_ids=ids, recent_months=3, **FAST)
+    res = backtest(PUB, Y, scales, dates, "2026-01-01", probes=3,
+                   benchmark_ids=ids, recent_months=3)
     train = Y[:-4]
     recent = np.array([d >= "2025-10-02" for d in dates[:-4]])
-    search = ProbeSearch("published", **FAST).fit(train, scales, benchmark_ids=ids)
+    search = ProbeSearch(PUB).fit(train, scales, benchmark_ids=ids)
     assert res.probes == search.select(3, swap="none", models=recent).final.probes
     with pytest.raises(BadInputError, match="non-empty boolean mask"):
         search.select(2, models=np.zeros(train.shape[0], bool))
@@ -72,13 +74,13 @@ def test_bad_input():
     Y, scales, ids = synthetic(seed=5)
     dates = dates_for(Y.shape[0], 4)
     with pytest.raises(UsageError, match="ISO date"):
-        backtest(Y, scales, dates, "soon", probes=["b0"], method="published")
+        backtest(PUB, Y, scales, dates, "soon", probes=["b0"])
     with pytest.raises(BadInputError, match="released before"):
-        backtest(Y, scales, dates, "2020-01-01", probes=["b0"], method="published")
+        backtest(PUB, Y, scales, dates, "2020-01-01", probes=["b0"])
     with pytest.raises(BadInputError, match="no model"):
-        backtest(Y, scales, dates, "2030-01-01", probes=["b0"], method="published")
+        backtest(PUB, Y, scales, dates, "2030-01-01", probes=["b0"])
     with pytest.raises(BadInputError, match="unknown probe"):
-        backtest(Y, scales, dates, "2026-01-01", probes=["zz"], method="published", benchmark_ids=ids)
+        backtest(PUB, Y, scales, dates, "2026-01-01", probes=["zz"], benchmark_ids=ids)
 
 
 def test_newest_releases_of_the_real_matrix(paper_matrix):
@@ -88,7 +90,7 @@ def test_newest_releases_of_the_real_matrix(paper_matrix):
 
     from tests.predict_data import DATA_JSON
     dates = [m.get("release_date") for m in json.loads(DATA_JSON.read_text())["models"]]
-    res = backtest(Y, scales, dates, "2026-01-01", method="published", model_ids=model_ids,
+    res = backtest(make_predictor("published"), Y, scales, dates, "2026-01-01", model_ids=model_ids,
                    benchmark_ids=bench_ids,
                    probes=["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"])
     assert res.n_test == 16 and res.n_train == 66

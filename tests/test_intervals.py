@@ -16,7 +16,7 @@ from benchpress.predict import BenchmarkScales, ScaleTransform, make_folds, make
 from benchpress.predict.intervals import (
     IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals, point_size,
 )
-from benchpress.report.coverage import interval_coverage
+from benchpress.predict.coverage import interval_coverage
 
 ALPHA = 0.1
 SLACK = 0.02          # coverage may fall this far below 1 - alpha on one draw
@@ -75,14 +75,16 @@ def bp05(built_2026_05):
 @pytest.fixture(scope="module")
 def calibrated(bp05):
     m = bp05.matrix
-    return calibrate("default", m.values, bp05.scales, seed=1001, n_seeds=2)
+    cal = calibrate(make_predictor("default"), m.values, bp05.scales, seed=1001, n_seeds=2)
+    assert cal.regime == "cells"
+    return cal
 
 
 def test_real_coverage_on_unseen_partitions(bp05, calibrated):
     """Calibrated on seeds 1001-1002, measured on seeds 3001-3002 it never saw."""
     m = bp05.matrix
     folds = make_folds(~np.isnan(m.values), n_folds=3, seed=3001, n_seeds=2)
-    res = interval_coverage("default", m.values, bp05.scales, folds, calibrated,
+    res = interval_coverage(make_predictor("default"), m.values, bp05.scales, folds, calibrated,
                             benchmark_ids=m.benchmark_ids)
     head = res["overall"].filter(pl.col("cells") == "percent").row(0, named=True)
     assert 0.87 <= head["coverage"] <= 0.93
@@ -96,11 +98,7 @@ def test_real_coverage_on_unseen_partitions(bp05, calibrated):
 
 def test_new_model_regime_coverage(bp05):
     """Whole models held out and folded in from 3-12 scores, on a draw never calibrated on."""
-    from benchpress.report.coverage import evaluate_intervals
-
-    m = bp05.matrix
-    res = evaluate_intervals("default", m.values, bp05.scales, None, regime="new_models",
-                             calibration_seed=1001, seed=4001, benchmark_ids=m.benchmark_ids)
+    res = bp05.interval_coverage(None, regime="new_models", calibration_seed=1001, seed=4001)
     head = res["overall"].filter(pl.col("cells") == "percent").row(0, named=True)
     assert 0.87 <= head["coverage"] <= 0.94
     assert abs(head["mean_trust"] - head["within10"]) < 0.04

@@ -6,7 +6,7 @@ from reference import loop_als_fit, loop_ensemble_predict, loop_fold_in
 
 from benchpress.errors import NotFittedError
 from benchpress.predict import ALSEnsemble, BiasALS
-from benchpress.predict.als import spd_solve
+from benchpress.predict.als import ALSConfig, spd_solve
 
 
 def _low_rank(seed=0, n_m=40, n_b=30, rank=2, frac=0.6):
@@ -20,7 +20,7 @@ def _low_rank(seed=0, n_m=40, n_b=30, rank=2, frac=0.6):
 
 def test_noiseless_rank2_plus_bias_recovered():
     full, Z = _low_rank()
-    model = BiasALS(2, regularization=1e-6, n_iter=300, init_scale=0.1, random_state=0).fit(Z)
+    model = BiasALS(ALSConfig(2, regularization=1e-6, n_iter=300, init_scale=0.1, random_state=0)).fit(Z)
     pred = model.predict()
     held = np.isnan(Z)
     assert np.abs(pred - full)[~held].max() < 1e-3
@@ -31,9 +31,9 @@ def test_noiseless_rank2_plus_bias_recovered():
 
 def test_fixed_seed_identical_and_seed_matters():
     _, Z = _low_rank(1)
-    a = ALSEnsemble(3, n_starts=5, random_state=7).fit(Z).predict()
-    b = ALSEnsemble(3, n_starts=5, random_state=7).fit(Z).predict()
-    c = ALSEnsemble(3, n_starts=5, random_state=8).fit(Z).predict()
+    a = ALSEnsemble(ALSConfig(3, n_starts=5, random_state=7)).fit(Z).predict()
+    b = ALSEnsemble(ALSConfig(3, n_starts=5, random_state=7)).fit(Z).predict()
+    c = ALSEnsemble(ALSConfig(3, n_starts=5, random_state=8)).fit(Z).predict()
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
 
@@ -48,7 +48,7 @@ def test_vectorized_equals_loop_oracle(params):
     _, Z = _low_rank(3, n_m=25, n_b=20)
     Z = Z + np.where(np.isnan(Z), 0, rng.normal(0, 0.3, Z.shape))   # noisy, not exactly low rank
     Z[:, 5] = np.nan                                             # an empty benchmark column
-    fast = ALSEnsemble(n_starts=3, random_state=11, **params).fit(Z)
+    fast = ALSEnsemble(ALSConfig(n_starts=3, random_state=11, **params)).fit(Z)
     slow = loop_ensemble_predict(Z, n_starts=3, random_state=11, **params)
     assert np.max(np.abs(fast.predict() - slow)) < 1e-6
     mu, a, c, U, V = loop_als_fit(Z, seed=11, **params)
@@ -73,7 +73,7 @@ def test_spd_solve_matches_numpy():
 
 def test_fold_in_single_model():
     full, Z = _low_rank(5)
-    model = BiasALS(2, regularization=1e-6, n_iter=300, init_scale=0.1, random_state=0).fit(Z[1:])
+    model = BiasALS(ALSConfig(2, regularization=1e-6, n_iter=300, init_scale=0.1, random_state=0)).fit(Z[1:])
     known = np.where(np.arange(30) % 2 == 0, full[0], np.nan)
     row = model.fold_in(known)
     assert row.shape == (30,)

@@ -14,8 +14,8 @@ from benchpress.predict import (
     make_folds,
     make_predictor,
     parse_folds,
-    read_folds,
 )
+from benchpress.folds_io import read_folds
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def published_folds(paper_matrix):
 @pytest.fixture(scope="module")
 def published_result(paper_matrix, published_folds):
     Y, mids, bids, scales = paper_matrix
-    return evaluate("published", Y, scales, published_folds, model_ids=mids, benchmark_ids=bids)
+    return evaluate(make_predictor("published"), Y, scales, published_folds, model_ids=mids, benchmark_ids=bids)
 
 
 def test_published_folds_regenerated(paper_matrix, published_folds):
@@ -89,11 +89,11 @@ def test_result_tables_and_json(published_result, paper_matrix):
 
 def test_default_beats_published(paper_matrix, published_folds, published_result):
     Y, _, _, scales = paper_matrix
-    default = evaluate("default", Y, scales, published_folds).overall
+    default = evaluate(make_predictor("default"), Y, scales, published_folds).overall
     assert default.medae < published_result.overall.medae - 0.2
     other = make_folds(~np.isnan(Y), seed=314, n_seeds=1)
-    d = evaluate("default", Y, scales, other).overall
-    p = evaluate("published", Y, scales, other).overall
+    d = evaluate(make_predictor("default"), Y, scales, other).overall
+    p = evaluate(make_predictor("published"), Y, scales, other).overall
     assert d.medae < p.medae
 
 
@@ -118,14 +118,20 @@ def test_evaluate_rejects_unobserved_cells(paper_matrix):
     i, j = np.argwhere(np.isnan(Y))[0]
     bad = parse_folds({"folds": [{"test_cells": [[int(i), int(j)]]}]})
     with pytest.raises(BadInputError):
-        evaluate("benchmark_mean", Y, scales, bad)
+        evaluate(make_predictor("benchmark_mean"), Y, scales, bad)
 
 
-def test_evaluate_accepts_predictor_instance(paper_matrix):
+def test_evaluate_fits_clones_of_the_object_it_is_given(paper_matrix):
     Y, _, _, scales = paper_matrix
     folds = make_folds(~np.isnan(Y), seed=5)
-    r = evaluate(make_predictor("knn", k=3), Y, scales, folds)
+    knn = make_predictor("knn", k=3)
+    r = evaluate(knn, Y, scales, folds)
     assert r.method == "knn" and r.overall.coverage == 1.0
+    assert not hasattr(knn, "Y_")                      # the template itself is never fitted
+    # its parameters reach the fits: k=1 predicts differently from k=3
+    assert evaluate(make_predictor("knn", k=1), Y, scales, folds).overall.medae != r.overall.medae
+    with pytest.raises(UsageError, match="predictor object"):
+        evaluate("knn", Y, scales, folds)
 
 
 def test_compute_metrics_definitions():

@@ -5,7 +5,9 @@ import pytest
 from reference import loop_predict_scores
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict import PRESETS, available_methods, make_predictor
+from benchpress.predict import (
+    PRESETS, available_methods, clone, make_folds, make_predictor, param_overrides,
+)
 
 
 @pytest.fixture(scope="module")
@@ -72,12 +74,58 @@ def test_fold_in_agrees_with_refit(paper_matrix):
 @pytest.mark.parametrize("method", ["benchmark_mean", "model_mean", "knn", "soft_impute",
                                     "regression", "published", "als"])
 def test_all_methods_run(paper_matrix, method):
+    """Every method predicts held-out cells within range and far better than one constant
+    guess, keeps its name and parameters through `clone`, and folds a new row in."""
     Y, _, _, scales = paper_matrix
-    p = make_predictor(method).fit(Y, scales)
-    full = p.complete(keep_observed=False)
+    cells = make_folds(~np.isnan(Y), n_folds=3, seed=0).test_cells[0]
+    i, j = cells[:, 0], cells[:, 1]
+    train = Y.copy()
+    train[i, j] = np.nan
+    p = make_predictor(method)
+    twin = clone(p)
+    assert twin.method == method and twin.get_params() == p.get_params() and twin is not p
+    full = p.fit(train, scales).complete(keep_observed=False)
     assert full.shape == Y.shape and np.isfinite(full).all()
+    lo = np.where(np.isnan(scales.lower), -np.inf, scales.lower)
+    hi = np.where(np.isnan(scales.upper), np.inf, scales.upper)
+    assert ((full >= lo - 1e-9) & (full <= hi + 1e-9)).all()
+    err = np.median(np.abs(full[i, j] - Y[i, j]))
+    constant = np.median(np.abs(np.nanmean(train) - Y[i, j]))
+    assert err < 0.5 * constant, (method, err, constant)
     row = np.where(np.arange(Y.shape[1]) < 40, Y[0], np.nan)
-    assert p.fold_in(row).shape == (Y.shape[1],)
+    folded = p.fold_in(row)
+    assert folded.shape == (Y.shape[1],) and np.isfinite(folded).all()
+    assert not np.array_equal(folded, p.fold_in(np.where(np.arange(Y.shape[1]) < 40, Y[1], np.nan)))
+
+
+def test_params_clone_and_overrides():
+    p = make_predictor("default", n_starts=60)
+    assert p.method == "default" and p.get_params()["n_starts"] == 60
+    assert param_overrides(p) == {"n_starts": 60}
+    assert p.set_params(rank=3) is p and param_overrides(p) == {"n_starts": 60, "rank": 3}
+    twin = clone(p)
+    assert (twin.method, twin.rank, twin.n_starts) == ("default", 3, 60)
+    with pytest.raises(UsageError, match="no parameter"):
+        p.set_params(n_startz=1)
+    with pytest.raises(UsageError, match="not a parameter"):
+        make_predictor("default", method="published")
+    with pytest.raises(UsageError, match="predictor object"):
+        clone("default")
+    knn = make_predictor("knn", k=2)
+    assert clone(knn).method == "knn" and param_overrides(knn) == {"k": 2}
+
+
+def test_fold_in_default_is_the_cheapest_way_on_every_predictor(paper_matrix):
+    """refit=None: a solve for ALS (equal to refit=False), a refit for a baseline (equal
+    to refit=True, which has no solve and refuses refit=False)."""
+    Y, _, _, scales = paper_matrix
+    row = np.where(np.arange(Y.shape[1]) < 30, Y[5], np.nan)
+    als = make_predictor("published", n_starts=2, n_iter=10).fit(Y, scales)
+    np.testing.assert_array_equal(als.fold_in(row), als.fold_in(row, refit=False))
+    knn = make_predictor("knn").fit(Y, scales)
+    np.testing.assert_array_equal(knn.fold_in(row), knn.fold_in(row, refit=True))
+    with pytest.raises(UsageError, match="without a refit"):
+        knn.fold_in(row, refit=False)
 
 
 def test_method_registry_and_errors(paper_matrix):

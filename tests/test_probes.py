@@ -7,10 +7,11 @@ import pytest
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict import BenchmarkScales, make_predictor
-from benchpress.predict.probes import ProbeSearch, probe_set_change, refit_transcripts
+from benchpress.predict.probe_select import Candidates, greedy_add, swap_pass
+from benchpress.predict.probes import PAPER_SETS, ProbeSearch, probe_set_change, refit_transcripts
 
-PAPER_ANY = ["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"]
-PAPER_LOW_COST = ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff", "math_500", "aime_2026"]
+PAPER_ANY = PAPER_SETS["paper (any benchmark)"]
+PAPER_LOW_COST = PAPER_SETS["paper (low-cost allowlist)"]
 FAST = dict(n_starts=2, n_iter=15)  # published configuration, fewer starts: quick tests
 
 
@@ -28,7 +29,7 @@ def synthetic(seed=0, n_models=24, n_bench=10, missing=0.25):
 @pytest.fixture(scope="module")
 def small():
     Y, scales, ids = synthetic()
-    return Y, scales, ids, ProbeSearch("published", **FAST).fit(Y, scales, benchmark_ids=ids)
+    return Y, scales, ids, ProbeSearch(make_predictor("published", **FAST)).fit(Y, scales, benchmark_ids=ids)
 
 
 def test_cell_predictions_are_fold_ins_against_a_fit_without_the_model(small):
@@ -82,6 +83,24 @@ def test_swap_pass_never_hurts(small):
         assert s["after"] < s["before"]
 
 
+def test_greedy_and_swap_steps_return_what_they_scored(small):
+    """The two halves of `select`, called by hand: each returns its count of scored sets,
+    and `select` reports their sum plus one summary set per step."""
+    Y, scales, ids, search = small
+    n_b = Y.shape[1]
+    cand = Candidates(np.arange(n_b), np.zeros(n_b), None)
+    one, v1, n1 = greedy_add(search, [], cand)
+    assert n1 == n_b and v1 == pytest.approx(min(search.score([b]).medae for b in ids), abs=1e-12)
+    two, v2, n2 = greedy_add(search, one, cand)
+    assert n2 == n_b - 1 and two[0] == one[0] and v2 <= v1
+    swapped, v3, swaps, n3 = swap_pass(search, two, v2, cand, max_rounds=1)
+    assert n3 == 2 * (n_b - 2) and v3 <= v2 and len(swaps) <= 1
+    sel = search.select(2, swap="each", max_swap_rounds=1)
+    assert list(sel.final.probes) == [ids[j] for j in swapped]
+    assert sel.n_sets_scored == n1 + 1 + n2 + n3 + 1
+    assert greedy_add(search, list(range(n_b)), cand)[0] is None   # nothing left to add
+
+
 def test_allowlist_costs_and_budget(small):
     Y, scales, ids, search = small
     costs = np.arange(1.0, Y.shape[1] + 1)         # b0 costs 1, b9 costs 10
@@ -101,10 +120,10 @@ def test_allowlist_costs_and_budget(small):
 def test_objectives_scopes_and_errors():
     Y, scales, ids = synthetic(seed=1)
     with pytest.raises(NotFittedError):
-        ProbeSearch("published").score(["b0"])
+        ProbeSearch(make_predictor("published")).score(["b0"])
     with pytest.raises(UsageError, match="objective"):
-        ProbeSearch("published", objective="rmse").fit(Y, scales)
-    search = ProbeSearch("published", objective="medape", scope="hidden", **FAST).fit(Y, scales)
+        ProbeSearch(make_predictor("published"), objective="rmse").fit(Y, scales)
+    search = ProbeSearch(make_predictor("published", **FAST), objective="medape", scope="hidden").fit(Y, scales)
     sel = search.select(2, swap="none")
     assert sel.objective == "medape" and sel.scope == "hidden"
     assert set(sel.curve().columns) >= {"k", "probes", "cost", "medae", "medae_hidden"}
@@ -113,9 +132,9 @@ def test_objectives_scopes_and_errors():
 def test_fold_in_design_is_close_to_the_refit_design_on_noiseless_data():
     Y, scales, ids = synthetic(seed=2, missing=0.1)
     probes = np.isin(np.arange(Y.shape[1]), [0, 1, 2, 3])
-    search = ProbeSearch("published", **FAST).fit(Y, scales)
+    search = ProbeSearch(make_predictor("published", **FAST)).fit(Y, scales)
     fold_in = search.predict_cells(probes[None])[0]
-    refit = refit_transcripts("published", Y, scales, probes, **FAST)
+    refit = refit_transcripts(make_predictor("published", **FAST), Y, scales, probes)
     ref = refit[search.cell_model_, search.cell_bench_]
     hidden = ~probes[search.cell_bench_]
     err_f = np.median(np.abs(fold_in - search.actual_)[hidden])
@@ -126,7 +145,7 @@ def test_fold_in_design_is_close_to_the_refit_design_on_noiseless_data():
 def test_published_method_reproduces_the_papers_probe_figures(paper_matrix):
     """Paper: 3.93 (3.955 after its metric-aware update) and 4.55, probe cells exact."""
     Y, model_ids, bench_ids, scales = paper_matrix
-    search = ProbeSearch("published").fit(Y, scales, benchmark_ids=bench_ids)
+    search = ProbeSearch(make_predictor("published")).fit(Y, scales, benchmark_ids=bench_ids)
     any_set, low_cost = search.score(PAPER_ANY), search.score(PAPER_LOW_COST)
     assert any_set.n_cells == 2604 and any_set.n_models == 84
     assert 3.85 <= any_set.medae <= 4.05
@@ -139,7 +158,7 @@ def test_a_benchmark_only_one_model_has_cannot_be_recovered_and_is_counted():
     Y, scales, ids = synthetic(seed=7)
     Y[:, 9] = np.nan
     Y[4, 9] = 55.0                                 # only model 4 has b9
-    search = ProbeSearch("published", **FAST).fit(Y, scales, benchmark_ids=ids)
+    search = ProbeSearch(make_predictor("published", **FAST)).fit(Y, scales, benchmark_ids=ids)
     s = search.score(["b0"])
     assert s.n_unpredicted == 1 and np.isfinite(s.medae)
     assert search.score(["b0", "b9"]).n_unpredicted == 0   # as a probe it is exact

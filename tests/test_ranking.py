@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from benchpress.errors import BadInputError
-from benchpress.predict import evaluate, read_folds
+from benchpress.folds_io import read_folds
+from benchpress.predict import evaluate, make_predictor
 from benchpress.predict.ranking import compare_models, ranking_preservation
 from tests.predict_data import PUBLISHED_FOLDS
 
@@ -87,7 +88,7 @@ def test_published_method_reproduces_the_papers_table(paper_matrix):
     """Paper: 83.8 / 86.3 / 88.0 / 92.1 percent at margins 0 / 1 / 2 / 5."""
     Y, model_ids, bench_ids, scales = paper_matrix
     folds = read_folds(PUBLISHED_FOLDS, model_ids, bench_ids)
-    cells = evaluate("published", Y, scales, folds).cells
+    cells = evaluate(make_predictor("published"), Y, scales, folds).cells
     result = ranking_preservation(Y, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
                                   cells["benchmark_index"].to_numpy(),
                                   cells["predicted"].fill_null(np.nan).to_numpy())

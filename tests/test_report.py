@@ -56,3 +56,7 @@ def test_report_page_renders_every_plot(built_2026_05, tmp_path):
     assert 0.85 < summary["intervals"][0]["coverage"] < 0.95
     r = CliRunner().invoke(main, ["report", "--home", str(built_2026_05.root), "--snapshot", "zz9"])
     assert r.exit_code == 1 and "not found" in r.output
+    # --param reaches the report's predictors: a name neither takes fails before any fit
+    r = CliRunner().invoke(main, ["report", "--home", str(built_2026_05.root), "--out",
+                                  str(tmp_path / "r2"), "--param", "n_startz=2"])
+    assert r.exit_code == 2 and "bad parameters for method 'default'" in r.output

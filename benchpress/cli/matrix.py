@@ -12,7 +12,7 @@ from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.errors import UsageError
 from benchpress.predict.predictor import available_methods, make_predictor
 
-__all__ = ["matrix_options", "folds_options", "parse_params", "method_fields"]
+__all__ = ["matrix_options", "folds_options", "parse_params", "method_fields", "param_option"]
 
 
 def parse_params(pairs) -> dict:
@@ -37,26 +37,32 @@ def method_fields(bp) -> dict:
     return {"method": bp.method, **({"params": bp.params} if bp.params else {})}
 
 
+def param_option(f):
+    """`--param KEY=VALUE` (repeatable) -> `params`, the raw pairs: the command turns them
+    into a dict with :func:`parse_params` inside its error handling."""
+    return click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+                        help="Override one of the predictor's parameters (repeatable), e.g. "
+                             "--param n_starts=60 --param regression_weight=0.5.")(f)
+
+
 def matrix_options(f):
-    """--snapshot, --sources, --method and --param -> `bp: BenchPress` (fitted lazily). The
-    command runs inside `handle_errors`: it needs no decorator of its own for that."""
+    """--snapshot, --sources, --method and --param -> `bp: BenchPress` holding the one
+    predictor object `make_predictor(method, **params)` (validated here, before any fit;
+    fitted lazily). The command runs inside `handle_errors`: it needs no decorator of its
+    own for that."""
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
     @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
     @click.option("--method", default="default", show_default=True,
                   type=click.Choice(available_methods()), help="Predictor.")
-    @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-                  help="Override one of the predictor's parameters (repeatable), e.g. "
-                       "--param n_starts=60 --param regression_weight=0.5.")
+    @param_option
     @home_option
     @functools.wraps(f)
     @handle_errors  # covers loading the matrix and the command body
     def wrapper(*args, snapshot, sources, method, params, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
-        overrides = parse_params(params)
-        make_predictor(method, **overrides)  # an unknown parameter fails here, before any fit
-        bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), method=method,
-                                      **overrides)
+        bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
+                                      predictor=make_predictor(method, **parse_params(params)))
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 

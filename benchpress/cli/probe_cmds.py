@@ -13,17 +13,9 @@ from benchpress.cli.common import (
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.probes import OBJECTIVES, SCOPES, probe_set_change
+from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change
 
 __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
-
-#: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
-PAPER_SETS = {
-    "paper (any benchmark)": ["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"],
-    "paper (low-cost allowlist)": ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff",
-                                   "math_500", "aime_2026"],
-}
-
 
 # ---------------------------------------------------------------------- input parsing
 def read_benchmark_list(spec: str) -> list[str]:
@@ -235,7 +227,8 @@ def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
     new = read_model_scores(scores_file) if scores_file else None
     bench = read_benchmark_list(benchmarks) if benchmarks else None
-    frame, sure_from = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
+    result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
+    frame, sure_from = result.frame, result.uncertainty_source
     if fmt == "json":
         emit_json({**method_fields(bp), "sure_from": sure_from, "rows": frame.to_dicts()})
         return

@@ -13,12 +13,12 @@ import polars as pl
 from benchpress.cli.common import (
     format_option, handle_errors, home_option, render, split_list, stderr, write_or_emit,
 )
-from benchpress.cli.matrix import matrix_options, method_fields
+from benchpress.cli.matrix import matrix_options, method_fields, param_option, parse_params
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import available_methods
+from benchpress.predict.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
-from benchpress.report import coverage_json, drift_report, evaluate_intervals
 
 __all__ = ["intervals", "drift", "report"]
 
@@ -45,7 +45,6 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
               calibration_seeds, out, fmt, bp, home):
     """Coverage and width of the calibrated 90% intervals on held-out folds, by benchmark
     and by how many scores the model has."""
-    m = bp.matrix
     sources = split_list(folds_sources)
     if regime == "new_models":
         if folds_file:
@@ -57,10 +56,9 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                  else bp.folds(n_folds=3, seed=seed, n_seeds=n_seeds))
         stderr.print(f"calibrating on seeds {calibration_seed}.."
                      f"{calibration_seed + calibration_seeds - 1}, evaluating on {len(folds)} folds")
-    result = evaluate_intervals(bp.method, m.values, bp.scales, folds, regime=regime, seed=seed,
-                                calibration_seed=calibration_seed,
-                                calibration_seeds=calibration_seeds, benchmark_ids=m.benchmark_ids,
-                                **bp.params)
+    result = bp.interval_coverage(folds, regime=regime, seed=seed,
+                                  calibration_seed=calibration_seed,
+                                  calibration_seeds=calibration_seeds)
     doc = {**method_fields(bp), "regime": regime, **coverage_json(result)}
     if write_or_emit(doc, out, fmt, written={k: v for k, v in doc.items() if k != "per_benchmark"}):
         return
@@ -116,11 +114,17 @@ def threshold_options(f):
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
 @format_option(choices=("table", "json"))
 @threshold_options
+@param_option
 @home_option
 @handle_errors
-def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, home):
+def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
-    report = drift_report(home, from_ref, to_ref, cfg, sources=split_list(sources))
+    from benchpress.api import BenchPress
+
+    # the two predictor objects, built once (an unknown --param fails here, before any fit)
+    predictor, probe_predictor = cfg.predictors(**parse_params(params))
+    report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
+                              predictor=predictor, probe_predictor=probe_predictor)
     doc = report.to_json()
     if out:
         write_json_atomic(out, report.metrics())
@@ -162,17 +166,25 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, home):
 @click.option("--drift", "drift_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A drift report (benchpress drift --report FILE) to plot instead of recomputing.")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
+@param_option
 @home_option
 @handle_errors
-def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, sources, home):
+def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, sources, params, home):
     """Write a self-contained HTML report with plots (matrix, spectrum, intervals,
     probes, ranking preservation, drift)."""
+    from benchpress.api import BenchPress
+    from benchpress.store.snapshot import list_snapshots
+
     doc = json.loads(drift_file.read_text()) if drift_file else None
+    cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
+    # the two predictor objects, built once (an unknown --param fails here, before any fit)
+    predictor, probe_predictor = cfg.predictors(**parse_params(params))
     from benchpress.report import build_report  # matplotlib loads only for this command
 
-    path = build_report(home, out_dir, snapshot=snapshot, method=method,
-                        probe_method=probe_method, probes_k=probes_k, drift=doc,
-                        drift_cfg=DriftThresholds(method=method, probe_method=probe_method,
-                                                  probes_k=probes_k),
-                        sources=split_list(sources))
+    bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
+    if doc is None and list_snapshots(home):  # the drift figure plots the snapshots
+        doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources), predictor=predictor,
+                               probe_predictor=probe_predictor).to_json()
+    path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
+                        probes_k=probes_k, drift=doc)
     stderr.print(f"wrote {path}")

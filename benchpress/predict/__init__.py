@@ -2,16 +2,23 @@
 
 Typical use::
 
-    from benchpress.predict import BenchmarkScales, make_predictor, evaluate, read_folds
+    from benchpress.folds_io import read_folds
+    from benchpress.predict import BenchmarkScales, make_predictor, evaluate
 
     scales = BenchmarkScales.from_records(rows, benchmark_ids)
-    pred = make_predictor("default").fit(Y, scales)      # Y: scores, NaN = missing
-    full = pred.complete()                               # (n_models, n_benchmarks)
+    pred = make_predictor("default", n_starts=60)        # one unfitted predictor object
+    full = pred.fit(Y, scales).complete()                # Y: scores, NaN = missing
     row = pred.fold_in(new_scores)                       # a brand-new model's row
-    result = evaluate("published", Y, scales, read_folds(path))
+    result = evaluate(make_predictor("published"), Y, scales, read_folds(path))
+
+Modules, one job each: ``transform`` (scales, logit/z space), ``als``/``ensemble``
+(bias-ALS solver), ``base``/``predictor``/``baselines``/``regression`` (predictor objects),
+``folds`` (held-out cell sets), ``metrics`` (error metrics), ``evaluate`` (refit loop),
+``intervals`` (calibrated intervals), ``coverage`` (interval coverage on held-out data),
+``probes``/``probe_select`` (probe sets), ``backtest``, ``ranking``, ``rank``, ``drift``.
 """
 
-from benchpress.predict.als import BiasALS
+from benchpress.predict.als import ALSConfig, BiasALS
 from benchpress.predict.baselines import (
     BenchmarkMean,
     BenchmarkRegression,
@@ -19,32 +26,25 @@ from benchpress.predict.baselines import (
     ModelNormalizedMean,
     SoftImpute,
 )
-from benchpress.predict.base import BasePredictor
+from benchpress.predict.base import BasePredictor, check_predictor, clone
 from benchpress.predict.ensemble import ALSEnsemble
-from benchpress.predict.evaluate import (
-    EvaluationResult,
-    Folds,
-    Metrics,
-    compute_metrics,
-    evaluate,
-    folds_to_json,
-    make_folds,
-    parse_folds,
-    read_folds,
-)
+from benchpress.predict.evaluate import EvaluationResult, evaluate
+from benchpress.predict.folds import Folds, folds_to_json, make_folds, parse_folds
+from benchpress.predict.metrics import Metrics, compute_metrics
 from benchpress.predict.predictor import (
     METHODS,
     PRESETS,
     ALSPredictor,
     available_methods,
     make_predictor,
+    param_overrides,
 )
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.rank import RankDiagnostics, complete_submatrices, rank_diagnostics
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
 from benchpress.predict.backtest import BacktestResult  # the function keeps its module's name
-from benchpress.predict.drift import DriftReport, DriftThresholds, MatrixVersion
+from benchpress.predict.drift import DriftReport, DriftThresholds
 from benchpress.predict.intervals import (
     IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals,
 )
@@ -52,6 +52,7 @@ from benchpress.predict.probes import ProbeScore, ProbeSearch, ProbeSelection, r
 from benchpress.predict.ranking import RankingPreservation, compare_models, ranking_preservation
 
 __all__ = [
+    "ALSConfig",
     "ALSEnsemble",
     "ALSPredictor",
     "BasePredictor",
@@ -80,7 +81,9 @@ __all__ = [
     "make_predictor",
     "parse_folds",
     "rank_diagnostics",
-    "read_folds",
+    "param_overrides",
+    "clone",
+    "check_predictor",
     "BacktestResult",
     "ProbeScore",
     "ProbeSearch",
@@ -92,7 +95,6 @@ __all__ = [
     "DriftReport",
     "DriftThresholds",
     "IntervalCalibrator",
-    "MatrixVersion",
     "calibrate",
     "complete_intervals",
     "fold_in_intervals",

@@ -27,6 +27,8 @@ solved all at once by a vectorised Cholesky factorisation (`spd_solve`; about 3x
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
@@ -34,9 +36,53 @@ from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.base import check_scores
 
 __all__ = [
-    "BiasALS", "init_factors", "fit_batched", "fit_starts", "fold_in_batched", "reg_diagonal",
+    "ALSConfig", "BiasALS", "init_factors", "fit_batched", "fit_starts", "fold_in_batched", "reg_diagonal",
     "spd_solve", "weights_from",
 ]
+
+
+@dataclass(frozen=True)
+class ALSConfig:
+    """The bias-ALS hyperparameters, declared here once.
+
+    :class:`BiasALS` (one start), :class:`~benchpress.predict.ensemble.ALSEnsemble`
+    (``n_starts`` starts) and :class:`~benchpress.predict.predictor.ALSPredictor` (whose
+    constructor exposes them as parameters, with these defaults) all read them from here.
+
+    Parameters
+    ----------
+    rank : int, default 2
+        Number of latent factors.
+    regularization : float, default 0.1
+        Ridge penalty on the factors ``U`` and ``V`` (and on the biases unless
+        ``bias_regularization`` is given).
+    bias_regularization : float, optional
+        Ridge penalty on the biases ``a`` and ``c``; defaults to ``regularization``.
+    n_iter : int, default 40
+        Number of ALS sweeps.
+    init_scale : float, default 0.01
+        Std of the Gaussian initial factors.
+    random_state : int, optional, default 42
+        Seed of ``numpy.random.RandomState`` for the initial factors; start ``k`` of an
+        ensemble is seeded ``random_state + k`` (None = a fresh seed).
+    n_starts : int, default 10
+        Random starts of an ensemble (a single :class:`BiasALS` fit ignores it).
+
+    >>> ALSConfig(rank=4).reg_diagonal().tolist()
+    [0.1, 0.1, 0.1, 0.1, 0.1]
+    """
+
+    rank: int = 2
+    regularization: float = 0.1
+    bias_regularization: float | None = None
+    n_iter: int = 40
+    init_scale: float = 0.01
+    random_state: int | None = 42
+    n_starts: int = 10
+
+    def reg_diagonal(self) -> np.ndarray:
+        """Ridge diagonal, shape (rank + 1,) (see :func:`reg_diagonal`)."""
+        return reg_diagonal(self.rank, self.regularization, self.bias_regularization)
 
 
 def reg_diagonal(rank: int, regularization: float, bias_regularization: float | None = None):
@@ -282,19 +328,9 @@ class BiasALS:
 
     Parameters
     ----------
-    rank : int, default 2
-        Number of latent factors.
-    regularization : float, default 0.1
-        Ridge penalty on the factors ``U`` and ``V`` (and on the biases unless
-        ``bias_regularization`` is given).
-    bias_regularization : float, optional
-        Ridge penalty on the biases ``a`` and ``c``; defaults to ``regularization``.
-    n_iter : int, default 40
-        Number of ALS sweeps.
-    init_scale : float, default 0.01
-        Std of the Gaussian initial factors.
-    random_state : int, optional
-        Seed of ``numpy.random.RandomState`` for the initial factors (None = fresh).
+    config : ALSConfig, optional
+        The hyperparameters (default ``ALSConfig()``); ``config.random_state`` seeds the
+        start, ``config.n_starts`` is not used.
 
     Attributes
     ----------
@@ -305,29 +341,20 @@ class BiasALS:
     V_ : ndarray, shape (n_benchmarks, rank)
     """
 
-    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
-                 bias_regularization: float | None = None, n_iter: int = 40,
-                 init_scale: float = 0.01, random_state: int | None = None):
-        self.rank = rank
-        self.regularization = regularization
-        self.bias_regularization = bias_regularization
-        self.n_iter = n_iter
-        self.init_scale = init_scale
-        self.random_state = random_state
-
-    def _reg(self) -> np.ndarray:
-        return reg_diagonal(self.rank, self.regularization, self.bias_regularization)
+    def __init__(self, config: ALSConfig | None = None):
+        self.config = config if config is not None else ALSConfig()
 
     def fit(self, Z, sample_weight=None) -> "BiasALS":
         """Fit on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing.
 
         ``sample_weight`` (broadcastable to Z) weights the squared errors.
         """
-        seed = self.random_state
+        cfg = self.config
+        seed = cfg.random_state
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
-        mu, a, c, U, V = fit_starts(Z, [seed], self._reg(), n_iter=self.n_iter,
-                                    init_scale=self.init_scale, sample_weight=sample_weight)
+        mu, a, c, U, V = fit_starts(Z, [seed], cfg.reg_diagonal(), n_iter=cfg.n_iter,
+                                    init_scale=cfg.init_scale, sample_weight=sample_weight)
         self.mu_ = float(mu[0])
         self.model_bias_, self.benchmark_bias_ = a[0], c[0]
         self.U_, self.V_ = U[0], V[0]
@@ -365,5 +392,5 @@ class BiasALS:
         if z2.shape[1] != self.V_.shape[0]:
             raise BadInputError(f"expected {self.V_.shape[0]} benchmark columns, got {z2.shape[1]}")
         out = fold_in_batched(z2, m.astype(float), np.array([self.mu_]),
-                              self.benchmark_bias_[None], self.V_[None], reg_diag=self._reg())[0]
+                              self.benchmark_bias_[None], self.V_[None], reg_diag=self.config.reg_diagonal())[0]
         return out[0] if one else out

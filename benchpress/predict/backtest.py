@@ -25,9 +25,8 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.base import check_scores
-from benchpress.predict.evaluate import Metrics, compute_metrics
-from benchpress.predict.predictor import make_predictor
+from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.metrics import Metrics, compute_metrics
 from benchpress.predict.probes import ProbeSearch
 from benchpress.predict.transform import BenchmarkScales
 
@@ -100,13 +99,15 @@ def as_date(value) -> dt.date | None:
         return None
 
 
-def backtest(Y, scales: BenchmarkScales, release_dates, cutoff, *, probes=5,
-             method: str = "default", model_ids=None, benchmark_ids=None,
-             candidates=None, recent_months: float | None = 6.0, **params) -> BacktestResult:
+def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates, cutoff, *,
+             probes=5, model_ids=None, benchmark_ids=None, candidates=None,
+             recent_months: float | None = 6.0) -> BacktestResult:
     """Fit on models released before ``cutoff``; predict each later model from its probes.
 
     Parameters
     ----------
+    predictor : BasePredictor
+        Unfitted; the probe search and the training fit use clones of it.
     Y : array_like, shape (n_models, n_benchmarks)
         Scores, NaN = missing.
     release_dates : sequence, length n_models
@@ -146,7 +147,7 @@ def backtest(Y, scales: BenchmarkScales, release_dates, cutoff, *, probes=5,
         raise BadInputError(f"no model with scores was released on or after {cut}")
     Y_train = Y[before]
     if isinstance(probes, (int, np.integer)):
-        search = ProbeSearch(method, **params).fit(Y_train, scales, benchmark_ids=bids)
+        search = ProbeSearch(predictor).fit(Y_train, scales, benchmark_ids=bids)
         recent, chosen_on = None, "training models"
         if recent_months:
             start = months_before(cut, recent_months)
@@ -164,7 +165,7 @@ def backtest(Y, scales: BenchmarkScales, release_dates, cutoff, *, probes=5,
             raise BadInputError(f"unknown probe benchmarks: {', '.join(unknown)}")
         chosen_on = "given"
     pmask = np.isin(np.asarray(bids, dtype=object), chosen)
-    pred = make_predictor(method, **params).fit(Y_train, scales)
+    pred = clone(predictor).fit(Y_train, scales)
     Y_test = Y[test]
     rows = np.where(pmask, Y_test, np.nan)
     P = np.atleast_2d(pred.fold_in(rows))
@@ -191,7 +192,7 @@ def backtest(Y, scales: BenchmarkScales, release_dates, cutoff, *, probes=5,
         .join(pl.DataFrame({"model_id": test_ids, "release_date": test_dates}), on="model_id")
         .select("model_id", "release_date", "n_probes", "n_hidden", "medae_hidden"))
     return BacktestResult(
-        method=method, cutoff=cut.isoformat(), probes=tuple(chosen),
+        method=predictor.method, cutoff=cut.isoformat(), probes=tuple(chosen),
         probes_chosen_on=chosen_on, n_train=int(before.sum()), n_test=int(test.sum()),
         n_undated=int((~dated).sum()), medae=pooled.medae, medape=pooled.medape,
         overall=overall, per_model=per_model, cells=cells)

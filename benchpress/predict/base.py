@@ -6,11 +6,27 @@ A predictor is configured by its constructor (which only stores arguments), then
   in score units (NaN = missing) and the benchmarks' :class:`BenchmarkScales`;
 * ``complete()`` returns the completed (n_models, n_benchmarks) matrix in score units;
 * ``fold_in(scores)`` predicts the full row(s) of brand-new models from their known
-  scores, by default by refitting with the new rows appended (subclasses may override
-  with a cheaper solve against the fitted benchmark parameters).
+  scores, the cheapest way the predictor has (``refit=None``, the same default on every
+  predictor): the ALS predictor solves the new rows against its fitted benchmark
+  parameters; a baseline, which has no such solve, refits a copy with the rows appended.
+  ``refit=True`` always refits; ``refit=False`` insists on the solve (baselines refuse).
+
+Predictors are scikit-learn style estimators: ``__init__`` only stores its arguments,
+:meth:`BasePredictor.get_params` / :meth:`BasePredictor.set_params` read and change them,
+and :func:`clone` makes a fresh unfitted copy with the same parameters (and so the same
+``method`` name), which is how every refit loop (held-out folds, calibration, probe
+search, backtest) gets its predictors from the one object it is given.
+
+>>> from benchpress.predict import make_predictor
+>>> pred = make_predictor("published", n_starts=3)
+>>> twin = clone(pred)
+>>> (twin.method, twin.get_params()["n_starts"], twin is pred)
+('published', 3, False)
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -18,7 +34,7 @@ from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["BasePredictor", "check_scores"]
+__all__ = ["BasePredictor", "check_scores", "check_predictor", "clone"]
 
 
 def check_scores(Y, scales: BenchmarkScales | None = None) -> np.ndarray:
@@ -43,12 +59,29 @@ class BasePredictor:
     units, NaN where no prediction is possible).
     """
 
+    #: The method name (:func:`~benchpress.predict.predictor.make_predictor`); a class
+    #: attribute of the baselines, a constructor argument of the ALS predictor.
     method: str = "base"
 
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return [p.name for p in inspect.signature(cls.__init__).parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
     def get_params(self) -> dict:
-        """Constructor arguments, as stored."""
-        return {k: v for k, v in vars(self).items()
-                if not k.endswith("_") and k != "method"}
+        """Constructor arguments, as stored: ``type(self)(**self.get_params())`` is an
+        unfitted copy."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params) -> "BasePredictor":
+        """Change constructor arguments; an unknown name raises UsageError. Returns self."""
+        unknown = sorted(set(params) - set(self._param_names()))
+        if unknown:
+            raise UsageError(f"{type(self).__name__} has no parameter(s) {unknown}; "
+                             f"it takes {self._param_names()}")
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
 
     def fit(self, Y, scales: BenchmarkScales) -> "BasePredictor":
         """Learn from scores ``Y`` (n_models, n_benchmarks), NaN = missing, score units."""
@@ -80,16 +113,20 @@ class BasePredictor:
             P = np.where(obs, self.Y_, P)
         return P
 
-    def fold_in(self, scores, *, refit: bool = True) -> np.ndarray:
+    def fold_in(self, scores, *, refit: bool | None = None) -> np.ndarray:
         """Predict full score rows for new models from their known scores.
+
+        The fitted predictor itself is never changed.
 
         Parameters
         ----------
         scores : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
             Known scores of the new model(s) in score units, NaN where unknown.
-        refit : bool
-            Refit on the training matrix with the rows appended: the only way a baseline
-            can take a new row (``refit=False`` is refused; the ALS predictor has it).
+        refit : bool, optional
+            None (default): the cheapest way this predictor has, which for a baseline is
+            a refit of a copy with the rows appended. True: that refit. False: a solve
+            against the fitted parameters without refit, which a baseline does not have
+            (UsageError; the ALS predictor has it).
 
         Returns
         -------
@@ -97,17 +134,17 @@ class BasePredictor:
         cells are predicted too, not copied).
         """
         self._fitted()
-        if not refit:
-            raise UsageError(f"{type(self).__name__} cannot fold in without a refit; use refit=True")
+        if refit is False:
+            raise UsageError(f"{type(self).__name__} cannot fold in without a refit; "
+                             "use refit=None or refit=True")
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         out = self._fold_in_refit(check_scores(np.atleast_2d(S), self.scales_))
         return out[0] if one else out
 
     def _fold_in_refit(self, S2: np.ndarray) -> np.ndarray:
-        clone = type(self)(**self.get_params())
-        clone.fit(np.vstack([self.Y_, S2]), self.scales_)
-        return clone.complete(keep_observed=False)[self.Y_.shape[0]:]
+        twin = clone(self).fit(np.vstack([self.Y_, S2]), self.scales_)
+        return twin.complete(keep_observed=False)[self.Y_.shape[0]:]
 
     # subclass hooks ------------------------------------------------------------
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:  # pragma: no cover
@@ -115,3 +152,19 @@ class BasePredictor:
 
     def _predict(self) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+
+def check_predictor(estimator) -> BasePredictor:
+    """``estimator`` itself when it is a predictor object; UsageError otherwise (e.g. a
+    method name: build the object with ``make_predictor(name, **params)``)."""
+    if not isinstance(estimator, BasePredictor):
+        raise UsageError(f"expected a predictor object (make_predictor(...)), got "
+                         f"{type(estimator).__name__}")
+    return estimator
+
+
+def clone(estimator: BasePredictor) -> BasePredictor:
+    """A fresh, unfitted predictor of the same class with the same parameters (its
+    ``method`` name travels with them); raises UsageError for anything else."""
+    check_predictor(estimator)
+    return type(estimator)(**estimator.get_params())

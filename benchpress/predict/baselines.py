@@ -52,6 +52,8 @@ class _ZBaseline(BasePredictor):
 class BenchmarkMean(BasePredictor):
     """Predict each cell by its benchmark's mean observed score (score units)."""
 
+    method = "benchmark_mean"
+
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         obs = ~np.isnan(Y)
         n = obs.sum(axis=0)
@@ -68,6 +70,8 @@ class ModelNormalizedMean(_ZBaseline):
     ``Zhat_ij = mean_{k observed for i} Z_ik`` (the benchmark mean is 0 in z units);
     models without scores get offset 0.
     """
+
+    method = "model_mean"
 
     def __init__(self, *, logit_rule: str = "percent"):
         self.logit_rule = logit_rule
@@ -89,6 +93,8 @@ class KNNModels(_ZBaseline):
     k : int, default 5
     min_shared : int, default 3
     """
+
+    method = "knn"
 
     def __init__(self, k: int = 5, *, min_shared: int = 3, logit_rule: str = "percent"):
         self.k = k
@@ -131,6 +137,8 @@ class SoftImpute(_ZBaseline):
     tol : float, default 1e-4
     """
 
+    method = "soft_impute"
+
     def __init__(self, rank: int = 2, *, shrinkage: float = 0.0, max_iter: int = 100,
                  tol: float = 1e-4, logit_rule: str = "percent"):
         self.rank = rank
@@ -171,6 +179,8 @@ class BenchmarkRegression(_ZBaseline):
     min_shared : int, default 5
     min_r2 : float, default 0.2
     """
+
+    method = "regression"
 
     def __init__(self, k: int | None = 5, *, power: float = 1.0, min_shared: int = 5,
                  min_r2: float = 0.2, logit_rule: str = "percent"):

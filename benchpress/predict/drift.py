@@ -6,12 +6,18 @@ Each version is profiled (:func:`profile`):
 * variance explained by the first factors on the largest complete submatrices
   (:func:`~benchpress.predict.rank.complete_submatrices`; ``var2`` is the mean
   two-factor share over the ``n_submatrices`` largest);
-* held-out MedAE of soft-impute by rank (the winning rank) and of the default predictor,
-  on one per-model 3-fold partition; per-benchmark held-out MedAE in *points* (1% of
+* held-out MedAE of soft-impute by rank (the winning rank) and of the tracked predictor
+  (the unfitted object passed in, ``--method``/``--param``), on one per-model 3-fold
+  partition; per-benchmark held-out MedAE in *points* (1% of
   the benchmark's range);
-* the completed z matrix of the published rank-2 predictor, whose column-centred top two
-  right singular vectors span the benchmark factor subspace;
-* the probe set (:class:`~benchpress.predict.probes.ProbeSearch`, greedy, ``probes_k``).
+* the completed z matrix of the published rank-2 predictor (a fixed measuring
+  instrument, not the tracked predictor: ``--param`` does not change it), whose
+  column-centred top two right singular vectors span the benchmark factor subspace;
+* the probe set (:class:`~benchpress.predict.probes.ProbeSearch` of the probe predictor,
+  greedy, ``probes_k``).
+
+A version is a :class:`~benchpress.store.matrix.ScoreMatrix` (its ``label``, ``values``,
+ids and ``scales``).
 
 Consecutive versions are compared (:func:`compare`): principal angles between the two
 versions' benchmark subspaces, each computed on the benchmarks both share, probes that changed, the benchmarks
@@ -34,33 +40,27 @@ structural change, so a reshuffle that costs nothing is not an alarm.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from benchpress.errors import BadInputError
-from benchpress.predict.base import check_scores
-from benchpress.predict.evaluate import evaluate, make_folds
+from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.evaluate import evaluate
+from benchpress.predict.folds import make_folds
 from benchpress.predict.intervals import point_size
 from benchpress.predict.predictor import make_predictor
 from benchpress.predict.probes import ProbeSearch, probe_set_change
 from benchpress.predict.rank import (
     best_rank, complete_submatrices, rank_errors, submatrix_variance,
 )
-from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.transform import ScaleTransform
 
-__all__ = ["MatrixVersion", "DriftThresholds", "VersionProfile", "Transition", "DriftReport",
-           "profile", "compare", "drift", "benchmark_subspace"]
+if TYPE_CHECKING:  # the store hands matrices over; predict does not import it at run time
+    from benchpress.store.matrix import ScoreMatrix
 
-
-@dataclass(frozen=True)
-class MatrixVersion:
-    """One version of the score matrix: ``values`` (n_models, n_benchmarks), NaN = missing."""
-
-    label: str
-    values: np.ndarray
-    model_ids: list
-    benchmark_ids: list
-    scales: BenchmarkScales
+__all__ = ["DriftThresholds", "VersionProfile", "Transition", "DriftReport",
+           "profile", "compare", "drift", "benchmark_subspace", "drift_predictors"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,11 @@ class DriftThresholds:
     max_rank: int = 6
     n_submatrices: int = 3
     seed: int = 42
+
+    def predictors(self, **params) -> tuple[BasePredictor, BasePredictor]:
+        """The tracked and the probe predictor objects (``method``, ``probe_method``), with
+        ``params`` overriding both (UsageError when one does not take them)."""
+        return make_predictor(self.method, **params), make_predictor(self.probe_method, **params)
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "DriftThresholds":
@@ -194,7 +199,7 @@ def _completed_z(Y, scales) -> np.ndarray:
     return np.nan_to_num(tr.transform(pred.complete(keep_observed=False)))
 
 
-def _angle_noise(version: MatrixVersion, base, cols, cfg: "DriftThresholds") -> float:
+def _angle_noise(version: "ScoreMatrix", base, cols, cfg: "DriftThresholds") -> float:
     """95th percentile of the largest angle between the subspace ``base`` of ``version``
     (:func:`benchmark_subspace` on ``cols``) and those of ``cfg.n_boot`` bootstrap
     resamples of its models (same columns)."""
@@ -217,29 +222,41 @@ def benchmark_subspace(Zc, cols) -> np.ndarray:
     return vt[:2].T
 
 
-def _probes(Y, scales, ids, cfg: DriftThresholds) -> tuple:
+def _probes(Y, scales, ids, cfg: DriftThresholds, probe_predictor: BasePredictor) -> tuple:
     if Y.shape[0] < 3 or Y.shape[1] <= cfg.probes_k:
         return None, None, "matrix too small for probe selection", None
-    search = ProbeSearch(cfg.probe_method).fit(Y, scales, benchmark_ids=ids)
+    search = ProbeSearch(probe_predictor).fit(Y, scales, benchmark_ids=ids)
     final = search.select(cfg.probes_k).final
     return list(final.probes), float(final.medae), "", search
 
 
-def profile(version: MatrixVersion, cfg: DriftThresholds | None = None) -> VersionProfile:
-    """Profile one matrix version (see module doc)."""
+def drift_predictors(cfg: DriftThresholds, predictor: BasePredictor | None,
+                     probe_predictor: BasePredictor | None) -> tuple:
+    """The given predictor objects, or ``cfg``'s methods with their defaults."""
+    return (predictor or make_predictor(cfg.method),
+            probe_predictor or make_predictor(cfg.probe_method))
+
+
+def profile(version: "ScoreMatrix", cfg: DriftThresholds | None = None, *,
+            predictor: BasePredictor | None = None,
+            probe_predictor: BasePredictor | None = None) -> VersionProfile:
+    """Profile one matrix version (see module doc). ``predictor`` (tracked) and
+    ``probe_predictor`` are unfitted objects, ``cfg.method``/``cfg.probe_method`` with
+    their defaults when not given; every fit is a clone."""
     cfg = cfg or DriftThresholds()
+    predictor, probe_predictor = drift_predictors(cfg, predictor, probe_predictor)
     Y = check_scores(version.values, version.scales)
     sc, ids = version.scales, list(version.benchmark_ids)
     obs = ~np.isnan(Y)
     folds = make_folds(obs, n_folds=3, seed=cfg.seed, min_scores=3)
     errs = rank_errors(Y, sc, folds, ranks=range(1, cfg.max_rank + 1))
-    res = evaluate(cfg.method, Y, sc, folds, benchmark_ids=ids)
+    res = evaluate(predictor, Y, sc, folds, benchmark_ids=ids)
     pts = dict(zip(ids, point_size(sc, Y).tolist()))
     per_b = {b: m / pts[b] for b, m in zip(res.per_benchmark["benchmark_id"].to_list(),
                                            res.per_benchmark["medae"].to_list()) if m is not None}
     Zc = _completed_z(Y, sc)
-    pred = make_predictor(cfg.method).fit(Y, sc)
-    probes, probes_medae, note, search = _probes(Y, sc, ids, cfg)
+    pred = clone(predictor).fit(Y, sc)
+    probes, probes_medae, note, search = _probes(Y, sc, ids, cfg, probe_predictor)
     var1, var2, var3 = _variance(Y, sc, cfg.n_submatrices)
     return VersionProfile(
         label=version.label, n_models=int(Y.shape[0]), n_benchmarks=int(Y.shape[1]),
@@ -251,7 +268,7 @@ def profile(version: MatrixVersion, cfg: DriftThresholds | None = None) -> Versi
         Zc_=Zc, benchmark_ids_=ids, predictor_=pred)
 
 
-def _worst_models(old: VersionProfile, old_v: MatrixVersion, new_v: MatrixVersion,
+def _worst_models(old: VersionProfile, old_v: "ScoreMatrix", new_v: "ScoreMatrix",
                   cfg: DriftThresholds, top: int = 10) -> list:
     """Models of ``new_v`` whose (new or changed) rows the old fit predicts worst."""
     col = {b: k for k, b in enumerate(old_v.benchmark_ids)}
@@ -291,8 +308,8 @@ def _worst_models(old: VersionProfile, old_v: MatrixVersion, new_v: MatrixVersio
              "new": bool(not known[rows[k]])} for k in order]
 
 
-def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
-            new_v: MatrixVersion, cfg: DriftThresholds | None = None) -> Transition:
+def compare(old: VersionProfile, new: VersionProfile, old_v: "ScoreMatrix",
+            new_v: "ScoreMatrix", cfg: DriftThresholds | None = None) -> Transition:
     """Compare two consecutive profiles and raise the alarms of ``cfg``."""
     from scipy.linalg import subspace_angles  # here, not at the top: slow to import
 
@@ -341,13 +358,19 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: MatrixVersion,
                       _worst_models(old, old_v, new_v, cfg), dvar, alarms)
 
 
-def drift(versions, cfg: DriftThresholds | None = None) -> DriftReport:
-    """Profile every version (oldest first) and compare each with the one before."""
+def drift(versions, cfg: DriftThresholds | None = None, *,
+          predictor: BasePredictor | None = None,
+          probe_predictor: BasePredictor | None = None) -> DriftReport:
+    """Profile every version (oldest first, :class:`~benchpress.store.matrix.ScoreMatrix`
+    each with its ``label``) and compare each with the one before; the predictors as in
+    :func:`profile`."""
     cfg = cfg or DriftThresholds()
     versions = list(versions)
     if not versions:
         raise BadInputError("drift needs at least one matrix version")
-    profiles = [profile(v, cfg) for v in versions]
+    predictor, probe_predictor = drift_predictors(cfg, predictor, probe_predictor)
+    profiles = [profile(v, cfg, predictor=predictor, probe_predictor=probe_predictor)
+                for v in versions]
     transitions = [compare(profiles[k - 1], profiles[k], versions[k - 1], versions[k], cfg)
                    for k in range(1, len(versions))]
     return DriftReport(profiles, transitions, cfg)

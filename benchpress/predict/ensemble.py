@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict.als import fit_starts, fold_in_batched, reg_diagonal
+from benchpress.predict.als import ALSConfig, fit_starts, fold_in_batched
 
 __all__ = ["ALSEnsemble", "start_seeds"]
 
@@ -30,12 +30,9 @@ class ALSEnsemble:
 
     Parameters
     ----------
-    rank, regularization, bias_regularization, n_iter, init_scale
-        As in :class:`~benchpress.predict.als.BiasALS`.
-    n_starts : int, default 10
-        Number of random starts averaged.
-    random_state : int, optional, default 42
-        Base seed; start ``k`` uses ``random_state + k``.
+    config : ALSConfig, optional
+        The hyperparameters (default ``ALSConfig()``): ``n_starts`` starts, start ``k``
+        seeded ``random_state + k``.
 
     Attributes
     ----------
@@ -47,27 +44,16 @@ class ALSEnsemble:
     seeds_ : list of int
     """
 
-    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
-                 bias_regularization: float | None = None, n_iter: int = 40,
-                 init_scale: float = 0.01, n_starts: int = 10,
-                 random_state: int | None = 42):
-        self.rank = rank
-        self.regularization = regularization
-        self.bias_regularization = bias_regularization
-        self.n_iter = n_iter
-        self.init_scale = init_scale
-        self.n_starts = n_starts
-        self.random_state = random_state
-
-    def _reg(self) -> np.ndarray:
-        return reg_diagonal(self.rank, self.regularization, self.bias_regularization)
+    def __init__(self, config: ALSConfig | None = None):
+        self.config = config if config is not None else ALSConfig()
 
     def fit(self, Z, sample_weight=None) -> "ALSEnsemble":
         """Fit all starts on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing."""
-        self.seeds_ = start_seeds(self.random_state, self.n_starts)
+        cfg = self.config
+        self.seeds_ = start_seeds(cfg.random_state, cfg.n_starts)
         (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
-         self.V_) = fit_starts(Z, self.seeds_, self._reg(), n_iter=self.n_iter,
-                               init_scale=self.init_scale, sample_weight=sample_weight)
+         self.V_) = fit_starts(Z, self.seeds_, cfg.reg_diagonal(), n_iter=cfg.n_iter,
+                               init_scale=cfg.init_scale, sample_weight=sample_weight)
         return self
 
     def _fitted(self) -> None:
@@ -98,7 +84,7 @@ class ALSEnsemble:
         if mask is not None:
             m &= np.atleast_2d(np.asarray(mask, dtype=bool))
         return fold_in_batched(z, m.astype(float), self.mu_, self.benchmark_bias_, self.V_,
-                               reg_diag=self._reg())
+                               reg_diag=self.config.reg_diagonal())
 
     def fold_in(self, z, mask=None) -> np.ndarray:
         """Ensemble-mean completion of new rows; same shape as ``z`` (1-D or 2-D)."""

@@ -22,8 +22,10 @@ space so that intervals respect every benchmark's range):
    benchmark's range (1 pp on percent; 1% of the observed range when unbounded): the
    window is mapped to z units and read off the empirical distribution of ``r / s``.
 
-:func:`calibrate` fits an :class:`IntervalCalibrator`; :func:`complete_intervals` and
-:func:`fold_in_intervals` apply it. Coverage: :mod:`benchpress.report.coverage`.
+:func:`calibrate` fits an :class:`IntervalCalibrator` for an unfitted predictor object
+(every held-out fit is a :func:`~benchpress.predict.base.clone` of it);
+:func:`complete_intervals` and :func:`fold_in_intervals` apply it. Coverage on held-out
+data: :mod:`benchpress.predict.coverage`.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict.base import BasePredictor, check_scores
-from benchpress.predict.evaluate import Folds, fold_fits, make_folds
+from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.evaluate import fold_fits
+from benchpress.predict.folds import Folds, make_folds
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records", "calibrate",
-           "complete_intervals", "fold_in_intervals", "point_size", "score_bounds", "TRUST_POINTS"]
+__all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
+           "new_model_records", "calibrate", "complete_intervals", "fold_in_intervals",
+           "point_size", "score_bounds", "TRUST_POINTS", "REGIMES"]
 
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
@@ -47,6 +51,9 @@ _RIDGE = 1.0  # ridge penalty of the risk regression
 #: Logit rule and margin (percentage points, finer than the predictor's) of the interval space.
 LOGIT_RULE, EPS = "percent_or_0_100", 0.05
 _FLOOR = 0.01  # added to |residual| before the log in the risk regression
+#: What held-out data a calibrator is fitted on: missing cells of known models, or new
+#: models folded in from a few scores.
+REGIMES = ("cells", "new_models")
 
 
 def point_size(scales: BenchmarkScales, Y=None) -> np.ndarray:
@@ -154,14 +161,16 @@ class IntervalCalibrator:
     """Risk model + split-conformal scale for 1 - ``alpha`` prediction intervals.
 
     ``alpha`` is the miscoverage (0.1: 90% intervals), ``ridge`` the penalty of the risk
-    regression on standardized features. Fitted: ``coef_`` (n_features + 1,) intercept
+    regression on standardized features, ``regime`` (one of :data:`REGIMES`) the held-out
+    data it is meant for (a label; :func:`calibrate` sets it). Fitted: ``coef_`` (n_features + 1,) intercept
     first, ``x_mean_``/``x_std_`` (n_features,), ``q_`` the conformal multiplier,
     ``ratios_`` (n_cal,) the sorted signed ``r / s`` (for trust), ``n_cal_``.
     """
 
-    def __init__(self, alpha: float = 0.1, *, ridge: float = _RIDGE):
+    def __init__(self, alpha: float = 0.1, *, ridge: float = _RIDGE, regime: str = "cells"):
         self.alpha = alpha
         self.ridge = ridge
+        self.regime = regime
 
     def fit(self, residual_z, X) -> "IntervalCalibrator":
         """Fit on held-out residuals ``residual_z`` (n_cal,) and features X (n_cal, n_features)."""
@@ -311,8 +320,9 @@ def _part(k, support, Y, i, j, predicted, zhat, X, counts, pts) -> dict:
     return {**{n: v[keep] for n, v in vals.items()}, "transform": support.transform}
 
 
-def heldout_records(method, Y, scales: BenchmarkScales, folds: Folds, **params) -> dict:
-    """Cells regime: refit ``method`` with each fold hidden; collect the held-out cells.
+def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds) -> dict:
+    """Cells regime: refit a clone of the unfitted ``predictor`` with each fold hidden;
+    collect the held-out cells.
 
     Returns a dict of arrays of shape (n_cells,) (``X``: (n_cells, n_features)): ``fold,
     i, j, actual, predicted, zhat`` (prediction in the interval space), ``residual_z,
@@ -320,11 +330,9 @@ def heldout_records(method, Y, scales: BenchmarkScales, folds: Folds, **params) 
     the interval space of each fold. Held-out cells must be observed in ``Y``
     (:func:`~benchpress.predict.evaluate.fold_fits`).
     """
-    from benchpress.predict.predictor import make_predictor
-
     Y = check_scores(Y, scales)
     pts, parts = point_size(scales, Y), []
-    for k, i, j, fitted in fold_fits(lambda: make_predictor(method, **params), Y, scales, folds):
+    for k, i, j, fitted in fold_fits(predictor, Y, scales, folds):
         support = MatrixSupport(fitted)
         zhat, X = support.cells(i, j)
         parts.append(_part(k, support, Y, i, j, support.P[i, j], zhat, X,
@@ -332,13 +340,12 @@ def heldout_records(method, Y, scales: BenchmarkScales, folds: Folds, **params) 
     return _records(parts)
 
 
-def new_model_records(method, Y, scales: BenchmarkScales, *, n_groups: int = 5,
-                      given=(3, 5, 8, 12), seed: int = 1001, **params) -> dict:
-    """New-model regime: whole models are held out (``n_groups`` groups, one fit each);
+def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
+                      n_groups: int = 5, given=(3, 5, 8, 12), seed: int = 1001) -> dict:
+    """New-model regime: whole models are held out (``n_groups`` groups, one fit each of a
+    clone of the unfitted ``predictor``);
     each is folded in from ``given[k]`` random known scores (cycled over models) and its
     other scores are predicted. Same keys as :func:`heldout_records`."""
-    from benchpress.predict.predictor import make_predictor
-
     Y = check_scores(Y, scales)
     obs, pts, parts = ~np.isnan(Y), point_size(scales, Y), []
     rng = np.random.default_rng(seed)
@@ -348,7 +355,7 @@ def new_model_records(method, Y, scales: BenchmarkScales, *, n_groups: int = 5,
         mine = rows[group == g]
         keep = np.ones(Y.shape[0], dtype=bool)
         keep[mine] = False
-        support = MatrixSupport(make_predictor(method, **params).fit(Y[keep], scales))
+        support = MatrixSupport(clone(predictor).fit(Y[keep], scales))
         k = np.asarray(given)[np.arange(mine.size) % len(given)]
         keys = np.where(obs[mine], rng.random((mine.size, Y.shape[1])), np.inf)
         known = obs[mine] & (np.argsort(np.argsort(keys, axis=1), axis=1) < k[:, None])
@@ -362,10 +369,11 @@ def new_model_records(method, Y, scales: BenchmarkScales, *, n_groups: int = 5,
     return _records(parts)
 
 
-def calibrate(method, Y, scales: BenchmarkScales, *, regime: str = "cells",
+def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: str = "cells",
               folds: Folds | None = None, alpha: float = 0.1, seed: int = 1001,
-              n_seeds: int = 2, n_folds: int = 3, **params) -> IntervalCalibrator:
-    """Fit an :class:`IntervalCalibrator` for ``method`` on held-out data of ``Y``.
+              n_seeds: int = 2, n_folds: int = 3) -> IntervalCalibrator:
+    """Fit an :class:`IntervalCalibrator` for the unfitted ``predictor`` on held-out data
+    of ``Y`` (each held-out fit is a clone of it).
 
     ``regime="cells"``: missing cells of known models (for completions), on this
     project's own random per-model partitions (seeds ``seed .. seed + n_seeds - 1``,
@@ -374,14 +382,12 @@ def calibrate(method, Y, scales: BenchmarkScales, *, regime: str = "cells",
     (:func:`new_model_records` with ``seed``).
     """
     Y = check_scores(Y, scales)
+    if regime not in REGIMES:
+        raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
     if regime == "new_models":
-        rec = new_model_records(method, Y, scales, seed=seed, **params)
-    elif regime == "cells":
+        rec = new_model_records(predictor, Y, scales, seed=seed)
+    else:
         if folds is None:
             folds = make_folds(~np.isnan(Y), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
-        rec = heldout_records(method, Y, scales, folds, **params)
-    else:
-        raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
-    cal = IntervalCalibrator(alpha).fit(rec["residual_z"], rec["X"])
-    cal.regime = regime
-    return cal
+        rec = heldout_records(predictor, Y, scales, folds)
+    return IntervalCalibrator(alpha, regime=regime).fit(rec["residual_z"], rec["X"])

@@ -9,6 +9,8 @@ name as well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from benchpress.errors import UsageError
@@ -21,11 +23,16 @@ from benchpress.predict.baselines import (
     ModelNormalizedMean,
     SoftImpute,
 )
+from benchpress.predict.als import ALSConfig
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods"]
+__all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods",
+           "param_overrides"]
+
+
+_ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
 
 
 class ALSPredictor(BasePredictor):
@@ -33,20 +40,10 @@ class ALSPredictor(BasePredictor):
 
     Parameters
     ----------
-    rank : int, default 2
-        Latent factors per start.
-    regularization : float, default 0.1
-        Ridge penalty on the factors (and on the biases unless ``bias_regularization``).
-    bias_regularization : float, optional
-        Ridge penalty on model and benchmark biases.
-    n_iter : int, default 40
-        ALS sweeps per start.
-    init_scale : float, default 0.01
-        Std of the random initial factors.
-    n_starts : int, default 10
-        Random starts averaged (in z units, before the inverse transform).
-    random_state : int, default 42
-        Start ``k`` is seeded ``random_state + k``.
+    rank, regularization, bias_regularization, n_iter, init_scale, n_starts, random_state
+        The bias-ALS hyperparameters, documented (with their defaults) once in
+        :class:`~benchpress.predict.als.ALSConfig`; the starts are averaged in z units,
+        before the inverse transform.
     logit_rule : {"percent", "percent_or_0_100", "none"}, default "percent"
         Which benchmarks are logit-transformed (see :data:`transform.LOGIT_RULES`).
     eps : float, default 0.5
@@ -57,6 +54,9 @@ class ALSPredictor(BasePredictor):
         keep the ALS value). 0 = pure ALS.
     regression_power : float, default 4.0
         Regression votes are weighted by ``r2 ** regression_power``.
+    method : str, default "als"
+        The name this configuration goes by in output (``make_predictor("default")``
+        sets "default"); it travels with :func:`~benchpress.predict.base.clone`.
 
     Attributes
     ----------
@@ -65,14 +65,13 @@ class ALSPredictor(BasePredictor):
     regression_ : PairwiseRegression or None
     """
 
-    method = "als"
-
-    def __init__(self, rank: int = 2, *, regularization: float = 0.1,
-                 bias_regularization: float | None = None, n_iter: int = 40,
-                 init_scale: float = 0.01, n_starts: int = 10,
-                 random_state: int | None = 42, logit_rule: str = "percent",
+    def __init__(self, rank: int = _ALS.rank, *, regularization: float = _ALS.regularization,
+                 bias_regularization: float | None = _ALS.bias_regularization,
+                 n_iter: int = _ALS.n_iter, init_scale: float = _ALS.init_scale,
+                 n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
+                 logit_rule: str = "percent",
                  eps: float = 0.5, regression_weight: float = 0.0,
-                 regression_power: float = 4.0):
+                 regression_power: float = 4.0, method: str = "als"):
         self.rank = rank
         self.regularization = regularization
         self.bias_regularization = bias_regularization
@@ -84,12 +83,14 @@ class ALSPredictor(BasePredictor):
         self.eps = eps
         self.regression_weight = regression_weight
         self.regression_power = regression_power
+        self.method = method
+
+    def als_config(self) -> ALSConfig:
+        """This predictor's bias-ALS hyperparameters."""
+        return ALSConfig(**{f.name: getattr(self, f.name) for f in fields(ALSConfig)})
 
     def _ensemble(self) -> ALSEnsemble:
-        return ALSEnsemble(self.rank, regularization=self.regularization,
-                           bias_regularization=self.bias_regularization,
-                           n_iter=self.n_iter, init_scale=self.init_scale,
-                           n_starts=self.n_starts, random_state=self.random_state)
+        return ALSEnsemble(self.als_config())
 
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
@@ -123,17 +124,18 @@ class ALSPredictor(BasePredictor):
         Zs = self._blend(self.ensemble_.predict_starts(), reg)
         return self.transform_.to_scores(Zs).std(axis=0)
 
-    def fold_in(self, scores, *, refit: bool = False, return_spread: bool = False):
+    def fold_in(self, scores, *, refit: bool | None = None, return_spread: bool = False):
         """Predict full rows for new models from their known scores.
 
         Parameters
         ----------
         scores : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
             Known scores (score units), NaN where unknown.
-        refit : bool, default False
-            False: solve each new model's bias and factors against the fitted benchmark
-            parameters of every start (fast, the training fit is unchanged).
-            True: refit everything with the rows appended.
+        refit : bool, optional
+            None (default, the cheapest way, as on every predictor) or False: solve each
+            new model's bias and factors against the fitted benchmark parameters of every
+            start (fast; the training fit is unchanged). True: refit a copy with the rows
+            appended.
         return_spread : bool
             Also return the per-cell std over starts (score units); fold-in only.
 
@@ -145,7 +147,7 @@ class ALSPredictor(BasePredictor):
         if refit:
             if return_spread:
                 raise UsageError("return_spread is only available with refit=False")
-            return super().fold_in(scores)
+            return super().fold_in(scores, refit=True)
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
@@ -175,8 +177,8 @@ PRESETS: dict[str, dict] = {
 
 #: method name -> (class, default parameters)
 METHODS: dict[str, tuple[type, dict]] = {
-    "published": (ALSPredictor, PRESETS["published"]),
-    "default": (ALSPredictor, PRESETS["default"]),
+    "published": (ALSPredictor, {**PRESETS["published"], "method": "published"}),
+    "default": (ALSPredictor, {**PRESETS["default"], "method": "default"}),
     "als": (ALSPredictor, {}),
     "benchmark_mean": (BenchmarkMean, {}),
     "model_mean": (ModelNormalizedMean, {}),
@@ -191,8 +193,13 @@ def available_methods() -> list[str]:
     return list(METHODS)
 
 
-def make_predictor(method: str = "default", **params) -> BasePredictor:
-    """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults.
+def make_predictor(method: str = "default", /, **params) -> BasePredictor:
+    """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults:
+    the one factory of predictor objects (the CLI's ``--method``/``--param`` land here,
+    and an unknown name fails here, before any fit).
+
+    >>> make_predictor("default", n_starts=60).get_params()["n_starts"]
+    60
 
     Raises
     ------
@@ -201,11 +208,17 @@ def make_predictor(method: str = "default", **params) -> BasePredictor:
     """
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; choose one of {available_methods()}")
+    if "method" in params:
+        raise UsageError("'method' is not a parameter; choose the method by name")
     cls, defaults = METHODS[method]
-    kwargs = {**defaults, **params}
     try:
-        pred = cls(**kwargs)
+        return cls(**{**defaults, **params})
     except TypeError as exc:
         raise UsageError(f"bad parameters for method {method!r}: {exc}") from None
-    pred.method = method
-    return pred
+
+
+def param_overrides(predictor: BasePredictor) -> dict:
+    """The parameters of ``predictor`` that differ from its method's defaults (what
+    ``--param`` changed), for output."""
+    base = make_predictor(predictor.method).get_params() if predictor.method in METHODS else {}
+    return {k: v for k, v in predictor.get_params().items() if k not in base or base[k] != v}

@@ -7,7 +7,9 @@ Pooled over all observed cells of all models, with probe cells counting as exact
 (error 0, as in the BenchPress paper), this gives the probe set's ``medae``/``medape``;
 ``*_hidden`` figures use the non-probe cells alone.
 
-Speed: one leave-one-model-out (LOMO) fit per model, made once (:meth:`ProbeSearch.fit`);
+The predictor is an unfitted object; every fit here is a
+:func:`~benchpress.predict.base.clone` of it. Speed: one leave-one-model-out (LOMO) fit per
+model, made once (:meth:`ProbeSearch.fit`);
 scoring any number of candidate sets is then a batched fold-in per model against that
 model's LOMO benchmark parameters (what ``benchpress predict --scores`` does).
 The paper's design (refit the whole matrix with model ``i``'s row cut down to the
@@ -30,14 +32,19 @@ import polars as pl
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
-from benchpress.predict.base import check_scores
-from benchpress.predict.evaluate import APE_EPS
-from benchpress.predict.predictor import make_predictor
+from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
+from benchpress.predict.metrics import abs_errors
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
-           "OBJECTIVES", "SCOPES"]
+           "OBJECTIVES", "SCOPES", "PAPER_SETS"]
 
+#: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
+PAPER_SETS = {
+    "paper (any benchmark)": ["gpqa_diamond", "hle", "codeforces_rating", "mmlu_pro", "arc_agi_1"],
+    "paper (low-cost allowlist)": ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff",
+                                   "math_500", "aime_2026"],
+}
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
 #: Cells in the objective: all observed, probe cells exact ("all", paper) or non-probe only.
@@ -113,13 +120,15 @@ def probe_set_change(previous, current) -> dict:
             "dropped": [b for b in previous if b not in cur]}
 
 
-def refit_transcripts(method: str, Y, scales: BenchmarkScales, probe_mask, *, models=None,
-                      **params) -> np.ndarray:
-    """The paper's design: per model, refit on the matrix with that model's row cut down
-    to the probes, and read its predicted row.
+def refit_transcripts(predictor: BasePredictor, Y, scales: BenchmarkScales, probe_mask, *,
+                      models=None) -> np.ndarray:
+    """The paper's design: per model, refit (a clone of the unfitted ``predictor``) on the
+    matrix with that model's row cut down to the probes, and read its predicted row.
 
     Parameters
     ----------
+    predictor : BasePredictor
+        Unfitted; each refit is a clone.
     probe_mask : array_like of bool, shape (n_benchmarks,)
     models : sequence of int, optional
         Model rows to predict (default: all).
@@ -136,7 +145,7 @@ def refit_transcripts(method: str, Y, scales: BenchmarkScales, probe_mask, *, mo
         for i in rows:  # one refit per model: the slow design this module replaces
             Yt = Y.copy()
             Yt[i, ~probe] = np.nan
-            out[i] = make_predictor(method, **params).fit(Yt, scales).complete(keep_observed=False)[i]
+            out[i] = clone(predictor).fit(Yt, scales).complete(keep_observed=False)[i]
     return out
 
 
@@ -145,15 +154,14 @@ class ProbeSearch:
 
     Parameters
     ----------
-    method : str, default "default"
-        Predictor name (see :func:`~benchpress.predict.predictor.make_predictor`).
+    predictor : BasePredictor
+        Unfitted predictor (:func:`~benchpress.predict.predictor.make_predictor`); each
+        leave-one-model-out fit is a clone of it.
     objective : {"medae", "medape"}, default "medae"
         What the greedy search minimises.
     scope : {"all", "hidden"}, default "all"
         Cells in the objective: all observed cells, probe cells exact (paper), or the
         non-probe cells only.
-    **params
-        Override the method's parameters.
 
     Attributes
     ----------
@@ -163,12 +171,16 @@ class ProbeSearch:
         The observed cells, row-major.
     """
 
-    def __init__(self, method: str = "default", *, objective: str = "medae",
-                 scope: str = "all", **params):
-        self.method = method
+    def __init__(self, predictor: BasePredictor, *, objective: str = "medae",
+                 scope: str = "all"):
+        self.predictor = predictor
         self.objective = objective
         self.scope = scope
-        self.params = params
+
+    @property
+    def method(self) -> str:
+        """The predictor's method name."""
+        return self.predictor.method
 
     def _check_objective(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -190,7 +202,7 @@ class ProbeSearch:
         Y = check_scores(Y, scales)
         if Y.shape[0] < 3:
             raise BadInputError(f"probe search needs at least 3 models, got {Y.shape[0]}")
-        make_predictor(self.method, **self.params)  # validate early
+        check_predictor(self.predictor)
         t0 = time.perf_counter()
         self.Y_, self.scales_ = Y, scales
         self.obs_ = ~np.isnan(Y)
@@ -201,12 +213,11 @@ class ProbeSearch:
         # one LOMO fit per model with observations (a loop over fits, each vectorised)
         with single_blas_thread():
             self.predictors_ = [
-                make_predictor(self.method, **self.params).fit(np.delete(Y, i, axis=0), scales)
+                clone(self.predictor).fit(np.delete(Y, i, axis=0), scales)
                 if self.obs_[i].any() else None for i in range(Y.shape[0])]
         self.cell_model_, self.cell_bench_ = np.nonzero(self.obs_)
         self.actual_ = Y[self.cell_model_, self.cell_bench_]
         self.fit_seconds_ = time.perf_counter() - t0
-        self.n_sets_scored_ = 0
         return self
 
     def _fitted(self) -> None:
@@ -250,25 +261,25 @@ class ProbeSearch:
             P = np.where(uniq, self.Y_[i, js], P)                 # probe cells are exact
             out[:, start:start + js.size] = P[inv.reshape(-1)]
             start += js.size
-        self.n_sets_scored_ += n_sets
         return out
 
     def _errors(self, masks, pred):
         masks = np.atleast_2d(np.asarray(masks, dtype=bool))
-        err = np.abs(pred - self.actual_)
-        nz = np.abs(self.actual_) > APE_EPS
-        ape = np.where(nz, err / np.where(nz, np.abs(self.actual_), 1.0) * 100.0, np.nan)
-        probe = masks[:, self.cell_bench_]
-        return err, ape, probe
+        err, ape = abs_errors(self.actual_, pred)
+        return err, ape, masks[:, self.cell_bench_]
 
-    def _objective(self, masks, target=None) -> np.ndarray:
+    def objective_values(self, masks, target=None) -> np.ndarray:
+        """The search objective (``objective`` over ``scope``) of each probe set, shape
+        (n_sets,), for ``masks`` (n_sets, n_benchmarks); ``target`` (n_cells,) of bool
+        restricts the cells counted."""
         err, ape, probe = self._errors(masks, self.predict_cells(masks))
         vals = err if self.objective == "medae" else ape
         if self.scope == "hidden":
             vals = np.where(probe, np.nan, vals)
         return np.nanmedian(vals if target is None else vals[:, target], axis=1)
 
-    def _mask(self, idx) -> np.ndarray:
+    def mask(self, idx) -> np.ndarray:
+        """Column mask (n_benchmarks,) of the probe set ``idx`` (column indices)."""
         m = np.zeros(self.Y_.shape[1], dtype=bool)
         m[list(idx)] = True
         return m
@@ -286,16 +297,18 @@ class ProbeSearch:
         """Score one probe set given as benchmark ids (or column indices); ``design``
         "refit" uses the paper's slow design (:func:`refit_transcripts`) instead."""
         idx = [p if isinstance(p, (int, np.integer)) else self.index_of([p])[0] for p in probes]
-        mask = self._mask(idx)
+        mask = self.mask(idx)
         if design not in ("fold_in", "refit"):
             raise UsageError(f"design must be 'fold_in' or 'refit', got {design!r}")
         if design == "fold_in":
-            return self._summary(idx, mask, self.predict_cells(mask[None])[0], costs)
-        full = refit_transcripts(self.method, self.Y_, self.scales_, mask, **self.params)
+            return self.summary(idx, mask, self.predict_cells(mask[None])[0], costs)
+        full = refit_transcripts(self.predictor, self.Y_, self.scales_, mask)
         pred = np.where(mask[self.cell_bench_], self.actual_, full[self.cell_model_, self.cell_bench_])
-        return self._summary(idx, mask, pred, costs)
+        return self.summary(idx, mask, pred, costs)
 
-    def _summary(self, idx, mask, pred, costs) -> ProbeScore:
+    def summary(self, idx, mask, pred, costs) -> ProbeScore:
+        """:class:`ProbeScore` of the set ``idx`` (column indices; ``mask`` its column mask)
+        from the predictions ``pred`` (n_cells,) of :meth:`predict_cells`."""
         err, ape, probe = self._errors(mask[None], pred[None])
         err, ape, probe = err[0], ape[0], probe[0]
         ok = np.isfinite(err)
@@ -323,97 +336,9 @@ class ProbeSearch:
             n_models_without_probes=int((active & ~has.any(axis=1)).sum()))
 
     # ------------------------------------------------------------------ search
-    def select(self, k: int = 5, *, candidates=None, costs=None, budget: float | None = None,
-               swap: str = "each", max_swap_rounds: int = 5, models=None) -> ProbeSelection:
-        """Greedy forward selection of up to ``k`` probes with a swap pass (by default after
-        every addition): replace one chosen probe by an unchosen one (the best such swap)
-        while that lowers the objective.
+    def select(self, k: int = 5, **options) -> ProbeSelection:
+        """Greedy forward selection of up to ``k`` probes with a swap pass; see
+        :func:`~benchpress.predict.probe_select.select_probes` for the options."""
+        from benchpress.predict.probe_select import select_probes
 
-        Parameters
-        ----------
-        k : int
-            Largest probe-set size.
-        candidates : sequence of str or int, optional
-            Allowed probes (default: every benchmark).
-        costs : array_like of float, shape (n_benchmarks,), optional
-            Cost per benchmark (NaN = unknown).
-        budget : float, optional
-            Upper bound on the summed cost of the set; candidates of unknown cost are
-            then excluded.
-        swap : {"final", "each", "none"}, default "each"
-            Run the swap pass on the final set only, after every addition (the curve
-            then shows swapped sets at every k), or not at all.
-        max_swap_rounds : int
-            Most swaps applied per pass.
-        models : array_like of bool, shape (n_models,), optional
-            Only these models' cells enter the objective (e.g. the most recent releases);
-            the reported figures still cover every model.
-        """
-        self._fitted()
-        t0 = time.perf_counter()
-        if k < 1:
-            raise UsageError(f"k must be >= 1, got {k}")
-        if swap not in ("final", "each", "none"):
-            raise UsageError(f"swap must be 'final', 'each' or 'none', got {swap!r}")
-        n_b = self.Y_.shape[1]
-        cand = list(range(n_b)) if candidates is None else [
-            c if isinstance(c, (int, np.integer)) else self.index_of([c])[0] for c in candidates]
-        cost = np.zeros(n_b) if costs is None else np.asarray(costs, dtype=float)
-        if cost.shape != (n_b,):
-            raise BadInputError(f"costs must have one value per benchmark ({n_b}), got {cost.shape}")
-        if budget is not None:
-            if costs is None or not np.isfinite(cost).any():
-                raise UsageError("a budget needs benchmark costs (registry metadata or a costs file)")
-            cand = [c for c in cand if np.isfinite(cost[c]) and cost[c] <= budget]
-        cand = [c for c in dict.fromkeys(cand) if self.obs_[:, c].any()]
-        if not cand:
-            raise UsageError("no candidate probe is allowed (check the allowlist and the budget)")
-        cand_arr = np.asarray(cand)
-        chosen, steps, swaps = [], [], []
-        self.n_sets_scored_ = 0
-        target = None if models is None else np.asarray(models, dtype=bool)
-        if target is not None and (target.shape != (self.Y_.shape[0],) or not target.any()):
-            raise BadInputError("models must be a non-empty boolean mask over the models")
-        target = None if target is None else target[self.cell_model_]
-
-        def fits(base_cost):
-            return cand_arr[(cost[cand_arr] + base_cost <= budget + 1e-9)
-                            if budget is not None else np.ones(cand_arr.size, bool)]
-
-        for step in range(int(k)):
-            pool = np.setdiff1d(fits(float(np.nansum(cost[chosen]))), chosen)
-            if pool.size == 0:
-                break
-            masks = np.repeat(self._mask(chosen)[None], pool.size, axis=0)
-            masks[np.arange(pool.size), pool] = True
-            vals = self._objective(masks, target)
-            order = np.lexsort((pool, np.nan_to_num(cost[pool]), vals))
-            chosen = chosen + [int(pool[order[0]])]
-            best_val = float(vals[order[0]])
-            do_swap = swap == "each" or (swap == "final" and step == int(k) - 1)
-            for _round in range(max_swap_rounds if do_swap and len(chosen) > 1 else 0):
-                trial, labels = [], []
-                for p in range(len(chosen)):
-                    rest = [c for q, c in enumerate(chosen) if q != p]
-                    for c in np.setdiff1d(fits(float(np.nansum(cost[rest]))), chosen):
-                        trial.append(self._mask(rest + [int(c)]))
-                        labels.append((p, int(c)))
-                if not trial:
-                    break
-                vals = self._objective(np.asarray(trial), target)
-                b = int(np.argmin(vals))
-                if not vals[b] < best_val - 1e-6:  # a real gain, not rounding noise
-                    break
-                p, c = labels[b]
-                swaps.append({"k": len(chosen), "out": self.benchmark_ids_[chosen[p]], "in":
-                              self.benchmark_ids_[c], "before": best_val, "after": float(vals[b])})
-                chosen = chosen[:p] + [c] + chosen[p + 1:]
-                best_val = float(vals[b])
-            mask = self._mask(chosen)
-            steps.append(self._summary(chosen, mask, self.predict_cells(mask[None])[0],
-                                       None if costs is None else cost))
-        return ProbeSelection(
-            objective=self.objective, scope=self.scope, method=self.method, steps=steps,
-            candidates=tuple(self.benchmark_ids_[c] for c in cand), budget=budget,
-            swaps=swaps, n_sets_scored=self.n_sets_scored_,
-            seconds=time.perf_counter() - t0, fit_seconds=self.fit_seconds_)
+        return select_probes(self, k, **options)

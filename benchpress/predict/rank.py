@@ -26,10 +26,12 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 from benchpress.predict.base import check_scores
-from benchpress.predict.evaluate import Folds, evaluate
+from benchpress.predict.baselines import SoftImpute
+from benchpress.predict.evaluate import evaluate
+from benchpress.predict.folds import Folds
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["RankDiagnostics", "rank_errors", "best_rank", "complete_submatrices",
+__all__ = ["RankDiagnostics", "rank_errors", "best_rank", "complete_submatrices", "singular_spectra",
            "submatrix_variance", "rank_diagnostics"]
 
 
@@ -44,7 +46,7 @@ def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9)) -> 
     """
     rows = []
     for r in ranks:
-        m = evaluate("soft_impute", Y, scales, folds, rank=int(r)).overall
+        m = evaluate(SoftImpute(rank=int(r)), Y, scales, folds).overall
         rows.append({"rank": int(r), "medae": m.medae, "medape": m.medape, "within3": m.within3,
                      "within5": m.within5, "fold_medae_mean": m.fold_medae_mean})
     return pl.DataFrame(rows)
@@ -156,3 +158,21 @@ def rank_diagnostics(Y, scales: BenchmarkScales, folds: Folds, *, ranks=range(1,
               "var2": pl.Float64, "var3": pl.Float64, "model_indices": pl.List(pl.Int64),
               "benchmark_indices": pl.List(pl.Int64)}
     return RankDiagnostics(errs, best, pl.DataFrame(rows, schema=schema))
+
+
+def singular_spectra(Y, scales: BenchmarkScales, fitted) -> dict:
+    """Singular values, z units: of the largest complete submatrix of ``Y`` (n_models,
+    n_benchmarks), and of the column-centred completion of the ``fitted`` predictor.
+    Returns ``{label: ndarray}`` (one or two entries)."""
+    curves = {}
+    subs = complete_submatrices(~np.isnan(Y))
+    if subs:
+        r, c = subs[0]
+        sc = BenchmarkScales(scales.kind[c], scales.lower[c], scales.upper[c])
+        Z = ScaleTransform.from_scales(sc).fit_transform(Y[np.ix_(r, c)])
+        curves[f"largest complete submatrix ({r.size}x{c.size})"] = np.linalg.svd(
+            Z, compute_uv=False)
+    tr = ScaleTransform.from_scales(scales).fit(Y)
+    Z = np.nan_to_num(tr.transform(fitted.complete(keep_observed=False)))
+    curves["completed matrix"] = np.linalg.svd(Z - Z.mean(axis=0), compute_uv=False)
+    return curves

@@ -19,10 +19,14 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 
-__all__ = ["RankingPreservation", "ranking_preservation", "compare_models", "MARGINS"]
+__all__ = ["RankingPreservation", "ranking_preservation", "compare_models", "MARGINS", "NORMAL_Q95"]
 
 #: Margins (score points) of the published table.
 MARGINS = (0.0, 1.0, 2.0, 5.0)
+#: The standard normal 95% quantile, ``scipy.stats.norm.ppf(0.95)``: a 90% two-sided
+#: interval spans ``2 * NORMAL_Q95`` standard deviations (how ``compare`` turns an
+#: interval into the sigma of its normal approximation).
+NORMAL_Q95 = 1.6448536269514722
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,7 @@
-"""Reports: interval coverage, drift across snapshots, and the HTML report page.
+"""The HTML report page: renders what :class:`~benchpress.api.BenchPress` computes
+(interval coverage, probes, ranking, drift); the CLI command ``report`` calls it."""
 
-This subpackage wires the store (matrix folders, snapshots) to the predictor's
-diagnostics; the CLI commands ``intervals``, ``drift`` and ``report`` call it.
-"""
-
-from benchpress.report.coverage import (
-    coverage_json, evaluate_intervals, interval_coverage, summarize,
-)
-from benchpress.report.versions import drift_report, load_version, select_versions
-
-__all__ = ["FIGURES", "build_report", "coverage_json", "drift_report", "evaluate_intervals",
-           "interval_coverage", "load_version", "select_versions", "summarize"]
+__all__ = ["FIGURES", "build_report"]
 
 
 def __getattr__(name):

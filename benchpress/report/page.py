@@ -5,7 +5,8 @@ title>``): the observed pattern, the singular value spectrum, predicted versus a
 held-out cells with their calibrated 90% intervals, interval coverage by the model's
 score count, the probe error curve, ranking preservation, and drift across snapshots.
 Held-out figures use one per-model 3-fold partition (``seed``); intervals are calibrated
-on other partitions (:func:`~benchpress.report.coverage.evaluate_intervals`).
+on other partitions (:meth:`~benchpress.api.BenchPress.interval_coverage`). Every number
+comes from :class:`~benchpress.api.BenchPress`; this module only renders.
 """
 
 from __future__ import annotations
@@ -17,17 +18,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.home import Home
-from benchpress.predict.drift import DriftThresholds
-from benchpress.predict.evaluate import make_folds
-from benchpress.predict.probes import ProbeSearch
-from benchpress.predict.ranking import ranking_preservation
-from benchpress.predict.rank import complete_submatrices
-from benchpress.predict.transform import BenchmarkScales, ScaleTransform
-from benchpress.predict.predictor import make_predictor
 from benchpress.report import plots
-from benchpress.report.coverage import evaluate_intervals
-from benchpress.report.versions import drift_report, load_version
 from benchpress.store.tables import write_atomic, write_json_atomic
 
 __all__ = ["Figure", "ReportPage", "build_report", "FIGURES"]
@@ -78,21 +69,6 @@ class ReportPage:
         return "\n".join(parts)
 
 
-def _spectrum(Y, scales, pred) -> dict:
-    curves = {}
-    subs = complete_submatrices(~np.isnan(Y))
-    if subs:
-        r, c = subs[0]
-        sc = BenchmarkScales(scales.kind[c], scales.lower[c], scales.upper[c])
-        Z = ScaleTransform.from_scales(sc).fit_transform(Y[np.ix_(r, c)])
-        curves[f"largest complete submatrix ({r.size}x{c.size})"] = np.linalg.svd(
-            Z, compute_uv=False)
-    tr = ScaleTransform.from_scales(scales).fit(Y)
-    Z = np.nan_to_num(tr.transform(pred.complete(keep_observed=False)))
-    curves["completed matrix"] = np.linalg.svd(Z - Z.mean(axis=0), compute_uv=False)
-    return curves
-
-
 def _drift_figure(doc: dict | None) -> Figure:
     title = "Drift across snapshots"
     if not doc or not doc.get("snapshots"):
@@ -110,35 +86,26 @@ def _drift_figure(doc: dict | None) -> Figure:
     return Figure("drift", title, plots.drift_lines(labels, series, angles, noise), cap)
 
 
-def build_report(home: Home, out: Path, *, snapshot: str | None = None,
-                 method: str = "default", probe_method: str = "default", probes_k: int = 5,
-                 seed: int = 42, drift: dict | None = None,
-                 drift_cfg: DriftThresholds | None = None,
-                 sources: list[str] | None = None) -> Path:
-    """Write ``out/index.html`` for the live registry or ``snapshot``; returns its path.
+def build_report(bp, out: Path, *, probe_bp=None, probes_k: int = 5, seed: int = 42,
+                 drift: dict | None = None) -> Path:
+    """Write ``out/index.html`` about the matrix of ``bp`` (a
+    :class:`~benchpress.api.BenchPress`, whose predictor the held-out figures use; the
+    probe curve uses ``probe_bp``, default ``bp``); returns its path.
 
-    ``sources`` restricts every figure to those sources' observations (see
-    ``store.matrix.load_matrix``).
-
-    ``drift`` is a drift report as JSON (``benchpress drift --format json``); without it,
-    the drift of every snapshot is computed here with ``drift_cfg``.
+    ``drift`` is a drift report as JSON (``benchpress drift --format json``,
+    :meth:`BenchPress.drift <benchpress.api.BenchPress.drift>`); None: no drift figure.
     """
-    from benchpress.store.snapshot import list_snapshots, resolve_snapshot
-
-    folder = resolve_snapshot(home, snapshot)
-    version = load_version(folder, snapshot or "current", sources)
-    Y, sc, bids = version.values, version.scales, version.benchmark_ids
+    Y = bp.matrix.values
+    label = bp.matrix.label or "current"
     obs = ~np.isnan(Y)
-    page = ReportPage(f"BenchPress report: {version.label} ({Y.shape[0]} models x "
+    page = ReportPage(f"BenchPress report: {label} ({Y.shape[0]} models x "
                       f"{Y.shape[1]} benchmarks)")
-    pred = make_predictor(method).fit(Y, sc)
     page.figures.append(Figure("pattern", "Observed pattern of the matrix", plots.pattern(obs)))
     page.figures.append(Figure("spectrum", "Singular value spectrum",
-                               plots.spectrum(_spectrum(Y, sc, pred)),
+                               plots.spectrum(bp.spectrum()),
                                "z-scored (logit for percent benchmarks); the first two "
                                "components carry most of the variance"))
-    folds = make_folds(obs, n_folds=3, seed=seed)
-    res = evaluate_intervals(method, Y, sc, folds, benchmark_ids=bids)
+    res = bp.interval_coverage(bp.folds(n_folds=3, seed=seed))
     cells = res["cells"]
     pc = cells.filter(pl.col("scale") == "percent")
     head = res["overall"].to_dicts()
@@ -153,19 +120,14 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
                                plots.coverage_by_count(pm["model_count_bin"].to_list(),
                                                        pm["coverage"].to_list(),
                                                        pm["median_width"].to_list())))
-    search = ProbeSearch(probe_method).fit(Y, sc, benchmark_ids=bids)
-    curve = search.select(min(probes_k, Y.shape[1] - 1)).curve()
+    curve = (probe_bp or bp).probe_search().select(min(probes_k, Y.shape[1] - 1)).curve()
     page.figures.append(Figure("probes", "Probe error curve",
                                plots.probe_curve(curve["k"].to_list(), curve["medae"].to_list(),
                                                  curve["medae_hidden"].to_list()),
                                "probes: " + curve["probes"][-1]))
-    rp = ranking_preservation(Y, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
-                              cells["benchmark_index"].to_numpy(), cells["predicted"].to_numpy(),
-                              benchmark_ids=bids)
+    rp = bp.ranking_preservation(cells=cells)
     page.figures.append(Figure("ranking", "Ranking preservation",
                                plots.ranking(list(rp.margins), list(rp.accuracy))))
-    if drift is None and list_snapshots(home):  # the drift figure plots the snapshots
-        drift = drift_report(home, cfg=drift_cfg, sources=sources).to_json()
     page.figures.append(_drift_figure(drift))
     page.tables.append(("Interval coverage (percent-scale cells and all cells)", res["overall"]))
     page.tables.append(("Least-covered benchmarks",
@@ -174,6 +136,6 @@ def build_report(home: Home, out: Path, *, snapshot: str | None = None,
     target = out / "index.html"
     write_atomic(target, lambda tmp: tmp.write_text(page.html(), encoding="utf-8"))
     write_json_atomic(out / "report.json", {
-        "snapshot": version.label, "figures": [f.id for f in page.figures if f.png],
+        "snapshot": label, "figures": [f.id for f in page.figures if f.png],
         "intervals": head, "ranking": rp.to_json(), "probes": curve.to_dicts()})
     return target

@@ -2,19 +2,31 @@
 
 The store knows nothing of the predictor: it hands over a dense (n_models, n_benchmarks)
 float array with NaN for missing cells, the row and column ids in registry order, and each
-benchmark's scale metadata, optionally restricted to some sources (`--sources
-benchpress,epoch`: a source matches by its id or an id prefix followed by "-").
+benchmark's scale metadata (and its `BenchmarkScales`, built here and nowhere else),
+optionally restricted to some sources (`--sources benchpress,epoch`: a source matches by
+its id or an id prefix followed by "-"). One type serves every use: a registry's matrix,
+a snapshot version in a drift run (its `label`), a matrix with one model left out.
+
+>>> import numpy as np
+>>> from benchpress.scales import BenchmarkScales
+>>> sc = BenchmarkScales(np.array(["percent", "elo"]), np.array([0.0, np.nan]),
+...                      np.array([100.0, np.nan]))
+>>> m = ScoreMatrix.from_arrays(np.array([[50.0, 1200.0], [70.0, np.nan]]), ["a", "b"],
+...                             ["hle", "arena"], sc, label="v1")
+>>> m.without_model("a").model_ids, m.scales.kind.tolist()
+(['b'], ['percent', 'elo'])
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
+from benchpress.scales import BenchmarkScales
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
@@ -24,13 +36,51 @@ __all__ = ["ScoreMatrix", "load_matrix", "match_sources"]
 
 @dataclass(frozen=True)
 class ScoreMatrix:
-    """Scores in benchmark units; `values[i, j]` is model_ids[i] on benchmark_ids[j]."""
+    """Scores in benchmark units; `values[i, j]` is model_ids[i] on benchmark_ids[j].
+
+    `scales` (the benchmarks' kind and range, aligned with the columns) is built from
+    `benchmarks` when not given; `label` names the version (a snapshot tag in drift).
+    """
 
     values: np.ndarray          # (n_models, n_benchmarks), NaN = not observed
     model_ids: list[str]
     benchmark_ids: list[str]
     benchmarks: pl.DataFrame    # benchmark metadata rows, in column order
     models: pl.DataFrame        # model metadata rows, in row order
+    label: str = ""
+    scales: BenchmarkScales = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        n_m, n_b = np.shape(self.values)
+        if n_m != len(self.model_ids) or n_b != len(self.benchmark_ids):
+            raise BadInputError(f"a {n_m}x{n_b} matrix needs {n_m} model ids and {n_b} "
+                                f"benchmark ids, got {len(self.model_ids)} and "
+                                f"{len(self.benchmark_ids)}")
+        if self.scales is None:
+            object.__setattr__(self, "scales", BenchmarkScales.from_records(
+                self.benchmarks.to_dicts(), self.benchmark_ids))
+
+    @classmethod
+    def from_arrays(cls, values, model_ids, benchmark_ids, scales: BenchmarkScales, *,
+                    label: str = "") -> "ScoreMatrix":
+        """A matrix without registry metadata (the metadata frames hold ids and scales)."""
+        nan_none = lambda a: [None if np.isnan(v) else float(v) for v in a]  # noqa: E731
+        benchmarks = pl.DataFrame({"benchmark_id": list(benchmark_ids),
+                                   "scale": scales.kind.tolist(), "lower": nan_none(scales.lower),
+                                   "upper": nan_none(scales.upper)},
+                                  schema_overrides={"lower": pl.Float64, "upper": pl.Float64})
+        return cls(np.asarray(values, dtype=float), list(model_ids), list(benchmark_ids),
+                   benchmarks, pl.DataFrame({"model_id": list(model_ids)}), label, scales)
+
+    def without_model(self, model_id: str) -> "ScoreMatrix":
+        """The same matrix with one model's row left out (columns and scales unchanged)."""
+        if model_id not in self.model_ids:
+            raise BadInputError(f"model '{model_id}' is not in the registry")
+        keep = np.array([m != model_id for m in self.model_ids])
+        return ScoreMatrix(self.values[keep], [m for m in self.model_ids if m != model_id],
+                           self.benchmark_ids, self.benchmarks,
+                           self.models.filter(pl.col("model_id") != model_id), self.label,
+                           self.scales)
 
 
 
@@ -42,7 +92,7 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
     return [s for w in wanted for s in all_ids if names_source(w, s)]
 
 
-def load_matrix(folder: Path, *, sources: list[str] | None = None) -> ScoreMatrix:
+def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = "") -> ScoreMatrix:
     """Read the resolved matrix from a registry or snapshot folder.
 
     With `sources`, only their observations are used, and where they disagree the source
@@ -65,4 +115,4 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None) -> ScoreMatri
           .join(benchmarks.select("benchmark_id").with_row_index("j"), on="benchmark_id"))
     values = np.full((len(model_ids), len(bench_ids)), np.nan)
     values[at["i"].to_numpy(), at["j"].to_numpy()] = at["score"].to_numpy()
-    return ScoreMatrix(values, model_ids, bench_ids, benchmarks, models)
+    return ScoreMatrix(values, model_ids, bench_ids, benchmarks, models, label)

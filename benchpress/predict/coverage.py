@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from benchpress.predict.base import check_scores
-from benchpress.predict.evaluate import Folds
+from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.folds import Folds
 from benchpress.predict.intervals import (
     TRUST_POINTS, IntervalCalibrator, calibrate, heldout_records, new_model_records,
 )
@@ -29,10 +29,11 @@ def _count_bin(n) -> np.ndarray:
     return np.array(_BINS)[np.searchsorted([5, 10, 20, 40], np.asarray(n), side="right")]
 
 
-def interval_coverage(method, Y, scales: BenchmarkScales, folds: Folds | None,
+def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds | None,
                       calibrator: IntervalCalibrator, *, benchmark_ids=None,
-                      regime: str = "cells", seed: int = 2001, **params) -> dict:
-    """Coverage and width of ``calibrator``'s intervals on held-out data.
+                      regime: str = "cells", seed: int = 2001) -> dict:
+    """Coverage and width of ``calibrator``'s intervals on held-out data, each held-out
+    fit a clone of the unfitted ``predictor``.
 
     ``regime="cells"`` holds out ``folds``; ``regime="new_models"`` holds out whole
     models folded in from a few scores (``seed``; see
@@ -50,9 +51,9 @@ def interval_coverage(method, Y, scales: BenchmarkScales, folds: Folds | None,
     """
     Y = check_scores(Y, scales)
     if regime == "new_models":
-        rec = new_model_records(method, Y, scales, seed=seed, **params)
+        rec = new_model_records(predictor, Y, scales, seed=seed)
     else:
-        rec = heldout_records(method, Y, scales, folds, **params)
+        rec = heldout_records(predictor, Y, scales, folds)
     lower, upper, trust = (np.empty(rec["fold"].size) for _ in range(3))
     for k, tr in enumerate(rec["transforms"]):  # the interval space of each fold's fit
         sel = rec["fold"] == k
@@ -105,10 +106,10 @@ def summarize(cells: pl.DataFrame) -> dict:
             "per_model_count": _summary(cells, "model_count_bin")}
 
 
-def evaluate_intervals(method, Y, scales: BenchmarkScales, folds: Folds | None, *,
-                       regime: str = "cells", calibration_seed: int = 1001,
-                       calibration_seeds: int = 2, seed: int = 2001, benchmark_ids=None,
-                       **params) -> dict:
+def evaluate_intervals(predictor: BasePredictor, Y, scales: BenchmarkScales,
+                       folds: Folds | None, *, regime: str = "cells",
+                       calibration_seed: int = 1001, calibration_seeds: int = 2,
+                       seed: int = 2001, benchmark_ids=None) -> dict:
     """Calibrate on our own random partitions, then measure coverage on other data.
 
     Cells regime: calibrated on per-model partitions with seeds ``calibration_seed ..``,
@@ -116,10 +117,10 @@ def evaluate_intervals(method, Y, scales: BenchmarkScales, folds: Folds | None, 
     measured with ``seed``. Returns :func:`interval_coverage`'s dict plus ``calibrator``
     (its JSON form).
     """
-    cal = calibrate(method, Y, scales, regime=regime, seed=calibration_seed,
-                    n_seeds=calibration_seeds, **params)
-    out = interval_coverage(method, Y, scales, folds, cal, benchmark_ids=benchmark_ids,
-                            regime=regime, seed=seed, **params)
+    cal = calibrate(predictor, Y, scales, regime=regime, seed=calibration_seed,
+                    n_seeds=calibration_seeds)
+    out = interval_coverage(predictor, Y, scales, folds, cal, benchmark_ids=benchmark_ids,
+                            regime=regime, seed=seed)
     return {**out, "calibrator": cal.to_json()}
 
 

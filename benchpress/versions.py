@@ -1,4 +1,5 @@
-"""Which matrix versions a drift run compares, and loading them from their folders.
+"""Which matrix versions a drift run compares, and loading them from their folders
+(store wiring for :meth:`benchpress.api.BenchPress.drift`).
 
 A version is named by a snapshot reference (id, tag, unique id prefix, ``latest``),
 ``current`` (the live registry) or a path to a folder of registry tables. Without
@@ -13,19 +14,9 @@ from pathlib import Path
 
 from benchpress.errors import UsageError
 from benchpress.home import Home
-from benchpress.predict.drift import DriftReport, DriftThresholds, MatrixVersion, drift
-from benchpress.predict.transform import BenchmarkScales
-from benchpress.store.matrix import load_matrix
+from benchpress.store.matrix import ScoreMatrix, load_matrix
 
-__all__ = ["load_version", "select_versions", "drift_report"]
-
-
-def load_version(folder: Path, label: str, sources: list[str] | None = None) -> MatrixVersion:
-    """The resolved matrix of a registry or snapshot folder as a :class:`MatrixVersion`
-    (only the observations of `sources` when given; see `store.matrix.load_matrix`)."""
-    m = load_matrix(Path(folder), sources=sources)
-    scales = BenchmarkScales.from_records(m.benchmarks.to_dicts(), m.benchmark_ids)
-    return MatrixVersion(label, m.values, m.model_ids, m.benchmark_ids, scales)
+__all__ = ["load_versions", "select_versions"]
 
 
 def _is_folder(ref: str | None) -> bool:
@@ -62,10 +53,9 @@ def select_versions(home: Home, from_ref: str | None = None,
     return [(s.tags[-1] if s.tags else s.id[:12], s.path) for s in snaps[lo:hi + 1]]
 
 
-def drift_report(home: Home, from_ref: str | None = None, to_ref: str | None = None,
-                 cfg: DriftThresholds | None = None,
-                 sources: list[str] | None = None) -> DriftReport:
-    """Profile and compare the versions chosen by :func:`select_versions`."""
-    versions = [load_version(folder, label, sources) for label, folder in
-                select_versions(home, from_ref, to_ref)]
-    return drift(versions, cfg or DriftThresholds())
+def load_versions(home: Home, from_ref: str | None = None, to_ref: str | None = None,
+                  sources: list[str] | None = None) -> list[ScoreMatrix]:
+    """The matrices of the versions chosen by :func:`select_versions`, oldest first, each
+    labelled (only the observations of `sources` when given)."""
+    return [load_matrix(Path(folder), sources=sources, label=label)
+            for label, folder in select_versions(home, from_ref, to_ref)]
