@@ -132,7 +132,7 @@ def _check_tag(tag: str) -> None:
 
 def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: dict[str, str],
               tag: str | None) -> dict:
-    from benchpress.adapters.fetch import sha256_of
+    from benchpress.digest import sha256_of
 
     return {
         "id": sid,
@@ -269,7 +269,7 @@ def verify_snapshot(snapshot: Snapshot) -> list[str]:
     """
     import pandera.errors
 
-    from benchpress.adapters.fetch import sha256_of
+    from benchpress.digest import sha256_of
     from benchpress.validate.schemas import TABLES
 
     problems = []

@@ -10,6 +10,8 @@ sha256: 9f3c...                              # pinned content; the raw file is c
 published: 2026-05-01                        # when the publisher released this copy
 order: 10                                    # build order (first description of a model wins)
 ```
+A source ingested from a URL that redirected also records `final_url`, where the download
+ended (another host is reported when it happens).
 A source with `path` instead of a pinned hash is a file in the repository itself
 (hand-entered releases): git tracks it, and its hash is computed at build time.
 """
@@ -35,6 +37,7 @@ class SourceConfig:
     id: str
     adapter: str
     url: str | None = None
+    final_url: str | None = None   # where the download of `url` ended, when it was redirected
     path: str | None = None
     mirror_path: str | None = None
     licence: str | None = None
