@@ -336,7 +336,8 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
         pause = backoff * 2**attempt
         if time.monotonic() + pause >= ends:
             raise FetchError(f"{url}: no complete answer within the {deadline_s:g}-second "
-                             f"download deadline ({last}); stopped")
+                             f"download deadline ({' '.join(str(last).split())}); stopped")
         time.sleep(pause)
     hint = " (offline? set --mirror DIR or BENCHPRESS_MIRROR)" if mirror is None else ""
-    raise FetchError(f"{url}: download failed after {retries} tries: {last}{hint}")
+    why = " ".join(str(last).split())  # some urllib messages span lines
+    raise FetchError(f"{url}: download failed after {retries} tries: {why}{hint}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import re
 import shutil
 
 from benchpress.adapters import detect_adapter, get_adapter
@@ -37,9 +38,9 @@ def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None
 def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:
     """`exc` with every spelling of the input in `aliases` (cache path, absolute path, file URI)
     replaced by `location`, as the user gave it."""
-    text = str(exc)
-    for alias in sorted({str(a) for a in aliases if a}, key=len, reverse=True):
-        text = text.replace(alias, location)
+    spellings = sorted({str(a) for a in aliases if a}, key=len, reverse=True)
+    # one pass, longest spelling first, so that the location itself is never rewritten
+    text = re.sub("|".join(map(re.escape, spellings)), lambda m: location, str(exc))
     return exc if text == str(exc) else type(exc)(text)
 
 
