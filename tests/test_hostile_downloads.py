@@ -438,3 +438,28 @@ def test_ingest_refuses_other_schemes_in_one_line(home):
         with pytest.raises(FetchError, match=f"^{location}: only http and https URLs"):
             ingest(home, location)
     assert not home.cache.exists() or list(home.cache.iterdir()) == []
+
+
+def test_a_hostile_zip_pinned_by_tree_digest_is_named_as_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_MEMBERS", 3)
+    archive = _zip(tmp_path / "many.zip", [(f"f{k}.csv", b"") for k in range(5)])
+    with pytest.raises(FetchError, match=r"^.*many\.zip: the archive lists 5 members") as err:
+        fetch(str(archive), tmp_path / "cache", expected_sha256="0" * 64, name="many.zip")
+    assert ".part-" not in str(err.value) and _parts(tmp_path / "cache") == []
+
+
+def test_a_bad_csv_line_is_named_by_the_file_given(home, tmp_path, monkeypatch):
+    (tmp_path / "w").mkdir()
+    header = (REPO / "sources" / "releases.csv").read_text().splitlines()[0]
+    (tmp_path / "r.csv").write_text(f'{header}\n"open quote,x\n')
+    monkeypatch.chdir(tmp_path / "w")
+    with pytest.raises(BadInputError) as err:
+        ingest(home, "../r.csv", adapter="releases-csv")
+    assert "../r.csv line 2" in str(err.value) and ".cache" not in str(err.value)
+
+
+def test_a_folder_member_over_the_cap_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_MEMBER_BYTES", 1000)
+    (tmp_path / "benchmarks_runs.csv").write_bytes(b"x" * 1001)
+    with pytest.raises(BadInputError, match="benchmarks_runs.csv holds 1,001 bytes"):
+        read_members(tmp_path, lambda name: True)

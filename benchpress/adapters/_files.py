@@ -159,11 +159,19 @@ def _unique(pairs, path: Path) -> dict[str, bytes]:
     return members
 
 
+def _read_capped(file: Path, folder: Path) -> bytes:
+    size = file.stat().st_size
+    if size > limits.MAX_MEMBER_BYTES:
+        raise BadInputError(f"{folder}: {file.relative_to(folder).as_posix()} holds {size:,} bytes, "
+                            f"more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
+    return file.read_bytes()
+
+
 def read_members(path: Path, wanted: Callable[[str], bool]) -> dict[str, bytes]:
     """Files whose base name passes `wanted`, from a folder, a zip, or the file itself, keyed by
     base name (a base name found twice is refused as ambiguous)."""
     if path.is_dir():
-        return _unique(((p.relative_to(path).as_posix(), p.name, p.read_bytes)
+        return _unique(((p.relative_to(path).as_posix(), p.name, lambda p=p: _read_capped(p, path))
                         for p in sorted(path.rglob("*"))
                         if p.is_file() and not p.name.startswith(".") and wanted(p.name)), path)
     if zipfile.is_zipfile(path):

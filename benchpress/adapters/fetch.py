@@ -160,8 +160,12 @@ def store_tree(folder: Path, cache: Path, *, expected_sha256: str | None = None)
 
 def _into_cache(tmp: Path, cache: Path, expected: str | None, what: str) -> tuple[Path, str]:
     digest = sha256_of(tmp)
-    if expected and digest != expected and zipfile.is_zipfile(tmp) and tree_sha256(tmp) == expected:
-        digest = expected  # a zip pinned by the tree digest of its files
+    if expected and digest != expected and zipfile.is_zipfile(tmp):
+        try:
+            if tree_sha256(tmp) == expected:
+                digest = expected  # a zip pinned by the tree digest of its files
+        except BadInputError as exc:  # a hostile archive: name what was asked for, not the copy
+            raise FetchError(f"{what}: " + str(exc).replace(f"{tmp}: ", "")) from exc
     if expected and digest != expected:
         raise FetchError(f"{what}: sha256 is {digest}, but the source config pins {expected}")
     target = cache / digest
