@@ -12,10 +12,9 @@ message names the file or URL as the user gave it, never its copy in the cache.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import re
 import shutil
+from pathlib import Path
 
 from benchpress.adapters import detect_adapter, get_adapter
 from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
