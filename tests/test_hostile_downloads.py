@@ -96,6 +96,49 @@ def silent_port():
     sock.close()
 
 
+@pytest.fixture
+def raw_server():
+    """A loopback server whose answer a test writes byte by byte: `serve(script)` where
+    `script(conn)` talks to each connection; yields the base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    scripts = []
+
+    def loop():
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=_talk, args=(scripts[0], conn), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    yield scripts, f"http://127.0.0.1:{sock.getsockname()[1]}"
+    sock.close()
+
+
+def _talk(script, conn):
+    try:
+        conn.recv(65536)
+        script(conn)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def _trickle_headers(conn):
+    conn.sendall(b"HTTP/1.0 200 OK\r\n")
+    for _ in range(1000):
+        conn.sendall(b"X-Slow: y\r\n")
+        time.sleep(0.2)
+
+
+def _short_body(conn):
+    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"x" * 10)
+
+
 def _parts(cache: Path) -> list[Path]:
     return list(cache.glob(".part-*")) if cache.exists() else []
 
@@ -126,6 +169,23 @@ def test_a_server_that_never_answers_is_cut_at_the_deadline(silent_port, tmp_pat
         fetch(f"http://127.0.0.1:{silent_port}/x.json", tmp_path, deadline=1.5, timeout=30.0,
               backoff=0.01)
     assert time.monotonic() - start < 2.5 and _parts(tmp_path) == []
+
+
+def test_a_server_trickling_its_headers_is_cut_at_the_deadline(raw_server, tmp_path):
+    scripts, base = raw_server
+    scripts.append(_trickle_headers)
+    start = time.monotonic()
+    with pytest.raises(FetchError, match="1.5-second download deadline"):
+        fetch(f"{base}/slow", tmp_path, deadline=1.5, timeout=30.0)
+    assert time.monotonic() - start < 2.5 and _parts(tmp_path) == []
+
+
+def test_a_body_cut_short_is_retried_and_never_cached(raw_server, tmp_path):
+    scripts, base = raw_server
+    scripts.append(_short_body)
+    with pytest.raises(FetchError, match="download failed after 2 tries: IncompleteRead"):
+        fetch(f"{base}/short", tmp_path, retries=2, backoff=0.01)
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("url", ["ftp://127.0.0.1/data.json", "gopher://127.0.0.1/x",

@@ -16,9 +16,9 @@ Only http and https URLs are downloaded; a `file://` URL is read only to restore
 on another host is followed but reported in one line, and the final address is returned as
 `FetchResult.final_url`, which `ingest` records with the source. A pinned source stays safe
 across a redirect because its content is checked against the pin. Each `fetch` has an overall
-deadline (`limits.DOWNLOAD_DEADLINE_S`, retries included) besides the per-read timeout, so a
-server that trickles bytes cannot hold it; partial files (`.part-*`) are removed on every
-failure.
+deadline (`limits.DOWNLOAD_DEADLINE_S`, retries included) besides the per-read timeout, kept
+by a watchdog in every phase of a download (see `_http`), so a server that trickles bytes
+cannot hold it; partial files (`.part-*`) are removed on every failure.
 
 Multi-file sources (a leaderboard published as a zip, mirrored as its unpacked folder, such as
 Epoch AI's `benchmark_data.zip`): their pin is a *tree digest* (`tree_sha256`), the sha256 of
@@ -34,21 +34,17 @@ import http.client
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import urlsplit
-
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
 from benchpress import limits
 from benchpress.adapters._files import zip_digests
+from benchpress.adapters._http import download, url_scheme
 from benchpress.digest import CHUNK, sha256_of
 from benchpress.errors import BadInputError, FetchError
 
@@ -70,11 +66,6 @@ class FetchResult:
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-def url_scheme(location: str) -> str:
-    """The lower-case scheme of a URL ("https"), or "" for a plain path."""
-    return location.split("://", 1)[0].lower() if "://" in location else ""
 
 
 def _tree_lines(entries) -> str:
@@ -202,73 +193,6 @@ def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
         tmp.unlink(missing_ok=True)  # gone already when it landed in the cache
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follow at most `limits.MAX_REDIRECTS` redirects, only to http(s), never https -> http."""
-
-    def __init__(self):
-        super().__init__()
-        self.max_redirections = limits.MAX_REDIRECTS
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        old, new = url_scheme(req.full_url), url_scheme(newurl)
-        if new not in ("http", "https") or (old == "https" and new == "http"):
-            fp.close()
-            raise FetchError(f"{req.full_url}: redirected to {newurl}; only http(s) redirects "
-                             "that keep https are followed")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _socket(response):
-    """The socket under a urllib response (its timeout is cut as the deadline nears), or None."""
-    return getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
-
-
-def _download(url: str, dest: Path, *, max_bytes: int, timeout: float, deadline: float,
-              deadline_s: float) -> str:
-    """Stream `url` into `dest`; returns the final URL. `deadline` is a `time.monotonic()`."""
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise FetchError(f"{url}: no complete answer within the {deadline_s:g}-second "
-                             "download deadline; stopped")
-        return remaining
-
-    request = urllib.request.Request(url, headers={"User-Agent": "benchpress-registry/0.1"})
-    opener = urllib.request.build_opener(_Redirects)
-    with opener.open(request, timeout=min(timeout, left())) as response:
-        final = response.geturl()
-        if urlsplit(final).hostname != urlsplit(url).hostname:
-            log.warning("warning: %s redirected to another host: %s (recorded as the final URL)",
-                        url, final)
-        declared = int(response.headers.get("Content-Length") or 0)
-        if declared > max_bytes:
-            raise FetchError(f"{url}: {declared:,} bytes is larger than the {max_bytes:,}-byte cap")
-        sock = _socket(response)
-        with open(dest, "wb") as out, Progress(
-            "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-            TransferSpeedColumn(), transient=True, disable=not sys.stderr.isatty(),
-        ) as bar:
-            task = bar.add_task(url.rsplit("/", 1)[-1], total=declared or None)
-            received = 0
-            while True:
-                if sock is not None:
-                    sock.settimeout(min(timeout, left()))
-                try:
-                    chunk = response.read1(CHUNK)
-                except TimeoutError:
-                    left()  # the deadline's message when it passed; else a per-read timeout
-                    raise
-                if not chunk:
-                    break
-                left()  # a server trickling bytes faster than the read timeout stops here
-                received += len(chunk)
-                if received > max_bytes:
-                    raise FetchError(f"{url}: larger than the {max_bytes:,}-byte cap; stopped")
-                out.write(chunk)
-                bar.advance(task, len(chunk))
-    return final
-
-
 def _from_cache(cache: Path, expected: str, label: str) -> FetchResult | None:
     entry = cache / expected
     if not entry.exists():
@@ -323,8 +247,8 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
     for attempt in range(retries):
         tmp = _part(cache)
         try:
-            final = _download(url, tmp, max_bytes=max_bytes, timeout=timeout, deadline=ends,
-                              deadline_s=deadline_s)
+            final = download(url, tmp, max_bytes=max_bytes, timeout=timeout, ends=ends,
+                             deadline_s=deadline_s)
             path, digest = _into_cache(tmp, cache, expected_sha256, url)
             return FetchResult(path, digest, utc_now(), "http", final_url=final)
         except urllib.error.HTTPError as exc:
