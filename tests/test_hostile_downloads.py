@@ -387,3 +387,29 @@ def test_a_bad_csv_line_is_named_by_the_file_given(home, tmp_path, monkeypatch):
     with pytest.raises(BadInputError) as err:
         ingest(home, "../r.csv", adapter="releases-csv")
     assert "../r.csv line 2" in str(err.value) and ".cache" not in str(err.value)
+
+
+@pytest.mark.parametrize("pin", ["../../outside", "ABC", "0" * 63 + "/"])
+def test_a_pin_that_is_no_digest_never_names_a_file(tmp_path, pin):
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"keep me")
+    with pytest.raises(FetchError, match="is not 64 hex digits"):
+        fetch("https://example.invalid/x", tmp_path / "a" / "b", expected_sha256=pin)
+    assert outside.read_bytes() == b"keep me"
+
+
+def test_a_mirror_path_that_leaves_the_mirror_is_refused(tmp_path):
+    mirror = _mirror(tmp_path)
+    (tmp_path / "secret.json").write_bytes(BODY)
+    with pytest.raises(FetchError, match="leads out of the mirror"):
+        fetch("https://example.invalid/x", tmp_path / "cache", mirror=mirror,
+              mirror_path="../secret.json")
+
+
+def test_a_source_config_with_a_pin_that_is_no_digest_is_refused(home):
+    from benchpress.store.sources import load_configs
+
+    (home.sources / "x.yaml").write_text("id: x\nadapter: aider\nurl: https://e.invalid/x\n"
+                                         "sha256: ../../../etc/passwd\n")
+    with pytest.raises(BadInputError, match=r"x.yaml: field 'sha256' is '\.\./\.\./\.\./etc/passwd'"):
+        load_configs(home.sources)

@@ -33,6 +33,7 @@ import hashlib
 import http.client
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -52,6 +53,7 @@ __all__ = ["FetchResult", "fetch", "store_file", "store_tree", "tree_sha256", "u
            "utc_now"]
 
 log = logging.getLogger(__name__)
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 _VERIFIED: dict[tuple, bool] = {}  # (path, size, mtime_ns ...) -> content matched its name
 
 
@@ -222,11 +224,16 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
     if scheme not in ("", "http", "https", "file") or (scheme == "file" and not expected_sha256):
         raise FetchError(f"{label}: only http and https URLs are fetched; give a local file "
                          "as a plain path")
+    if expected_sha256 is not None and not _HEX64.fullmatch(expected_sha256):
+        raise FetchError(f"{label}: the pinned sha256 {expected_sha256!r} is not 64 hex digits")
     max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
     cache.mkdir(parents=True, exist_ok=True)
     if expected_sha256 and (hit := _from_cache(cache, expected_sha256, label)):
         return hit
     mirror = mirror or (Path(os.environ["BENCHPRESS_MIRROR"]) if os.environ.get("BENCHPRESS_MIRROR") else None)
+    if mirror is not None and mirror_path and not (mirror / mirror_path).resolve().is_relative_to(
+            mirror.resolve()):
+        raise FetchError(f"{label}: mirror_path {mirror_path!r} leads out of the mirror; refused")
     if mirror is not None and mirror_path and (mirror / mirror_path).is_dir():
         path, digest = store_tree(mirror / mirror_path, cache, expected_sha256=expected_sha256)
         return FetchResult(path, digest, utc_now(), f"mirror:{mirror / mirror_path}")

@@ -73,6 +73,10 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
             raise BadInputError(f"{file}: not a valid source config ({exc})") from exc
+        pin = configs[-1].sha256
+        if pin is not None and not re.fullmatch(r"[0-9a-f]{64}", str(pin)):
+            raise BadInputError(f"{file}: field 'sha256' is {pin!r}; expected 64 lowercase hex "
+                                "digits")
         if configs[-1].id != file.stem:
             raise BadInputError(f"{file}: field 'id' is '{configs[-1].id}' but the file is named "
                                 f"'{file.stem}.yaml'; they must agree")
