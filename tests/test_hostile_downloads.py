@@ -309,7 +309,8 @@ def test_build_and_pull_never_use_an_edited_cache_entry(tmp_path, monkeypatch, c
     failed = run(main, ["build", "--home", str(root)])
     assert failed.exit_code == 1 and not entry.exists()
     [line] = failed.stderr.strip().splitlines()
-    assert line.startswith("Error: https://raw.githubusercontent.com/") and "download failed" in line
+    assert line.startswith("Error: https://raw.githubusercontent.com/")
+    assert "download failed" in line
     # with the mirror: fetched again, the built scores are the published ones
     assert run(main, ["pull", "--mirror", str(SHARED_DATA), "--home", str(root)]).exit_code == 0
     _tamper(entry)
@@ -332,8 +333,10 @@ def test_pull_reports_an_edited_entry_in_one_line_and_prints_the_true_digest(tmp
     assert done.returncode == 0
     assert done.stdout.split("\t")[:2] == ["aider-2026-05", AIDER_PIN[:12]]
     [warning] = done.stderr.strip().splitlines()
-    assert warning.startswith("warning: https://raw.githubusercontent.com/") and AIDER_PIN in warning
-    assert hashlib.sha256((root / ".cache" / "raw" / AIDER_PIN).read_bytes()).hexdigest() == AIDER_PIN
+    assert warning.startswith("warning: https://raw.githubusercontent.com/")
+    assert AIDER_PIN in warning
+    entry = root / ".cache" / "raw" / AIDER_PIN
+    assert hashlib.sha256(entry.read_bytes()).hexdigest() == AIDER_PIN
 
 
 # -- refused files leave nothing, and messages name the file as given -------------------------
@@ -411,5 +414,5 @@ def test_a_source_config_with_a_pin_that_is_no_digest_is_refused(home):
 
     (home.sources / "x.yaml").write_text("id: x\nadapter: aider\nurl: https://e.invalid/x\n"
                                          "sha256: ../../../etc/passwd\n")
-    with pytest.raises(BadInputError, match=r"x.yaml: field 'sha256' is '\.\./\.\./\.\./etc/passwd'"):
+    with pytest.raises(BadInputError, match=r"x.yaml: field 'sha256' is '\.\./\.\./\.\./etc/pa"):
         load_configs(home.sources)

@@ -162,7 +162,8 @@ def _unique(pairs, path: Path) -> dict[str, bytes]:
 def _read_capped(file: Path, folder: Path) -> bytes:
     size = file.stat().st_size
     if size > limits.MAX_MEMBER_BYTES:
-        raise BadInputError(f"{folder}: {file.relative_to(folder).as_posix()} holds {size:,} bytes, "
+        member = file.relative_to(folder).as_posix()
+        raise BadInputError(f"{folder}: {member} holds {size:,} bytes, "
                             f"more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
     return file.read_bytes()
 

@@ -243,8 +243,8 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
         return FetchResult(path, digest, utc_now(), f"mirror:{mirror / mirror_path}")
     if scheme in ("", "file"):
         local = Path(url.removeprefix("file://"))
-        path, digest = store_file(local, cache, expected_sha256=expected_sha256, max_bytes=max_bytes,
-                                  name=name)
+        path, digest = store_file(local, cache, expected_sha256=expected_sha256,
+                                  max_bytes=max_bytes, name=name)
         return FetchResult(path, digest, utc_now(), f"file:{local}")
 
     timeout = limits.READ_TIMEOUT_S if timeout is None else timeout
