@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -284,10 +283,15 @@ def test_cache_checks_are_memoised_per_size_and_mtime(tmp_path, monkeypatch):
     assert len(calls) == 2
 
 
+NOWHERE = "http://127.0.0.1:9/polyglot_leaderboard.yml"  # refused at once: no internet in tests
+
+
 def _aider_home(tmp_path: Path) -> Path:
+    """A workspace with the Aider source, its URL pointed at a closed loopback port."""
     root = tmp_path / "ws"
     make_home(root)
-    shutil.copy(REPO / "sources" / "aider-2026-05.yaml", root / "sources")
+    config = yaml.safe_load((REPO / "sources" / "aider-2026-05.yaml").read_text())
+    (root / "sources" / "aider-2026-05.yaml").write_text(yaml.safe_dump(dict(config, url=NOWHERE)))
     return root
 
 
@@ -309,7 +313,7 @@ def test_build_and_pull_never_use_an_edited_cache_entry(tmp_path, monkeypatch, c
     failed = run(main, ["build", "--home", str(root)])
     assert failed.exit_code == 1 and not entry.exists()
     [line] = failed.stderr.strip().splitlines()
-    assert line.startswith("Error: https://raw.githubusercontent.com/")
+    assert line.startswith(f"Error: {NOWHERE}: download failed")
     assert "download failed" in line
     # with the mirror: fetched again, the built scores are the published ones
     assert run(main, ["pull", "--mirror", str(SHARED_DATA), "--home", str(root)]).exit_code == 0
@@ -333,7 +337,7 @@ def test_pull_reports_an_edited_entry_in_one_line_and_prints_the_true_digest(tmp
     assert done.returncode == 0
     assert done.stdout.split("\t")[:2] == ["aider-2026-05", AIDER_PIN[:12]]
     [warning] = done.stderr.strip().splitlines()
-    assert warning.startswith("warning: https://raw.githubusercontent.com/")
+    assert warning.startswith(f"warning: {NOWHERE}: the cached copy")
     assert AIDER_PIN in warning
     entry = root / ".cache" / "raw" / AIDER_PIN
     assert hashlib.sha256(entry.read_bytes()).hexdigest() == AIDER_PIN
