@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from benchpress.adapters.fetch import fetch
+from benchpress.digest import CHUNK, sha256_bytes, sha256_of
 from benchpress.errors import FetchError
 from tests.conftest import BP_2026_05
 
@@ -119,3 +120,9 @@ def test_ingest_from_a_url_records_where_the_file_came_from(server, home):
     assert report.counts["cells"] == 2604
     # the raw file is cached by hash, so a rebuild needs no network
     assert (home.cache / source["sha256"]).is_file()
+
+
+def test_file_digest_streams_and_matches_the_bytes_digest(tmp_path):
+    data = bytes(range(256)) * (3 * CHUNK // 256 + 7)  # several chunks and a partial one
+    (tmp_path / "f").write_bytes(data)
+    assert sha256_of(tmp_path / "f") == sha256_bytes(data) == hashlib.sha256(data).hexdigest()

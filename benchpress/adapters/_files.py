@@ -1,16 +1,37 @@
 """Reading raw files for the adapters: UTF-8 text (with or without a byte-order mark),
-CSV records with their line numbers, and the files of a folder or zip archive."""
+CSV records with their line numbers, and the files of a folder or zip archive.
+
+Archives are untrusted: before any member is read, the archive as a whole is checked (at most
+`limits.MAX_MEMBERS` entries, no absolute or `..` member paths, no name listed twice, declared
+sizes within `limits.MAX_MEMBER_BYTES` each and `limits.MAX_TOTAL_UNPACKED` together); members
+are then streamed in chunks and the bytes actually unpacked are counted against the same caps,
+so a small zip that claims or hides a huge member fails fast in constant memory. Archives
+inside an archive are never opened (nesting depth 0): a member is only ever bytes.
+"""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import re
 import zipfile
+import zlib
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import Callable, Iterator
 
+from benchpress import limits
+from benchpress.digest import CHUNK
 from benchpress.errors import BadInputError
 
-__all__ = ["decode_text", "csv_records", "read_members"]
+__all__ = ["decode_text", "csv_records", "read_members", "open_zip", "zip_files", "member_chunks",
+           "zip_digests"]
+
+# what zipfile raises on damaged, encrypted or unsupported members
+_UNPACK_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError,
+                  ValueError, OSError)
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def decode_text(raw: bytes, name) -> str:
@@ -51,14 +72,115 @@ def csv_records(name: str, raw: bytes, required=()) -> list[tuple[int, dict]]:
     return records
 
 
-def read_members(path: Path, wanted) -> dict[str, bytes]:
-    """Files whose base name passes `wanted`, from a folder, a zip, or the file itself."""
+@contextmanager
+def open_zip(path: Path) -> Iterator[zipfile.ZipFile]:
+    """`path` opened as a zip; a damaged archive is a one-line `BadInputError`."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (*_UNPACK_ERRORS, IndexError) as exc:
+        raise BadInputError(f"{path}: not a readable zip archive ({exc})") from exc
+    with zf:
+        yield zf
+
+
+def zip_files(zf: zipfile.ZipFile, name) -> list[zipfile.ZipInfo]:
+    """The file (not folder) members of `zf`, once the archive as a whole passes the checks in
+    the module docstring; `name` is what error messages call the archive."""
+    infos = zf.infolist()
+    if len(infos) > limits.MAX_MEMBERS:
+        raise BadInputError(f"{name}: the archive lists {len(infos):,} members; at most "
+                            f"{limits.MAX_MEMBERS:,} are read")
+    seen: set[str] = set()
+    total = 0
+    for info in infos:
+        member = info.filename
+        parts = member.replace("\\", "/").split("/")
+        if member.startswith(("/", "\\")) or _DRIVE.match(member) or ".." in parts:
+            raise BadInputError(f"{name}: archive member {member!r} has an absolute path or '..'; "
+                                "refused")
+        if member in seen:
+            raise BadInputError(f"{name}: archive member {member!r} is listed twice; refused as "
+                                "ambiguous")
+        seen.add(member)
+        if info.file_size > limits.MAX_MEMBER_BYTES:
+            raise BadInputError(f"{name}: archive member {member!r} unpacks to {info.file_size:,} "
+                                f"bytes, more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
+        total += info.file_size
+    if total > limits.MAX_TOTAL_UNPACKED:
+        raise BadInputError(f"{name}: the archive unpacks to {total:,} bytes, more than the "
+                            f"{limits.MAX_TOTAL_UNPACKED:,}-byte cap")
+    return [i for i in infos if not i.is_dir()]
+
+
+def member_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name,
+                  unpacked: list[int]) -> Iterator[bytes]:
+    """The bytes of one member in chunks, counted against the member cap and (through the
+    one-element running total `unpacked`, shared by the members of one archive) the total cap."""
+    size = 0
+    try:
+        with zf.open(info) as fh:
+            while chunk := fh.read(CHUNK):
+                size += len(chunk)
+                unpacked[0] += len(chunk)
+                if size > limits.MAX_MEMBER_BYTES:
+                    raise BadInputError(f"{name}: archive member {info.filename!r} unpacks to more "
+                                        f"than the {limits.MAX_MEMBER_BYTES:,}-byte cap; stopped")
+                if unpacked[0] > limits.MAX_TOTAL_UNPACKED:
+                    raise BadInputError(f"{name}: the archive unpacks to more than the "
+                                        f"{limits.MAX_TOTAL_UNPACKED:,}-byte cap; stopped")
+                yield chunk
+    except _UNPACK_ERRORS as exc:
+        raise BadInputError(f"{name}: archive member {info.filename!r} cannot be unpacked "
+                            f"({exc})") from exc
+
+
+def zip_digests(path: Path, keep: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(member path, sha256) of each file member of the zip at `path` whose path passes `keep`,
+    streamed under the caps (the input of a tree digest)."""
+    out, unpacked = [], [0]
+    with open_zip(path) as zf:
+        for info in zip_files(zf, path):
+            if keep(info.filename):
+                digest = hashlib.sha256()
+                for chunk in member_chunks(zf, info, path, unpacked):
+                    digest.update(chunk)
+                out.append((info.filename, digest.hexdigest()))
+    return out
+
+
+def _unique(pairs, path: Path) -> dict[str, bytes]:
+    """Members keyed by base name; two members with one base name make the input ambiguous."""
+    members: dict[str, bytes] = {}
+    for member, base, read in pairs:
+        if base in members:
+            raise BadInputError(f"{path}: two members are named {base!r} ({member!r} is the "
+                                "second); refused as ambiguous")
+        members[base] = read()
+    return members
+
+
+def _read_capped(file: Path, folder: Path) -> bytes:
+    size = file.stat().st_size
+    if size > limits.MAX_MEMBER_BYTES:
+        member = file.relative_to(folder).as_posix()
+        raise BadInputError(f"{folder}: {member} holds {size:,} bytes, "
+                            f"more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
+    return file.read_bytes()
+
+
+def read_members(path: Path, wanted: Callable[[str], bool]) -> dict[str, bytes]:
+    """Files whose base name passes `wanted`, from a folder, a zip, or the file itself, keyed by
+    base name (a base name found twice is refused as ambiguous)."""
     if path.is_dir():
-        return {p.name: p.read_bytes() for p in sorted(path.rglob("*"))
-                if p.is_file() and not p.name.startswith(".") and wanted(p.name)}
+        return _unique(((p.relative_to(path).as_posix(), p.name, lambda p=p: _read_capped(p, path))
+                        for p in sorted(path.rglob("*"))
+                        if p.is_file() and not p.name.startswith(".") and wanted(p.name)), path)
     if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as zf:
-            return {PurePosixPath(i.filename).name: zf.read(i) for i in zf.infolist()
-                    if not i.is_dir() and "__MACOSX" not in i.filename
-                    and wanted(PurePosixPath(i.filename).name)}
+        unpacked = [0]
+        with open_zip(path) as zf:
+            return _unique(((i.filename, PurePosixPath(i.filename).name,
+                             lambda i=i: b"".join(member_chunks(zf, i, path, unpacked)))
+                            for i in zip_files(zf, path)
+                            if "__MACOSX" not in i.filename
+                            and wanted(PurePosixPath(i.filename).name)), path)
     return {path.name: path.read_bytes()}

@@ -1,9 +1,24 @@
-"""The one place that downloads: real HTTP, cached by content hash, retried, size-capped.
+"""The one place that downloads: real HTTP, cached by content hash, retried, bounded.
 
 Offline use: set a *mirror* directory (the `--mirror` option or `BENCHPRESS_MIRROR`); a
 source whose `mirror_path` exists there is read from the mirror instead of the network.
 Tests and CI point the mirror at `../shared/data`. A file already in the cache (same
-sha256) is never fetched again, so a pre-seeded cache works offline too.
+sha256) is not fetched again, so a pre-seeded cache works offline too.
+
+The cache is not trusted by its file names: every time a cache entry is used, its content is
+checked against its name (memoised per process by path, size and modification time). An entry
+that does not match is reported in one line (a warning on the `benchpress` logger), removed,
+and fetched again from the mirror or the URL; if neither can give it, the fetch fails.
+
+Only http and https URLs are downloaded; a `file://` URL is read only to restore a pinned copy
+(what `ingest` records for a local file), other schemes are refused. Redirects are followed
+(at most `limits.MAX_REDIRECTS`, never to another scheme or from https to http); one that ends
+on another host is followed but reported in one line, and the final address is returned as
+`FetchResult.final_url`, which `ingest` records with the source. A pinned source stays safe
+across a redirect because its content is checked against the pin. Each `fetch` has an overall
+deadline (`limits.DOWNLOAD_DEADLINE_S`, retries included) besides the per-read timeout, kept
+by a watchdog in every phase of a download (see `_http`), so a server that trickles bytes
+cannot hold it; partial files (`.part-*`) are removed on every failure.
 
 Multi-file sources (a leaderboard published as a zip, mirrored as its unpacked folder, such as
 Epoch AI's `benchmark_data.zip`): their pin is a *tree digest* (`tree_sha256`), the sha256 of
@@ -15,27 +30,31 @@ downloaded zip whose tree digest matches the pin is accepted and cached under it
 from __future__ import annotations
 
 import hashlib
+import http.client
+import logging
 import os
+import re
 import shutil
-import sys
 import tempfile
 import time
 import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from benchpress import limits
+from benchpress.adapters._files import zip_digests
+from benchpress.adapters._http import download, url_scheme
+from benchpress.digest import CHUNK, sha256_of
+from benchpress.errors import BadInputError, FetchError
 
-from benchpress.errors import FetchError
+__all__ = ["FetchResult", "fetch", "store_file", "store_tree", "tree_sha256", "url_scheme",
+           "utc_now"]
 
-__all__ = ["FetchResult", "fetch", "store_file", "store_tree", "sha256_of", "tree_sha256",
-           "MAX_BYTES", "utc_now"]
-
-MAX_BYTES = 256 * 1024 * 1024
-_CHUNK = 1 << 16
+log = logging.getLogger(__name__)
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_VERIFIED: dict[tuple, bool] = {}  # (path, size, mtime_ns ...) -> content matched its name
 
 
 @dataclass(frozen=True)
@@ -44,18 +63,11 @@ class FetchResult:
     sha256: str
     retrieved_at: str   # ISO time, UTC
     origin: str         # "cache", "mirror:<path>", "http" or "file:<path>"
+    final_url: str | None = None  # where an HTTP download ended after redirects
 
 
 def utc_now() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _tree_lines(entries) -> str:
@@ -75,13 +87,45 @@ def _skip(name: str) -> bool:
 
 
 def tree_sha256(path: Path) -> str:
-    """Tree digest of a folder or a zip (see the module docstring); hidden files are skipped."""
+    """Tree digest of a folder or a zip (see the module docstring); hidden files are skipped.
+    A zip is streamed under the archive caps of `benchpress.limits`."""
     if path.is_dir():
         return _tree_lines((p.relative_to(path).as_posix(), sha256_of(p)) for p in path.rglob("*")
                            if p.is_file() and not _skip(p.relative_to(path).as_posix()))
-    with zipfile.ZipFile(path) as zf:
-        return _tree_lines((i.filename, hashlib.sha256(zf.read(i)).hexdigest())
-                           for i in zf.infolist() if not i.is_dir() and not _skip(i.filename))
+    return _tree_lines(zip_digests(path, lambda name: not _skip(name)))
+
+
+def _signature(path: Path) -> tuple:
+    """What changes when a cache entry's content may have changed (size, mtime per file)."""
+    if path.is_dir():
+        return (str(path), tuple(sorted((p.relative_to(path).as_posix(), s.st_size, s.st_mtime_ns)
+                                        for p in path.rglob("*") if p.is_file()
+                                        for s in (p.stat(),))))
+    s = path.stat()
+    return (str(path), s.st_size, s.st_mtime_ns)
+
+
+def _intact(entry: Path) -> bool:
+    """Whether a cache entry's content still matches its name (its sha256 or tree digest)."""
+    key = _signature(entry)
+    if key not in _VERIFIED:
+        try:
+            if entry.is_dir():
+                ok = tree_sha256(entry) == entry.name
+            else:
+                ok = sha256_of(entry) == entry.name or (
+                    zipfile.is_zipfile(entry) and tree_sha256(entry) == entry.name)
+        except BadInputError:
+            ok = False  # a damaged zip under a tree digest's name
+        _VERIFIED[key] = ok
+    return _VERIFIED[key]
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
 
 
 def store_tree(folder: Path, cache: Path, *, expected_sha256: str | None = None) -> tuple[Path, str]:
@@ -90,74 +134,105 @@ def store_tree(folder: Path, cache: Path, *, expected_sha256: str | None = None)
     if expected_sha256 and digest != expected_sha256:
         raise FetchError(f"{folder}: tree sha256 is {digest}, but the source config pins {expected_sha256}")
     target = cache / digest
+    if target.exists() and not _intact(target):
+        _remove(target)
     if not target.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=cache, prefix=".part-"))
-        shutil.copytree(folder, tmp, dirs_exist_ok=True,
-                        ignore=lambda d, names: [n for n in names if n.startswith(".")])
         try:
+            shutil.copytree(folder, tmp, dirs_exist_ok=True,
+                            ignore=lambda d, names: [n for n in names if n.startswith(".")])
             os.replace(tmp, target)  # atomic: readers see the whole folder or none
         except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)  # another build cached it first
+            if not target.is_dir():
+                raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # gone unless the rename failed (cached first)
     return target, digest
 
 
 def _into_cache(tmp: Path, cache: Path, expected: str | None, what: str) -> tuple[Path, str]:
     digest = sha256_of(tmp)
-    if expected and digest != expected and zipfile.is_zipfile(tmp) and tree_sha256(tmp) == expected:
-        digest = expected  # a zip pinned by the tree digest of its files
+    if expected and digest != expected and zipfile.is_zipfile(tmp):
+        try:
+            if tree_sha256(tmp) == expected:
+                digest = expected  # a zip pinned by the tree digest of its files
+        except BadInputError as exc:  # a hostile archive: name what was asked for, not the copy
+            raise FetchError(f"{what}: " + str(exc).replace(f"{tmp}: ", "")) from exc
     if expected and digest != expected:
-        tmp.unlink(missing_ok=True)
         raise FetchError(f"{what}: sha256 is {digest}, but the source config pins {expected}")
     target = cache / digest
     os.replace(tmp, target)  # atomic: readers see the whole file or none
     return target, digest
 
 
-def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
-               max_bytes: int = MAX_BYTES) -> tuple[Path, str]:
-    """Copy a local file into the cache; returns (cached path, sha256)."""
-    if not path.is_file():
-        raise FetchError(f"{path}: no such file")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise FetchError(f"{path}: {size:,} bytes is larger than the {max_bytes:,}-byte cap")
+def _part(cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cache, prefix=".part-")
     os.close(fd)
-    shutil.copyfile(path, tmp)
-    return _into_cache(Path(tmp), cache, expected_sha256, str(path))
+    return Path(tmp)
 
 
-def _download(url: str, dest: Path, *, max_bytes: int, timeout: float) -> None:
-    request = urllib.request.Request(url, headers={"User-Agent": "benchpress-registry/0.1"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        declared = int(response.headers.get("Content-Length") or 0)
-        if declared > max_bytes:
-            raise FetchError(f"{url}: {declared:,} bytes is larger than the {max_bytes:,}-byte cap")
-        with open(dest, "wb") as out, Progress(
-            "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-            TransferSpeedColumn(), transient=True, disable=not sys.stderr.isatty(),
-        ) as bar:
-            task = bar.add_task(url.rsplit("/", 1)[-1], total=declared or None)
-            received = 0
-            while chunk := response.read(_CHUNK):
-                received += len(chunk)
-                if received > max_bytes:
-                    raise FetchError(f"{url}: larger than the {max_bytes:,}-byte cap; stopped")
+def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
+               max_bytes: int | None = None, name: str | None = None) -> tuple[Path, str]:
+    """Copy a local file into the cache; returns (cached path, sha256). `name` is what messages
+    call the file (default: `path`); the copy stops at `max_bytes` whatever the file claims."""
+    name = name or str(path)
+    max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
+    if not path.is_file():
+        raise FetchError(f"{name}: no such file")
+    tmp = _part(cache)
+    try:
+        with open(path, "rb") as src, open(tmp, "wb") as out:
+            size = 0
+            while chunk := src.read(CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise FetchError(f"{name}: larger than the {max_bytes:,}-byte cap")
                 out.write(chunk)
-                bar.advance(task, len(chunk))
+        return _into_cache(tmp, cache, expected_sha256, name)
+    finally:
+        tmp.unlink(missing_ok=True)  # gone already when it landed in the cache
+
+
+def _from_cache(cache: Path, expected: str, label: str) -> FetchResult | None:
+    entry = cache / expected
+    if not entry.exists():
+        return None
+    if _intact(entry):
+        return FetchResult(entry, expected, utc_now(), "cache")
+    log.warning("warning: %s: the cached copy %s does not match its sha256; removed, fetching "
+                "it again", label, entry)
+    _remove(entry)
+    return None
 
 
 def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
           mirror: Path | None = None, mirror_path: str | None = None,
-          max_bytes: int = MAX_BYTES, retries: int = 3, timeout: float = 30.0,
-          backoff: float = 0.5) -> FetchResult:
-    """Get `url` into the cache: from the cache, else the mirror, else over HTTP."""
+          max_bytes: int | None = None, retries: int = 3, timeout: float | None = None,
+          backoff: float = 0.5, deadline: float | None = None,
+          name: str | None = None) -> FetchResult:
+    """Get `url` (an http(s) URL or a local path) into the cache: from the cache (verified),
+    else the mirror, else the file or the network.
+
+    `max_bytes`, `timeout` (per read) and `deadline` (seconds for the whole network fetch,
+    retries included) default to `benchpress.limits`; `name` is what messages call the input
+    (default: `url`).
+    """
+    label = name or url
+    scheme = url_scheme(url)
+    if scheme not in ("", "http", "https", "file") or (scheme == "file" and not expected_sha256):
+        raise FetchError(f"{label}: only http and https URLs are fetched; give a local file "
+                         "as a plain path")
+    if expected_sha256 is not None and not _HEX64.fullmatch(expected_sha256):
+        raise FetchError(f"{label}: the pinned sha256 {expected_sha256!r} is not 64 hex digits")
+    max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
     cache.mkdir(parents=True, exist_ok=True)
-    if expected_sha256 and (cache / expected_sha256).exists():
-        return FetchResult(cache / expected_sha256, expected_sha256, utc_now(), "cache")
+    if expected_sha256 and (hit := _from_cache(cache, expected_sha256, label)):
+        return hit
     mirror = mirror or (Path(os.environ["BENCHPRESS_MIRROR"]) if os.environ.get("BENCHPRESS_MIRROR") else None)
+    if mirror_path and (".." in PurePosixPath(mirror_path).parts or Path(mirror_path).is_absolute()):
+        raise FetchError(f"{label}: mirror_path {mirror_path!r} leads out of the mirror; refused")
     if mirror is not None and mirror_path and (mirror / mirror_path).is_dir():
         path, digest = store_tree(mirror / mirror_path, cache, expected_sha256=expected_sha256)
         return FetchResult(path, digest, utc_now(), f"mirror:{mirror / mirror_path}")
@@ -165,30 +240,38 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
         path, digest = store_file(mirror / mirror_path, cache, expected_sha256=expected_sha256,
                                   max_bytes=max_bytes)
         return FetchResult(path, digest, utc_now(), f"mirror:{mirror / mirror_path}")
-    if url.startswith("file://") or "://" not in url:
+    if scheme in ("", "file"):
         local = Path(url.removeprefix("file://"))
-        path, digest = store_file(local, cache, expected_sha256=expected_sha256, max_bytes=max_bytes)
+        path, digest = store_file(local, cache, expected_sha256=expected_sha256,
+                                  max_bytes=max_bytes, name=name)
         return FetchResult(path, digest, utc_now(), f"file:{local}")
 
+    timeout = limits.READ_TIMEOUT_S if timeout is None else timeout
+    deadline_s = limits.DOWNLOAD_DEADLINE_S if deadline is None else deadline
+    ends = time.monotonic() + deadline_s
     last: Exception | None = None
     for attempt in range(retries):
-        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".part-")
-        os.close(fd)
+        tmp = _part(cache)
         try:
-            _download(url, Path(tmp), max_bytes=max_bytes, timeout=timeout)
-            path, digest = _into_cache(Path(tmp), cache, expected_sha256, url)
-            return FetchResult(path, digest, utc_now(), "http")
-        except FetchError:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            final = download(url, tmp, max_bytes=max_bytes, timeout=timeout, ends=ends,
+                             deadline_s=deadline_s)
+            path, digest = _into_cache(tmp, cache, expected_sha256, url)
+            return FetchResult(path, digest, utc_now(), "http", final_url=final)
         except urllib.error.HTTPError as exc:
-            Path(tmp).unlink(missing_ok=True)
             last = exc
             if 400 <= exc.code < 500 and exc.code != 429:
                 break  # the server said no; asking again will not help
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            Path(tmp).unlink(missing_ok=True)
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             last = exc
-        time.sleep(backoff * 2**attempt)
+        finally:
+            tmp.unlink(missing_ok=True)  # a partial file never outlives a failed try
+        if attempt == retries - 1:
+            break
+        pause = backoff * 2**attempt
+        if time.monotonic() + pause >= ends:
+            raise FetchError(f"{url}: no complete answer within the {deadline_s:g}-second "
+                             f"download deadline ({' '.join(str(last).split())}); stopped")
+        time.sleep(pause)
     hint = " (offline? set --mirror DIR or BENCHPRESS_MIRROR)" if mirror is None else ""
-    raise FetchError(f"{url}: download failed after {retries} tries: {last}{hint}")
+    why = " ".join(str(last).split())  # some urllib messages span lines
+    raise FetchError(f"{url}: download failed after {retries} tries: {why}{hint}")

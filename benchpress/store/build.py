@@ -14,7 +14,8 @@ from typing import Callable
 import polars as pl
 
 from benchpress.adapters import get_adapter
-from benchpress.adapters.fetch import fetch, sha256_of, tree_sha256
+from benchpress.adapters.fetch import fetch, tree_sha256
+from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, as_os_error
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle

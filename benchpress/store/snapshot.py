@@ -31,10 +31,11 @@ from pathlib import Path
 
 import polars as pl
 
+from benchpress.digest import sha256_of
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
 from benchpress.home import Home
 from benchpress.store.tables import (
-    TABLE_NAMES, file_sha256, locked, read_table, recover, registry_exists, write_folder_atomic,
+    TABLE_NAMES, locked, read_table, recover, registry_exists, write_folder_atomic,
     write_json_atomic,
 )
 from benchpress.version import __version__
@@ -142,7 +143,7 @@ def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: 
         "tables": {
             name: {"content_sha256": digests[name],
                    "file": f"{name}.parquet",
-                   "file_sha256": file_sha256(folder / f"{name}.parquet")}
+                   "file_sha256": sha256_of(folder / f"{name}.parquet")}
             for name in TABLE_NAMES
         },
         "counts": {name: tables[name].height for name in TABLE_NAMES},

@@ -10,6 +10,8 @@ sha256: 9f3c...                              # pinned content; the raw file is c
 published: 2026-05-01                        # when the publisher released this copy
 order: 10                                    # build order (first description of a model wins)
 ```
+A source ingested from a URL that redirected also records `final_url`, where the download
+ended (another host is reported when it happens).
 A source with `path` instead of a pinned hash is a file in the repository itself
 (hand-entered releases): git tracks it, and its hash is computed at build time.
 """
@@ -35,6 +37,7 @@ class SourceConfig:
     id: str
     adapter: str
     url: str | None = None
+    final_url: str | None = None   # where the download of `url` ended, when it was redirected
     path: str | None = None
     mirror_path: str | None = None
     licence: str | None = None
@@ -70,6 +73,10 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
             raise BadInputError(f"{file}: not a valid source config ({exc})") from exc
+        pin = configs[-1].sha256
+        if pin is not None and not re.fullmatch(r"[0-9a-f]{64}", str(pin)):
+            raise BadInputError(f"{file}: field 'sha256' is {pin!r}; expected 64 lowercase hex "
+                                "digits")
         if configs[-1].id != file.stem:
             raise BadInputError(f"{file}: field 'id' is '{configs[-1].id}' but the file is named "
                                 f"'{file.stem}.yaml'; they must agree")

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import polars as pl
 
+from benchpress.digest import sha256_of
 from benchpress.errors import RegistryError
 
 __all__ = ["TABLE_NAMES", "write_registry", "write_folder_atomic", "write_atomic",
-           "write_json_atomic", "fsync_path", "file_sha256", "read_table", "readable", "recover",
+           "write_json_atomic", "fsync_path", "read_table", "readable", "recover",
            "locked", "registry_exists", "require_registry"]
 
 TABLE_NAMES = ("models", "benchmarks", "scores", "cells", "aliases", "sources", "quarantine")
@@ -126,7 +127,7 @@ def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: di
         (tmp / "views.sql").write_text(views_sql, encoding="utf-8")
 
     def document(tmp: Path) -> dict:
-        return dict(manifest, files={f.name: file_sha256(f) for f in sorted(tmp.iterdir())})
+        return dict(manifest, files={f.name: sha256_of(f) for f in sorted(tmp.iterdir())})
 
     write_folder_atomic(registry, fill, "build.json", document)
 
@@ -173,15 +174,6 @@ def require_registry(registry: Path) -> Path:
     if not registry_exists(registry):
         raise RegistryError(f"{registry}: no registry built yet; run `benchpress ingest` or `benchpress build`")
     return readable(registry)
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 (hex) of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 # sha256 of files already hashed in this process, by (path, size, mtime_ns, inode)

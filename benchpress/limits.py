@@ -1,0 +1,45 @@
+"""Limits on untrusted input, in one place: downloads, archives and their members.
+
+Each limit has a default sized for real leaderboard exports (the largest is a few MB) and can
+be lowered (or raised) per process with an environment variable of the same name prefixed
+``BENCHPRESS_`` (``BENCHPRESS_MAX_MEMBER_BYTES=1000000``). Code reads them as
+``limits.NAME`` at call time, so tests may also ``monkeypatch.setattr(limits, NAME, ...)``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from benchpress.errors import UsageError
+
+__all__ = ["MAX_DOWNLOAD_BYTES", "MAX_MEMBER_BYTES", "MAX_TOTAL_UNPACKED", "MAX_MEMBERS",
+           "DOWNLOAD_DEADLINE_S", "READ_TIMEOUT_S", "MAX_REDIRECTS"]
+
+
+def _env(name: str, default: float, kind=int):
+    text = os.environ.get(f"BENCHPRESS_{name}")
+    if not text:
+        return default
+    try:
+        value = kind(text)
+    except ValueError:
+        raise UsageError(f"BENCHPRESS_{name}={text!r}: expected a positive number") from None
+    if value <= 0:
+        raise UsageError(f"BENCHPRESS_{name}={text!r}: expected a positive number")
+    return value
+
+
+#: bytes one download (or one local file copied into the cache) may hold
+MAX_DOWNLOAD_BYTES: int = _env("MAX_DOWNLOAD_BYTES", 256 * 1024 * 1024)
+#: bytes one archive member may unpack to (declared size and bytes actually streamed)
+MAX_MEMBER_BYTES: int = _env("MAX_MEMBER_BYTES", 256 * 1024 * 1024)
+#: bytes all members read from one archive may unpack to together
+MAX_TOTAL_UNPACKED: int = _env("MAX_TOTAL_UNPACKED", 1024 * 1024 * 1024)
+#: entries (files and folders) one archive may list
+MAX_MEMBERS: int = _env("MAX_MEMBERS", 10_000)
+#: seconds one `fetch` may take over the network in all, retries included
+DOWNLOAD_DEADLINE_S: float = _env("DOWNLOAD_DEADLINE_S", 600.0, float)
+#: seconds one network read may wait (within the deadline)
+READ_TIMEOUT_S: float = _env("READ_TIMEOUT_S", 30.0, float)
+#: redirects one download may follow
+MAX_REDIRECTS: int = _env("MAX_REDIRECTS", 5)
