@@ -15,8 +15,11 @@ of its CSVs.
   score and date columns (`EXTERNAL` describes all 37 files of the 2025-12 commit, and says
   which figure is read where a file has several); percent scores, sometimes written
   ``64.5%``, except where the benchmark's scale says otherwise (Elo, minutes, 0-10). A blank
-  score cell emits nothing. Rows
-  whose model version is empty (agent systems, mixes of two models) keep a null model id and
+  score cell emits nothing. Only the file's name says which benchmark it holds (BoolQ, PIQA
+  and LAMBADA share one header), so external files are ingested as a folder or zip; a lone
+  copy in the download cache has lost its name and is read as undescribed (see below). Rows
+  whose model version is empty (agent systems, mixes of two models; also the older models of
+  papers' and HELM's tables, named only in a display-name column) keep a null model id and
   are quarantined by validation. An external file `EXTERNAL` does not describe has no known
   scale: its rows (first score column among `SCORE_COLUMNS_TRIED`) go to benchmark
   ``epoch_external_<name>``, which no contract declares, so they are quarantined with that
