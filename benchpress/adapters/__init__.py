@@ -6,10 +6,12 @@ from pathlib import Path
 
 from benchpress.adapters import (
     aider,
+    artificial_analysis,
     benchpress_json,
     benchpress_page,
     epoch,
     livebench,
+    llm_stats,
     model_card,
     releases_csv,
 )
@@ -22,6 +24,8 @@ __all__ = ["ADAPTERS", "Adapter", "AdapterOutput", "get_adapter", "detect_adapte
 ADAPTERS: dict[str, Adapter] = {
     a.name: a
     for a in (
+        artificial_analysis.ADAPTER,
+        llm_stats.ADAPTER,
         benchpress_page.ADAPTER,
         benchpress_json.ADAPTER,
         releases_csv.ADAPTER,

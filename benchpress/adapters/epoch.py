@@ -12,8 +12,14 @@ of its CSVs.
 - `model_versions.csv`: version id -> model, release date, display name (quoted multi-line
   notes). Only versions that some score uses become model rows.
 - `external_benchmark_*.csv`: third-party results Epoch collects, each with its own model,
-  score and date columns (`EXTERNAL`); percent scores, sometimes written ``64.5%``. Rows
-  whose model version is empty (agent systems, mixes of two models) keep a null model id and
+  score and date columns (`EXTERNAL` describes all 37 files of the 2025-12 commit, and says
+  which figure is read where a file has several); percent scores, sometimes written
+  ``64.5%``, except where the benchmark's scale says otherwise (Elo, minutes, 0-10). A blank
+  score cell emits nothing. Only the file's name says which benchmark it holds (BoolQ, PIQA
+  and LAMBADA share one header), so external files are ingested as a folder or zip; a lone
+  copy in the download cache has lost its name and is read as undescribed (see below). Rows
+  whose model version is empty (agent systems, mixes of two models; also the older models of
+  papers' and HELM's tables, named only in a display-name column) keep a null model id and
   are quarantined by validation. An external file `EXTERNAL` does not describe has no known
   scale: its rows (first score column among `SCORE_COLUMNS_TRIED`) go to benchmark
   ``epoch_external_<name>``, which no contract declares, so they are quarantined with that
@@ -42,16 +48,77 @@ RUNS = "benchmarks_runs.csv"
 VERSIONS = "model_versions.csv"
 HUB_URL = "https://epoch.ai/data/ai-benchmarking-dashboard"
 
-# external file stem -> how to read it: model column, score column, benchmark (or column to
-# build it from), date column and its format, and columns kept as the reported setting.
+# external file stem -> how to read it: model column ("Model version" unless named), score
+# column and benchmark (or a function of the row giving it) -- or `scores`, a list of (score
+# column, benchmark) pairs for a file with several headline figures --, date column and its
+# format, and columns kept as the reported setting. Every `external_benchmark_*.csv` of the
+# 2025-12 commit is described here (tests/test_adapters_epoch_external.py checks the list);
+# where a file has several figures, the comment says which is read.
+_DMY = ("Date added", "%d/%m/%Y")
 EXTERNAL: dict[str, dict] = {
     "aider_polyglot": {"model": "Model version", "score": "Percent correct",
                        "benchmark": lambda r: benchmark_for(r.get("Edit format")),
                        "setting": ["Edit format"]},
     "os_world": {"model": "Model version", "score": "Score", "benchmark": "osworld",
-                 "date": ("Date added", "%d/%m/%Y"), "setting": ["Agent"]},
+                 "date": _DMY, "setting": ["Agent"]},
     "terminal_bench": {"model": "Model version", "score": "Accuracy mean",
                        "benchmark": "terminal_bench_1", "setting": ["Agent"]},
+    # ARC Prize leaderboard, semi-private ARC-AGI-1 (o3 medium 54%, GPT-5 high 66%)
+    "arc_agi": {"score": "Score", "benchmark": "arc_agi_1"},
+    "anli": {"score": "Score", "benchmark": "anli", "setting": ["Shots"]},  # R1-R3 are empty
+    "arc_ai2": {"scores": [("Challenge score", "arc_challenge"), ("Easy score", "arc_easy")],
+                "setting": ["Shots"]},
+    "balrog": {"score": "Average progress", "benchmark": "balrog", "date": _DMY},
+    "bbh": {"score": "Average", "benchmark": "bigbench_hard", "setting": ["Shots"]},
+    "boolq": {"score": "Score", "benchmark": "boolq", "setting": ["Shots"]},
+    "cadeval": {"score": "Overall pass (%)", "benchmark": "cadeval", "setting": ["Prompt"]},
+    "csqa2": {"score": "Score", "benchmark": "csqa2", "setting": ["Shots"]},
+    # the headline: tasks solved without subtask guidance
+    "cybench": {"score": "Unguided % Solved", "benchmark": "cybench"},
+    "deepresearch": {"score": "Average score", "benchmark": "deepresearch_bench", "setting": ["Agent"]},
+    # the share of lab-play tasks solved, and the open-play production score (unbounded)
+    "factorio_learning_environment": {
+        "scores": [("Lab Success %", "factorio_lab_success"),
+                   ("Production score", "factorio_production_score")],
+        "date": _DMY, "setting": ["Tools"]},
+    # one figure per context length; the 120k-token column is the long-context headline
+    "fictionlivebench": {"score": "120k token score", "benchmark": "fictionlivebench_120k"},
+    # country accuracy on the ACW set, the one every row has (the other sets have 3-15 rows)
+    "geobench": {"score": "ACW Country %", "benchmark": "geobench_acw_country", "setting": ["Tools"]},
+    "gsm8k": {"score": "EM", "benchmark": "gsm8k", "setting": ["Shots"]},
+    "gso_bench": {"score": "Score OPT@1", "benchmark": "gso_bench", "setting": ["Scaffold"]},
+    "hellaswag": {"score": "Overall accuracy", "benchmark": "hellaswag", "setting": ["Shots"]},
+    "lambada": {"score": "Score", "benchmark": "lambada", "setting": ["Shots"]},
+    "lech_mazur_writing": {"score": "Mean score", "benchmark": "lech_mazur_writing"},  # 0-10
+    # LiveBench's overall and category averages, on the release the row names
+    "livebench": {"scores": [("Global average", "livebench"),
+                             ("Reasoning average", "livebench_reasoning_avg"),
+                             ("Coding average", "livebench_coding_avg"),
+                             ("Mathematics average", "livebench_mathematics_avg"),
+                             ("Data analysis average", "livebench_data_analysis_avg"),
+                             ("Language average", "livebench_language_avg"),
+                             ("IF Average", "livebench_if_avg")],
+                  "setting": ["LiveBench Version"]},
+    "mcbench": {"score": "ELO", "benchmark": "mcbench_elo"},
+    # the 50% time horizon in minutes (METR's headline), not the 0-1 average score
+    "metr": {"score": "Time horizon", "benchmark": "metr_time_horizon"},
+    "mmlu": {"score": "EM", "benchmark": "mmlu", "setting": ["Shots"]},
+    "openbookqa": {"score": "Accuracy", "benchmark": "openbookqa", "setting": ["Shots"]},
+    "osuniverse": {"score": "Weighted Score", "benchmark": "osuniverse", "setting": ["Agent"]},
+    "piqa": {"score": "Score", "benchmark": "piqa", "setting": ["Shots"]},
+    "scienceqa": {"score": "Score", "benchmark": "scienceqa", "setting": ["Shots"]},
+    "simple_bench": {"score": "Score (AVG@5)", "benchmark": "simplebench"},
+    "superglue": {"score": "Score", "benchmark": "superglue"},
+    # tasks fully resolved (the partial-credit "% Score" is a second, looser figure)
+    "the_agent_company": {"score": "% Resolved", "benchmark": "the_agent_company",
+                          "date": ("Date", "%d/%m/%Y"), "setting": ["Environment model"]},
+    "triviaqa": {"score": "EM", "benchmark": "triviaqa", "setting": ["Shots"]},
+    "videomme": {"scores": [("Overall (no subtitles)", "video_mme"),
+                            ("Overall (with subtitles)", "video_mme_with_subtitles")],
+                 "setting": ["Frames"]},
+    "vpct": {"score": "Correct", "benchmark": "vpct"},
+    "weirdml": {"score": "Accuracy", "benchmark": "weirdml"},
+    "winogrande": {"score": "Accuracy", "benchmark": "winogrande", "setting": ["Shots"]},
 }
 SCORE_COLUMNS_TRIED = ("Score", "Percent correct", "Accuracy mean", "Accuracy", "Average score",
                        "Average", "Elo", "Rating")
@@ -131,27 +198,30 @@ def _external_rows(name: str, records: list[tuple[int, dict]], notes: list[str])
         # its scale is not known: never attach it to a benchmark on a guess
         spec = {"model": "Model version", "score": score_col,
                 "benchmark": f"epoch_external_{stem}", "setting": ["Agent"]}
+    pairs = spec.get("scores") or [(spec["score"], spec["benchmark"])]
+    date_col, fmt = spec.get("date", (None, None))
     rows = []
     for line, r in records:
-        bench = spec["benchmark"](r) if callable(spec["benchmark"]) else spec["benchmark"]
-        date_col, fmt = spec.get("date", (None, None))
-        setting = {c.lower().replace(" ", "_"): r.get(c) for c in spec["setting"] if r.get(c)}
-        rows.append({
-            "model_id": r.get(spec["model"]),
-            "benchmark_id": bench,
-            "score_raw": r.get(spec["score"]),
-            "unit": None,
-            "reference_url": r.get("Source link"),
-            "source_type": "leaderboard",
-            "reported_setting": json.dumps(setting, sort_keys=True) if setting else None,
-            "observed_at": _date(r.get(date_col), fmt) if date_col else None,
-            "derived": False,
-            "notes": (f"{name} is not described in epoch.EXTERNAL, so its scale is unknown"
-                      if unknown else "; ".join(
-                          x for x in (r.get("Source"), r.get("Notes") or r.get("Notes (details)")) if x)
-                      or None),
-            "row": f"{name} line {line}",
-        })
+        setting = {c.lower().replace(" ", "_"): r.get(c) for c in spec.get("setting", []) if r.get(c)}
+        for score_col, benchmark in pairs:
+            if r.get(score_col) is None:
+                continue  # a blank cell is a figure not reported (a file may hold several)
+            rows.append({
+                "model_id": r.get(spec.get("model", "Model version")),
+                "benchmark_id": benchmark(r) if callable(benchmark) else benchmark,
+                "score_raw": r.get(score_col),
+                "unit": None,
+                "reference_url": r.get("Source link") or r.get("Source link (site from table)"),
+                "source_type": "leaderboard",
+                "reported_setting": json.dumps(setting, sort_keys=True) if setting else None,
+                "observed_at": _date(r.get(date_col), fmt) if date_col else None,
+                "derived": False,
+                "notes": (f"{name} is not described in epoch.EXTERNAL, so its scale is unknown"
+                          if unknown else "; ".join(
+                              x for x in (r.get("Source"), r.get("Notes") or r.get("Notes (details)")) if x)
+                          or None),
+                "row": f"{name} line {line}" + (f" column {score_col}" if len(pairs) > 1 else ""),
+            })
     return rows
 
 

@@ -187,7 +187,8 @@ def suggest(kind, source, min_score, fmt, home):
 
     table = lambda name: read_table(home.registry, name)  # noqa: E731
     render(suggest_aliases(table("models"), table("cells"), table("scores"),
-                           kind=kind, source=source, min_score=min_score), fmt)
+                           kind=kind, source=source, min_score=min_score,
+                           quarantine=table("quarantine")), fmt)
 
 
 @aliases.command()

@@ -10,12 +10,18 @@ ids (rapidfuzz WRatio) are compared, the closer counts; a
 reviewer needs to tell "the same model under another name" from "a sibling model": how many
 benchmarks the two rows share, how far apart their scores are there, and the scores side by
 side. `accept_alias` appends a reviewed row to `schemas/aliases.csv`; the next build applies it.
+
+Benchmarks: a source's benchmark name that resolves to nothing (a free-text name such as
+llm-stats' ``MMStar``) is quarantined, not guessed; given the quarantine, the suggestions list
+every such name with the closest known benchmarks, or with no candidate (``match`` =
+``none``) when nothing is close, so that no unresolved name goes unseen.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import polars as pl
@@ -29,7 +35,7 @@ from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
 from benchpress.validate.text import identifier_problem
 
-__all__ = ["suggest_aliases", "accept_alias", "source_filter"]
+__all__ = ["suggest_aliases", "accept_alias", "source_filter", "unresolved_benchmarks"]
 
 _SUGGESTION_SCHEMA = {
     "kind": pl.String, "alias": pl.String, "canonical_id": pl.String, "similarity": pl.Float64,
@@ -94,16 +100,32 @@ def _model_candidates(left: list[str], right: list[str], ident: dict[str, tuple]
     return rows
 
 
+def unresolved_benchmarks(quarantine: pl.DataFrame | None, source: str | None = None) -> list[str]:
+    """Canonical ids of the benchmark names whose rows were quarantined for naming no known
+    benchmark (optionally only `source`'s), sorted."""
+    if quarantine is None or quarantine.height == 0:
+        return []
+    rows = quarantine.filter(pl.col("kind") == "score", pl.col("field") == "benchmark_id")
+    if source is not None:
+        rows = rows.filter(source_filter(source, rows["source_id"]))
+    names = {canonical_benchmark_id(json.loads(r).get("benchmark_id")) for r in rows["record"]}
+    return sorted(n for n in names if n)
+
+
 def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFrame, *, kind: str = "model", source: str | None = None,
-                    min_score: float = 80.0, limit: int = 3) -> pl.DataFrame:
+                    min_score: float = 80.0, limit: int = 3,
+                    quarantine: pl.DataFrame | None = None) -> pl.DataFrame:
     """Candidate rows (alias, canonical_id, similarity, match, shared, mean_abs_diff, scores),
-    best first; `source` limits the aliases to ids that come from that source only."""
+    best first; `source` limits the aliases to ids that come from that source only. For
+    benchmarks, the names in `quarantine` that resolved to nothing are listed too (see the
+    module docstring)."""
     key = "model_id" if kind == "model" else "benchmark_id"
     per_source = scores.select(key, "source_id").unique()
+    unresolved = unresolved_benchmarks(quarantine, source) if kind == "benchmark" else []
     if source is not None:
         picked = source_filter(source, per_source["source_id"])
         mine = per_source.filter(picked)
-        if mine.height == 0:
+        if mine.height == 0 and not unresolved:
             raise BadInputError(f"no scores come from source '{source}'; "
                                 f"known: {sorted(set(per_source['source_id']))}")
         others = per_source.filter(~picked)
@@ -119,17 +141,22 @@ def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFr
                 if r["alias"] != r["canonical_id"]
                 and set(sources[r["canonical_id"]]) - set(sources[r["alias"]])]
     else:
+        # a quarantined name may match any known benchmark, the source's own included
+        every = sorted(set(per_source[key]))
         rows = []
-        for alias in left:
-            candidates = [c for c in right if c != alias]
-            for match, similarity, _ in process.extract(alias, candidates, scorer=fuzz.WRatio,
-                                                        limit=limit, score_cutoff=min_score):
-                rows.append({"kind": kind, "alias": alias, "canonical_id": match,
-                             "similarity": round(float(similarity), 1), "match": "fuzzy"})
+        for alias, candidates in [(a, right) for a in left] + [(u, every) for u in unresolved]:
+            found = process.extract(alias, [c for c in candidates if c != alias], scorer=fuzz.WRatio,
+                                    limit=limit, score_cutoff=min_score)
+            rows += [{"kind": kind, "alias": alias, "canonical_id": match,
+                      "similarity": round(float(similarity), 1), "match": "fuzzy"}
+                     for match, similarity, _ in found]
+            if not found and alias in unresolved:  # listed even with no candidate
+                rows.append({"kind": kind, "alias": alias, "canonical_id": None,
+                             "similarity": None, "match": "none"})
     frame = pl.DataFrame(rows, schema=_SUGGESTION_SCHEMA)
     if kind != "model":
         return frame.select("kind", "alias", "canonical_id", "similarity", "match").sort(
-            "similarity", descending=True)
+            "similarity", "alias", descending=[True, False], nulls_last=True)
     if frame.height == 0:
         return frame
     a = cells.select(pl.col("model_id").alias("alias"), "benchmark_id", pl.col("score").alias("a"))

@@ -6,6 +6,8 @@ Every observation stays in `scores`; the cell takes the winner of this order:
 3. recency: the newer source (its `published` date, else its build order);
 4. the earlier row in that source.
 `n_disagreeing` counts the other observations whose value differs from the winner.
+An observation whose `audit_status` is in `NOT_OBSERVED` (a value its publisher flags as
+estimated, not measured) stays in `scores` but makes no cell.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ import polars as pl
 
 from benchpress.validate.schemas import Cells
 
-__all__ = ["resolve_cells"]
+__all__ = ["resolve_cells", "NOT_OBSERVED"]
+
+NOT_OBSERVED = ("estimated",)
 
 
 def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
                   source_rank: dict[str, int]) -> pl.DataFrame:
     """One row per (model_id, benchmark_id); `source_rank` is higher for newer sources."""
     worst = max(source_priority.values(), default=0) + 1
+    scores = scores.filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
     ranked = scores.with_row_index("_pos").with_columns(
         (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
         pl.col("source_type").replace_strict(source_priority, default=worst,
