@@ -21,17 +21,16 @@ from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
 from benchpress.errors import BadInputError, BenchPressError, FetchError
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
-from benchpress.store.sources import SourceConfig, load_configs, save_config, slug
+from benchpress.store.sources import SourceConfig, load_configs, slug
 
 __all__ = ["ingest", "rebuild_with"]
 
 
 def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
                  on_source=None) -> BuildReport:
-    """Rebuild with `config` added, then save it; a failed (or killed) build saves nothing."""
-    report = build(home, mirror=mirror, on_source=on_source, extra=config)
-    save_config(home.sources, config)
-    return report
+    """Rebuild with `config` added; the build saves it in the same transaction as the registry
+    swap, so a failed (or killed) build saves nothing."""
+    return build(home, mirror=mirror, on_source=on_source, extra=config)
 
 
 def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import yaml
 
 from benchpress.errors import BadInputError
 
-__all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug", "restored_on_failure"]
+__all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug"]
 
 
 @dataclass(frozen=True)
@@ -93,17 +92,3 @@ def save_config(sources_dir: Path, config: SourceConfig) -> Path:
         yaml.safe_dump(doc, fh, sort_keys=False, allow_unicode=True)
     os.replace(tmp, target)
     return target
-
-
-@contextmanager
-def restored_on_failure(path: Path):
-    """Put `path` back as it was (or remove it) if the block raises."""
-    previous = path.read_bytes() if path.exists() else None
-    try:
-        yield
-    except BaseException:
-        if previous is None:
-            path.unlink(missing_ok=True)
-        else:
-            path.write_bytes(previous)
-        raise
