@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from benchpress.store.ingest import ingest
 from benchpress.store.journal import journal_path, settle
@@ -37,6 +38,8 @@ from benchpress.store.releases import add_model
 from benchpress.store.snapshot import list_snapshots, verify_snapshot
 from benchpress.store.tables import TABLE_NAMES, locked, recover
 from tests.conftest import REPO, make_home
+
+pytestmark = pytest.mark.slow  # about a minute of kills; the full `make test` runs it
 
 MIN_KILLS = 50
 TIME_BUDGET_S = 85.0
