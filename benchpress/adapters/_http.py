@@ -76,7 +76,9 @@ class _Watchdog:
         self._timer.cancel()
 
 
-class _WatchedHTTP(http.client.HTTPConnection):
+class _Watched:
+    """Mixin: a connection whose socket the watchdog shuts at the deadline."""
+
     def __init__(self, *args, watchdog: _Watchdog, **kwargs):
         super().__init__(*args, **kwargs)
         self._watchdog = watchdog
@@ -86,14 +88,12 @@ class _WatchedHTTP(http.client.HTTPConnection):
         self._watchdog.add(self.sock)
 
 
-class _WatchedHTTPS(http.client.HTTPSConnection):
-    def __init__(self, *args, watchdog: _Watchdog, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._watchdog = watchdog
+class _WatchedHTTP(_Watched, http.client.HTTPConnection):
+    pass
 
-    def connect(self):
-        super().connect()
-        self._watchdog.add(self.sock)
+
+class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
