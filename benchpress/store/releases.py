@@ -33,6 +33,7 @@ from benchpress.adapters._files import csv_records
 from benchpress.adapters.releases_csv import ADAPTER, RELEASE_COLUMNS
 from benchpress.errors import BadInputError
 from benchpress.home import Home
+from benchpress.resolver import unknown_message
 from benchpress.store.build import BuildReport, build_locked
 from benchpress.store.journal import journal_path, pending_path, settle
 from benchpress.store.sources import SourceConfig
@@ -79,8 +80,14 @@ def _plain_text(value: str | None, what: str) -> str | None:
 def _canonical_scores(scores: dict[str, float], contracts: Contracts) -> dict[str, tuple[str, float]]:
     """canonical benchmark id -> (the id as given, value); a benchmark named twice is refused."""
     resolver, out = BenchmarkResolver(contracts), {}
+    unknown = [raw for raw in scores
+               if resolver.resolve(check_identifier(raw, "benchmark id"))[0] not in resolver.ids]
+    if unknown:
+        raise BadInputError(unknown_message("benchmark", unknown, sorted(resolver.ids))
+                            + " (the benchmark has no known scale in schemas/benchmarks.csv; "
+                            "`benchpress aliases accept` adds an alias)")
     for raw, value in scores.items():
-        bid = resolver.resolve(check_identifier(raw, "benchmark id"))[0] or raw
+        bid = resolver.resolve(raw)[0] or raw
         if bid in out:
             raise BadInputError(f"--scores names benchmark '{bid}' twice ('{out[bid][0]}' and "
                                 f"'{raw}'); give each benchmark once")
