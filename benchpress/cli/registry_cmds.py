@@ -79,7 +79,9 @@ def init(directory: Path, no_git: bool):
 @click.option("--adapter", help="Adapter name (default: detected from the content).")
 @click.option("--id", "source_id", help="Source id (default: adapter and content hash).")
 @click.option("--licence", help="Licence of the data, recorded with the source.")
-@click.option("--url", help="Canonical URL of a local file (its citation, e.g. a model card's page).")
+@click.option("--url", "--source-url", "url",
+              help="Canonical URL of a local file (its citation, e.g. a model card's page or "
+                   "the paper a wide CSV table comes from).")
 @click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
 @click.option("--allow-rejects", is_flag=True,
               help="Exit 0 even if rows were quarantined (default: exit 3, the good rows landed).")
