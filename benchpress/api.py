@@ -40,8 +40,8 @@ from benchpress.predict import (
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 from benchpress.validate.contracts import load_contracts
-from benchpress.resolver import Resolved, resolve_names
-from benchpress.validate.normalize import BenchmarkResolver, canonical_model_id, model_alias_map
+from benchpress.resolver import NameResolution
+from benchpress.validate.normalize import BenchmarkResolver
 
 __all__ = ["BenchPress", "Prediction", "Comparison"]
 
@@ -77,12 +77,13 @@ def _home(home) -> Home:
     return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
 
 
-class BenchPress:
+class BenchPress(NameResolution):
     """One registry state and one predictor: the front door of the CLI, the report and
     the Python API.
 
-    `ignore_unknown` (default False) makes unknown model/benchmark names a warning (passed
-    to `on_unknown(kind, names)`, default `warnings.warn`) instead of an error.
+    Names are resolved by `resolve_benchmarks` / `resolve_models` (from
+    `benchpress.resolver.NameResolution`); `ignore_unknown` (default False) makes unknown
+    names a warning (passed to `on_unknown(kind, names)`) instead of an error.
 
     Parameters
     ----------
@@ -95,9 +96,6 @@ class BenchPress:
     contracts_dir : Path, optional
         The `schemas/` folder, for resolving benchmark names and aliases in `predict`.
     """
-
-    ignore_unknown: bool = False
-    on_unknown = None  # callable(kind, names) told of ignored names; None: warnings.warn
 
     def __init__(self, matrix: ScoreMatrix, predictor: BasePredictor | None = None, *,
                  contracts_dir: Path | None = None, folder: Path | None = None):
@@ -275,46 +273,6 @@ class BenchPress:
         row = self.matrix.values[self.matrix.model_ids.index(mid)]
         resolved = {b: b for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
         return Prediction(self._predicted_row(row.copy()), [], resolved)
-
-    # -- name resolution (benchpress.resolver) -------------------------------------------
-    def _ignored(self, kind: str, found: Resolved) -> Resolved:
-        if found.unknown:
-            if self.on_unknown is not None:
-                self.on_unknown(kind, found.unknown)
-            else:
-                import warnings
-
-                warnings.warn(f"unknown {kind}s ignored: {', '.join(found.unknown)}", stacklevel=3)
-        return found
-
-    def resolve_benchmarks(self, names, *, ignore_unknown: bool | None = None) -> Resolved:
-        """Benchmark names -> canonical ids of this matrix: the exact id, then the alias
-        table and benchmark names/labels, else an error with suggestions
-        (``unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?``). With
-        `ignore_unknown` (default: `self.ignore_unknown`) unknown names are reported to
-        `on_unknown` and left out. Returns a `benchpress.resolver.Resolved`."""
-        ignore = self.ignore_unknown if ignore_unknown is None else ignore_unknown
-        found = resolve_names(names, self.matrix.benchmark_ids, kind="benchmark",
-                              canonical=self._canonical_benchmark, ignore_unknown=ignore)
-        return self._ignored("benchmark", found)
-
-    @cached_property
-    def _model_aliases(self) -> dict[str, str]:
-        return model_alias_map(load_contracts(self.contracts_dir)) if self.contracts_dir else {}
-
-    def _canonical_model(self, given: str) -> str | None:
-        mid = canonical_model_id(given)
-        return self._model_aliases.get(mid, mid) if mid else None
-
-    def resolve_models(self, names, *, ignore_unknown: bool | None = None,
-                       extra=()) -> Resolved:
-        """Model names -> registered model ids (exact id, canonical form, alias table),
-        else an error with suggestions (``unknown model 'gpt5'; did you mean 'gpt-5'?``).
-        `extra` names more known ids (new models given with their scores)."""
-        ignore = self.ignore_unknown if ignore_unknown is None else ignore_unknown
-        found = resolve_names(names, [*self.matrix.model_ids, *extra], kind="model",
-                              canonical=self._canonical_model, ignore_unknown=ignore)
-        return self._ignored("model", found)
 
     # -- probe sets, new releases and rankings -----------------------------------------
     def _canonical_benchmark(self, given: str) -> str:

@@ -17,14 +17,18 @@ here, before any fit:
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
 from benchpress.errors import BadInputError
+from benchpress.validate.contracts import load_contracts
+from benchpress.validate.normalize import canonical_model_id, model_alias_map
 
-__all__ = ["Resolved", "resolve_names", "suggest", "unknown_message"]
+__all__ = ["Resolved", "NameResolution", "resolve_names", "suggest", "unknown_message"]
 
 _MIN_SCORE = 75.0   # rapidfuzz ratio (0-100) below which nothing is suggested
 _NEAR_BEST = 5.0    # suggest every candidate within this many points of the best
@@ -111,3 +115,54 @@ def resolve_names(names: Iterable[str], known: Iterable[str], *, kind: str,
     if unknown and not ignore_unknown:
         raise BadInputError(unknown_message(kind, unknown, sorted(known_set)))
     return Resolved(ids, unknown, mapping)
+
+
+class NameResolution:
+    """`resolve_benchmarks` / `resolve_models` for `benchpress.api.BenchPress`, which
+    supplies `matrix`, `contracts_dir` and `_canonical_benchmark` (benchmark names, labels
+    and the alias table -> id).
+
+    `ignore_unknown` (default False) leaves unknown names out instead of raising; they are
+    passed to `on_unknown(kind, names)` (default: `warnings.warn`). The CLI sets both from
+    `--ignore-unknown`.
+    """
+
+    ignore_unknown: bool = False
+    on_unknown = None  # callable(kind, names) told of ignored names; None: warnings.warn
+
+    def _ignored(self, kind: str, found: Resolved) -> Resolved:
+        if found.unknown:
+            if self.on_unknown is not None:
+                self.on_unknown(kind, found.unknown)
+            else:
+                warnings.warn(f"unknown {kind}s ignored: {', '.join(found.unknown)}", stacklevel=3)
+        return found
+
+    def resolve_benchmarks(self, names, *, ignore_unknown: bool | None = None) -> Resolved:
+        """Benchmark names -> canonical ids of this matrix: the exact id, then the alias
+        table and benchmark names/labels, else an error with suggestions
+        (``unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?``). With
+        `ignore_unknown` (default: `self.ignore_unknown`) unknown names are reported to
+        `on_unknown` and left out. Returns a `benchpress.resolver.Resolved`."""
+        ignore = self.ignore_unknown if ignore_unknown is None else ignore_unknown
+        found = resolve_names(names, self.matrix.benchmark_ids, kind="benchmark",
+                              canonical=self._canonical_benchmark, ignore_unknown=ignore)
+        return self._ignored("benchmark", found)
+
+    @cached_property
+    def _model_aliases(self) -> dict[str, str]:
+        return model_alias_map(load_contracts(self.contracts_dir)) if self.contracts_dir else {}
+
+    def _canonical_model(self, given: str) -> str | None:
+        mid = canonical_model_id(given)
+        return self._model_aliases.get(mid, mid) if mid else None
+
+    def resolve_models(self, names, *, ignore_unknown: bool | None = None,
+                       extra=()) -> Resolved:
+        """Model names -> registered model ids (exact id, canonical form, alias table),
+        else an error with suggestions (``unknown model 'gpt5'; did you mean 'gpt-5'?``).
+        `extra` names more known ids (new models given with their scores)."""
+        ignore = self.ignore_unknown if ignore_unknown is None else ignore_unknown
+        found = resolve_names(names, [*self.matrix.model_ids, *extra], kind="model",
+                              canonical=self._canonical_model, ignore_unknown=ignore)
+        return self._ignored("model", found)

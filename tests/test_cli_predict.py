@@ -67,6 +67,10 @@ def test_predict_refuses_nonsense(run, scores, message):
 def test_predict_usage_errors(run):
     assert run("predict").exit_code == 2
     assert run("predict", "--scores", "gpqa_diamond").exit_code == 2
+    twice = run("predict", "--scores", "gpqa_diamond=70,gpqa_diamond=71")
+    assert twice.exit_code == 2 and "more than once" in twice.stderr
+    alias = run("predict", "--scores", "GPQA Diamond=70,gpqa_diamond=71")
+    assert alias.exit_code == 1 and "twice" in alias.stderr
 
 
 def test_add_model_then_predict_its_row(tmp_path):

@@ -32,6 +32,11 @@ def predict(scores_text, model_id, fmt, bp, home):
     --ignore-unknown."""
     if bool(scores_text) == bool(model_id):
         raise UsageError("give either --scores or --model")
+    named = [p.partition("=")[0].strip() for p in (scores_text or "").split(",") if p.strip()]
+    twice = sorted({b for b in named if named.count(b) > 1})
+    if twice:
+        raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
+                         "benchmark once")
     result = bp.predict_model(model_id) if model_id else bp.predict(parse_scores(scores_text))
     frame = result.frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
                                       pl.col("trust").round(3))
