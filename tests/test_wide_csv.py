@@ -59,6 +59,9 @@ def test_ingest_a_pasted_table_with_its_citation(home, tmp_path):
     assert refused.exit_code == 2 and refused.stderr.count("\n") == 1
     assert "--source-url URL" in refused.stderr and str(path) in refused.stderr
     assert not (home.registry / "cells.parquet").exists()
+    not_url = _go("ingest", path, "--source-url", "see table 2", "--home", root)
+    assert not_url.exit_code == 2 and "not 'see table 2'" in not_url.stderr
+    assert not (home.registry / "cells.parquet").exists()
 
     done = _go("ingest", path, "--source-url", URL, "--id", "paper", "--home", root)
     assert done.exit_code == 3, done.stderr    # good rows landed, the rest quarantined

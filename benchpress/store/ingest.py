@@ -86,9 +86,10 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
     aliases = [got.path] if is_url else [got.path, local.resolve().as_uri(), local.resolve()]
     try:
         chosen = get_adapter(adapter) if adapter else detect_adapter(got.path)
-        if chosen.needs_citation and not (is_url or url):
+        if chosen.needs_citation and not is_url and url_scheme(url or "") not in ("http", "https"):
             raise UsageError(f"{location}: a {chosen.name} table cites nothing itself; give its "
-                             "citation with --source-url URL")
+                             "citation with --source-url URL (http or https)"
+                             + (f", not {url[:60]!r}" if url else ""))
         config = SourceConfig(
             id=source_id or slug(f"{chosen.name}-{got.sha256[:8]}"),
             adapter=chosen.name,
