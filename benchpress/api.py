@@ -37,10 +37,10 @@ from benchpress.predict import (
     check_predictor,
     folds_to_json, make_folds, make_predictor, param_overrides, parse_folds, rank_diagnostics,
 )
+from benchpress.resolver import NameResolution
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 from benchpress.validate.contracts import load_contracts
-from benchpress.resolver import NameResolution
 from benchpress.validate.normalize import BenchmarkResolver
 
 __all__ = ["BenchPress", "Prediction", "Comparison"]

@@ -47,6 +47,7 @@ __all__ = ["add_model", "retract", "RELEASES_SOURCE_ID"]
 
 RELEASES_SOURCE_ID = "releases"
 _INACTIVE = ("superseded", "retracted")  # audit_status of a line kept for audit only
+_REQUIRED = [c for c in RELEASE_COLUMNS if c != "audit_status"]  # files from older versions
 _MODEL_FIELDS = (("name", "--name"), ("provider", "--provider"),
                  ("release_date", "--release-date"), ("is_reasoning", "--reasoning"))
 
@@ -213,8 +214,7 @@ def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url
         if rewritten is None and appended and not _has_all_columns(old_text):
             rewritten, appended = existing + appended, []  # an older header: rewrite the file
         if rewritten is not None:
-            return _csv_text(_lines(rewritten),
-                             True), changes
+            return _csv_text(_lines(rewritten), True), changes
         if not appended:
             return None, changes
         return ((old_text if old_text.endswith("\n") or not old_text else old_text + "\n")
@@ -239,7 +239,7 @@ def _transaction(home: Home, change, notes: list[str], mirror: Path | None) -> B
         settle(home)
         old_text = path.read_text(encoding="utf-8") if path.exists() else ""
         existing = ([r for _, r in csv_records(str(path), old_text.encode("utf-8"),
-                                               required=RELEASE_COLUMNS[:-1])]
+                                               required=_REQUIRED)]
                     if old_text.strip() else [])
         text, changes = change(existing, old_text)
         notes = notes + changes
