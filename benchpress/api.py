@@ -10,6 +10,13 @@ that object. Results are polars frames or small dataclasses.
 ...                               predictor=make_predictor("default", n_starts=60))  # doctest: +SKIP
 >>> bp.predict({"gpqa_diamond": 70.1, "hle": 21.0}).frame           # doctest: +SKIP
 >>> bp.complete()                                                   # doctest: +SKIP
+
+One answer per question: a model's predicted row is the fold-in of its known scores
+(observed in the registry, or given) against the one fit of the registry, with the
+"new_models" calibrated intervals. `predict --model X`, `predict --scores <X's scores>`
+and `compare` (registered models and new ones typed in) all give that same number; a
+known score is shown as given, never re-predicted. Names are resolved by
+`benchpress.resolver` before any fit (errors with suggestions).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from benchpress.predict import (
     check_predictor,
     folds_to_json, make_folds, make_predictor, param_overrides, parse_folds, rank_diagnostics,
 )
+from benchpress.resolver import NameResolution
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 from benchpress.validate.contracts import load_contracts
@@ -43,14 +51,15 @@ class Prediction:
     """A new model's predicted row.
 
     `frame` has one row per benchmark: benchmark_id, name, scale, given (the score you
-    passed, else null), predicted (score units, clipped to the benchmark's range), and
-    the calibrated 90% interval lower/upper (within the benchmark's range) with trust, the
-    probability that the prediction is within 10 points (a point is 1% of the range);
-    see `benchpress.predict.intervals`.
+    passed, else null), predicted (the given score where there is one, else the prediction
+    in score units, clipped to the benchmark's range), kind ("given" or "predicted"), and
+    for predicted cells the calibrated 90% interval lower/upper (within the benchmark's
+    range) with trust, the probability that the prediction is within 10 points (a point is
+    1% of the range); see `benchpress.predict.intervals`.
     """
 
     frame: pl.DataFrame
-    unknown: list[str] = field(default_factory=list)    # given ids no benchmark matched
+    unknown: list[str] = field(default_factory=list)    # given ids ignored (ignore_unknown)
     resolved: dict[str, str] = field(default_factory=dict)  # given id -> canonical id
 
 
@@ -68,9 +77,13 @@ def _home(home) -> Home:
     return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
 
 
-class BenchPress:
+class BenchPress(NameResolution):
     """One registry state and one predictor: the front door of the CLI, the report and
     the Python API.
+
+    Names are resolved by `resolve_benchmarks` / `resolve_models` (from
+    `benchpress.resolver.NameResolution`); `ignore_unknown` (default False) makes unknown
+    names a warning (passed to `on_unknown(kind, names)`) instead of an error.
 
     Parameters
     ----------
@@ -175,35 +188,58 @@ class BenchPress:
         return rank_diagnostics(self.matrix.values, self.scales, self.folds(n_folds=3, seed=seed))
 
     def _resolve(self, scores: dict[str, float]) -> tuple[np.ndarray, list[str], dict[str, str]]:
+        """A row (n_benchmarks,) of given scores (NaN elsewhere), the ignored unknown
+        names and given name -> canonical id; checks each value against its range."""
         col = {b: k for k, b in enumerate(self.matrix.benchmark_ids)}
+        found = self.resolve_benchmarks(list(scores))
+        twice = [b for b in found.ids if list(found.mapping.values()).count(b) > 1]
+        if twice:
+            names = [g for g, b in found.mapping.items() if b == twice[0]]
+            raise BadInputError(f"scores name benchmark '{twice[0]}' twice ("
+                                + " and ".join(f"'{n}'" for n in names) + "); give each once")
         row = np.full(len(col), np.nan)
-        unknown, resolved = [], {}
         meta = self.matrix.benchmarks
         for given, value in scores.items():
-            bid = self._canonical_benchmark(given)
-            if bid not in col:
-                unknown.append(given)
+            bid = found.mapping.get(given.strip())
+            if bid is None:
                 continue
             lo, hi = meta["lower"][col[bid]], meta["upper"][col[bid]]
             if not np.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
                 raise BadInputError(f"score for '{given}' is {value:g}, outside {bid}'s "
                                     f"{meta['scale'][col[bid]]} range [{lo}, {hi}]")
-            resolved[given] = bid
             row[col[bid]] = value
-        return row, unknown, resolved
+        return row, found.unknown, found.mapping
 
     def predict(self, scores: dict[str, float]) -> Prediction:
-        """Predict every benchmark for a new model from its known scores (fold-in, no refit)."""
+        """Predict every benchmark for a new model from its known scores (fold-in, no refit).
+
+        Given scores are kept as given (kind "given", no interval); names are resolved
+        first (`resolve_benchmarks`)."""
         row, unknown, resolved = self._resolve(scores)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
                                 + ", ".join(unknown))
-        out = conformal.fold_in_intervals(self.predictor, self.calibrator("new_models"), row)
-        frame = self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
-            pl.Series("given", row), *(pl.Series(k, out[k]) for k in
-                                       ("predicted", "lower", "upper", "trust"))).with_columns(
-            pl.col("given", "lower", "upper", "trust").fill_nan(None))
-        return Prediction(frame, unknown, resolved)
+        return Prediction(self._predicted_row(row), unknown, resolved)
+
+    def _fold_in_rows(self, S: np.ndarray, support=None) -> dict:
+        """The one definition of a model's predicted row: fold-in of its known scores S
+        (n_rows, n_benchmarks) against the registry's fit, with "new_models" intervals;
+        known cells keep their value and get no interval. Returns a dict of
+        (n_rows, n_benchmarks) arrays predicted, lower, upper, trust. (A row folded in
+        alone or with others differs at most by float rounding, ~1e-12.)"""
+        out = conformal.fold_in_intervals(self.predictor, self.calibrator("new_models"), S, support)
+        known = ~np.isnan(S)
+        return {"predicted": np.where(known, S, out["predicted"]),
+                **{k: np.where(known, np.nan, out[k]) for k in ("lower", "upper", "trust")}}
+
+    def _predicted_row(self, row: np.ndarray) -> pl.DataFrame:
+        out = {k: v[0] for k, v in self._fold_in_rows(row[None, :]).items()}
+        kind = np.where(np.isnan(row), "predicted", "given")
+        return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
+            pl.Series("given", row), pl.Series("predicted", out["predicted"]),
+            pl.Series("kind", kind.tolist(), dtype=pl.String),
+            *(pl.Series(k, out[k]) for k in ("lower", "upper", "trust"))).with_columns(
+            pl.col("given", "predicted", "lower", "upper", "trust").fill_nan(None))
 
     def calibrator(self, regime: str = "cells"):
         """The interval calibrator of this method on this matrix for `regime` ("cells":
@@ -228,12 +264,12 @@ class BenchPress:
                                   benchmark_ids=self.matrix.benchmark_ids)
 
     def predict_model(self, model_id: str) -> Prediction:
-        """Predict the rest of a registered model's row from its observed scores,
-        as if it were new (its row is left out of the fit)."""
-        others = self.matrix.without_model(model_id)
-        row = self.matrix.values[self.matrix.model_ids.index(model_id)]
-        given = {b: float(v) for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
-        return BenchPress(others, self.estimator, contracts_dir=None).predict(given)
+        """A registered model's row from its observed scores, by the same definition as
+        `predict` (so `predict(<its observed scores>)` gives the same numbers)."""
+        mid = self.resolve_models([model_id]).ids[0]
+        row = self.matrix.values[self.matrix.model_ids.index(mid)]
+        resolved = {b: b for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
+        return Prediction(self._predicted_row(row.copy()), [], resolved)
 
     # -- probe sets, new releases and rankings -----------------------------------------
     def _canonical_benchmark(self, given: str) -> str:
@@ -243,13 +279,8 @@ class BenchPress:
         return self._resolver.resolve(given)[0]
 
     def benchmark_ids(self, given) -> list[str]:
-        """Canonical ids of benchmark names/aliases; unknown ones raise BadInputError."""
-        known = set(self.matrix.benchmark_ids)
-        ids = [self._canonical_benchmark(g) for g in given]
-        unknown = [g for g, b in zip(given, ids) if b not in known]
-        if unknown:
-            raise BadInputError(f"unknown benchmarks (after alias resolution): {', '.join(unknown)}")
-        return list(dict.fromkeys(ids))
+        """Canonical ids of benchmark names/aliases (see `resolve_benchmarks`)."""
+        return self.resolve_benchmarks(list(given)).ids
 
     def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
         """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
@@ -285,8 +316,8 @@ class BenchPress:
         months of the newest release (every model still informs the fits)."""
         from benchpress.predict.backtest import as_date, months_before
 
+        cand = self.benchmark_ids(candidates) if candidates is not None else None  # before any fit
         search = self.probe_search(objective=objective, scope=scope)
-        cand = self.benchmark_ids(candidates) if candidates is not None else None
         models = None
         if recent_months:
             dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]
@@ -301,9 +332,10 @@ class BenchPress:
                      design: str = "fold_in") -> list:
         """Transcript-recovery error (`ProbeScore`) of each given probe set; `design="refit"`
         scores it the paper's way (one refit per model)."""
+        probe_sets = [self.benchmark_ids(p) for p in probe_sets]  # names first, before any fit
         search = self.probe_search()
         cost = self.benchmark_costs(costs)
-        return [search.score(self.benchmark_ids(p), costs=cost, design=design) for p in probe_sets]
+        return [search.score(p, costs=cost, design=design) for p in probe_sets]
 
     def backtest(self, cutoff, *, probes=5, candidates=None, recent_months: float | None = 6.0):
         """Fit on models released before `cutoff`, predict later ones from their probes."""
@@ -334,36 +366,43 @@ class BenchPress:
         interval and trust), with the leader on each benchmark, the gap and `p_ahead`,
         the chance the leader is really ahead.
 
-        `new_models` maps a name to {benchmark: score} for models not in the registry
-        (predicted by fold-in). Returns a `Comparison`: the frame and where the
-        uncertainty came from (calibrated intervals, else the ensemble spread).
+        `new_models` maps a name to {benchmark: score} for models not in the registry; such
+        a name may also be listed in `model_ids` (it then keeps its place there). Every
+        row, registered or new, is predicted the way `predict` does (`_fold_in_rows`).
+        Model and benchmark names are resolved first (`resolve_models`,
+        `resolve_benchmarks`), before any fit. Returns a `Comparison`: the frame and where
+        the uncertainty came from (calibrated intervals, else the ensemble spread).
         """
         from benchpress.predict.ranking import NORMAL_Q95, compare_models
 
-        m = self.matrix
-        missing = [x for x in model_ids if x not in m.model_ids]
-        if missing:
-            raise BadInputError(f"models not in the registry: {', '.join(missing)}")
-        names = list(model_ids) + list(new_models or {})
+        m, new_models = self.matrix, dict(new_models or {})
+        clash = [n for n in new_models if n in m.model_ids]
+        if clash:
+            raise BadInputError(f"new model '{clash[0]}' (in the scores) is already a registered "
+                                "model; give the new one another name")
+        named = self.resolve_models(list(model_ids), extra=list(new_models)).ids
+        cols = (np.arange(len(m.benchmark_ids)) if benchmarks is None
+                else np.array([m.benchmark_ids.index(b) for b in self.benchmark_ids(benchmarks)]))
+        names = named + [n for n in new_models if n not in named]
         if len(names) < 2:
             raise BadInputError("compare needs at least two models")
-        idx = [m.model_ids.index(x) for x in model_ids]
-        rows = [self._resolve(s)[0] for s in (new_models or {}).values()]
-        S = np.array(rows) if rows else np.zeros((0, len(m.benchmark_ids)))
-        pred = self.predictor
-        values = np.vstack([pred.complete()[idx], pred.fold_in(S) if rows else S])
-        observed = np.vstack([~np.isnan(m.values[idx]), ~np.isnan(S)])
-        values = np.where(observed, np.vstack([m.values[idx], S]), values)
-        intervals, sure_from = self._compare_intervals(idx, S)
+        new_rows = {n: self._resolve(s)[0] for n, s in new_models.items()}
+        S = np.vstack([new_rows[n] if n in new_rows else m.values[m.model_ids.index(n)]
+                       for n in names])
+        observed = ~np.isnan(S)
+        try:
+            out = self._fold_in_rows(S, conformal.MatrixSupport(self.predictor))
+            intervals, sure_from = ({k: out[k] for k in ("lower", "upper", "trust")},
+                                    "calibrated 90% intervals (normal approximation)")
+        except BadInputError:  # too little held-out data to calibrate on a small matrix
+            out, intervals, sure_from = {"predicted": self._fold_in_plain(S)}, None, "none"
+        values = out["predicted"]
         sigma = None
         if intervals is not None:
             sigma = (intervals["upper"] - intervals["lower"]) / (2 * NORMAL_Q95)
         elif hasattr(self.predictor, "complete_spread"):
-            sigma = np.vstack([self.predictor.complete_spread()[idx]]
-                              + ([self.predictor.fold_in(S, return_spread=True)[1]] if len(S) else []))
+            sigma = self.predictor.fold_in(S, return_spread=True)[1]
             sure_from = "ensemble spread (not calibrated)"
-        cols = (np.arange(len(m.benchmark_ids)) if benchmarks is None
-                else np.array([m.benchmark_ids.index(b) for b in self.benchmark_ids(benchmarks)]))
         hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
         frame = compare_models(
             names, values[:, cols], observed[:, cols], hib[cols],
@@ -372,21 +411,9 @@ class BenchPress:
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
         return Comparison(frame, sure_from)
 
-    def _compare_intervals(self, idx, S):
-        """Calibrated 90% intervals and trust of the compared rows (registered models
-        `idx`, then new rows `S`): ``({lower, upper, trust}, how)``, or ``(None, "none")``
-        when the matrix has too little held-out data to calibrate on."""
-        try:
-            support = conformal.MatrixSupport(self.predictor)  # shared by both regimes
-            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"), support)
-            parts = [{k: ci[k][idx] for k in ("lower", "upper", "trust")}]
-            if len(S):
-                parts.append(conformal.fold_in_intervals(
-                    self.predictor, self.calibrator("new_models"), S, support))
-        except BadInputError:  # too little held-out data to calibrate on a small matrix
-            return None, "none"
-        return ({k: np.vstack([p[k] for p in parts]) for k in ("lower", "upper", "trust")},
-                "calibrated 90% intervals (normal approximation)")
+    def _fold_in_plain(self, S: np.ndarray) -> np.ndarray:
+        """Fold-in without intervals (a matrix too small to calibrate on); known cells kept."""
+        return np.where(np.isnan(S), self.predictor.fold_in(S), S)
 
     # -- structure and versions --------------------------------------------------------
     def spectrum(self) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import polars as pl
 import pytest
 
 from benchpress import BenchPress
@@ -48,15 +49,69 @@ def test_unknown_source_is_a_usage_error(built_2026_05):
         load_matrix(built_2026_05.registry, sources=["epoch"])
 
 
-def test_predict_returns_every_benchmark_and_names_unknown_ids(built_2026_05):
+def test_predict_returns_every_benchmark_and_refuses_unknown_ids(built_2026_05):
     bp = BenchPress.from_snapshot(built_2026_05)
+    with pytest.raises(BadInputError, match="unknown benchmark 'no_such_bench'$"):
+        bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
+    with pytest.raises(BadInputError, match="unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'[?]"):
+        bp.predict({"gpqa_diamnd": 71.2})
+    told = []
+    bp.ignore_unknown, bp.on_unknown = True, lambda kind, names: told.append((kind, names))
     result = bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
-    assert result.unknown == ["no_such_bench"]
+    assert result.unknown == ["no_such_bench"] and told == [("benchmark", ["no_such_bench"])]
     assert result.resolved == {"GPQA Diamond": "gpqa_diamond", "hle": "hle"}
     frame = result.frame
     assert frame.height == 133 and frame["predicted"].null_count() == 0
     percent = frame.filter(frame["scale"] == "percent")["predicted"]
     assert percent.min() >= 0 and percent.max() <= 100
+    # given scores are shown as given: no re-prediction, no interval
+    given = frame.filter(pl.col("kind") == "given")
+    assert given["benchmark_id"].sort().to_list() == ["gpqa_diamond", "hle"]
+    assert given["predicted"].to_list() == given["given"].to_list()
+    assert given["lower"].null_count() == given["trust"].null_count() == 2
+    assert frame.filter(pl.col("kind") == "predicted")["lower"].null_count() == 0
+    with pytest.raises(BadInputError, match="twice"):
+        bp.predict({"GPQA Diamond": 71.2, "gpqa_diamond": 70})
+
+
+def test_one_answer_per_question(built_2026_05):
+    """predict_model(X), predict(<X's scores>) and compare (X registered, or typed in as a
+    new model with the same scores) give the same number for every cell."""
+    bp = BenchPress.from_snapshot(built_2026_05)
+    m = bp.matrix
+    model = "claude-opus-4.5"
+    row = m.values[m.model_ids.index(model)]
+    scores = {b: float(v) for b, v in zip(m.benchmark_ids, row) if not np.isnan(v)}
+    by_model = bp.predict_model(model).frame
+    by_scores = bp.predict(scores).frame
+    assert by_model.equals(by_scores)
+    cmp = bp.compare([model, "gpt-5", "acme-3"], new_models={"acme-3": scores}).frame
+    assert cmp.columns[1:3] == [model, f"{model}_src"] and "acme-3_src" in cmp.columns
+    mine = dict(zip(by_model["benchmark_id"], by_model["predicted"]))
+    lower = {b: v for b, v in zip(by_model["benchmark_id"], by_model["lower"]) if v is not None}
+    for col in (model, "acme-3"):   # several rows folded in at once: equal up to float rounding
+        assert dict(zip(cmp["benchmark_id"], cmp[col])) == pytest.approx(mine, rel=1e-12, abs=1e-9)
+        got = {b: v for b, v in zip(cmp["benchmark_id"], cmp[f"{col}_lower"]) if v is not None}
+        assert got == pytest.approx(lower, rel=1e-12, abs=1e-9)
+    # an observed score is the observed value, in every command
+    assert mine["gpqa_diamond"] == scores["gpqa_diamond"]
+
+
+def test_names_are_resolved_before_any_fit_with_suggestions(built_2026_05):
+    bp = BenchPress.from_snapshot(built_2026_05)
+    with pytest.raises(BadInputError, match=r"^unknown model 'gpt5'; did you mean 'gpt-5'\?$"):
+        bp.compare(["gpt5", "claude-opus-4.5"])
+    with pytest.raises(BadInputError, match=r"^unknown benchmark 'nosuch'$"):
+        bp.compare(["gpt-5", "claude-opus-4.5"], benchmarks=["gpqa_diamond", "nosuch"])
+    with pytest.raises(BadInputError, match="unknown benchmark 'zzz'"):
+        bp.probes(2, candidates=["gpqa_diamond", "zzz"])
+    with pytest.raises(BadInputError, match="did you mean 'gpqa_diamond'"):
+        bp.backtest("2026-01-01", probes=["gpqa_diamnd", "hle"])
+    assert "predictor" not in bp.__dict__ and "_probe_search" not in bp.__dict__  # nothing fitted
+    assert bp.resolve_models(["Claude Opus 4.5", "gpt-5"]).ids == ["claude-opus-4.5", "gpt-5"]
+    with pytest.warns(UserWarning, match="unknown benchmarks ignored: nosuch"):
+        found = bp.resolve_benchmarks(["GPQA Diamond", "nosuch"], ignore_unknown=True)
+    assert found.ids == ["gpqa_diamond"] and found.unknown == ["nosuch"]
 
 
 def test_predict_refuses_out_of_range_scores(built_2026_05):
@@ -87,7 +142,7 @@ def test_more_scores_predict_a_held_out_model_better(built_2026_05):
             errs += [abs(got[b] - v) for b, v in truth.items() if m.benchmarks.filter(
                 m.benchmarks["benchmark_id"] == b)["scale"].item() == "percent"]
     assert np.median(err20) < np.median(err2)
-    # predict_model does the same leave-one-out fold-in from all the model's own scores
+    # predict_model folds in all the model's own scores
     model = m.model_ids[rows[-1]]
     own = bp.predict_model(model).frame
     assert own["given"].drop_nulls().len() == int((~np.isnan(m.values[rows[-1]])).sum())

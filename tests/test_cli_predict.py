@@ -42,12 +42,16 @@ def test_predict_from_any_subset(run, scores):
     assert len(given) == scores.count("=")
 
 
-def test_predict_names_ids_it_did_not_know(run):
+def test_predict_refuses_unknown_names_unless_asked(run):
+    bad = run("predict", "--scores", "gpqa_diamond=71,gpqa_diamnd=70", "--method", "published")
+    assert bad.exit_code == 1 and bad.stdout == ""
+    assert bad.stderr == "Error: unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?\n"
     result = run("predict", "--scores", "gpqa_diamond=71,not_a_bench=3", "--method", "published",
-                 "--format", "json")
+                 "--format", "json", "--ignore-unknown")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["unknown"] == ["not_a_bench"]
-    assert "'not_a_bench' is not a benchmark" in result.stderr
+    assert result.stderr == ("warning: unknown benchmark(s) ignored (--ignore-unknown): "
+                             "not_a_bench\n")
 
 
 @pytest.mark.parametrize("scores, message", [
@@ -63,6 +67,10 @@ def test_predict_refuses_nonsense(run, scores, message):
 def test_predict_usage_errors(run):
     assert run("predict").exit_code == 2
     assert run("predict", "--scores", "gpqa_diamond").exit_code == 2
+    twice = run("predict", "--scores", "gpqa_diamond=70,gpqa_diamond=71")
+    assert twice.exit_code == 2 and "more than once" in twice.stderr
+    alias = run("predict", "--scores", "GPQA Diamond=70,gpqa_diamond=71")
+    assert alias.exit_code == 1 and "twice" in alias.stderr
 
 
 def test_add_model_then_predict_its_row(tmp_path):
@@ -85,8 +93,56 @@ def test_add_model_then_predict_its_row(tmp_path):
     assert rows["gpqa_diamond"]["given"] == 71.2 and rows["hle"]["given"] == 20.1
     assert rows["swe_bench_verified"]["given"] is None
     assert 0 <= rows["swe_bench_verified"]["predicted"] <= 100
-    missing = go("predict", "--model", "nobody", "--home", root)
-    assert missing.exit_code == 1 and "not in the registry" in missing.stderr
+    missing = go("predict", "--model", "acme2", "--home", root)
+    assert missing.exit_code == 1
+    assert missing.stderr == "Error: unknown model 'acme2'; did you mean 'acme-2'?\n"
+
+
+def test_one_answer_per_question_on_the_real_matrix(tmp_path):
+    """A model added with add-model: `predict --model`, `predict --scores` with its scores
+    and `compare` (registered, or typed in as a new model named among the compared ones)
+    print the same numbers; given scores are shown as given."""
+    from tests.conftest import BP_2026_05
+
+    def go(*args):
+        return CliRunner().invoke(main, [str(a) for a in args] + ["--home", root],
+                                  catch_exceptions=False)
+
+    root = tmp_path / "ws"
+    assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
+    assert go("ingest", BP_2026_05, "--id", "bp").exit_code == 0
+    scores = "gpqa_diamond=78.4,hle=24.3,mmlu_pro=80"
+    assert go("add-model", "acme-2", "--scores", scores, "--source",
+              "https://acme.example/blog").exit_code == 0
+
+    def rows(result):
+        assert result.exit_code == 0, result.stderr
+        return {p["benchmark_id"]: p for p in json.loads(result.stdout)["predictions"]}
+
+    by_model = rows(go("predict", "--model", "acme-2", "--format", "json"))
+    by_scores = rows(go("predict", "--scores", scores, "--format", "json"))
+    assert by_model == by_scores
+    gpqa = by_model["gpqa_diamond"]
+    assert gpqa["given"] == gpqa["predicted"] == 78.4 and gpqa["kind"] == "given"
+    assert gpqa["lower"] is None and gpqa["trust"] is None
+    swe = by_model["swe_bench_verified"]
+    assert swe["kind"] == "predicted" and swe["lower"] <= swe["predicted"] <= swe["upper"]
+
+    new = tmp_path / "acme3.json"
+    new.write_text(json.dumps({"acme-3": {"gpqa_diamond": 78.4, "hle": 24.3, "mmlu_pro": 80}}))
+    cmp = go("compare", "acme-3", "gpt-5", "claude-opus-4.5", "acme-2", "--scores-file", new,
+             "--format", "json")
+    assert cmp.exit_code == 0, cmp.stderr
+    doc = {r["benchmark_id"]: r for r in json.loads(cmp.stdout)["rows"]}
+    for b, p in by_model.items():
+        for name in ("acme-2", "acme-3"):
+            # predict prints 2 decimals; compare's JSON may print more
+            assert doc[b][name] == pytest.approx(p["predicted"], abs=0.005 + 1e-9), (b, name)
+            assert doc[b][f"{name}_src"] == ("observed" if p["kind"] == "given" else "predicted")
+    table = go("compare", "acme-3", "gpt-5", "claude-opus-4.5", "--scores-file", new,
+               "--benchmarks", "gpqa_diamond,swe_bench_verified")
+    assert table.exit_code == 0, table.stderr
+    assert "78.4 obs" in table.stdout and f"{swe['predicted']:.1f} [" in table.stdout
 
 
 # -- compare ---------------------------------------------------------------------------
@@ -119,10 +175,25 @@ def test_compare_two_models_and_a_new_one(run, tmp_path):
 
 
 def test_compare_errors(run):
+    import time
+
     assert run("compare", "gpt-5.4", "nobody").exit_code == 1
     assert run("compare", "gpt-5.4").exit_code == 1
     bad = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "zzz")
-    assert bad.exit_code == 1 and "unknown benchmarks" in bad.stderr
+    assert bad.exit_code == 1 and bad.stderr == "Error: unknown benchmark 'zzz'\n"
+    typo = run("compare", "gpt5", "claude-opus-4.6")
+    assert typo.stderr == "Error: unknown model 'gpt5'; did you mean 'gpt-5'?\n"
+    start = time.perf_counter()
+    late = run("compare", "gpt-5", "claude-opus-4.5", "--benchmarks", "gpqa_diamond,nosuch")
+    assert late.exit_code == 1 and "unknown benchmark 'nosuch'" in late.stderr
+    assert time.perf_counter() - start < 1.0   # checked before any fit
+    ignored = run("compare", "gpt-5", "claude-opus-4.5", "nobody", "--benchmarks",
+                  "gpqa_diamond,nosuch", "--ignore-unknown", "--format", "json")
+    assert ignored.exit_code == 0, ignored.stderr
+    assert [r["benchmark_id"] for r in json.loads(ignored.stdout)["rows"]] == ["gpqa_diamond"]
+    assert ignored.stderr.splitlines() == [
+        "warning: unknown model(s) ignored (--ignore-unknown): nobody",
+        "warning: unknown benchmark(s) ignored (--ignore-unknown): nosuch"]
 
 
 # -- probes ----------------------------------------------------------------------------
@@ -187,7 +258,9 @@ def test_probes_errors(run):
     assert 0 < sel["cost"] <= 3 and set(sel["probes"]) <= set(sel["candidates"])
     assert {"gpqa_diamond", "ifbench"} <= set(sel["candidates"]) and "hle" not in sel["candidates"]
     unknown = run("probes", "--no-search", "--evaluate", "gpqa_diamond,zzz", "--method", "published")
-    assert unknown.exit_code == 1 and "zzz" in unknown.stderr
+    assert unknown.exit_code == 1 and unknown.stderr == "Error: unknown benchmark 'zzz'\n"
+    typo = run("probes", "--k", "2", "--allowlist", "gpqa_diamnd,hle", "--method", "published")
+    assert typo.stderr == "Error: unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?\n"
 
 
 # -- backtest and ranking ----------------------------------------------------------------
@@ -200,6 +273,8 @@ def test_backtest(run):
     assert doc["n_test"] == 16 and doc["probes_chosen_on"] == "given"
     assert doc["medae"] <= doc["medae_hidden"]
     assert run("backtest", "--cutoff", "someday").exit_code == 2
+    typo = run("backtest", "--cutoff", "2026-01-01", "--probes", "gpqa_diamond,hle_x")
+    assert typo.exit_code == 1 and "unknown benchmark 'hle_x'; did you mean" in typo.stderr
 
 
 def test_ranking_on_the_published_folds(run):

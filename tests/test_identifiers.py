@@ -117,15 +117,19 @@ def test_a_newer_citation_supersedes_and_both_are_kept(seeded):
     result = run("add-model", "acme-1", "--scores", "hle=25", "--source", new, "--home", seeded.root)
     assert result.exit_code == 0, result.stderr
     assert "model 'acme-1' is already recorded (1 score(s) in releases.csv)" in result.stderr
-    assert f"hle: 25 from {new} supersedes 20.0 from {URL} (both kept" in result.stderr
+    assert f"hle: 20.0 -> 25: {new} supersedes {URL} (both citations kept" in result.stderr
     cells = query(seeded.registry, "SELECT score, reference_url FROM cells WHERE model_id = 'acme-1'")
     assert cells.rows() == [(25.0, new)]
-    conflicts = query(seeded.registry, "SELECT other_score, other_reference_url FROM conflicts "
-                                       "WHERE model_id = 'acme-1'")
-    assert conflicts.rows() == [(20.0, URL)]
+    # the superseded value is kept for audit, and is no live conflict
+    conflicts = query(seeded.registry, "SELECT other_score FROM conflicts WHERE model_id = 'acme-1'")
+    assert conflicts.rows() == []
+    kept = query(seeded.registry, "SELECT score, reference_url, audit_status FROM scores "
+                                  "WHERE model_id = 'acme-1' ORDER BY score")
+    assert kept.rows() == [(20.0, URL, "superseded"), (25.0, new, None)]
     lines = _release_lines(seeded, "acme-1")
     assert len(lines) == 2 and all(",Acme,2026-10-01," in line for line in lines)
-    assert lines[0].endswith(f",{new},official_blog,,") and lines[1].endswith(f",superseded by {new}")
+    assert lines[0].endswith(f",{new},official_blog,,,")
+    assert lines[1].endswith(f",superseded by {new},superseded")
     assert read_table(seeded.registry, "quarantine").height == 0
 
 

@@ -215,3 +215,48 @@ def test_write_folder_atomic_is_whole_or_absent(tmp_path):
         assert (target / "a.txt").read_text() == text
         assert json.loads((target / "marker.json").read_text()) == {"files": ["a.txt"]}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]
+
+
+def test_a_tag_names_one_snapshot(tmp_path):
+    """Reusing a tag is an error unless moved; a duplicated tag (older versions) is never
+    silently resolved, in `--snapshot` or in `diff`."""
+    home = _small_home(tmp_path / "ws")
+    runner = CliRunner()
+    args = ["--home", str(home.root)]
+    first = runner.invoke(main, ["snapshot", "create", "--tag", "acme-added", *args])
+    assert first.exit_code == 0, first.stderr
+    old = first.stdout.strip()
+    same = runner.invoke(main, ["snapshot", "create", "--tag", "acme-added", *args])
+    assert same.exit_code == 0 and same.stdout.strip() == old   # same data: same snapshot
+    add_model(home, "acme-3", {"hle": 25.0}, source_url=URL)
+    before = {s.id: s.tags for s in list_snapshots(home)}
+    again = runner.invoke(main, ["snapshot", "create", "--tag", "acme-added", *args])
+    assert again.exit_code == 2 and again.stderr.count("\n") == 1
+    assert again.stderr == (f"Error: tag 'acme-added' already names snapshot {old}; choose another "
+                            "tag, or --move-tag to move it to this one\n")
+    assert {s.id: s.tags for s in list_snapshots(home)} == before   # nothing written
+    moved = runner.invoke(main, ["snapshot", "create", "--tag", "acme-added", "--move-tag", *args])
+    assert moved.exit_code == 0, moved.stderr
+    new = moved.stdout.strip()
+    assert new != old and f"moved tag 'acme-added' from snapshot {old} to {new}" in moved.stderr
+    assert {s.id: s.tags for s in list_snapshots(home)} == {old: [], new: ["acme-added"]}
+    assert get_snapshot(home, "acme-added").id == new
+    assert runner.invoke(main, ["snapshot", "create", "--move-tag", *args]).exit_code == 2
+
+    # a tag left on two snapshots by an older version: an error listing both, everywhere
+    manifest = home.snapshots / old / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**doc, "tags": ["acme-added"]}))
+    with pytest.raises(UsageError, match=f"tag 'acme-added' is on 2 snapshots: .*{old}.*"):
+        get_snapshot(home, "acme-added")
+    for cmd in (["diff", "acme-added", "current"], ["stats", "--snapshot", "acme-added"]):
+        res = runner.invoke(main, [*cmd, *args])
+        assert res.exit_code == 2 and old in res.stderr and new in res.stderr, res.stderr
+        assert res.stderr.count("\n") == 1
+    with pytest.raises(UsageError):
+        diff(home, "acme-added", "current")
+    # moving the tag again repairs it
+    fixed = runner.invoke(main, ["snapshot", "create", "--tag", "acme-added", "--move-tag", *args])
+    assert fixed.exit_code == 0 and old in fixed.stderr
+    assert get_snapshot(home, "acme-added").id == new
+    assert [s.tags for s in list_snapshots(home) if s.id == old] == [[]]

@@ -14,6 +14,7 @@ from benchpress.adapters import (
     llm_stats,
     model_card,
     releases_csv,
+    wide_csv,
 )
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import UnknownFormatError, UsageError
@@ -33,6 +34,7 @@ ADAPTERS: dict[str, Adapter] = {
         livebench.ADAPTER,
         aider.ADAPTER,
         model_card.ADAPTER,
+        wide_csv.ADAPTER,  # last: any CSV whose first column is headed "model"
     )
 }
 

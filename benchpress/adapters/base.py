@@ -92,3 +92,6 @@ class Adapter:
     # True when every score cites the file itself (a model card): the build fills a missing
     # reference_url with the source's URL.
     cites_source: bool = False
+    # True when the file holds no citation of its own and the ingest must name one
+    # (`--source-url`); ingest refuses the file without it.
+    needs_citation: bool = False

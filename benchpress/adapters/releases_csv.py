@@ -1,8 +1,10 @@
 """Hand-entered releases: the project's own cited facts, one score per CSV line.
 
 Columns: model_id, name, provider, release_date, is_reasoning, benchmark_id, score,
-reference_url, source_type, reported_setting, notes. Model fields repeat on each line of
-the same model. `benchpress add-model` appends to `sources/releases.csv`.
+reference_url, source_type, reported_setting, notes, and (optional) audit_status: empty for
+a live value, `superseded` or `retracted` for one kept for audit only (it makes no cell; see
+`store.resolve`). Model fields repeat on each line of the same model. `benchpress add-model`
+appends to `sources/releases.csv`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ __all__ = ["ADAPTER", "RELEASE_COLUMNS", "read"]
 
 RELEASE_COLUMNS = [
     "model_id", "name", "provider", "release_date", "is_reasoning",
-    "benchmark_id", "score", "reference_url", "source_type", "reported_setting", "notes",
+    "benchmark_id", "score", "reference_url", "source_type", "reported_setting", "notes", "audit_status",
 ]
 
 
@@ -55,6 +57,7 @@ def read(path: Path) -> AdapterOutput:
                 "source_type": line.get("source_type"),
                 "reported_setting": line.get("reported_setting"),
                 "notes": line.get("notes"),
+                "audit_status": line.get("audit_status"),
                 "row": where,
             }
         )

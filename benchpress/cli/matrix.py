@@ -32,6 +32,12 @@ def parse_params(pairs) -> dict:
     return params
 
 
+def warn_unknown(kind: str, names: list[str]) -> None:
+    """The one-line stderr warning for names left out under --ignore-unknown."""
+    click.echo(f"warning: unknown {kind}(s) ignored (--ignore-unknown): {', '.join(names)}",
+               err=True)
+
+
 def method_fields(bp) -> dict:
     """``{"method": ..., "params": {...}}`` for JSON output (params only when overridden)."""
     return {"method": bp.method, **({"params": bp.params} if bp.params else {})}
@@ -55,14 +61,17 @@ def matrix_options(f):
     @click.option("--method", default="default", show_default=True,
                   type=click.Choice(available_methods()), help="Predictor.")
     @param_option
+    @click.option("--ignore-unknown", is_flag=True,
+                  help="Leave out unknown model/benchmark names with a warning (default: error).")
     @home_option
     @functools.wraps(f)
     @handle_errors  # covers loading the matrix and the command body
-    def wrapper(*args, snapshot, sources, method, params, home, **kwargs):
+    def wrapper(*args, snapshot, sources, method, params, ignore_unknown, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
         bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
                                       predictor=make_predictor(method, **parse_params(params)))
+        bp.ignore_unknown, bp.on_unknown = ignore_unknown, warn_unknown
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 

@@ -24,13 +24,20 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
 @format_option(choices=("table", "csv", "json"))
 @matrix_options
 def predict(scores_text, model_id, fmt, bp, home):
-    """Predict every benchmark for a new model from a few known scores."""
+    """Predict every benchmark for a new model from a few known scores.
+
+    A model's row is the fold-in of its known scores against the registry's fit, the same
+    number `--model`, `--scores` and `compare` give; given scores are shown as given (kind
+    "given"). Unknown benchmark names are an error (with suggestions) unless
+    --ignore-unknown."""
     if bool(scores_text) == bool(model_id):
         raise UsageError("give either --scores or --model")
+    named = [p.partition("=")[0].strip() for p in (scores_text or "").split(",") if p.strip()]
+    twice = sorted({b for b in named if named.count(b) > 1})
+    if twice:
+        raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
+                         "benchmark once")
     result = bp.predict_model(model_id) if model_id else bp.predict(parse_scores(scores_text))
-    for given in result.unknown:
-        stderr.print(f"warning: '{given}' is not a benchmark of this matrix (after alias "
-                     "resolution); ignored", markup=False)
     frame = result.frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
                                       pl.col("trust").round(3))
     if fmt == "json":

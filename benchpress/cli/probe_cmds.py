@@ -127,7 +127,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
            evaluate_sets, paper_sets, no_search, design, previous, out, fmt, bp, home):
     """Choose the few benchmarks to run on a new model to predict the rest of its row."""
     costs = read_costs(costs_file) if costs_file else None
-    named = {f"given {n + 1}": read_benchmark_list(s) for n, s in enumerate(evaluate_sets)}
+    named = {f"given {n + 1}": bp.benchmark_ids(read_benchmark_list(s))  # resolved before any fit
+             for n, s in enumerate(evaluate_sets)}
     if paper_sets:
         named.update({k_: v for k_, v in PAPER_SETS.items()
                       if all(b in bp.matrix.benchmark_ids for b in v)})
@@ -235,7 +236,7 @@ def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
     if fmt == "csv":
         render(frame, fmt)
         return
-    names = list(model_ids) + list(new or {})
+    names = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]  # resolved ids
     render(_compare_table(frame, names), fmt, title=f"side by side ({bp.method})")
     stderr.print(f"each score is observed (obs) or predicted with its 90% interval [lower, upper]; "
                  f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}",

@@ -79,7 +79,9 @@ def init(directory: Path, no_git: bool):
 @click.option("--adapter", help="Adapter name (default: detected from the content).")
 @click.option("--id", "source_id", help="Source id (default: adapter and content hash).")
 @click.option("--licence", help="Licence of the data, recorded with the source.")
-@click.option("--url", help="Canonical URL of a local file (its citation, e.g. a model card's page).")
+@click.option("--url", "--source-url", "url",
+              help="Canonical URL of a local file (its citation, e.g. a model card's page or "
+                   "the paper a wide CSV table comes from).")
 @click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
 @click.option("--allow-rejects", is_flag=True,
               help="Exit 0 even if rows were quarantined (default: exit 3, the good rows landed).")
@@ -143,8 +145,12 @@ def pull(mirror, home):
 
 @click.command(name="add-model")
 @click.argument("model_id")
-@click.option("--scores", "scores_text", required=True, help='"gpqa_diamond=71.2,hle=20.1"')
-@click.option("--source", "source_url", required=True, help="Citation URL for these scores.")
+@click.option("--scores", "scores_text", help='"gpqa_diamond=71.2,hle=20.1"')
+@click.option("--source", "source_url", required=True, help="Citation URL for these scores "
+              "(or for the retraction).")
+@click.option("--retract", "retract_text", help="Retract the model's values of these "
+              "benchmarks (comma-separated; kept in scores for audit, gone from cells).")
+@click.option("--reason", help="Why the values are retracted (required with --retract).")
 @click.option("--name", help="Display name (default: MODEL_ID).")
 @click.option("--provider", help="Who makes the model (e.g. OpenAI).")
 @click.option("--release-date", help="YYYY-MM-DD")
@@ -153,10 +159,25 @@ def pull(mirror, home):
 @mirror_option
 @home_option
 @handle_errors
-def add_model(model_id, scores_text, source_url, name, provider, release_date, reasoning,
-              source_type, mirror, home):
-    """Add a new model release with cited scores (kept in sources/releases.csv)."""
+def add_model(model_id, scores_text, source_url, retract_text, reason, name, provider,
+              release_date, reasoning, source_type, mirror, home):
+    """Add a new model release with cited scores (kept in sources/releases.csv).
+
+    A newer citation of a recorded value supersedes it (both kept, the change is printed);
+    --retract BENCHMARK --reason TEXT --source URL retracts a value (kept for audit)."""
     from benchpress.store.releases import add_model as add_release
+    from benchpress.store.releases import retract
+
+    if bool(scores_text) == bool(retract_text):
+        raise UsageError("give either --scores or --retract")
+    if retract_text:
+        if not reason:
+            raise UsageError("--retract needs --reason TEXT")
+        _print_report(retract(home, model_id, [b.strip() for b in retract_text.split(",")
+                                               if b.strip()],
+                              reason=reason, source_url=source_url, mirror=mirror),
+                      only={"releases"})
+        return
 
     named = [p.partition("=")[0].strip() for p in scores_text.split(",") if p.strip()]
     twice = sorted({b for b in named if named.count(b) > 1})

@@ -9,10 +9,11 @@ import polars as pl
 
 from benchpress.cli.common import emit_json, format_option, handle_errors, home_option, render, stderr
 from benchpress.store.tables import write_json_atomic
-from benchpress.errors import RegistryError
+from benchpress.errors import RegistryError, UsageError
 from benchpress.store.diff import diff as diff_versions
 from benchpress.store.snapshot import (
     Snapshot, create_snapshot, get_snapshot, list_snapshots, registry_metrics, resolve_snapshot,
+    tagged,
     verify_snapshot,
 )
 
@@ -36,12 +37,21 @@ def snapshot():
 
 
 @snapshot.command()
-@click.option("--tag", help="A name for this version (letters, digits, '.', '_', '-').")
+@click.option("--tag", help="A name for this version (letters, digits, '.', '_', '-'); a tag "
+              "names one snapshot.")
+@click.option("--move-tag", is_flag=True, help="Move --tag here if another snapshot has it.")
 @home_option
 @handle_errors
-def create(tag, home):
+def create(tag, move_tag, home):
     """Freeze the current registry into snapshots/<id>/ and print the id."""
-    snap, created = create_snapshot(home, tag=tag)
+    if move_tag and not tag:
+        raise UsageError("--move-tag needs --tag NAME")
+    before = [s.id for s in tagged(home, tag)] if tag else []
+    snap, created = create_snapshot(home, tag=tag, move_tag=move_tag)
+    moved = [sid for sid in before if sid != snap.id]
+    if moved:
+        stderr.print(f"moved tag '{tag}' from snapshot {', '.join(moved)} to {snap.id}",
+                     highlight=False, markup=False)
     what = "created" if created else "unchanged data; kept"
     stderr.print(f"{what} snapshot {snap.id} ({snap.counts.get('models')} models, "
                  f"{snap.counts.get('benchmarks')} benchmarks, {snap.counts.get('cells')} cells)"

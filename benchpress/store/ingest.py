@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchpress.adapters import detect_adapter, get_adapter
 from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
-from benchpress.errors import BadInputError, BenchPressError, FetchError
+from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
 from benchpress.store.sources import SourceConfig, load_configs, slug
@@ -86,6 +86,10 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
     aliases = [got.path] if is_url else [got.path, local.resolve().as_uri(), local.resolve()]
     try:
         chosen = get_adapter(adapter) if adapter else detect_adapter(got.path)
+        if chosen.needs_citation and not is_url and url_scheme(url or "") not in ("http", "https"):
+            raise UsageError(f"{location}: a {chosen.name} table cites nothing itself; give its "
+                             "citation with --source-url URL (http or https)"
+                             + (f", not {url[:60]!r}" if url else ""))
         config = SourceConfig(
             id=source_id or slug(f"{chosen.name}-{got.sha256[:8]}"),
             adapter=chosen.name,

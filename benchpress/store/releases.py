@@ -11,9 +11,13 @@ Update semantics for a model that is already recorded:
 - the same (model, benchmark, citation) with the same value: nothing is added;
 - the same citation with another value: a correction, the line's value is replaced;
 - another citation of the same source type: the new value supersedes the old one (its line
-  goes before the old one, which stays for audit and shows in the `conflicts` view);
+  goes before the old one, which stays for audit with `audit_status = superseded`: it makes
+  no cell and is no live conflict, see `store.resolve`);
 - the model's name, provider, date and reasoning flag come from its existing lines; a
   given value that contradicts them is refused.
+
+`retract` marks a model's live values of some benchmarks `retracted` (the line stays, with
+the reason and the retraction's citation in its notes), through the same transaction.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from benchpress.adapters._files import csv_records
 from benchpress.adapters.releases_csv import ADAPTER, RELEASE_COLUMNS
 from benchpress.errors import BadInputError
 from benchpress.home import Home
+from benchpress.resolver import unknown_message
 from benchpress.store.build import BuildReport, build_locked
 from benchpress.store.journal import journal_path, pending_path, settle
 from benchpress.store.sources import SourceConfig
@@ -38,9 +43,11 @@ from benchpress.validate.normalize import BenchmarkResolver, canonical_model_id,
 from benchpress.validate.prepare import SourceInfo, prepare_source
 from benchpress.validate.text import check_date, check_identifier, identifier_problem
 
-__all__ = ["add_model", "RELEASES_SOURCE_ID"]
+__all__ = ["add_model", "retract", "RELEASES_SOURCE_ID"]
 
 RELEASES_SOURCE_ID = "releases"
+_INACTIVE = ("superseded", "retracted")  # audit_status of a line kept for audit only
+_REQUIRED = [c for c in RELEASE_COLUMNS if c != "audit_status"]  # files from older versions
 _MODEL_FIELDS = (("name", "--name"), ("provider", "--provider"),
                  ("release_date", "--release-date"), ("is_reasoning", "--reasoning"))
 
@@ -52,6 +59,11 @@ def _csv_text(rows: list[dict], header: bool) -> str:
         writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()
+
+
+def _lines(rows: list[dict]) -> list[dict]:
+    """Rows as CSV lines: every column, blanks for missing values (a 0 score stays 0)."""
+    return [{c: "" if r.get(c) is None else r[c] for c in RELEASE_COLUMNS} for r in rows]
 
 
 def _plain_text(value: str | None, what: str) -> str | None:
@@ -69,8 +81,14 @@ def _plain_text(value: str | None, what: str) -> str | None:
 def _canonical_scores(scores: dict[str, float], contracts: Contracts) -> dict[str, tuple[str, float]]:
     """canonical benchmark id -> (the id as given, value); a benchmark named twice is refused."""
     resolver, out = BenchmarkResolver(contracts), {}
+    unknown = [raw for raw in scores
+               if resolver.resolve(check_identifier(raw, "benchmark id"))[0] not in resolver.ids]
+    if unknown:
+        raise BadInputError(unknown_message("benchmark", unknown, sorted(resolver.ids))
+                            + " (the benchmark has no known scale in schemas/benchmarks.csv; "
+                            "`benchpress aliases accept` adds an alias)")
     for raw, value in scores.items():
-        bid = resolver.resolve(check_identifier(raw, "benchmark id"))[0] or raw
+        bid = resolver.resolve(raw)[0] or raw
         if bid in out:
             raise BadInputError(f"--scores names benchmark '{bid}' twice ('{out[bid][0]}' and "
                                 f"'{raw}'); give each benchmark once")
@@ -116,8 +134,10 @@ def _merge(existing: list[dict], new: list[dict], resolver: BenchmarkResolver,
     for row in new:
         bid, value, url = row["benchmark_id"], float(row["score"]), row["reference_url"]
         same = [i for i in mine if resolver.resolve(existing[i]["benchmark_id"])[0] == bid]
-        cited = [i for i in same if existing[i].get("reference_url") == url]
-        kind = [i for i in same if (existing[i].get("source_type") or "") == row["source_type"]]
+        cited = [i for i in same if existing[i].get("reference_url") == url
+                 and (existing[i].get("audit_status") or "") not in _INACTIVE]
+        kind = [i for i in same if (existing[i].get("source_type") or "") == row["source_type"]
+                and (existing[i].get("audit_status") or "") not in _INACTIVE]
         if cited:
             old = existing[cited[0]]["score"]
             if _same_value(old, value):
@@ -131,9 +151,11 @@ def _merge(existing: list[dict], new: list[dict], resolver: BenchmarkResolver,
             before.setdefault(min(kind), []).append(row)
             for i in kind:  # kept for audit, marked
                 rows[i]["notes"] = "; ".join(filter(None, [rows[i].get("notes"), f"superseded by {url}"]))
+                rows[i]["audit_status"] = "superseded"
             rewritten = True
-            notes.append(f"{bid}: {value:g} from {url} supersedes {old['score']} from "
-                         f"{old.get('reference_url')} (both kept; the older one shows in `conflicts`)")
+            notes.append(f"{bid}: {old['score']} -> {value:g}: {url} supersedes "
+                         f"{old.get('reference_url')} (both citations kept; the old value is "
+                         "marked superseded in `scores`)")
         else:
             appended.append(row)
     if not rewritten:
@@ -185,25 +207,44 @@ def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url
     } for bid, (_, value) in _canonical_scores(scores, contracts).items()]
     _check_new_rows([{**r, "name": r["name"] or given} for r in rows], contracts, home)
 
+    def change(existing: list[dict], old_text: str):
+        rewritten, appended, changes = _merge(existing, rows, BenchmarkResolver(contracts), aliases)
+        for row in rows:  # (the same dicts that were merged into the file)
+            row["name"] = row["name"] or given
+        if rewritten is None and appended and not _has_all_columns(old_text):
+            rewritten, appended = existing + appended, []  # an older header: rewrite the file
+        if rewritten is not None:
+            return _csv_text(_lines(rewritten), True), changes
+        if not appended:
+            return None, changes
+        return ((old_text if old_text.endswith("\n") or not old_text else old_text + "\n")
+                + _csv_text(appended, header=not old_text.strip())), changes
+
+    return _transaction(home, change, notes, mirror)
+
+
+def _has_all_columns(text: str) -> bool:
+    if not text.strip():
+        return True
+    header = next(csv.reader(io.StringIO(text.lstrip("\ufeff").split("\n", 1)[0])), [])
+    return [h.strip() for h in header] == RELEASE_COLUMNS
+
+
+def _transaction(home: Home, change, notes: list[str], mirror: Path | None) -> BuildReport:
+    """Under the registry lock: read releases.csv, `change(rows, text) -> (new text or None,
+    notes)`, and publish the new file with the registry built from it (one journal)."""
     path = home.releases_csv
     with locked(home.lock):
         recover(home.registry)
         settle(home)
         old_text = path.read_text(encoding="utf-8") if path.exists() else ""
         existing = ([r for _, r in csv_records(str(path), old_text.encode("utf-8"),
-                                               required=RELEASE_COLUMNS)]
+                                               required=_REQUIRED)]
                     if old_text.strip() else [])
-        rewritten, appended, changes = _merge(existing, rows, BenchmarkResolver(contracts), aliases)
-        notes += changes
-        for row in rows:  # (the same dicts that were merged into the file)
-            row["name"] = row["name"] or given
-        if rewritten is None and not appended:
+        text, changes = change(existing, old_text)
+        notes = notes + changes
+        if text is None:
             return BuildReport([], _counts(home), notes=notes)
-        if rewritten is not None:
-            text = _csv_text([{c: r.get(c) or "" for c in RELEASE_COLUMNS} for r in rewritten], True)
-        else:
-            text = (old_text if old_text.endswith("\n") or not old_text else old_text + "\n") \
-                + _csv_text(appended, header=not old_text.strip())
         candidate = pending_path(path)
         config = SourceConfig(id=RELEASES_SOURCE_ID, adapter=ADAPTER.name,
                               path=str(path.relative_to(home.root)), order=5,
@@ -219,3 +260,49 @@ def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url
             if not journal_path(home).exists():
                 candidate.unlink(missing_ok=True)
     return replace(report, notes=notes)
+
+
+def retract(home: Home, model_id: str, benchmarks: list[str], *, reason: str, source_url: str,
+            mirror: Path | None = None) -> BuildReport:
+    """Mark `model_id`'s live values of `benchmarks` in releases.csv as retracted.
+
+    The lines stay (for audit) with `audit_status = retracted` and a note naming the
+    reason and `source_url`; the cells they made are gone after the rebuild (another
+    source's value, if any, takes the cell). Raises BadInputError (nothing written) when
+    the reason or citation is missing or a benchmark has no live value of the model here.
+    """
+    if not benchmarks:
+        raise BadInputError("--retract needs at least one benchmark")
+    reason = _plain_text(reason, "--reason")
+    if not reason:
+        raise BadInputError("a retraction needs a --reason")
+    if not source_url.lower().startswith(("http://", "https://")):
+        raise BadInputError(f"--source {source_url[:60]!r} is not an http(s) URL")
+    contracts = load_contracts(home.schemas)
+    aliases, resolver = model_alias_map(contracts), BenchmarkResolver(contracts)
+    mid = canonical_model_id(check_identifier(model_id, "model id")) or model_id
+    mid = aliases.get(mid, mid)
+    wanted = list(dict.fromkeys(resolver.resolve(check_identifier(b, "benchmark id"))[0] or b
+                                for b in benchmarks))
+
+    def change(existing: list[dict], old_text: str):
+        rows, notes = [dict(r) for r in existing], []
+        model_of = lambda r: aliases.get(canonical_model_id(r.get("model_id") or "") or "",  # noqa: E731
+                                         canonical_model_id(r.get("model_id") or ""))
+        for bid in wanted:
+            live = [i for i, r in enumerate(rows) if model_of(r) == mid
+                    and resolver.resolve(r.get("benchmark_id"))[0] == bid
+                    and (r.get("audit_status") or "") not in _INACTIVE]
+            if not live:
+                raise BadInputError(f"model '{mid}' has no live value of '{bid}' in "
+                                    "sources/releases.csv to retract (values of other sources "
+                                    "are changed at their source)")
+            for i in live:
+                rows[i]["audit_status"] = "retracted"
+                rows[i]["notes"] = "; ".join(filter(None, [rows[i].get("notes"),
+                                                           f"retracted: {reason} ({source_url})"]))
+                notes.append(f"{bid}: {rows[i]['score']} from {rows[i].get('reference_url')} "
+                             f"retracted ({reason}; {source_url}); kept in `scores` for audit")
+        return _csv_text(_lines(rows), True), notes
+
+    return _transaction(home, change, [], mirror)

@@ -7,7 +7,8 @@ Every observation stays in `scores`; the cell takes the winner of this order:
 4. the earlier row in that source.
 `n_disagreeing` counts the other observations whose value differs from the winner.
 An observation whose `audit_status` is in `NOT_OBSERVED` (a value its publisher flags as
-estimated, not measured) stays in `scores` but makes no cell.
+estimated, not measured; a hand-entered value superseded by a newer citation or retracted)
+stays in `scores` for audit but makes no cell.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from benchpress.validate.schemas import Cells
 
 __all__ = ["resolve_cells", "NOT_OBSERVED"]
 
-NOT_OBSERVED = ("estimated",)
+NOT_OBSERVED = ("estimated", "superseded", "retracted")
 
 
 def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],

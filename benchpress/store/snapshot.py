@@ -15,7 +15,12 @@ one changed cell gives a new one. Columns that record when a file was fetched
 Creation is atomic (`tables.write_folder_atomic`): the files are written into
 `snapshots/.tmp-*`, fsynced, and the folder is renamed into place as the last step; a run killed half-way leaves only a hidden temporary
 folder, which the next `create_snapshot` removes. The data of an existing snapshot never
-changes; only its manifest's `tags` list can grow (rewritten atomically).
+changes; only its manifest's `tags` list changes (rewritten atomically).
+
+A tag names one snapshot: tagging another snapshot with a tag in use is refused unless the
+tag is moved (`move_tag=True`: added to the new snapshot, then taken off the old one), and
+a tag found on two snapshots (left by older versions) is an error naming both, never a
+silent pick.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "create_snapshot",
     "list_snapshots",
     "get_snapshot",
+    "tagged",
     "resolve_snapshot",
     "verify_snapshot",
     "table_digest",
@@ -158,7 +164,18 @@ def _clean_leftovers(snapshots: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
 
 
-def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bool]:
+def tagged(home: Home, tag: str) -> list[Snapshot]:
+    """The snapshots whose manifest carries `tag` (one, or none; more only from old versions)."""
+    return [s for s in list_snapshots(home) if tag in s.tags]
+
+
+def _set_tags(snapshot: Snapshot, tags: list[str]) -> Snapshot:
+    write_json_atomic(snapshot.path / MANIFEST, dict(snapshot.manifest, tags=tags), sort_keys=True)
+    return Snapshot.load(snapshot.path)
+
+
+def create_snapshot(home: Home, *, tag: str | None = None,
+                    move_tag: bool = False) -> tuple[Snapshot, bool]:
     """Freeze `home.registry` into `home.snapshots/<id>/`.
 
     Parameters
@@ -166,7 +183,10 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
     home : Home
         The workspace; its registry must be built.
     tag : str, optional
-        A name for the version. Tags may repeat across snapshots; a tag names the newest.
+        A name for the version. A tag names one snapshot: a tag already on another
+        snapshot is refused unless `move_tag`.
+    move_tag : bool
+        Move `tag` here from the snapshot that has it (`tagged` tells which, beforehand).
 
     Returns
     -------
@@ -180,7 +200,8 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
     RegistryError
         No registry yet, or another build or snapshot holds the lock.
     UsageError
-        The tag is malformed or reserved (`latest`, `current`).
+        The tag is malformed or reserved (`latest`, `current`), or names another snapshot
+        and `move_tag` is False (nothing is written then).
     """
     if tag is not None:
         _check_tag(tag)
@@ -194,12 +215,17 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
         digests = {name: table_digest(df) for name, df in tables.items()}
         sid = content_id(digests)
         target = home.snapshots / sid
+        holders = [s for s in tagged(home, tag) if s.id != sid] if tag else []
+        if holders and not move_tag:
+            raise UsageError(f"tag '{tag}' already names snapshot "
+                             + ", ".join(s.id for s in holders)
+                             + "; choose another tag, or --move-tag to move it to this one")
         if (target / MANIFEST).is_file():
             existing = Snapshot.load(target)
             if tag and tag not in existing.tags:
-                doc = dict(existing.manifest, tags=[*existing.tags, tag])
-                write_json_atomic(target / MANIFEST, doc, sort_keys=True)
-                existing = Snapshot.load(target)
+                existing = _set_tags(existing, [*existing.tags, tag])
+            for old in holders:  # only after the new holder has it: a tag is never lost
+                _set_tags(old, [t for t in old.tags if t != tag])
             return existing, False
         if target.exists():
             raise RegistryError(f"{target}: a folder without {MANIFEST} is in the way; "
@@ -210,6 +236,8 @@ def create_snapshot(home: Home, *, tag: str | None = None) -> tuple[Snapshot, bo
 
         write_folder_atomic(target, fill, MANIFEST,
                             lambda tmp: _manifest(sid, tmp, tables, digests, tag), prefix=".tmp-")
+        for old in holders:  # only after the new holder has it: a tag is never lost
+            _set_tags(old, [t for t in old.tags if t != tag])
         return Snapshot.load(target), True
 
 
@@ -223,7 +251,8 @@ def list_snapshots(home: Home) -> list[Snapshot]:
 
 
 def get_snapshot(home: Home, ref: str) -> Snapshot:
-    """The snapshot named by `ref`: `latest`, a tag (newest first), an id or a unique id prefix."""
+    """The snapshot named by `ref`: `latest`, an id, a tag (which must name one snapshot)
+    or a unique id prefix."""
     snapshots = list_snapshots(home)
     where = f"in {home.snapshots}; `benchpress snapshot list` shows them"
     if not snapshots:
@@ -233,9 +262,14 @@ def get_snapshot(home: Home, ref: str) -> Snapshot:
     for s in reversed(snapshots):
         if s.id == ref:
             return s
-    tagged = [s for s in snapshots if ref in s.tags]
-    if tagged:
-        return tagged[-1]
+    holders = [s for s in snapshots if ref in s.tags]
+    if len(holders) > 1:
+        raise UsageError(f"tag '{ref}' is on {len(holders)} snapshots: "
+                         + ", ".join(s.id for s in holders)
+                         + "; name one by id (`snapshot create --tag "
+                         + f"{ref} --move-tag` puts it on the current registry's snapshot alone)")
+    if holders:
+        return holders[0]
     prefixed = [s for s in snapshots if len(ref) >= 4 and s.id.startswith(ref)]
     if len(prefixed) == 1:
         return prefixed[0]

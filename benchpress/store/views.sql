@@ -2,13 +2,15 @@
 -- folder). `store.sql.connect` registers the verified tables models, benchmarks, scores,
 -- cells, aliases, sources, quarantine and matrix (wide), plus _scores_in_file_order (scores
 -- with their file_row_number), in a sealed connection, then runs this file.
--- every observation that lost to the resolved cell's winner
+-- every observation that lost to the resolved cell's winner (a value superseded by a newer
+-- citation or retracted is kept in scores for audit but is no live conflict)
 CREATE OR REPLACE VIEW conflicts AS
     SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, c.source_id AS resolved_source,
            s.score AS other_score, s.source_id AS other_source, s.source_type AS other_source_type,
            s.reference_url AS other_reference_url, s.score - c.score AS difference
     FROM scores s JOIN cells c USING (model_id, benchmark_id)
-    WHERE abs(s.score - c.score) > 1e-9;
+    WHERE abs(s.score - c.score) > 1e-9
+      AND coalesce(s.audit_status, '') NOT IN ('superseded', 'retracted');
 -- source_values: one value per (model, benchmark, source), chosen the way `cells` chooses
 -- within a source (an observation the publisher's audit dropped last, then the earlier row
 -- of the source, which for leaderboards is the latest run or release), with how many
