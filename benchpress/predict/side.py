@@ -16,6 +16,10 @@ computed from scores):
    regression of the training residuals (z units) on the covariates, added to every
    prediction of a row with covariates.
 
+The defaults (prior 3, in the fit, weight 3; effects 5) were chosen on our own partitions
+only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
+scores; ``benchmarks/side_info_study.py``), never on the published folds.
+
 Without covariates (``fit(Y, scales)``, a covariate matrix with no columns, or a new row
 folded in without them) every number equals ``make_predictor("default")``'s.
 """
@@ -105,10 +109,10 @@ class SideInfoPredictor(ALSPredictor):
         fold-in prior); None = no prior.
     prior_in_fit : bool, default True
         Re-solve the training rows once against their prior after the fit.
-    prior_weight : float, default 1.0
+    prior_weight : float, default 3.0
         Multiplies the ridge diagonal of the solves towards the prior (larger = rows stay
         closer to what their covariates predict).
-    effect_alpha : float or None, default None
+    effect_alpha : float or None, default 5.0
         Ridge penalty of the per-benchmark covariate effects on the residuals; None = none.
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
@@ -123,7 +127,8 @@ class SideInfoPredictor(ALSPredictor):
     accepts_covariates = True
 
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
-                 prior_in_fit: bool = True, prior_weight: float = 1.0, effect_alpha: float | None = None, **als_params):
+                 prior_in_fit: bool = True, prior_weight: float = 3.0,
+                 effect_alpha: float | None = 5.0, **als_params):
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
