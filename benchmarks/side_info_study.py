@@ -87,6 +87,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
+    ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
     ap.add_argument("--no-providers", action="store_true", help="covariates without providers")
     args = ap.parse_args()
     bp = BenchPress.from_snapshot(".", sources=["benchpress"])
@@ -95,6 +96,13 @@ def main() -> None:
     X = model_covariates(m.models, providers=not args.no_providers)
     print(f"matrix {Y.shape}, covariates {X.shape}")
     base = make_predictor("default")
+    if args.ablate:
+        for name, cfg in (("chosen", {}), ("no prior", dict(prior_alpha=None)),
+                          ("prior only at fold-in", dict(prior_in_fit=False)),
+                          ("no effects", dict(effect_alpha=None)), ("effects 2", dict(effect_alpha=2.0))):
+            r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
+            print(name, *(f"{v:.3f}" for v in r), flush=True)
+        return
     if not args.report:
         print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
         print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
@@ -113,6 +121,10 @@ def main() -> None:
         print(f"{name}: choice {c[0]:.3f} | fresh {f[0]:.3f} | published {np.median(e):.3f} "
               f"({secs:.2f}s for 30 folds) | new k=3 choice {c[1]:.3f} fresh {f[1]:.3f} | "
               f"k=5 choice {c[2]:.3f} fresh {f[2]:.3f}", flush=True)
+        per_seed = [float(np.median(cell_errors(pred, Y, scales, Xp, make_folds(
+            ~np.isnan(Y), n_folds=3, seed=s))[0])) for s in range(2001, 2006)]
+        print(f"  {name}: cells MedAE per fresh seed 2001-2005:",
+              " ".join(f"{v:.3f}" for v in per_seed), flush=True)
 
 
 if __name__ == "__main__":
