@@ -68,13 +68,19 @@ def test_model_covariates_from_metadata():
                            "release_date": ["2025-01-01", "2025-07", None, "2024"],
                            "is_reasoning": [True, False, None, True],
                            "open_weights": [False, True, True, None],
-                           "provider": ["P", "P", "P", "Q"]})
+                           "provider": ["P", "P", "P", "Q"],
+                           "effort": ["high", None, None, "max"]})
     X = model_covariates(models, min_provider=3)
-    assert X.shape == (4, 4)  # date, reasoning, open weights, provider P (Q has one model)
+    # date, date squared, reasoning, open weights, effort, provider P (Q has one model)
+    assert X.shape == (4, 6)
     assert X[0, 0] == pytest.approx(366 / 365.25) and np.isnan(X[2, 0])
     assert X[3, 0] == pytest.approx(182 / 365.25)  # a bare year counts from mid-year (2024 is a leap year)
-    assert X[:, 3].tolist() == [1.0, 1.0, 1.0, 0.0]
-    assert np.isnan(X[2, 1]) and np.isnan(X[3, 2])
+    assert X[0, 1] == pytest.approx((366 - 456) ** 2 / 365.25 ** 2)  # about 2025-04-01
+    assert np.isnan(X[2, 2]) and np.isnan(X[3, 3])
+    assert X[:, 4].tolist() == [1.0, 0.0, 0.0, 1.0]
+    assert X[:, 5].tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert model_covariates(models).shape == (4, 5)  # no provider has 5 models
+    assert model_covariates(models.select("model_id")) is None
 
 
 def _synthetic(seed=0, n_models=90, n_bench=24):

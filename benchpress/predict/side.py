@@ -40,6 +40,7 @@ from benchpress.predict.predictor import ALSPredictor
 __all__ = ["SideInfoPredictor", "model_covariates", "check_covariates"]
 
 _EPOCH = date(2024, 1, 1)
+_MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
 
 
 def _years(value) -> float:
@@ -55,21 +56,25 @@ def _years(value) -> float:
     return np.nan
 
 
-def model_covariates(models: pl.DataFrame, *, min_provider: int = 3,
+def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
                      providers: bool = True) -> np.ndarray | None:
     """Per-model covariates from a models frame, shape (n_models, n_features), float.
 
-    Columns: release date (years since 2024-01-01), is_reasoning, open_weights (0/1), and
-    one indicator per provider with at least ``min_provider`` models in the frame (when
-    ``providers``). Missing values are NaN (the predictor fills them with the training
-    mean). None when the frame carries none of these fields (e.g. ``ScoreMatrix.from_arrays``).
+    Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
+    the 2026-05 matrix's mean release), is_reasoning, open_weights (0/1), a named reasoning
+    effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
+    with at least ``min_provider`` models in the frame (when ``providers``). Missing values
+    are NaN (the predictor fills them with the training mean). None when the frame carries none of these fields (e.g. ``ScoreMatrix.from_arrays``).
     """
     cols = []
     if "release_date" in models.columns:
-        cols.append([_years(v) for v in models["release_date"].to_list()])
+        years = [_years(v) for v in models["release_date"].to_list()]
+        cols += [years, [(y - _MID) ** 2 for y in years]]
     for name in ("is_reasoning", "open_weights"):
         if name in models.columns:
             cols.append([np.nan if v is None else float(v) for v in models[name].to_list()])
+    if "effort" in models.columns:
+        cols.append([float(bool(v)) for v in models["effort"].to_list()])
     if providers and "provider" in models.columns:
         prov = models["provider"].to_list()
         counts = {p: prov.count(p) for p in set(prov) if p}
