@@ -44,6 +44,14 @@ def test_fitted_rows_without_covariates_fold_in_like_the_default(paper_matrix):
     row = np.where(np.arange(Y.shape[1]) < 6, Y[7], np.nan)
     assert np.array_equal(side.fold_in(row), default.fold_in(row))  # no covariates given
     assert not np.array_equal(side.fold_in(row, covariates=X[7]), default.fold_in(row))
+    # the refit way and the spread see the covariates too
+    refit = side.fold_in(row, covariates=X[7], refit=True)
+    assert refit.shape == row.shape and np.isfinite(refit).all()
+    assert not np.array_equal(refit, default.fold_in(row, refit=True))
+    pred, spread = side.fold_in(row[None], covariates=X[7:8], return_spread=True)
+    assert pred.shape == spread.shape == (1, Y.shape[1]) and (spread >= 0).all()
+    assert side.complete_spread().shape == Y.shape
+    assert not np.array_equal(side.complete_spread(), default.complete_spread())
 
 
 @pytest.mark.parametrize("X", [np.ones((5, 2)), np.ones(84), np.ones((84, 2, 1))])

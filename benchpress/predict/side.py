@@ -226,6 +226,18 @@ class SideInfoPredictor(ALSPredictor):
             Zb = Zb + self.covariates_ @ self.effects_
         return self.transform_.to_scores(Zb)
 
+    def complete_spread(self) -> np.ndarray:
+        """Per-cell std of the starts' predictions in score units, (n_models, n_benchmarks),
+        side information included (see :meth:`ALSPredictor.complete_spread`)."""
+        self._fitted()
+        if self.covariates_ is None:
+            return super().complete_spread()
+        Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
+        Zs = self._blend(Zs, self.regression_z_ if self.regression_ is not None else None)
+        if self.effects_ is not None:
+            Zs = Zs + (self.covariates_ @ self.effects_)[None]
+        return self.transform_.to_scores(Zs).std(axis=0)
+
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
                 return_spread: bool = False):
         """Predict full rows of new models from known scores and optional covariates
