@@ -74,6 +74,32 @@ def score(pred, Y, scales, X, seeds):
             float(np.median(np.concatenate([d[5] for d in nm]))))
 
 
+def bound(X):
+    """The side predictor with ``X`` bound to every fit of the full row set (for code that
+    fits clones without passing covariates: the interval calibration of the cells regime)."""
+    from benchpress.predict.side import SideInfoPredictor
+
+    def fit(self, Y, scales, covariates=None):
+        return SideInfoPredictor.fit(self, Y, scales, X if covariates is None else covariates)
+
+    return type("BoundSide", (SideInfoPredictor,), {"fit": fit})(**make_predictor("side").get_params())
+
+
+def intervals(bp, X) -> None:
+    """90% interval coverage and median width (percent cells), cells regime: calibrated on
+    seeds 1001-1002, measured on the published folds and on seeds 2001-2005."""
+    from benchpress.predict.coverage import coverage_json, evaluate_intervals
+
+    m = bp.matrix
+    for name, pred in (("default", make_predictor("default")), ("side", bound(X))):
+        for label, folds in (("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)),
+                             ("2001-2005", make_folds(~np.isnan(m.values), n_folds=3,
+                                                      seed=2001, n_seeds=5))):
+            js = coverage_json(evaluate_intervals(pred, m.values, m.scales, folds))
+            print(f"{name} {label}: coverage {js['coverage']:.3f} median width "
+                  f"{js['median_width']:.2f}", flush=True)
+
+
 GRID = [dict(prior_alpha=a, prior_in_fit=f, prior_weight=w, effect_alpha=e)
         for a in (None, 3.0, 10.0, 30.0) for f in (False, True) for w in (1.0, 3.0)
         for e in (None, 30.0, 100.0)
@@ -87,6 +113,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
+    ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
     ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
     ap.add_argument("--no-providers", action="store_true", help="covariates without providers")
     args = ap.parse_args()
@@ -96,6 +123,8 @@ def main() -> None:
     X = model_covariates(m.models, providers=not args.no_providers)
     print(f"matrix {Y.shape}, covariates {X.shape}")
     base = make_predictor("default")
+    if args.intervals:
+        return intervals(bp, X)
     if args.ablate:
         for name, cfg in (("chosen", {}), ("no prior", dict(prior_alpha=None)),
                           ("prior only at fold-in", dict(prior_in_fit=False)),
