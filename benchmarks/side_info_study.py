@@ -16,8 +16,11 @@ matrix (`--sources benchpress`) with covariates from its model rows
   in from the first k (3 or 5) of a seeded random order of its scores; the error is
   measured on all its other scores.
 
-The grid is chosen on seeds 1001-1005 only; `--report` adds fresh seeds 2001-2003 and the
-published folds (reported, never used for a choice).
+Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
+were run with the first covariate set: date, reasoning, open weights, providers with 3+
+models), then `--covariate-sets`, then `--ablate`. `--report` adds fresh seeds 2001-2003
+(and 2001-2005 per seed) and the published folds (reported, never used for a choice);
+`--intervals` measures the 90% intervals.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def bound(X):
     def fit(self, Y, scales, covariates=None):
         return SideInfoPredictor.fit(self, Y, scales, X if covariates is None else covariates)
 
-    return type("BoundSide", (SideInfoPredictor,), {"fit": fit})(**make_predictor("side").get_params())
+    cls = type("BoundSide", (SideInfoPredictor,), {"fit": fit})
+    return cls(**make_predictor("side").get_params())
 
 
 def intervals(bp, X) -> None:
@@ -100,6 +104,24 @@ def intervals(bp, X) -> None:
                   f"{js['median_width']:.2f}", flush=True)
 
 
+def covariate_sets(m) -> None:
+    """Covariate sets compared with the side predictor's parameters, seeds 1001-1005
+    (columns of `model_covariates`: date, date squared, reasoning, open weights, effort,
+    then providers)."""
+    Y, scales, pred = m.values, m.scales, make_predictor("side")
+    for mp in (3, 5):
+        X = model_covariates(m.models, min_provider=mp)
+        prov = list(range(5, X.shape[1]))
+        for name, cols in (("date, reasoning, open", [0, 2, 3]),
+                           ("+ providers", [0, 2, 3] + prov),
+                           ("+ providers, effort", [0, 2, 3, 4] + prov),
+                           ("+ providers, date squared", [0, 1, 2, 3] + prov),
+                           ("all", list(range(X.shape[1])))):
+            r = score(pred, Y, scales, X[:, cols], CHOICE)
+            print(f"providers >= {mp} models | {name} ({len(cols)})",
+                  *(f"{v:.3f}" for v in r), flush=True)
+
+
 GRID = [dict(prior_alpha=a, prior_in_fit=f, prior_weight=w, effect_alpha=e)
         for a in (None, 3.0, 10.0, 30.0) for f in (False, True) for w in (1.0, 3.0)
         for e in (None, 30.0, 100.0)
@@ -114,6 +136,8 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
     ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
+    ap.add_argument("--covariate-sets", action="store_true",
+                    help="which covariates earn their keep (default parameters)")
     ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
     ap.add_argument("--no-providers", action="store_true", help="covariates without providers")
     args = ap.parse_args()
@@ -125,10 +149,13 @@ def main() -> None:
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
+    if args.covariate_sets:
+        return covariate_sets(m)
     if args.ablate:
         for name, cfg in (("chosen", {}), ("no prior", dict(prior_alpha=None)),
                           ("prior only at fold-in", dict(prior_in_fit=False)),
-                          ("no effects", dict(effect_alpha=None)), ("effects 2", dict(effect_alpha=2.0))):
+                          ("no effects", dict(effect_alpha=None)),
+                          ("effects 2", dict(effect_alpha=2.0))):
             r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
             print(name, *(f"{v:.3f}" for v in r), flush=True)
         return

@@ -82,7 +82,7 @@ def test_model_covariates_from_metadata():
     # date, date squared, reasoning, open weights, effort, provider P (Q has one model)
     assert X.shape == (4, 6)
     assert X[0, 0] == pytest.approx(366 / 365.25) and np.isnan(X[2, 0])
-    assert X[3, 0] == pytest.approx(182 / 365.25)  # a bare year counts from mid-year (2024 is a leap year)
+    assert X[3, 0] == pytest.approx(182 / 365.25)  # a bare year: mid-year (2024 is leap)
     assert X[0, 1] == pytest.approx((366 - 456) ** 2 / 365.25 ** 2)  # about 2025-04-01
     assert np.isnan(X[2, 2]) and np.isnan(X[3, 3])
     assert X[:, 4].tolist() == [1.0, 0.0, 0.0, 1.0]

@@ -64,7 +64,8 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
     the 2026-05 matrix's mean release), is_reasoning, open_weights (0/1), a named reasoning
     effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
     with at least ``min_provider`` models in the frame (when ``providers``). Missing values
-    are NaN (the predictor fills them with the training mean). None when the frame carries none of these fields (e.g. ``ScoreMatrix.from_arrays``).
+    are NaN (the predictor fills them with the training mean). None when the frame carries
+    none of these fields (e.g. ``ScoreMatrix.from_arrays``).
     """
     cols = []
     if "release_date" in models.columns:
@@ -148,7 +149,7 @@ class SideInfoPredictor(ALSPredictor):
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
         (n_models, n_features); without covariates this is the default predictor."""
-        X = check_covariates(covariates, np.shape(Y)[0] if np.ndim(Y) == 2 else -1)
+        X = check_covariates(covariates, np.shape(Y)[0]) if np.ndim(Y) == 2 else None
         self._raw_covariates = None if X is None or X.shape[1] == 0 else X
         return super().fit(Y, scales)
 
