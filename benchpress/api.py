@@ -133,7 +133,17 @@ class BenchPress(NameResolution):
     @cached_property
     def predictor(self) -> BasePredictor:
         """The predictor fitted on the whole matrix (a clone, fitted on first use)."""
-        return clone(self.estimator).fit(self.matrix.values, self.scales)
+        return clone(self.estimator).fit(self.matrix.values, self.scales, **self._side_info())
+
+    def _side_info(self) -> dict:
+        """`{"covariates": ...}` from the models' metadata when the predictor takes them
+        (`--method side`, see `benchpress.predict.side`), else `{}`."""
+        if not getattr(self.estimator, "accepts_covariates", False):
+            return {}
+        from benchpress.predict.side import model_covariates
+
+        X = model_covariates(self.matrix.models)
+        return {} if X is None else {"covariates": X}
 
     @cached_property
     def _resolver(self) -> BenchmarkResolver | None:
@@ -181,7 +191,7 @@ class BenchPress(NameResolution):
         """Hide each fold's cells, refit, predict them, and score the predictions."""
         m = self.matrix
         return evaluate(self.estimator, m.values, self.scales, folds, model_ids=m.model_ids,
-                        benchmark_ids=m.benchmark_ids)
+                        benchmark_ids=m.benchmark_ids, **self._side_info())
 
     def rank(self, *, seed: int = 42) -> RankDiagnostics:
         """Held-out error of soft-impute by rank and two-factor variance explained."""

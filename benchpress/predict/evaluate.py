@@ -58,13 +58,18 @@ class EvaluationResult:
         return out
 
 
-def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds):
+def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
+              covariates=None):
     """Hide each fold's cells and refit: yields ``k, i, j, fitted`` per fold, with ``i, j``
     (n_cells,) the held-out cells and ``fitted`` a :func:`clone` of ``predictor`` fitted
     on ``Y`` (a checked score matrix) without them.
 
+    ``covariates`` (n_models, n_features), when given, reach every fit (only predictors
+    that accept them, e.g. :class:`~benchpress.predict.side.SideInfoPredictor`).
+
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
     """
+    extra = {} if covariates is None else {"covariates": covariates}
     n_m, n_b = Y.shape
     for k, cells in enumerate(folds.test_cells):
         cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
@@ -76,11 +81,11 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
             raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
         Yt = Y.copy()
         Yt[i, j] = np.nan
-        yield k, i, j, clone(predictor).fit(Yt, scales)
+        yield k, i, j, clone(predictor).fit(Yt, scales, **extra)
 
 
 def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
-             model_ids=None, benchmark_ids=None) -> EvaluationResult:
+             model_ids=None, benchmark_ids=None, covariates=None) -> EvaluationResult:
     """Hide each fold's cells, refit, predict them, and score the predictions.
 
     Parameters
@@ -95,6 +100,8 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
         Every held-out cell must be observed in ``Y``.
     model_ids, benchmark_ids : sequence of str, optional
         Labels for the per-model / per-benchmark tables (indices otherwise).
+    covariates : ndarray, shape (n_models, n_features), optional
+        Per-model side information passed to every fit (see :func:`fold_fits`).
 
     Returns
     -------
@@ -110,7 +117,7 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
     parts = []
     t0 = time.perf_counter()
     with single_blas_thread():
-        for k, i, j, fitted in fold_fits(predictor, Y, scales, folds):
+        for k, i, j, fitted in fold_fits(predictor, Y, scales, folds, covariates=covariates):
             parts.append((k, i, j, Y[i, j], fitted.complete(keep_observed=False)[i, j]))
     seconds = time.perf_counter() - t0
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)

@@ -1,0 +1,187 @@
+"""Side-information study: does `--method side` beat the default, on our own partitions?
+
+Run from the repository root after `make main` (single process, one fit at a time)::
+
+    python benchmarks/side_info_study.py                 # choice grid on seeds 1001-1005
+    python benchmarks/side_info_study.py --report        # chosen config vs default vs published
+
+Two error measures, both pooled medians of absolute error (score points) on the 2026-05
+matrix (`--sources benchpress`) with covariates from its model rows
+(`benchpress.predict.side.model_covariates`):
+
+* cells: per-model 3-fold partitions (`make_folds(..., seed)`), as `benchpress evaluate
+  --make-folds 3 --seed S`;
+* new models: models with at least 8 scores are split into 5 groups by seed; each group is
+  held out whole, the predictor is fitted on the rest, and every held-out model is folded
+  in from the first k (3 or 5) of a seeded random order of its scores; the error is
+  measured on all its other scores.
+
+Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
+were run with the first covariate set: date, reasoning, open weights, providers with 3+
+models), then `--covariate-sets`, then `--ablate`. `--report` adds fresh seeds 2001-2003
+(and 2001-2005 per seed) and the published folds (reported, never used for a choice);
+`--intervals` measures the 90% intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchpress.api import BenchPress
+from benchpress.folds_io import read_folds
+from benchpress.predict import evaluate, make_folds, make_predictor
+from benchpress.predict.side import model_covariates
+
+PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
+CHOICE, FRESH = (1001, 1002, 1003, 1004, 1005), (2001, 2002, 2003)
+
+
+def cell_errors(pred, Y, scales, X, folds):
+    res = evaluate(pred, Y, scales, folds, covariates=X)
+    return res.cells["abs_error"].drop_nulls().to_numpy(), res.seconds
+
+
+def new_model_errors(pred, Y, scales, X, seed, ks=(3, 5), min_scores=8, n_groups=5):
+    """Pooled absolute errors per k of whole held-out models folded in from k scores."""
+    rng = np.random.RandomState(seed)
+    obs = ~np.isnan(Y)
+    eligible = np.flatnonzero(obs.sum(axis=1) >= min_scores)
+    groups = np.array_split(rng.permutation(eligible), n_groups)
+    orders = {i: rng.permutation(np.flatnonzero(obs[i])) for i in eligible}
+    errs = {k: [] for k in ks}
+    for g in groups:
+        keep = np.setdiff1d(np.arange(len(Y)), g)
+        kw = {} if X is None else {"covariates": X[keep]}
+        fitted = type(pred)(**pred.get_params()).fit(Y[keep], scales, **kw)
+        for k in ks:
+            S = np.full((len(g), Y.shape[1]), np.nan)
+            for r, i in enumerate(g):
+                S[r, orders[i][:k]] = Y[i, orders[i][:k]]
+            P = (fitted.fold_in(S) if X is None or not hasattr(fitted, "covariates_")
+                 else fitted.fold_in(S, covariates=X[g]))
+            for r, i in enumerate(g):
+                rest = orders[i][k:]
+                errs[k].append(np.abs(P[r, rest] - Y[i, rest]))
+    return {k: np.concatenate(v) for k, v in errs.items()}
+
+
+def score(pred, Y, scales, X, seeds):
+    cells = np.concatenate([cell_errors(pred, Y, scales, X, make_folds(~np.isnan(Y), n_folds=3,
+                                                                        seed=s))[0] for s in seeds])
+    nm = [new_model_errors(pred, Y, scales, X, s) for s in seeds]
+    return (float(np.median(cells)), float(np.median(np.concatenate([d[3] for d in nm]))),
+            float(np.median(np.concatenate([d[5] for d in nm]))))
+
+
+def bound(X):
+    """The side predictor with ``X`` bound to every fit of the full row set (for code that
+    fits clones without passing covariates: the interval calibration of the cells regime)."""
+    from benchpress.predict.side import SideInfoPredictor
+
+    def fit(self, Y, scales, covariates=None):
+        return SideInfoPredictor.fit(self, Y, scales, X if covariates is None else covariates)
+
+    cls = type("BoundSide", (SideInfoPredictor,), {"fit": fit})
+    return cls(**make_predictor("side").get_params())
+
+
+def intervals(bp, X) -> None:
+    """90% interval coverage and median width (percent cells), cells regime: calibrated on
+    seeds 1001-1002, measured on the published folds and on seeds 2001-2005."""
+    from benchpress.predict.coverage import coverage_json, evaluate_intervals
+
+    m = bp.matrix
+    for name, pred in (("default", make_predictor("default")), ("side", bound(X))):
+        for label, folds in (("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)),
+                             ("2001-2005", make_folds(~np.isnan(m.values), n_folds=3,
+                                                      seed=2001, n_seeds=5))):
+            js = coverage_json(evaluate_intervals(pred, m.values, m.scales, folds))
+            print(f"{name} {label}: coverage {js['coverage']:.3f} median width "
+                  f"{js['median_width']:.2f}", flush=True)
+
+
+def covariate_sets(m) -> None:
+    """Covariate sets compared with the side predictor's parameters, seeds 1001-1005
+    (columns of `model_covariates`: date, date squared, reasoning, open weights, effort,
+    then providers)."""
+    Y, scales, pred = m.values, m.scales, make_predictor("side")
+    for mp in (3, 5):
+        X = model_covariates(m.models, min_provider=mp)
+        prov = list(range(5, X.shape[1]))
+        for name, cols in (("date, reasoning, open", [0, 2, 3]),
+                           ("+ providers", [0, 2, 3] + prov),
+                           ("+ providers, effort", [0, 2, 3, 4] + prov),
+                           ("+ providers, date squared", [0, 1, 2, 3] + prov),
+                           ("all", list(range(X.shape[1])))):
+            r = score(pred, Y, scales, X[:, cols], CHOICE)
+            print(f"providers >= {mp} models | {name} ({len(cols)})",
+                  *(f"{v:.3f}" for v in r), flush=True)
+
+
+GRID = [dict(prior_alpha=a, prior_in_fit=f, prior_weight=w, effect_alpha=e)
+        for a in (None, 3.0, 10.0, 30.0) for f in (False, True) for w in (1.0, 3.0)
+        for e in (None, 30.0, 100.0)
+        if not (a is None and (f or w != 1.0))]
+# second round, around the best of the first (prior 3, in fit, weight 3, effects 30)
+FINE = [dict(prior_alpha=a, prior_in_fit=True, prior_weight=w, effect_alpha=e)
+        for a in (1.0, 3.0) for w in (3.0, 10.0) for e in (5.0, 10.0, 20.0)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
+    ap.add_argument("--fine", action="store_true", help="the second, finer grid")
+    ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
+    ap.add_argument("--covariate-sets", action="store_true",
+                    help="which covariates earn their keep (default parameters)")
+    ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
+    ap.add_argument("--no-providers", action="store_true", help="covariates without providers")
+    args = ap.parse_args()
+    bp = BenchPress.from_snapshot(".", sources=["benchpress"])
+    m = bp.matrix
+    Y, scales = m.values, m.scales
+    X = model_covariates(m.models, providers=not args.no_providers)
+    print(f"matrix {Y.shape}, covariates {X.shape}")
+    base = make_predictor("default")
+    if args.intervals:
+        return intervals(bp, X)
+    if args.covariate_sets:
+        return covariate_sets(m)
+    if args.ablate:
+        for name, cfg in (("chosen", {}), ("no prior", dict(prior_alpha=None)),
+                          ("prior only at fold-in", dict(prior_in_fit=False)),
+                          ("no effects", dict(effect_alpha=None)),
+                          ("effects 2", dict(effect_alpha=2.0))):
+            r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
+            print(name, *(f"{v:.3f}" for v in r), flush=True)
+        return
+    if not args.report:
+        print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
+        print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
+        for cfg in (FINE if args.fine else GRID):
+            t = time.perf_counter()
+            r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
+            print(cfg, *(f"{v:.3f}" for v in r), f"({time.perf_counter() - t:.0f}s)", flush=True)
+        return
+    side = make_predictor("side")
+    for name, pred, Xp in (("published", make_predictor("published"), None),
+                           ("default", base, None), ("side", side, X)):
+        c = score(pred, Y, scales, Xp, CHOICE)
+        f = score(pred, Y, scales, Xp, FRESH)
+        folds = read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)
+        e, secs = cell_errors(pred, Y, scales, Xp, folds)
+        print(f"{name}: choice {c[0]:.3f} | fresh {f[0]:.3f} | published {np.median(e):.3f} "
+              f"({secs:.2f}s for 30 folds) | new k=3 choice {c[1]:.3f} fresh {f[1]:.3f} | "
+              f"k=5 choice {c[2]:.3f} fresh {f[2]:.3f}", flush=True)
+        per_seed = [float(np.median(cell_errors(pred, Y, scales, Xp, make_folds(
+            ~np.isnan(Y), n_folds=3, seed=s))[0])) for s in range(2001, 2006)]
+        print(f"  {name}: cells MedAE per fresh seed 2001-2005:",
+              " ".join(f"{v:.3f}" for v in per_seed), flush=True)
+
+
+if __name__ == "__main__":
+    main()

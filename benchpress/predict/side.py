@@ -1,0 +1,273 @@
+"""Side information for the score predictor: what is known about a model before its scores.
+
+:class:`SideInfoPredictor` (``--method side``) is the default predictor (logit/z transform,
+rank-4 bias-ALS ensemble blended with pairwise regression) plus two uses of per-model
+covariates ``X`` of shape (n_models, n_features), built from the registry's model rows by
+:func:`model_covariates` (release date, reasoning, open weights, provider; never a field
+computed from scores):
+
+1. **a model-level prior** (``prior_alpha``): for every start, the fitted model bias and
+   factors ``[a_i, U_i]`` are ridge-regressed on the standardised covariates; a model's
+   row is then solved against the fitted benchmark parameters with its ridge penalty
+   centred on that prediction instead of 0 (``(A + L) d = b - A p``, ``theta = p + d``).
+   It is used when folding in new models with covariates (``fold_in(..., covariates=)``)
+   and, with ``prior_in_fit``, to re-solve the training rows once after the fit.
+2. **covariate x benchmark residual effects** (``effect_alpha``): per benchmark, a ridge
+   regression of the training residuals (z units) on the covariates, added to every
+   prediction of a row with covariates.
+
+The defaults (prior 3, in the fit, weight 3; effects 5) were chosen on our own partitions
+only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
+scores; ``benchmarks/side_info_study.py``), never on the published folds.
+
+Without covariates (``fit(Y, scales)``, a covariate matrix with no columns, or a new row
+folded in without them) every number equals ``make_predictor("default")``'s.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+import polars as pl
+
+from benchpress.errors import BadInputError
+from benchpress.predict._threads import single_blas_thread
+from benchpress.predict.als import fold_in_batched
+from benchpress.predict.base import check_scores
+from benchpress.predict.predictor import ALSPredictor
+
+__all__ = ["SideInfoPredictor", "model_covariates", "check_covariates"]
+
+_EPOCH = date(2024, 1, 1)
+_MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
+
+
+def _years(value) -> float:
+    """Years from 2024-01-01 of an ISO date, a year-month (mid-month) or a year (mid-year);
+    NaN when missing or unreadable."""
+    text = str(value or "")[:10]
+    for fmt, pad in ((10, ""), (7, "-15"), (4, "-07-01")):
+        if len(text) == fmt:
+            try:
+                return (date.fromisoformat(text + pad) - _EPOCH).days / 365.25
+            except ValueError:
+                return np.nan
+    return np.nan
+
+
+def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
+                     providers: bool = True) -> np.ndarray | None:
+    """Per-model covariates from a models frame, shape (n_models, n_features), float.
+
+    Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
+    the 2026-05 matrix's mean release), is_reasoning, open_weights (0/1), a named reasoning
+    effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
+    with at least ``min_provider`` models in the frame (when ``providers``). Missing values
+    are NaN (the predictor fills them with the training mean). None when the frame carries
+    none of these fields (e.g. ``ScoreMatrix.from_arrays``).
+    """
+    cols = []
+    if "release_date" in models.columns:
+        years = [_years(v) for v in models["release_date"].to_list()]
+        cols += [years, [(y - _MID) ** 2 for y in years]]
+    for name in ("is_reasoning", "open_weights"):
+        if name in models.columns:
+            cols.append([np.nan if v is None else float(v) for v in models[name].to_list()])
+    if "effort" in models.columns:
+        cols.append([float(bool(v)) for v in models["effort"].to_list()])
+    if providers and "provider" in models.columns:
+        prov = models["provider"].to_list()
+        counts = {p: prov.count(p) for p in set(prov) if p}
+        for p in sorted(k for k, n in counts.items() if n >= min_provider):
+            cols.append([float(v == p) for v in prov])
+    if not cols:
+        return None
+    return np.asarray(cols, dtype=float).T.reshape(models.height, len(cols))
+
+
+def check_covariates(covariates, n_rows: int, n_features: int | None = None):
+    """``covariates`` as a float (n_rows, n_features) array (None stays None); a wrong shape
+    or an infinite value raises BadInputError in one line."""
+    if covariates is None:
+        return None
+    X = np.array(covariates, dtype=float, copy=True)
+    if X.ndim != 2 or X.shape[0] != n_rows or (n_features is not None and X.shape[1] != n_features):
+        want = f"({n_rows}, {'n_features' if n_features is None else n_features})"
+        raise BadInputError(f"covariates must have shape {want}, got {X.shape}")
+    if np.isinf(X).any():
+        raise BadInputError("covariates contain infinite values")
+    return X
+
+
+def _ridge(X, T, alpha):
+    """Ridge coefficients (n_features, n_targets) of centred ``T`` on ``X`` (no intercept)."""
+    return np.linalg.solve(X.T @ X + alpha * np.eye(X.shape[1]), X.T @ T)
+
+
+class SideInfoPredictor(ALSPredictor):
+    """The default predictor plus per-model covariates (see the module docstring).
+
+    Parameters
+    ----------
+    prior_alpha : float or None, default 3.0
+        Ridge penalty of the regression of model bias and factors on the covariates (the
+        fold-in prior); None = no prior.
+    prior_in_fit : bool, default True
+        Re-solve the training rows once against their prior after the fit.
+    prior_weight : float, default 3.0
+        Multiplies the ridge diagonal of the solves towards the prior (larger = rows stay
+        closer to what their covariates predict).
+    effect_alpha : float or None, default 5.0
+        Ridge penalty of the per-benchmark covariate effects on the residuals; None = none.
+    **als_params
+        :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
+        preset's values when made by ``make_predictor("side")``).
+
+    Attributes
+    ----------
+    covariates_ : ndarray (n_models, n_features) or None
+        Standardised training covariates (NaN -> 0).
+    """
+
+    accepts_covariates = True
+
+    def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
+                 prior_in_fit: bool = True, prior_weight: float = 3.0,
+                 effect_alpha: float | None = 5.0, **als_params):
+        super().__init__(rank, **als_params)
+        self.prior_alpha = prior_alpha
+        self.prior_in_fit = prior_in_fit
+        self.prior_weight = prior_weight
+        self.effect_alpha = effect_alpha
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
+                                           "effect_alpha"]
+
+    def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
+        """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
+        (n_models, n_features); without covariates this is the default predictor."""
+        X = check_covariates(covariates, np.shape(Y)[0]) if np.ndim(Y) == 2 else None
+        self._raw_covariates = None if X is None or X.shape[1] == 0 else X
+        return super().fit(Y, scales)
+
+    def _standardise(self, X):
+        return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0)
+
+    def _fit(self, Y, scales) -> None:
+        super()._fit(Y, scales)
+        X = self._raw_covariates
+        self.covariates_ = None
+        if X is None:
+            return
+        seen = ~np.isnan(X)
+        n_seen = seen.sum(axis=0)
+        self.x_mean_ = np.where(seen, X, 0.0).sum(axis=0) / np.maximum(n_seen, 1)
+        dev = np.where(seen, X - self.x_mean_, 0.0)
+        sd = np.sqrt((dev ** 2).sum(axis=0) / np.maximum(n_seen, 1))
+        self.x_scale_ = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+        Xs = self.covariates_ = self._standardise(X)
+        ens = self.ensemble_
+        S, n_m, r = ens.U_.shape
+        if self.prior_alpha is not None:
+            T = np.concatenate([ens.model_bias_[:, :, None], ens.U_], axis=2)  # (S, n_m, r+1)
+            T = T.transpose(1, 0, 2).reshape(n_m, S * (r + 1))
+            self.theta_mean_ = T.mean(axis=0)
+            self.theta_coef_ = _ridge(Xs, T - self.theta_mean_, self.prior_alpha)
+        Z = self.transform_.transform(Y)
+        self.base_z_ = self._row_z(Z, Xs) if self._use_prior_in_fit() else None
+        self.effects_ = None
+        if self.effect_alpha is not None:
+            resid = Z - self._als_blend_z()
+            obs = ~np.isnan(resid)
+            R = np.where(obs, resid, 0.0)
+            # per benchmark j: (X_j' X_j + alpha I) B_j = X_j' r_j over its observed rows
+            A = np.einsum("ij,ik,il->jkl", obs.astype(float), Xs, Xs)
+            A += self.effect_alpha * np.eye(Xs.shape[1])
+            self.effects_ = np.linalg.solve(A, (Xs.T @ R).T[..., None])[..., 0].T  # (p, n_b)
+
+    def _use_prior_in_fit(self) -> bool:
+        return self.prior_alpha is not None and self.prior_in_fit
+
+    def _prior_theta(self, Xs):
+        """Prior [a, U] per start for standardised rows: (S, n_rows, rank+1)."""
+        S, _, r = self.ensemble_.U_.shape
+        th = self.theta_mean_ + Xs @ self.theta_coef_
+        return th.reshape(len(Xs), S, r + 1).transpose(1, 0, 2)
+
+    def _row_z(self, Z_rows, Xs):
+        """Per-start z rows solved against the fitted benchmarks with the covariate prior:
+        (S, n_rows, n_benchmarks)."""
+        ens = self.ensemble_
+        W = (~np.isnan(Z_rows)).astype(float)
+        P = self._prior_theta(Xs)
+        base = (ens.mu_[:, None, None] + ens.benchmark_bias_[:, None, :] + P[:, :, :1]
+                + P[:, :, 1:] @ ens.V_.transpose(0, 2, 1))
+        reg = self.als_config().reg_diagonal() * float(self.prior_weight)
+        out = np.empty_like(base)
+        zero_c = np.zeros((1, Z_rows.shape[1]))
+        for s in range(base.shape[0]):  # the offset differs per start: one batch each
+            out[s] = base[s] + fold_in_batched(Z_rows - base[s], W, np.zeros(1), zero_c,
+                                               ens.V_[s:s + 1], reg_diag=reg)[0]
+        return out
+
+    def _als_blend_z(self):
+        """Blended z completion of the training rows (with the prior when used)."""
+        Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
+        reg = self.regression_z_ if self.regression_ is not None else None
+        return self._blend(Zs.mean(axis=0), reg)
+
+    def _predict(self) -> np.ndarray:
+        if self.covariates_ is None:
+            return super()._predict()
+        Zb = self._als_blend_z()
+        if self.effects_ is not None:
+            Zb = Zb + self.covariates_ @ self.effects_
+        return self.transform_.to_scores(Zb)
+
+    def complete_spread(self) -> np.ndarray:
+        """Per-cell std of the starts' predictions in score units, (n_models, n_benchmarks),
+        side information included (see :meth:`ALSPredictor.complete_spread`)."""
+        self._fitted()
+        if self.covariates_ is None:
+            return super().complete_spread()
+        Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
+        Zs = self._blend(Zs, self.regression_z_ if self.regression_ is not None else None)
+        if self.effects_ is not None:
+            Zs = Zs + (self.covariates_ @ self.effects_)[None]
+        return self.transform_.to_scores(Zs).std(axis=0)
+
+    def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
+                return_spread: bool = False):
+        """Predict full rows of new models from known scores and optional covariates
+        (n_rows, n_features, the training features); without covariates, or without
+        covariates at fit time, exactly the default predictor's fold-in."""
+        self._fitted()
+        S = np.asarray(scores, dtype=float)
+        one = S.ndim == 1
+        S2 = check_scores(np.atleast_2d(S), self.scales_)
+        if self.covariates_ is None or covariates is None:
+            return super().fold_in(scores, refit=refit, return_spread=return_spread)
+        X = check_covariates(np.atleast_2d(covariates), S2.shape[0], self.covariates_.shape[1])
+        Xs = self._standardise(X)
+        if refit:
+            twin = type(self)(**self.get_params()).fit(
+                np.vstack([self.Y_, S2]), self.scales_,
+                covariates=np.vstack([self._raw_covariates, X]))
+            out = twin.complete(keep_observed=False)[self.Y_.shape[0]:]
+            return out[0] if one else out
+        Z_new = self.transform_.transform(S2)
+        with single_blas_thread():
+            Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
+                  else self.ensemble_.fold_in_starts(Z_new))
+            reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
+            Zs = self._blend(Zs, reg)
+            if self.effects_ is not None:
+                Zs = Zs + (Xs @ self.effects_)[None]
+        out = self.transform_.to_scores(Zs.mean(axis=0))
+        if not return_spread:
+            return out[0] if one else out
+        spread = self.transform_.to_scores(Zs).std(axis=0)
+        return (out[0], spread[0]) if one else (out, spread)

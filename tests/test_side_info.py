@@ -1,0 +1,149 @@
+"""Side-information predictor (`--method side`): exact fallback to the default, covariate
+checks, and a synthetic matrix where a covariate truly drives the scores."""
+
+import numpy as np
+import polars as pl
+import pytest
+
+from benchpress.api import BenchPress
+from benchpress.errors import BadInputError
+from benchpress.predict import evaluate, make_folds, make_predictor
+from benchpress.predict.side import SideInfoPredictor, model_covariates
+from benchpress.scales import BenchmarkScales
+from benchpress.store.matrix import ScoreMatrix
+
+FAST = dict(n_starts=4)
+
+
+def test_no_covariates_is_exactly_the_default(paper_matrix):
+    Y, mids, bids, scales = paper_matrix
+    side = make_predictor("side", **FAST)
+    assert isinstance(side, SideInfoPredictor) and side.method == "side"
+    default = make_predictor("default", **FAST).fit(Y, scales)
+    for X in (None, np.zeros((Y.shape[0], 0))):
+        fitted = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
+        assert np.array_equal(fitted.complete(keep_observed=False),
+                              default.complete(keep_observed=False))
+        rows = np.where(np.arange(Y.shape[1]) < 5, Y[:3], np.nan)
+        assert np.array_equal(fitted.fold_in(rows), default.fold_in(rows))
+    folds = make_folds(~np.isnan(Y), n_folds=3, seed=1001)
+    a = evaluate(side, Y, scales, folds).cells["predicted"].to_numpy()
+    b = evaluate(make_predictor("default", **FAST), Y, scales, folds).cells["predicted"].to_numpy()
+    assert np.array_equal(a, b)
+    # a matrix without model metadata (ids only): no covariates reach the fit, same numbers
+    bp = BenchPress(ScoreMatrix.from_arrays(Y, mids, bids, scales), side)
+    assert model_covariates(bp.matrix.models) is None
+    assert np.array_equal(bp.predictor.complete(), default.complete())
+
+
+def test_fitted_rows_without_covariates_fold_in_like_the_default(paper_matrix):
+    Y, _, _, scales = paper_matrix
+    X = np.random.RandomState(0).normal(size=(Y.shape[0], 3))
+    side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
+    default = make_predictor("default", **FAST).fit(Y, scales)
+    row = np.where(np.arange(Y.shape[1]) < 6, Y[7], np.nan)
+    assert np.array_equal(side.fold_in(row), default.fold_in(row))  # no covariates given
+    assert not np.array_equal(side.fold_in(row, covariates=X[7]), default.fold_in(row))
+    # the refit way and the spread see the covariates too
+    refit = side.fold_in(row, covariates=X[7], refit=True)
+    assert refit.shape == row.shape and np.isfinite(refit).all()
+    assert not np.array_equal(refit, default.fold_in(row, refit=True))
+    pred, spread = side.fold_in(row[None], covariates=X[7:8], return_spread=True)
+    assert pred.shape == spread.shape == (1, Y.shape[1]) and (spread >= 0).all()
+    assert side.complete_spread().shape == Y.shape
+    assert not np.array_equal(side.complete_spread(), default.complete_spread())
+
+
+@pytest.mark.parametrize("X", [np.ones((5, 2)), np.ones(84), np.ones((84, 2, 1))])
+def test_wrong_covariate_shape_is_refused_in_one_line(paper_matrix, X):
+    Y, _, _, scales = paper_matrix
+    with pytest.raises(BadInputError, match=r"covariates must have shape \(84, ") as err:
+        make_predictor("side", **FAST).fit(Y, scales, covariates=X)
+    assert "\n" not in str(err.value)
+
+
+def test_fold_in_covariates_must_match_the_fit(paper_matrix):
+    Y, _, _, scales = paper_matrix
+    fitted = make_predictor("side", **FAST).fit(Y, scales, covariates=np.ones((84, 3)))
+    with pytest.raises(BadInputError, match=r"covariates must have shape \(1, 3\), got \(1, 2\)"):
+        fitted.fold_in(Y[0], covariates=np.ones(2))
+    with pytest.raises(BadInputError, match="infinite"):
+        make_predictor("side", **FAST).fit(Y, scales, covariates=np.full((84, 1), np.inf))
+
+
+def test_model_covariates_from_metadata():
+    models = pl.DataFrame({"model_id": ["a", "b", "c", "d"],
+                           "release_date": ["2025-01-01", "2025-07", None, "2024"],
+                           "is_reasoning": [True, False, None, True],
+                           "open_weights": [False, True, True, None],
+                           "provider": ["P", "P", "P", "Q"],
+                           "effort": ["high", None, None, "max"]})
+    X = model_covariates(models, min_provider=3)
+    # date, date squared, reasoning, open weights, effort, provider P (Q has one model)
+    assert X.shape == (4, 6)
+    assert X[0, 0] == pytest.approx(366 / 365.25) and np.isnan(X[2, 0])
+    assert X[3, 0] == pytest.approx(182 / 365.25)  # a bare year: mid-year (2024 is leap)
+    assert X[0, 1] == pytest.approx((366 - 456) ** 2 / 365.25 ** 2)  # about 2025-04-01
+    assert np.isnan(X[2, 2]) and np.isnan(X[3, 3])
+    assert X[:, 4].tolist() == [1.0, 0.0, 0.0, 1.0]
+    assert X[:, 5].tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert model_covariates(models).shape == (4, 5)  # no provider has 5 models
+    assert model_covariates(models.select("model_id")) is None
+
+
+def _synthetic(seed=0, n_models=90, n_bench=24):
+    """Low-rank logit scores plus a strong binary-covariate x benchmark effect."""
+    rng = np.random.RandomState(seed)
+    x = (rng.rand(n_models) < 0.5).astype(float)          # e.g. "reasoning"
+    U, V = rng.normal(size=(n_models, 2)), rng.normal(size=(n_bench, 2))
+    effect = rng.normal(0.0, 2.0, size=n_bench)            # what the covariate does per benchmark
+    logit = 0.5 * U @ V.T + np.outer(x - 0.5, effect) + rng.normal(0, 0.15, (n_models, n_bench))
+    Y = 100 / (1 + np.exp(-logit))
+    Y[rng.rand(n_models, n_bench) < 0.35] = np.nan
+    scales = BenchmarkScales(np.array(["percent"] * n_bench), np.zeros(n_bench),
+                             np.full(n_bench, 100.0))
+    return Y, scales, x[:, None]
+
+
+def test_side_beats_default_when_a_covariate_drives_the_scores():
+    Y, scales, X = _synthetic()
+    # whole models held out, folded in from 3 scores: where the scores say least
+    rng = np.random.RandomState(1)
+    held = rng.permutation(len(Y))[:30]
+    keep = np.setdiff1d(np.arange(len(Y)), held)
+    side = make_predictor("side", **FAST).fit(Y[keep], scales, covariates=X[keep])
+    default = make_predictor("default", **FAST).fit(Y[keep], scales)
+    S = np.full((len(held), Y.shape[1]), np.nan)
+    rest = np.zeros_like(S, dtype=bool)
+    for r, i in enumerate(held):
+        order = rng.permutation(np.flatnonzero(~np.isnan(Y[i])))
+        S[r, order[:3]] = Y[i, order[:3]]
+        rest[r, order[3:]] = True
+    truth = Y[held]
+    err_side = np.median(np.abs(side.fold_in(S, covariates=X[held]) - truth)[rest])
+    err_default = np.median(np.abs(default.fold_in(S) - truth)[rest])
+    assert err_side < 0.9 * err_default
+
+
+def test_benchpress_passes_the_model_metadata(paper_matrix):
+    """`BenchPress` builds covariates from the matrix's model rows for `--method side`:
+    held-out error on our own partition drops below the default's."""
+    import json
+
+    from tests.predict_data import DATA_JSON
+
+    Y, mids, bids, scales = paper_matrix
+    meta = {m["id"]: m for m in json.loads(DATA_JSON.read_text())["models"]}
+    models = pl.DataFrame({"model_id": mids,
+                           "provider": [meta[m]["provider"] for m in mids],
+                           "release_date": [meta[m]["release_date"] for m in mids],
+                           "is_reasoning": [meta[m]["reasoning"] for m in mids],
+                           "open_weights": [meta[m].get("open_weights") for m in mids]})
+    plain = ScoreMatrix.from_arrays(Y, mids, bids, scales)
+    matrix = ScoreMatrix(Y, mids, bids, plain.benchmarks, models, scales=scales)
+    side = BenchPress(matrix, make_predictor("side", **FAST))
+    assert side.predictor.covariates_.shape == model_covariates(models).shape
+    assert side.matrix.without_model(mids[0]).models.height == len(mids) - 1
+    folds = make_folds(~np.isnan(Y), n_folds=3, seed=1001)
+    default = BenchPress(matrix, make_predictor("default", **FAST))
+    assert side.evaluate(folds).overall.medae < default.evaluate(folds).overall.medae
