@@ -73,11 +73,6 @@ def parse_scores(text: str | None) -> dict[str, float]:
     return scores
 
 
-def _nan_none(a) -> list:
-    return [None if (v is None or (isinstance(v, float) and not math.isfinite(v))) else v
-            for v in np.asarray(a, dtype=float).tolist()]
-
-
 class Engine:
     """A loaded `BenchPress` with its completion, intervals and support precomputed.
 
@@ -245,13 +240,18 @@ class Engine:
     def nearest(self, row: np.ndarray, n: int = 5) -> list[dict]:
         """Known models closest to `row` on its given benchmarks: RMS distance in the
         interval space (z units) between the given scores and each model's scores there
-        (observed where measured, else predicted); `n_measured` counts the measured ones."""
+        (observed where measured, else predicted); `n_measured` counts the measured ones.
+        Models measured on at least half of the given benchmarks rank first, then those
+        measured on one."""
         given = ~np.isnan(row)
         z = self.support.transform.transform(np.where(given, row, np.nan)[None, :])[0]
         diff = self.Zc[:, given] - z[given]
         dist = np.sqrt(np.nanmean(diff ** 2, axis=1))
         measured = self.observed[:, given].sum(axis=1)
-        order = np.lexsort((-measured, dist))[:n]
+        # models measured on at least half of the given benchmarks (else on one) come first
+        need = max(1, math.ceil(given.sum() / 2))
+        tier = np.where(measured >= need, 0, np.where(measured >= 1, 1, 2))
+        order = np.lexsort((-measured, dist, tier))[:n]
         ids = self.bp.matrix.model_ids
         return [{"model_id": ids[i], "distance_z": float(dist[i]),
                  "n_measured": int(measured[i]), "n_given": int(given.sum()),
