@@ -27,6 +27,7 @@ from benchpress.api import BenchPress
 from benchpress.errors import BadInputError
 from benchpress.predict import intervals as conformal
 from benchpress.predict import make_predictor
+from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.ranking import NORMAL_Q95, compare_models
 
 __all__ = ["load_model", "Engine", "parse_scores", "MAX_CANDIDATES"]
@@ -175,8 +176,11 @@ class Engine:
 
     def fold_in(self, rows: np.ndarray) -> dict:
         """Fold-in predictions with 90% intervals and trust for rows (n_rows, n_benchmarks)."""
-        return conformal.fold_in_intervals(self.predictor, self.cal_new, np.atleast_2d(rows),
-                                           self.support)
+        # one BLAS thread: these products are small, and OpenBLAS's threads only wait on
+        # each other when the cores are busy (several times slower on a loaded machine)
+        with single_blas_thread():
+            return conformal.fold_in_intervals(self.predictor, self.cal_new,
+                                               np.atleast_2d(rows), self.support)
 
     # -- answers ---------------------------------------------------------------------------
     def predict(self, scores: dict[str, float], *, n_nearest: int = 5) -> dict:

@@ -27,3 +27,19 @@
     btn.disabled = false;
   });
 })();
+
+// the pipeline's own drift report (drift/report.json), when the workspace has one
+(async () => {
+  try {
+    const { body } = await BP.getJSON("/api/versions");
+    const r = body.pipeline_drift;
+    const box = document.getElementById("pipeline-drift");
+    if (!r || !box) return;
+    const t = BP.el("table"); t.className = "data";
+    t.appendChild(BP.row(["version", "models", "benchmarks", "cells", "var. 2 factors", "best rank", "MedAE", "probes"]));
+    for (const s of r.snapshots) t.appendChild(BP.row([s.label, s.n_models, s.n_benchmarks, s.n_cells,
+      BP.fmt(s.var2, 3), s.best_rank, BP.fmt(s.medae, 2), (s.probes || []).join(", ")]));
+    box.append(BP.el("h2", "Drift by snapshot (the pipeline's drift/report.json)"), t);
+    for (const tr of r.transitions) box.appendChild(BP.el("p", `${tr.from_label} → ${tr.to_label}: probes added [${tr.probes_added.join(", ")}], removed [${tr.probes_removed.join(", ")}]` + (tr.alarms.length ? `; alarms: ${tr.alarms.join("; ")}` : "; no alarm")));
+  } catch (e) { BP.showError(e.message); }
+})();
