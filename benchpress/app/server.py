@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import (
     FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response,
@@ -78,8 +79,8 @@ def create_app(state: views.AppState) -> Starlette:
     def api(compute):
         """A JSON endpoint: BenchPressError -> {"error": one line}, 400 (404 not found)."""
         async def endpoint(request: Request) -> Response:
-            try:
-                payload = compute(request)
+            try:  # in a worker thread: a slow query does not hold up other pages
+                payload = await run_in_threadpool(compute, request)
             except BenchPressError as exc:
                 return _error(exc)
             if isinstance(payload, Response):
@@ -94,7 +95,7 @@ def create_app(state: views.AppState) -> Starlette:
             data, error, status = None, None, 200
             if compute is not None:
                 try:
-                    data = compute(request)
+                    data = await run_in_threadpool(compute, request)
                 except BenchPressError as exc:
                     error, status = str(exc), 404 if isinstance(exc, views.NotFound) else 400
             ctx = {"data": data, "error": error, "q": dict(request.query_params),
