@@ -73,6 +73,7 @@ def create_app(state: views.AppState) -> Starlette:
     """The ASGI app serving `state` (see `build_state`)."""
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["num"] = _fmt
+    templates.env.filters["setting"] = _setting
     templates.env.globals.update(pages=PAGES)
     q = lambda r, k, d=None: r.query_params.get(k, d)  # noqa: E731
 
@@ -191,3 +192,18 @@ def _fmt(value, digits: int = 1) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def _setting(text: str | None) -> str:
+    """Jinja filter: a reported setting (JSON or text) shortened to its mode and effort."""
+    if not text:
+        return ""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(doc, dict):
+        return str(doc)
+    effort = doc.get("effort")
+    parts = [doc.get("mode"), f"effort {effort}" if effort not in (None, "", "default") else None]
+    return ", ".join(str(p) for p in parts if p) or "default"
