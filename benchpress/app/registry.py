@@ -1,0 +1,139 @@
+"""What the app reads from the registry itself: citations, snapshots, diffs and SQL.
+
+`RegistryView` reads the verified tables of the served folder once (`tables.read_table`),
+keeps one sealed DuckDB connection (`store.sql.connect`) for the SQL console, guarded by
+a lock (one query at a time, each under the sandbox's time limit and row cap), and reads
+other snapshots' cells on demand (cached) for a model's values across versions.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+
+from benchpress.errors import BadInputError
+from benchpress.home import Home
+from benchpress.store import sql as sandbox
+from benchpress.store.diff import diff as registry_diff
+from benchpress.store.snapshot import list_snapshots
+from benchpress.store.tables import read_table
+
+__all__ = ["RegistryView", "SQL_TIMEOUT", "SQL_MAX_ROWS", "EXAMPLE_SQL"]
+
+SQL_TIMEOUT = 10.0      # seconds per console query
+SQL_MAX_ROWS = 5_000    # rows a console query returns at most
+EXAMPLE_SQL = ("SELECT benchmark_id, count(*) AS n_models, round(avg(score), 1) AS mean_score\n"
+               "FROM cells GROUP BY benchmark_id ORDER BY n_models DESC LIMIT 20")
+_CAUSE_SQL_COLUMNS = ("change", "model_id", "benchmark_id", "score_a", "score_b", "difference",
+                      "setting_changed", "setting_a", "setting_b", "citation_changed",
+                      "source_id_a", "source_id_b", "reference_url_b")
+
+
+class RegistryView:
+    """The served registry or snapshot folder, read-only.
+
+    Parameters
+    ----------
+    home : Home
+        The workspace (for snapshots and diffs).
+    folder : Path
+        The registry or snapshot folder the model was loaded from.
+    """
+
+    def __init__(self, home: Home, folder: Path):
+        self.home, self.folder = home, Path(folder)
+        self.models = read_table(self.folder, "models")
+        self.benchmarks = read_table(self.folder, "benchmarks")
+        self.scores = read_table(self.folder, "scores")
+        self.cells = read_table(self.folder, "cells")
+        self.aliases = read_table(self.folder, "aliases")
+        self._sql = sandbox.connect(self.folder)
+        self._sql_lock = threading.Lock()
+        self._history = lru_cache(maxsize=64)(self._snapshot_cells)
+
+    # -- citations -------------------------------------------------------------------------
+    def model_meta(self, model_id: str) -> dict | None:
+        rows = self.models.filter(pl.col("model_id") == model_id).to_dicts()
+        return rows[0] if rows else None
+
+    def model_cells(self, model_id: str) -> pl.DataFrame:
+        """The model's resolved cells with their citation, one row per benchmark."""
+        return (self.cells.filter(pl.col("model_id") == model_id)
+                .join(self.benchmarks.select("benchmark_id", "name", "scale", "ordinal"),
+                      on="benchmark_id", how="left").sort("ordinal"))
+
+    def observations(self, model_id: str, benchmark_id: str | None = None) -> pl.DataFrame:
+        """Every observation (all sources) of a model, or of one of its cells."""
+        rows = self.scores.filter(pl.col("model_id") == model_id)
+        if benchmark_id is not None:
+            rows = rows.filter(pl.col("benchmark_id") == benchmark_id)
+        return rows.select("benchmark_id", "score", "source_id", "source_type", "reference_url",
+                           "reported_setting", "audit_status", "observed_at", "row")
+
+    def benchmark_names(self) -> list[dict]:
+        """Every benchmark with its name and aliases (for autocompletion)."""
+        alias = (self.aliases.filter(pl.col("kind") == "benchmark")
+                 .group_by("canonical_id").agg(pl.col("alias").sort()))
+        known = dict(zip(alias["canonical_id"].to_list(), alias["alias"].to_list()))
+        return [{"benchmark_id": r["benchmark_id"], "name": r["name"], "scale": r["scale"],
+                 "cost": r["cost"], "aliases": known.get(r["benchmark_id"], [])}
+                for r in self.benchmarks.sort("ordinal").to_dicts()]
+
+    # -- versions --------------------------------------------------------------------------
+    def snapshots(self) -> list[dict]:
+        """The snapshot timeline, oldest first."""
+        return [{"id": s.id, "tags": s.tags, "created_at": s.created_at, "counts": s.counts,
+                 "label": s.tags[-1] if s.tags else s.id[:12]} for s in list_snapshots(self.home)]
+
+    def _snapshot_cells(self, path: str) -> pl.DataFrame:
+        return read_table(Path(path), "cells").select("model_id", "benchmark_id", "score")
+
+    def history(self, model_id: str) -> dict:
+        """The model's observed values in every snapshot (and the served folder):
+        ``{"versions": [labels], "rows": [{benchmark_id, values: [...], changed}]}``."""
+        versions = [(s.tags[-1] if s.tags else s.id[:12], s.path) for s in list_snapshots(self.home)]
+        if not any(Path(p).resolve() == self.folder.resolve() for _, p in versions):
+            versions.append(("served", self.folder))
+        table: dict[str, list] = {}
+        for k, (_, path) in enumerate(versions):
+            cells = self._history(str(path)).filter(pl.col("model_id") == model_id)
+            for bid, score in zip(cells["benchmark_id"].to_list(), cells["score"].to_list()):
+                table.setdefault(bid, [None] * len(versions))[k] = score
+        rows = [{"benchmark_id": b, "values": v,
+                 "changed": len({x for x in v if x is not None}) > 1 or (None in v and any(
+                     x is not None for x in v))} for b, v in sorted(table.items())]
+        return {"versions": [label for label, _ in versions], "rows": rows}
+
+    def diff(self, ref_a: str, ref_b: str, *, max_cells: int = 500) -> dict:
+        """The diff between two versions (snapshot id, tag, latest or current), with the
+        cause of each changed cell, at most `max_cells` cell rows per kind."""
+        d = registry_diff(self.home, ref_a, ref_b)
+        cells = d.cells.with_columns(
+            pl.when(pl.col("change") != "changed").then(pl.col("change"))
+            .when(pl.col("setting_changed")).then(pl.lit("evaluation setting changed"))
+            .when(pl.col("citation_changed")).then(pl.lit("new citation or source"))
+            .otherwise(pl.lit("value revised by the same citation")).alias("cause"))
+        out = {"a": d.a, "b": d.b, "summary": d.counts(),
+               "models": d.models.to_dicts(), "benchmarks": d.benchmarks.to_dicts(),
+               "merged": d.merged.to_dicts(), "cells": {}, "truncated": {}}
+        for change in ("added", "removed", "changed"):
+            part = cells.filter(pl.col("change") == change)
+            if change == "changed":
+                part = part.sort(pl.col("difference").abs(), descending=True)
+            out["cells"][change] = part.select(*_CAUSE_SQL_COLUMNS, "cause").head(max_cells).to_dicts()
+            out["truncated"][change] = part.height > max_cells
+        return out
+
+    # -- SQL -------------------------------------------------------------------------------
+    def sql(self, query: str, *, max_rows: int = SQL_MAX_ROWS) -> sandbox.QueryResult:
+        """Run one read-only SELECT in the sealed sandbox (time limit `SQL_TIMEOUT`)."""
+        if not query or not query.strip():
+            raise BadInputError("enter a SELECT query")
+        with self._sql_lock:
+            return sandbox.run_select(self._sql, query, timeout=SQL_TIMEOUT, max_rows=max_rows)
+
+    def close(self) -> None:
+        self._sql.close()

@@ -1,0 +1,209 @@
+"""The web app: Starlette routes, Jinja2 pages and JSON under /api/ (read-only: GET only).
+
+Every page's state is in its URL's query string (shareable), and every page's data is
+the JSON of the matching /api/ route (`views`). Plotly's JavaScript is served from the
+installed `plotly` package (no CDN: the app works offline).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from benchpress.errors import BadInputError, BenchPressError
+from benchpress.home import Home
+from benchpress.store.snapshot import resolve_snapshot
+
+from benchpress.app import views
+from benchpress.app.jobs import Jobs
+from benchpress.app.model import Engine, load_model
+from benchpress.app.registry import EXAMPLE_SQL, RegistryView
+
+__all__ = ["build_state", "create_app", "PAGES"]
+
+log = logging.getLogger("benchpress.app")
+HERE = Path(__file__).parent
+PAGES = [("predict", "Predict"), ("models", "Models"), ("compare", "Compare"),
+         ("matrix", "Matrix"), ("versions", "Versions"), ("sql", "SQL"), ("probes", "Probes")]
+
+
+def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] | None = None,
+                method: str = "default") -> views.AppState:
+    """Load the model and the registry, and precompute everything (logs the time)."""
+    t0 = time.perf_counter()
+    bp = load_model(home, snapshot, sources=sources, method=method)
+    engine = Engine(bp)
+    registry = RegistryView(home, bp.folder or resolve_snapshot(home, snapshot))
+    seconds = time.perf_counter() - t0
+    log.info("startup: %.1f s (%d models x %d benchmarks, %s)", seconds,
+             *bp.matrix.values.shape, snapshot or "current registry")
+    return views.AppState(home, engine, registry, Jobs(), snapshot, sources, seconds)
+
+
+def _plotly_js() -> Path:
+    import plotly
+
+    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+class _JSON(JSONResponse):
+    def render(self, content) -> bytes:
+        return json.dumps(views.clean(content), allow_nan=False, default=str,
+                          separators=(",", ":")).encode("utf-8")
+
+
+def _error(exc: BenchPressError) -> _JSON:
+    return _JSON({"error": str(exc)}, status_code=404 if isinstance(exc, views.NotFound) else 400)
+
+
+def create_app(state: views.AppState) -> Starlette:
+    """The ASGI app serving `state` (see `build_state`)."""
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters["num"] = _fmt
+    templates.env.filters["setting"] = _setting
+    templates.env.globals.update(pages=PAGES)
+    q = lambda r, k, d=None: r.query_params.get(k, d)  # noqa: E731
+
+    def api(compute):
+        """A JSON endpoint: BenchPressError -> {"error": one line}, 400 (404 not found)."""
+        async def endpoint(request: Request) -> Response:
+            try:  # in a worker thread: a slow query does not hold up other pages
+                payload = await run_in_threadpool(compute, request)
+            except BenchPressError as exc:
+                return _error(exc)
+            if isinstance(payload, Response):
+                return payload
+            status = 202 if payload.get("status") in ("queued", "running") else 200
+            return _JSON(payload, status_code=status)
+        return endpoint
+
+    def page(template: str, compute=None, title: str = ""):
+        """An HTML page; `compute` (optional) gives its data, or an error shown on it."""
+        async def endpoint(request: Request) -> Response:
+            data, error, status = None, None, 200
+            if compute is not None:
+                try:
+                    data = await run_in_threadpool(compute, request)
+                except BenchPressError as exc:
+                    error, status = str(exc), 404 if isinstance(exc, views.NotFound) else 400
+            ctx = {"data": data, "error": error, "q": dict(request.query_params),
+                   "served": state.label, "title": title, "active": template.split(".")[0],
+                   "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots()}
+            ctx.update(request.path_params)
+            return templates.TemplateResponse(request, template, ctx, status_code=status)
+        return endpoint
+
+    def sql_csv(request: Request) -> Response:
+        text = views.sql_csv(state, q(request, "q"))
+        return PlainTextResponse(text, media_type="text/csv", headers={
+            "Content-Disposition": 'attachment; filename="benchpress-query.csv"'})
+
+    def model_api(r):
+        return views.model(state, r.path_params["model_id"])
+
+    def compare_data(r):
+        if not q(r, "models") and not r.query_params.getlist("new"):
+            return None
+        return views.compare(state, q(r, "models"), r.query_params.getlist("new"))
+
+    def diff_data(r):
+        return views.diff(state, q(r, "from"), q(r, "to")) if q(r, "from") and q(r, "to") else None
+
+    def sql_data(r):
+        return views.sql(state, q(r, "q")) if q(r, "q") else None
+
+    def k_of(r):
+        k = q(r, "k")
+        try:
+            return int(k) if k else None
+        except ValueError:
+            raise BadInputError(f"k is '{k}', not a whole number") from None
+
+    routes = [
+        Route("/", lambda r: RedirectResponse("/predict")),
+        Route("/predict", page("predict.html", title="Predict")),
+        Route("/models", page("models.html", lambda r: views.models(state), "Models")),
+        Route("/model/{model_id:path}", page("model.html", model_api, "Model")),
+        Route("/compare", page("compare.html", compare_data, "Compare")),
+        Route("/matrix", page("matrix.html", lambda r: views.models(state), "Matrix")),
+        Route("/versions", page("versions.html", diff_data, "Versions")),
+        Route("/sql", page("sql.html", sql_data, "SQL")),
+        Route("/probes", page("probes.html", title="Probes")),
+        Route("/api/status", api(lambda r: {
+            "served": state.label, "startup_seconds": round(state.startup_seconds, 2),
+            "timings": state.engine.timings, "method": state.engine.bp.method,
+            "shape": list(state.engine.values.shape)})),
+        Route("/api/benchmarks", api(lambda r: views.benchmarks(state))),
+        Route("/api/models", api(lambda r: views.models(state))),
+        Route("/api/resolve", api(lambda r: views.resolve(state, q(r, "names")))),
+        Route("/api/predict", api(lambda r: views.predict(state, q(r, "scores")))),
+        Route("/api/model/{model_id:path}", api(model_api)),
+        Route("/api/compare", api(lambda r: views.compare(state, q(r, "models"),
+                                                          r.query_params.getlist("new")))),
+        Route("/api/matrix", api(lambda r: views.matrix(
+            state, provider=q(r, "provider"), benchmarks=q(r, "benchmarks"),
+            after=q(r, "after"), before=q(r, "before"), search=q(r, "search"),
+            sort=q(r, "sort"), desc=q(r, "desc", "1") != "0", limit=_int(q(r, "limit"), 60),
+            show=q(r, "show", "all")))),
+        Route("/api/cell", api(lambda r: views.cell(state, q(r, "model"), q(r, "benchmark")))),
+        Route("/api/versions", api(lambda r: views.versions(state))),
+        Route("/api/diff", api(lambda r: views.diff(state, q(r, "from"), q(r, "to")))),
+        Route("/api/drift", api(lambda r: views.drift(state, q(r, "from"), q(r, "to")))),
+        Route("/api/sql", api(lambda r: views.sql(state, q(r, "q")))),
+        Route("/api/sql.csv", api(sql_csv)),
+        Route("/api/probes", api(lambda r: views.probes(state, k_of(r)))),
+        Route("/static/plotly.min.js", lambda r: FileResponse(_plotly_js())),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        state.jobs.shutdown()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.bp = state
+    return app
+
+
+def _int(text: str | None, default: int) -> int:
+    try:
+        return int(text) if text else default
+    except ValueError:
+        raise BadInputError(f"'{text}' is not a whole number") from None
+
+
+def _fmt(value, digits: int = 1) -> str:
+    """Jinja filter: a number rounded for display, '' for None."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _setting(text: str | None) -> str:
+    """Jinja filter: a reported setting (JSON or text) shortened to its mode and effort."""
+    if not text:
+        return ""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(doc, dict):
+        return str(doc)
+    effort = doc.get("effort")
+    parts = [doc.get("mode"), f"effort {effort}" if effort not in (None, "", "default") else None]
+    return ", ".join(str(p) for p in parts if p) or "default"

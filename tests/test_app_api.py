@@ -1,0 +1,239 @@
+"""The app's JSON API and pages through Starlette's test client, on a small registry with
+two snapshots (the 2026-05 matrix, then the 2026-02 matrix added)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+import time
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from benchpress.app import build_state, create_app
+from benchpress.app.model import parse_scores
+from benchpress.cli import main
+from benchpress.errors import BadInputError
+from benchpress.store.diff import diff as registry_diff
+from benchpress.store.ingest import ingest
+from benchpress.store.snapshot import create_snapshot
+from benchpress.store.tables import read_table
+from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
+
+
+def make_app_home(root):
+    """A workspace with two snapshots, `first` (2026-05) and `second` (plus 2026-02)."""
+    home = make_home(root)
+    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    create_snapshot(home, tag="first")
+    ingest(home, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")
+    create_snapshot(home, tag="second")
+    return home
+
+
+@pytest.fixture(scope="module")
+def app_home(tmp_path_factory, shared_data):
+    return make_app_home(tmp_path_factory.mktemp("app") / "ws")
+
+
+@pytest.fixture(scope="module")
+def state(app_home):
+    return build_state(app_home)
+
+
+@pytest.fixture(scope="module")
+def client(state):
+    with TestClient(create_app(state)) as c:
+        yield c
+
+
+def get(client, url, status=200):
+    r = client.get(url)
+    assert r.status_code == status, (url, r.status_code, r.text[:300])
+    return r.json()
+
+
+# -- predict ---------------------------------------------------------------------------------
+def test_predict_fills_the_row_with_intervals(client, state):
+    d = get(client, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1")
+    preds = {p["benchmark_id"]: p for p in d["predictions"]}
+    assert set(preds) == set(state.engine.bp.matrix.benchmark_ids)
+    assert preds["gpqa_diamond"]["given"] == 71.2 and preds["gpqa_diamond"]["lower"] is None
+    rest = [p for p in d["predictions"] if p["given"] is None and p["lower"] is not None]
+    assert len(rest) > 100
+    assert all(p["lower"] <= p["predicted"] <= p["upper"] and 0 <= p["trust"] <= 1 for p in rest)
+    # the same numbers as the library's own predict
+    lib = state.engine.bp.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
+    mmlu = lib.filter(pl.col("benchmark_id") == "mmlu_pro").row(0, named=True)
+    assert preds["mmlu_pro"]["predicted"] == pytest.approx(mmlu["predicted"])
+    assert preds["mmlu_pro"]["upper"] == pytest.approx(mmlu["upper"])
+
+
+def test_predict_resolves_aliases_and_names_unknowns(client, state):
+    alias = (state.registry.aliases.filter(pl.col("kind") == "benchmark")
+             .filter(pl.col("canonical_id").is_in(state.engine.bp.matrix.benchmark_ids))
+             .row(0, named=True))
+    d = get(client, f"/api/predict?scores={alias['alias']}:50,not_a_bench:3,hle:20")
+    assert d["resolved"][alias["alias"]] == alias["canonical_id"]
+    assert d["unknown"] == ["not_a_bench"]
+    given = {p["benchmark_id"] for p in d["predictions"] if p["given"] is not None}
+    assert given == {alias["canonical_id"], "hle"}
+    names = get(client, f"/api/resolve?names={alias['alias']},nope_bench")["resolved"]
+    assert names == {alias["alias"]: alias["canonical_id"], "nope_bench": None}
+    listed = {b["benchmark_id"]: b for b in get(client, "/api/benchmarks")["benchmarks"]}
+    assert alias["alias"] in listed[alias["canonical_id"]]["aliases"]
+
+
+@pytest.mark.parametrize("scores, status, message", [
+    ("gpqa_diamond:abc", 400, "not a number"),
+    ("gpqa_diamond:140", 400, "outside gpqa_diamond's percent range"),
+    ("only_unknown:3", 400, "no known benchmark"),
+    ("gpqa_diamond", 400, "BENCHMARK:SCORE"),
+])
+def test_predict_bad_input_is_one_line(client, scores, status, message):
+    d = get(client, f"/api/predict?scores={scores}", status)
+    assert message in d["error"] and "\n" not in d["error"]
+
+
+def test_run_next_is_the_largest_honest_narrowing(client, state):
+    d = get(client, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1,mmlu_pro:80")
+    ranked = d["run_next"]["ranked"]
+    gains = [r["width_reduction_points"] for r in ranked]
+    assert gains == sorted(gains, reverse=True) and gains[0] > 0
+    best = d["run_next"]["best"]["benchmark_id"]
+    assert best not in ("gpqa_diamond", "hle", "mmlu_pro")
+    # recompute: add the best benchmark at its predicted value, sum the other widths
+    pred = {p["benchmark_id"]: p for p in d["predictions"]}
+    again = get(client, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1,mmlu_pro:80,"
+                        f"{best}:{pred[best]['predicted']!r}")
+    pts = dict(zip(state.engine.bp.matrix.benchmark_ids, state.engine.points))
+    after = {p["benchmark_id"]: p for p in again["predictions"]}
+    others = [b for b, p in pred.items() if p["lower"] is not None and b != best]
+    gain = sum((pred[b]["upper"] - pred[b]["lower"] - after[b]["upper"] + after[b]["lower"]) / pts[b]
+               for b in others)
+    assert gain == pytest.approx(gains[0], rel=1e-6)
+
+
+def test_nearest_models_are_measured_and_sorted(client):
+    d = get(client, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1")
+    near = d["nearest"]
+    assert len(near) == 5 and all(n["n_measured"] >= 1 for n in near)
+    top = [n["distance_z"] for n in near if n["n_measured"] == near[0]["n_measured"]]
+    assert top == sorted(top)
+
+
+def test_predict_answers_within_300_ms(client):
+    times = []
+    for k in range(5):
+        t = time.perf_counter()
+        get(client, f"/api/predict?scores=gpqa_diamond:{70 + k},hle:20.1,swe_bench_verified:60")
+        times.append(time.perf_counter() - t)
+    assert statistics.median(times) < 0.3, times
+
+
+def test_parse_scores_rules():
+    assert parse_scores("a:1, b=2.5,") == {"a": 1.0, "b": 2.5}
+    with pytest.raises(BadInputError, match="not a finite"):
+        parse_scores("a:nan")
+
+
+# -- model, compare, matrix ----------------------------------------------------------------
+def test_model_page_data_has_citations_predictions_and_history(client, state, app_home):
+    d = get(client, "/api/model/gpt-4.5")
+    cells = read_table(app_home.registry, "cells").filter(pl.col("model_id") == "gpt-4.5")
+    assert {c["benchmark_id"] for c in d["observed"]} == set(cells["benchmark_id"].to_list())
+    url = dict(zip(cells["benchmark_id"].to_list(), cells["reference_url"].to_list()))
+    assert all(c["reference_url"] == url[c["benchmark_id"]] for c in d["observed"])
+    assert d["predicted"] and all(p["lower"] <= p["predicted"] <= p["upper"] for p in d["predicted"])
+    assert d["history"]["versions"][:2] == ["first", "second"]
+    assert get(client, "/api/model/no-such-model", 404)["error"].startswith("model 'no-such-model'")
+    html = client.get("/model/gpt-4.5").text
+    assert 'class="citation"' in html and cells["reference_url"][0] in html
+
+
+def test_compare_two_models_and_a_typed_in_one(client, state):
+    d = get(client, "/api/compare?models=gpt-4.5,o3-mini-high&new=acme%3Dgpqa_diamond:90,hle:30")
+    assert d["models"] == ["gpt-4.5", "o3-mini-high", "acme"]
+    row = next(r for r in d["rows"] if r["benchmark_id"] == "gpqa_diamond")
+    assert row["acme"] == 90 and row["leader"] == "acme" and row["acme_src"] == "observed"
+    m = state.engine
+    both = [r for r in d["rows"] if r["gpt-4.5_src"] == r["o3-mini-high_src"] == "observed"]
+    assert both
+    for r in d["rows"]:
+        if r["p_ahead"] is not None:
+            assert 0.5 <= r["p_ahead"] <= 1.0
+    assert "error" in get(client, "/api/compare?models=gpt-4.5", 400)
+    assert "not in the registry" in get(client, "/api/compare?models=gpt-4.5,zzz", 400)["error"]
+    assert m.compare(["gpt-4.5", "o3-mini-high"]).height == len(m.col)
+
+
+def test_matrix_filters_sorts_and_opens_a_cell(client, state):
+    d = get(client, "/api/matrix?provider=OpenAI&sort=gpqa_diamond&benchmarks=gpqa_diamond,hle&limit=10")
+    assert d["benchmarks"] == ["gpqa_diamond", "hle"] and len(d["models"]) == 10
+    assert set(d["providers_of_rows"]) == {"OpenAI"}
+    col = [row[0] for row in d["value"]]
+    assert col == sorted(col, reverse=True)
+    assert get(client, "/api/matrix?after=2026-01-01&sort=release_date&desc=0")["release_dates"][0] >= "2026-01-01"
+    assert "sort by" in get(client, "/api/matrix?sort=bogus", 400)["error"]
+    c = get(client, "/api/cell?model=gpt-4.5&benchmark=gpqa_diamond")
+    assert c["observed"] and any(o["resolved"] for o in c["observations"])
+
+
+# -- versions, SQL, probes, pages ----------------------------------------------------------
+def test_versions_and_diff_with_causes(client, app_home):
+    v = get(client, "/api/versions")
+    assert [s["label"] for s in v["snapshots"]] == ["first", "second"]
+    d = get(client, "/api/diff?from=first&to=second")
+    lib = registry_diff(app_home, "first", "second")
+    assert d["summary"] == lib.counts()
+    assert all(c["cause"] for c in d["cells"]["changed"])
+    assert "choose two versions" in get(client, "/api/diff?from=first", 400)["error"]
+    assert "not found" in get(client, "/api/diff?from=first&to=nope", 400)["error"]
+
+
+def test_sql_console_table_and_csv(client):
+    q = "SELECT benchmark_id, count(*) AS n FROM cells GROUP BY 1 ORDER BY n DESC, 1 LIMIT 5"
+    d = get(client, f"/api/sql?q={q}")
+    assert d["columns"] == ["benchmark_id", "n"] and len(d["rows"]) == 5
+    r = client.get("/api/sql.csv", params={"q": q})
+    assert r.headers["content-disposition"].startswith("attachment")
+    rows = list(csv.reader(io.StringIO(r.text)))
+    assert rows[0] == d["columns"] and [[a, int(b)] for a, b in rows[1:]] == d["rows"]
+    assert "read-only" in get(client, "/api/sql?q=DROP TABLE cells", 400)["error"]
+    assert "not available" in get(client, "/api/sql?q=SELECT current_setting('memory_limit')", 400)["error"]
+
+
+def test_probes_search_runs_in_the_background(client, state):
+    d = get(client, "/api/probes?k=2", 202)
+    assert d["status"] in ("queued", "running")
+    deadline = time.time() + 120
+    while d.get("status") != "done" and time.time() < deadline:
+        time.sleep(0.5)
+        d = client.get("/api/probes?k=2").json()
+    assert d["status"] == "done", d
+    assert len(d["result"]["probes"]) == 2 and len(d["result"]["steps"]) == 2
+    assert "choose 1 to 10" in get(client, "/api/probes?k=99", 400)["error"]
+
+
+def test_every_page_renders(client):
+    for url in ["/predict", "/models", "/model/gpt-4.5", "/compare?models=gpt-4.5,o3-mini-high",
+                "/matrix", "/versions?from=first&to=second", "/sql?q=SELECT 1", "/probes"]:
+        r = client.get(url)
+        assert r.status_code == 200 and "<nav>" in r.text, url
+    bad = client.get("/compare?models=gpt-4.5,zzz")
+    assert bad.status_code == 400 and "not in the registry" in bad.text
+    assert client.get("/").url.path == "/predict"
+    assert client.post("/api/predict").status_code == 405  # read-only
+    js = client.get("/static/plotly.min.js")
+    assert js.status_code == 200 and len(js.content) > 1_000_000
+
+
+def test_serve_command_options():
+    for args in (["serve", "--help"],):
+        out = CliRunner().invoke(main, args)
+        assert out.exit_code == 0
+        assert all(o in out.output for o in ("--host", "--port", "--snapshot", "--home"))
+        assert "127.0.0.1" in out.output and "8050" in out.output

@@ -1,0 +1,259 @@
+"""The app in a real browser: Playwright for Python driving the system Chromium (Debian's
+`chromium`; Playwright's own browser download is never used) against `python -m
+benchpress.app` started on 127.0.0.1 for this module and stopped after it.
+
+Requests to any other host are answered by a local stub (no traffic leaves the machine),
+so following a citation link checks where it goes without going there. Screenshots of
+every page land in `screenshots/` (git-ignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import polars as pl
+import pytest
+from playwright.sync_api import sync_playwright
+
+from benchpress.store.tables import read_table
+from tests.conftest import REPO
+from tests.test_app_api import make_app_home
+
+
+# about 45 s (a server start, a probe search and a drift run in the background)
+pytestmark = pytest.mark.slow
+
+SHOTS = REPO / "screenshots"
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    assert exe, "headless Chromium is needed for this test: apt-get install -y chromium"
+    return exe
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, shared_data):
+    home = make_app_home(tmp_path_factory.mktemp("browser") / "ws")
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("log") / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", "--home", str(home.root),
+                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
+                            cwd=REPO, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/api/status", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        assert proc.poll() is None, f"the app exited: {Path(log.name).read_text()}"
+        assert time.time() < deadline, "the app did not start within 120 s"
+        time.sleep(0.3)
+    yield base, home
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    base, _ = server
+    context = browser.new_context(base_url=base, accept_downloads=True,
+                                  viewport={"width": 1400, "height": 900})
+
+    def offsite(route):  # nothing leaves the machine: other hosts get a stub page
+        if urlparse(route.request.url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            route.fulfill(status=200, content_type="text/html", body="<p>stub</p>")
+
+    context.route("**/*", offsite)
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+def shot(pg, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def fill_row(pg, k: int, name: str, value: str) -> None:
+    rows = pg.locator("#score-rows tbody tr")
+    if rows.count() <= k:
+        pg.click("#add-row")
+    rows.nth(k).locator(".bench").fill(name)
+    rows.nth(k).locator(".score").fill(value)
+
+
+def predicted_cell(pg, benchmark: str) -> str:
+    return pg.locator(f'#predictions tr[data-benchmark="{benchmark}"] td').nth(2).inner_text()
+
+
+def test_type_scores_and_read_the_predicted_row(page, server):
+    base, _ = server
+    page.goto("/predict")
+    page.wait_for_function("document.querySelectorAll('#benchmark-names option').length > 100")
+    fill_row(page, 0, "gpqa_diamond", "71.2")
+    fill_row(page, 1, "hle", "20.1")
+    page.wait_for_selector('#predictions tr[data-benchmark="mmlu_pro"]')
+    page.wait_for_function("document.querySelectorAll('#predictions tr.given').length === 2")
+    api = page.request.get(base + "/api/predict?scores=gpqa_diamond:71.2,hle:20.1").json()
+    want = next(p for p in api["predictions"] if p["benchmark_id"] == "mmlu_pro")
+    assert predicted_cell(page, "mmlu_pro") == f"{want['predicted']:.1f}"
+    assert "scores=gpqa_diamond" in page.url  # the state is in the URL: shareable
+    assert api["run_next"]["best"]["benchmark_id"] in page.inner_text("#run-next-best")
+    assert page.locator("#nearest tbody tr").count() == 5
+    fill_row(page, 2, "not_a_benchmark", "")
+    page.wait_for_selector("#score-rows input.unknown")
+    assert "unknown benchmark" in page.inner_text("#score-rows")
+    shot(page, "predict")
+    # the URL alone brings the same answer back
+    page.goto(page.url.split("#")[0])
+    page.wait_for_selector('#predictions tr[data-benchmark="mmlu_pro"]')
+    assert predicted_cell(page, "mmlu_pro") == f"{want['predicted']:.1f}"
+
+
+def test_bad_input_shows_a_message_and_the_page_keeps_working(page):
+    page.goto("/predict")
+    fill_row(page, 0, "gpqa_diamond", "abc")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "not a number" in page.inner_text("#error")
+    shot(page, "predict-bad-input")
+    page.locator("#score-rows tbody tr").nth(0).locator(".score").fill("150")
+    page.wait_for_function("document.getElementById('error').textContent.includes('outside')")
+    page.locator("#score-rows tbody tr").nth(0).locator(".score").fill("71")
+    page.wait_for_selector("#error", state="hidden")
+    page.wait_for_selector('#predictions tr[data-benchmark="hle"]')
+    page.goto("/sql?q=DROP TABLE cells")
+    assert "read-only" in page.inner_text("#error")
+    page.fill("#q", "SELECT count(*) AS n FROM models")
+    page.click("#run")
+    page.wait_for_selector("#sql-result")
+    assert page.locator("#error").is_hidden()
+
+
+def test_model_page_and_its_citation_link(page, server):
+    _, home = server
+    page.goto("/models")
+    page.fill("#filter", "gpt-4.5")
+    page.click("#model-list a[href='/model/gpt-4.5']")
+    page.wait_for_url("**/model/gpt-4.5")
+    link = page.locator("#observed a.citation").first
+    bench = page.locator("#observed tbody tr").first.locator("td").first.inner_text()
+    cells = read_table(home.registry, "cells").filter(
+        (pl.col("model_id") == "gpt-4.5") & (pl.col("benchmark_id") == bench))
+    href = link.get_attribute("href")
+    assert href == cells["reference_url"][0] and href.startswith("https://")
+    assert link.get_attribute("target") == "_blank"
+    assert page.locator("#predicted tbody tr").count() > 50
+    assert page.locator("#history th").count() >= 3  # benchmark + the two snapshots
+    shot(page, "model")
+    with page.expect_popup() as popup:
+        link.click()
+    assert popup.value.url == href  # followed, answered by the local stub
+
+
+def test_compare_two_models(page):
+    page.goto("/compare")
+    page.fill("#models", "gpt-4.5, o3-mini-high")
+    page.click("#compare-form button")
+    page.wait_for_selector("#comparison")
+    assert "models=gpt-4.5" in page.url
+    row = page.locator("#comparison tbody tr", has_text="gpqa_diamond").first
+    cells = row.locator("td")
+    leader = cells.nth(3).inner_text()
+    a, b = float(cells.nth(1).inner_text().split()[0]), float(cells.nth(2).inner_text().split()[0])
+    assert leader == ("gpt-4.5" if a > b else "o3-mini-high")
+    assert cells.nth(5).inner_text().endswith("%")
+    shot(page, "compare")
+
+
+def test_run_sql_and_download_csv(page):
+    page.goto("/sql")
+    page.fill("#q", "SELECT benchmark_id, count(*) AS n FROM cells GROUP BY 1 ORDER BY n DESC, 1 LIMIT 7")
+    page.click("#run")
+    page.wait_for_selector("#sql-result")
+    shown = [[c.inner_text() for c in r.locator("td").all()]
+             for r in page.locator("#sql-result tbody tr").all()]
+    assert len(shown) == 7
+    with page.expect_download() as dl:
+        page.click("#csv")
+    rows = list(csv.reader(io.StringIO(Path(dl.value.path()).read_text())))
+    assert rows[0] == ["benchmark_id", "n"] and rows[1:] == shown
+    shot(page, "sql")
+
+
+def test_matrix_heatmap_and_a_cell(page):
+    page.goto("/matrix?provider=OpenAI&benchmarks=gpqa_diamond,hle,mmlu_pro&limit=8")
+    page.wait_for_selector("#heatmap .main-svg")
+    box = page.locator("#heatmap .nsewdrag").first.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.06)
+    page.wait_for_selector("#cell:not([hidden]) table, #cell:not([hidden]) p")
+    assert "·" in page.inner_text("#cell-title")
+    shot(page, "matrix")
+
+
+def test_probes_page(page):
+    page.goto("/probes?k=2")
+    page.wait_for_selector("#probes-result:not([hidden])", timeout=120_000)
+    assert page.locator("#steps tbody tr").count() == 2
+    page.wait_for_selector("#curve .main-svg")
+    shot(page, "probes")
+
+
+def test_versions_diff_and_drift_loading(page):
+    page.goto("/versions")
+    page.select_option("#from", label="first")
+    page.select_option("#to", label="second")
+    page.click("#diff-form button")
+    page.wait_for_selector("#diff-summary")
+    assert "from=" in page.url and page.locator("table.diff-changed tbody tr").count() > 0
+    page.click("#drift-run")
+    page.wait_for_function("/drift|done/.test(document.getElementById('drift-status').textContent)")
+    shot(page, "versions")
+
+
+def test_no_console_errors_on_any_page(page):
+    for url, ready in [("/predict?scores=gpqa_diamond:71.2", "#predictions tbody tr"),
+                       ("/models", "#model-list"), ("/model/o3-mini-high", "#observed"),
+                       ("/compare?models=gpt-4.5,o3-mini-high", "#comparison"),
+                       ("/matrix", "#heatmap .main-svg"), ("/versions", "#timeline"),
+                       ("/sql?q=SELECT 1", "#sql-result"), ("/probes?k=2", "#probes-result:not([hidden])")]:
+        page.goto(url)
+        page.wait_for_selector(ready)
+        page.wait_for_load_state("networkidle")
+        assert page.errors == [], (url, page.errors)
+        shot(page, "page-" + url.strip("/").split("?")[0].replace("/", "-"))
