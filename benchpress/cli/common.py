@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,11 +16,12 @@ import polars as pl
 from rich.console import Console
 from rich.progress import BarColumn, Progress
 from rich.table import Table
+from rich.text import Text
 
 from benchpress.errors import BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "emit_json", "write_or_emit", "handle_errors",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "emit_json", "write_or_emit", "handle_errors",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -77,8 +80,71 @@ def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None
     return False
 
 
+MIN_WIDTH = 8        # no column is squeezed below this many characters
+MAX_CELL = 40        # longer cells (URLs, lists) are cut with an ellipsis in table format
+MAX_HEADER = 24      # a header keeps up to this many characters on one line
+
+
+def terminal_width() -> int:
+    """Width for tables: $COLUMNS when set, the terminal's width on a terminal, else 80."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((80, 24)).columns
+    return 80
+
+
+def _cell_text(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return " ".join(str(v).split())  # one line: newlines and tabs become spaces
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _column_widths(rows: pl.DataFrame, cells: list[list[str]]) -> list[int]:
+    """Width of each column: its longest cell up to MAX_CELL, and its header up to MAX_HEADER
+    (so a header never breaks into pieces), at least MIN_WIDTH when it has that much text."""
+    widths = []
+    for j, name in enumerate(rows.columns):
+        longest = max((len(r[j]) for r in cells), default=0)
+        natural = max(min(longest, MAX_CELL), min(len(name), MAX_HEADER))
+        widths.append(max(natural, min(MIN_WIDTH, max(longest, len(name)))))
+    return widths
+
+
+def _print_table(columns: list[str], cells: list[list[str]], widths: list[int], width: int,
+                 title: str | None) -> None:
+    table = Table(title=title, show_lines=False)
+    for name, w in zip(columns, widths):
+        table.add_column(Text(_cut(name, w)), no_wrap=True, overflow="ellipsis",
+                         min_width=w, max_width=w)
+    for row in cells:
+        table.add_row(*(Text(_cut(v, w)) for v, w in zip(row, widths)))
+    Console(file=sys.stdout, width=width, soft_wrap=False).print(table)
+
+
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
-    """Print a frame as a rich table, CSV, or a JSON list of row objects."""
+    """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.
+
+    The table keeps as many columns (left to right) as fit in ``terminal_width()``, never
+    narrower than MIN_WIDTH, cuts long cells with an ellipsis, and says on stderr how many
+    columns it left out (``--format csv`` / ``--format json`` print everything). A single
+    row too wide for the terminal is shown transposed (one line per column). CSV cells that
+    a spreadsheet would read as a formula are defused (``csv_safe_frame``).
+
+    Parameters
+    ----------
+    rows : pl.DataFrame, shape (n, k)
+    fmt : {"table", "csv", "json"}
+    title : str, optional
+        Heading of the table format.
+    """
     if fmt == "json":
         emit_json(rows.to_dicts())
         return
@@ -88,15 +154,38 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
             lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
             return_dtype=pl.String) for c in nested)
     if fmt == "csv":
-        click.echo(rows.write_csv(), nl=False)
-    else:
-        table = Table(title=title, show_lines=False)
-        for name in rows.columns:
-            table.add_column(name, overflow="fold")
-        for row in rows.iter_rows():
-            table.add_row(*("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-                            for v in row))
-        Console(width=max(120, Console().width)).print(table)
+        from benchpress.validate.text import csv_safe_frame
+
+        click.echo(csv_safe_frame(rows).write_csv(), nl=False)
+        return
+    width = terminal_width()
+    cells = [[_cell_text(v) for v in row] for row in rows.iter_rows()]
+    widths = _column_widths(rows, cells)
+    # a rich table with a box: 1 border + 3 per column (padding and separator)
+    fits = lambda ws: sum(ws) + 3 * len(ws) + 1 <= width  # noqa: E731
+    if rows.height == 1 and not fits(widths):  # one wide row: one line per column instead
+        long = [[name, value] for name, value in zip(rows.columns, cells[0])]
+        name_w = max(MIN_WIDTH, min(max(map(len, rows.columns)), MAX_HEADER))
+        value_w = max(MIN_WIDTH, min(width - 7 - name_w, max(map(len, cells[0]))))
+        _print_table(["column", "value"], long, [name_w, value_w], width, title)
+        return
+    keep = 0
+    while keep < len(widths) and fits(widths[: keep + 1]):
+        keep += 1
+    if keep == 0:  # even the first column is wider than the terminal: cut it to fit
+        keep, widths = 1, [max(MIN_WIDTH, width - 4)]
+    elif keep < len(widths):  # use the room left for one more column, cut, if it is readable
+        room = width - (sum(widths[:keep]) + 3 * (keep + 1) + 1)
+        if room >= MIN_WIDTH:
+            widths = widths[:keep] + [room]
+            keep += 1
+    _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title)
+    hidden = len(rows.columns) - keep
+    if hidden:
+        stderr.print(f"note: {hidden} of {len(rows.columns)} columns not shown at width {width} "
+                     f"({', '.join(rows.columns[keep:keep + 5])}{', ...' if hidden > 5 else ''}); "
+                     "--format csv or --format json prints every column", markup=False,
+                     highlight=False)
 
 
 def split_list(text: str | None) -> list[str] | None:

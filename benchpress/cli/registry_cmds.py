@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,8 +30,45 @@ __all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "su
 _PACKAGE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
-def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
-    """Summary per source on stderr; returns how many rows were quarantined."""
+_FIELD = re.compile(r"field '([^']+)': (.*)$")
+_PARENS = re.compile(r"\s*\([^()]*\)")
+
+
+def rejection_reason(line: str) -> str:
+    """The kind of a quarantine line, without its row and values: "field 'model_id': ...
+    (value: missing): empty model name, the row names no model (...)" -> "model_id: empty
+    model name, the row names no model"."""
+    found = _FIELD.search(line)
+    if not found:
+        return "other"
+    detail = found.group(2)
+    while _PARENS.search(detail):  # innermost parentheses first: they may nest
+        detail = _PARENS.sub("", detail)
+    return f"{found.group(1)}: {detail.rsplit(': ', 1)[-1].strip(' ;:')}"
+
+
+def _print_rejections(s, limit: int | None) -> None:
+    """Rejected rows of one source: counts by reason, then up to ``limit`` lines (all: None)."""
+    if not s.reasons:
+        return
+    counts = Counter(rejection_reason(line) for line in s.reasons)
+    stderr.print(f"  rejected {len(s.reasons)}: " + "; ".join(
+        f"{n} {reason}" for reason, n in counts.most_common()), highlight=False, markup=False)
+    shown = s.reasons if limit is None else s.reasons[:limit]
+    for line in shown:
+        stderr.print(f"  rejected: {line}", highlight=False, markup=False)
+    if len(shown) < len(s.reasons):
+        more = f"{len(s.reasons) - len(shown)} more" if shown else "each row"
+        stderr.print(f"  ({more}: --verbose, or SELECT * FROM quarantine)", highlight=False,
+                     markup=False)
+
+
+def _print_report(report: BuildReport, only: set[str] | None = None, *,
+                  verbose: bool = False, limit: int | None = 0) -> int:
+    """Summary per source on stderr; returns how many rows were quarantined.
+
+    Rejected rows are counted by source and reason; ``limit`` rows are listed one per line
+    (every row with ``verbose``)."""
     rejected = 0
     for s in report.sources:
         if only and s.source_id not in only:
@@ -39,10 +78,7 @@ def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
                      f"quarantined {s.rows_quarantined}")
         for note in s.notes:
             stderr.print(f"  note: {note}", highlight=False, markup=False)
-        for line in s.reasons[:20]:
-            stderr.print(f"  rejected: {line}", highlight=False, markup=False)
-        if len(s.reasons) > 20:
-            stderr.print(f"  ... and {len(s.reasons) - 20} more (SELECT * FROM quarantine)")
+        _print_rejections(s, None if verbose else limit)
         rejected += s.rows_quarantined
     for line in report.warnings:
         stderr.print(f"warning: {line}", highlight=False, markup=False)
@@ -51,6 +87,11 @@ def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     stderr.print(f"registry: {counts}")
     return rejected
+
+
+def verbose_option(f):
+    return click.option("--verbose", "-v", is_flag=True,
+                        help="List every rejected row (default: counts by source and reason).")(f)
 
 
 @click.command()
@@ -83,10 +124,12 @@ def init(directory: Path, no_git: bool):
 @click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
 @click.option("--allow-rejects", is_flag=True,
               help="Exit 0 even if rows were quarantined (default: exit 3, the good rows landed).")
+@verbose_option
 @mirror_option
 @home_option
 @handle_errors
-def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, mirror, home):
+def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, verbose, mirror,
+           home):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry.
 
     Exit 0: every row landed; 1: refused, nothing changed; 2: bad usage; 3: the good rows
@@ -99,12 +142,12 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
     if all_sources:
         with progress_bar("building") as update:
             report = build_registry(home, mirror=mirror, on_source=update)
-        rejected = _print_report(report)
+        rejected = _print_report(report, verbose=verbose)
     else:
         with progress_bar("ingesting") as update:
             sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
                                         licence=licence, url=url, mirror=mirror, on_source=update)
-        rejected = _print_report(report, only={sid})
+        rejected = _print_report(report, only={sid}, verbose=verbose, limit=20)
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:
         click.echo(f"Error: {rejected} row(s) were rejected and kept in the quarantine table; the "
@@ -114,16 +157,17 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
 
 
 @click.command()
+@verbose_option
 @mirror_option
 @home_option
 @handle_errors
-def build(mirror, home):
+def build(verbose, mirror, home):
     """Rebuild the registry from every source under sources/ (what `dvc repro` runs)."""
     from benchpress.store.build import build as build_registry
 
     with progress_bar("building") as update:
         report = build_registry(home, mirror=mirror, on_source=update)
-    _print_report(report)
+    _print_report(report, verbose=verbose)
 
 
 @click.command()
@@ -150,11 +194,12 @@ def pull(mirror, home):
 @click.option("--release-date", help="YYYY-MM-DD")
 @click.option("--reasoning/--no-reasoning", default=None)
 @click.option("--source-type", default="official_blog", show_default=True)
+@verbose_option
 @mirror_option
 @home_option
 @handle_errors
 def add_model(model_id, scores_text, source_url, name, provider, release_date, reasoning,
-              source_type, mirror, home):
+              source_type, verbose, mirror, home):
     """Add a new model release with cited scores (kept in sources/releases.csv)."""
     from benchpress.store.releases import add_model as add_release
 
@@ -166,7 +211,7 @@ def add_model(model_id, scores_text, source_url, name, provider, release_date, r
     report = add_release(home, model_id, parse_scores(scores_text), source_url=source_url,
                          name=name, provider=provider, release_date=release_date,
                          is_reasoning=reasoning, source_type=source_type, mirror=mirror)
-    _print_report(report, only={"releases"})
+    _print_report(report, only={"releases"}, verbose=verbose, limit=20)
 
 
 @click.group()
