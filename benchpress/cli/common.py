@@ -214,9 +214,9 @@ def handle_errors(f):
         try:
             return f(*args, **kwargs)
         except UsageError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             sys.exit(2)
         except BenchPressError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             sys.exit(1)
     return wrapper

@@ -12,12 +12,14 @@ from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.errors import UsageError
 from benchpress.predict.predictor import available_methods, make_predictor
 
-__all__ = ["matrix_options", "folds_options", "parse_params", "method_fields", "param_option"]
+__all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields", "param_option"]
 
 
-def parse_params(pairs) -> dict:
+def parse_params(pairs, *methods: str) -> dict:
     """``("n_starts=60", "rank=3")`` -> ``{"n_starts": 60, "rank": 3}``: values read as YAML
-    scalars (numbers, true/false, null; anything else stays a string)."""
+    scalars (numbers, true/false, null; anything else stays a string). With ``methods``,
+    each name and value is checked against those predictors' parameters (:func:`check_params`).
+    """
     import yaml
 
     params = {}
@@ -29,7 +31,46 @@ def parse_params(pairs) -> dict:
             params[key.strip()] = yaml.safe_load(value) if value.strip() else None
         except yaml.YAMLError:
             params[key.strip()] = value
+    for method in dict.fromkeys(methods):
+        check_params(method, params)
     return params
+
+
+def _kind(default) -> tuple[str, tuple]:
+    """What a parameter whose default is ``default`` accepts: (description, types)."""
+    if isinstance(default, bool):
+        return "true or false", (bool,)
+    if isinstance(default, int):
+        return "an integer", (int,)
+    if isinstance(default, float) or default is None:
+        return "a number", (int, float)
+    return "text", (str,)
+
+
+def check_params(method: str, params: dict) -> None:
+    """Refuse, as one line, a name ``method``'s predictor does not take (with the closest
+    name and the full list) or a value of the wrong type (naming the type expected).
+
+    Raises
+    ------
+    UsageError
+    """
+    import difflib
+
+    defaults = make_predictor(method).get_params()
+    defaults.pop("method", None)
+    for key, value in params.items():
+        if key not in defaults:
+            close = difflib.get_close_matches(key, list(defaults), n=1)
+            raise UsageError(f"unknown parameter '{key}' for method '{method}'"
+                             + (f"; did you mean '{close[0]}'?" if close else "")
+                             + f" (its parameters: {', '.join(defaults) or 'none'})")
+        what, types = _kind(defaults[key])
+        ok = (isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+              or (value is None and defaults[key] is None))
+        if not ok:
+            raise UsageError(f"--param {key}={value}: '{key}' of method '{method}' must be "
+                             f"{what} (default {defaults[key]})")
 
 
 def method_fields(bp) -> dict:
@@ -62,7 +103,7 @@ def matrix_options(f):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
         bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
-                                      predictor=make_predictor(method, **parse_params(params)))
+                                      predictor=make_predictor(method, **parse_params(params, method)))
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 

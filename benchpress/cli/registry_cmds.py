@@ -244,11 +244,40 @@ def suggest(kind, source, min_score, fmt, home):
 @home_option
 @handle_errors
 def accept(alias, canonical_id, kind, note, home):
-    """Add ALIAS -> CANONICAL_ID to schemas/aliases.csv (applies on the next build)."""
+    """Add ALIAS -> CANONICAL_ID to schemas/aliases.csv (applies on the next build).
+
+    CANONICAL_ID must be a model of the registry (a benchmark of the registry or of
+    schemas/benchmarks.csv with --kind benchmark)."""
     from benchpress.store.aliases import accept_alias
 
+    _check_alias_target(home, kind, canonical_id)
     accept_alias(home.schemas, kind, alias, canonical_id, note)
     click.echo(f"{kind} alias {alias} -> {canonical_id} added; run `benchpress build` to apply")
+
+
+def _check_alias_target(home: Home, kind: str, canonical_id: str) -> None:
+    """Refuse an alias whose target names no known model (benchmark), with the closest ids."""
+    import difflib
+
+    import polars as pl
+
+    from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
+
+    column = f"{kind}_id"
+    known: set[str] = set()
+    if registry_exists(home.registry):
+        known |= set(read_table(home.registry, f"{kind}s")[column].to_list())
+    if kind == "benchmark" and (home.schemas / "benchmarks.csv").is_file():
+        known |= set(pl.read_csv(home.schemas / "benchmarks.csv",
+                                 columns=[column], infer_schema=False)[column].to_list())
+    if not known:
+        raise BadInputError(f"no {kind}s known yet to alias to: run `benchpress build` first")
+    target = (canonical_model_id if kind == "model" else canonical_benchmark_id)(canonical_id)
+    if target not in known:
+        close = difflib.get_close_matches(target, sorted(known), n=3)
+        raise BadInputError(f"{kind} '{canonical_id}' is not in the registry; an alias must point "
+                            f"to a known {kind}"
+                            + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""))
 
 
 @click.command()

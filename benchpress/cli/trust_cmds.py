@@ -122,7 +122,7 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     from benchpress.api import BenchPress
 
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
-    predictor, probe_predictor = cfg.predictors(**parse_params(params))
+    predictor, probe_predictor = cfg.predictors(**parse_params(params, cfg.method, cfg.probe_method))
     report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                               predictor=predictor, probe_predictor=probe_predictor)
     doc = report.to_json()
@@ -178,7 +178,7 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
     doc = json.loads(drift_file.read_text()) if drift_file else None
     cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
-    predictor, probe_predictor = cfg.predictors(**parse_params(params))
+    predictor, probe_predictor = cfg.predictors(**parse_params(params, cfg.method, cfg.probe_method))
     from benchpress.report import build_report  # matplotlib loads only for this command
 
     bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
