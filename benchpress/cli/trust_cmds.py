@@ -15,7 +15,7 @@ from benchpress.cli.common import (
 )
 from benchpress.cli.matrix import matrix_options, method_fields, param_option, parse_params
 from benchpress.store.tables import write_json_atomic
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import available_methods
 from benchpress.predict.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
@@ -155,6 +155,19 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     click.echo("drift alarm" if report.alarm else "no drift alarm")
 
 
+def _read_drift_report(path: Path) -> dict:
+    """A `benchpress drift --report FILE` document; anything else is one line (exit 1)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise BadInputError(f"{path}: not a drift report (`benchpress drift --report FILE`): "
+                            f"{exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("snapshots"), list):
+        raise BadInputError(f"{path}: not a drift report (`benchpress drift --report FILE`): "
+                            "no 'snapshots' list")
+    return doc
+
+
 @click.command()
 @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -175,7 +188,7 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
     from benchpress.api import BenchPress
     from benchpress.store.snapshot import list_snapshots
 
-    doc = json.loads(drift_file.read_text()) if drift_file else None
+    doc = _read_drift_report(drift_file) if drift_file else None
     cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
     predictor, probe_predictor = cfg.predictors(**parse_params(params, cfg.method, cfg.probe_method))
