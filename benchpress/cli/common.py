@@ -21,7 +21,7 @@ from rich.text import Text
 from benchpress.errors import BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "emit_json", "write_or_emit", "handle_errors",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "write_or_emit", "handle_errors",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -127,6 +127,14 @@ def _print_table(columns: list[str], cells: list[list[str]], widths: list[int], 
     for row in cells:
         table.add_row(*(Text(_cut(v, w)) for v, w in zip(row, widths)))
     Console(file=sys.stdout, width=width, soft_wrap=False).print(table)
+
+
+def natural_width(rows: pl.DataFrame) -> int:
+    """Characters a table of ``rows`` needs to show every column without cutting a cell
+    (beyond MAX_CELL), borders included: compare with :func:`terminal_width`."""
+    cells = [[_cell_text(v) for v in row] for row in rows.iter_rows()]
+    widths = _column_widths(rows, cells)
+    return sum(widths) + 3 * len(widths) + 1
 
 
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:

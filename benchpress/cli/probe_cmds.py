@@ -9,7 +9,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, render, split_list, stderr, write_or_emit,
+    emit_json, format_option, natural_width, render, split_list, stderr, terminal_width,
+    write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
@@ -236,14 +237,20 @@ def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
         render(frame, fmt)
         return
     names = list(model_ids) + list(new or {})
-    render(_compare_table(frame, names), fmt, title=f"side by side ({bp.method})")
+    wide = _compare_table(frame, names)
+    if natural_width(wide) <= terminal_width():
+        render(wide, fmt, title=f"side by side ({bp.method})")
+    else:  # too wide for the terminal: one row per benchmark and model, the leader first
+        render(_compare_long(wide, names), fmt,
+               title=f"side by side ({bp.method}): the leader first, with gap and p_ahead")
     stderr.print(f"each score is observed (obs) or predicted with its 90% interval [lower, upper]; "
                  f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}",
                  markup=False)
 
 
 def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
-    """One text column per model: "85.0 obs" or "71.2 [65.0, 77.9]" (rounded)."""
+    """Who is ahead first (leader, gap, p_ahead), then one text column per model: "85.0 obs"
+    or "71.2 [65.0, 77.9]" (rounded); a narrow terminal hides the last models' columns."""
     def cell(name):
         score = pl.col(name).round(1).cast(pl.String)
         bounds = (pl.lit(" [") + pl.col(f"{name}_lower").round(1).cast(pl.String) + pl.lit(", ")
@@ -252,8 +259,24 @@ def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
         if f"{name}_lower" in frame.columns:
             shown = shown.when(pl.col(f"{name}_lower").is_not_null()).then(score + bounds)
         return shown.otherwise(score).alias(name)
-    return frame.select("benchmark_id", *[cell(n) for n in names], "leader",
-                        pl.col("gap").round(2), pl.col("p_ahead").round(2))
+    return frame.select("benchmark_id", "leader", pl.col("gap").round(2),
+                        pl.col("p_ahead").round(2), *[cell(n) for n in names])
+
+
+def _compare_long(wide: pl.DataFrame, names) -> pl.DataFrame:
+    """The table of :func:`_compare_table` in long form (fits 80 columns): one row per
+    benchmark and model, the leader's row first and holding the gap and p_ahead."""
+    rows = []
+    for r in wide.iter_rows(named=True):
+        order = sorted(names, key=lambda n: n != r["leader"])  # stable: the leader first
+        for n in order:
+            lead = n == r["leader"]
+            rows.append({"benchmark_id": r["benchmark_id"], "model": n, "score": r[n],
+                         "gap": r["gap"] if lead else None,
+                         "p_ahead": r["p_ahead"] if lead else None})
+    return pl.DataFrame(rows, schema={"benchmark_id": pl.String, "model": pl.String,
+                                      "score": pl.String, "gap": pl.Float64,
+                                      "p_ahead": pl.Float64})
 
 
 @click.command()
