@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import shutil
 import sys
@@ -18,10 +19,10 @@ from rich.progress import BarColumn, Progress
 from rich.table import Table
 from rich.text import Text
 
-from benchpress.errors import BenchPressError, UsageError
+from benchpress.errors import BadInputError, BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "write_or_emit", "handle_errors",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "read_scores_file",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -58,26 +59,86 @@ def mirror_option(f):
         help="Offline mirror folder holding the sources' files (env: BENCHPRESS_MIRROR).")(f)
 
 
+FORMAT_HELP = ("table: for people, fitted to the terminal; csv or json: every row and column, "
+               "for programs (see README, 'Output contract').")
+
+
 def format_option(default: str = "table", choices=("table", "csv", "json")):
     return click.option("--format", "fmt", type=click.Choice(choices), default=default,
-                        show_default=True, help="table for people, json/csv for programs.")
+                        show_default=True, help=FORMAT_HELP)
 
 
-def emit_json(document) -> None:
-    click.echo(json.dumps(document, indent=2, default=str, allow_nan=False))
+def out_option(what: str = "this command's output"):
+    """`--out FILE` -> `out`: also write the output to FILE (see `emit`)."""
+    return click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help=f"Also write {what} to FILE: with --format csv/json the bytes "
+                             "printed; with table, the JSON document.")
 
 
-def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None = None) -> bool:
-    """Write ``written`` (default ``doc``) atomically to ``out`` when given, and print ``doc``
-    when ``fmt`` is json. Returns True when printed: the command has nothing more to show."""
-    from benchpress.store.tables import write_json_atomic
+def _finite(value):
+    """NaN and infinities -> None (JSON has no such numbers), recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
+
+def json_text(document) -> str:
+    """The one JSON form of every command: indented by 2, floats at full precision (no
+    rounding: the figures match the library's), NaN as null, a trailing newline."""
+    return json.dumps(_finite(document), indent=2, default=str, allow_nan=False) + "\n"
+
+
+def emit_json(document, out: Path | None = None) -> None:
+    emit(json_text(document), out)
+
+
+def emit(text: str, out: Path | None = None) -> None:
+    """Print ``text`` (CSV or JSON) as is; with ``out``, write the same bytes there too."""
+    click.echo(text, nl=False)
+    if out is not None:
+        _write_text(out, text)
+
+
+def _write_text(out: Path, text: str) -> None:
+    from benchpress.store.tables import write_atomic
+
+    write_atomic(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def csv_text(rows: pl.DataFrame) -> str:
+    """CSV of ``rows``: a header line, nested values as JSON text, cells a spreadsheet would
+    read as a formula defused (``csv_safe_frame``)."""
+    from benchpress.validate.text import csv_safe_frame
+
+    return csv_safe_frame(_flat(rows)).write_csv()
+
+
+def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None = None,
+                  rows: pl.DataFrame | None = None) -> bool:
+    """The output contract for a command whose result is a document ``doc``.
+
+    json: print ``doc``; csv: print ``rows`` (the command's main table) as CSV; ``out``
+    gets the same bytes. table: ``out`` gets ``doc`` as JSON and the command goes on to
+    print its tables. ``written`` replaces what ``out`` gets whatever the format (a metrics
+    file for DVC keeps its figures-only form). Returns True when printed: the command has
+    nothing more to show."""
+    if fmt == "csv" and rows is None:
+        raise UsageError("this command has no CSV form; use --format json")
+    text = json_text(doc) if fmt != "csv" else csv_text(rows)
+    if written is not None and written.get("params") == {}:
+        # a metrics file keeps its bytes (`dvc metrics diff`): no empty params entry
+        written = {k: v for k, v in written.items() if k != "params"}
     if out:
-        write_json_atomic(out, doc if written is None else written)
-    if fmt == "json":
-        emit_json(doc)
-        return True
-    return False
+        _write_text(out, json_text(written) if written is not None else
+                    (text if fmt != "table" else json_text(doc)))
+    if fmt == "table":
+        return False
+    click.echo(text, nl=False)
+    return True
 
 
 MIN_WIDTH = 8        # no column is squeezed below this many characters
@@ -137,7 +198,18 @@ def natural_width(rows: pl.DataFrame) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
-def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
+def _flat(rows: pl.DataFrame) -> pl.DataFrame:
+    """Nested values (lists, structs) as JSON text: CSV and tables hold scalars."""
+    nested = [c for c, t in rows.schema.items() if t.is_nested()]
+    if not nested:
+        return rows
+    return rows.with_columns(pl.col(c).map_elements(
+        lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
+        return_dtype=pl.String) for c in nested)
+
+
+def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
+           out: Path | None = None) -> None:
     """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.
 
     The table keeps as many columns (left to right) as fit in ``terminal_width()``, never
@@ -154,18 +226,14 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
         Heading of the table format.
     """
     if fmt == "json":
-        emit_json(rows.to_dicts())
+        emit_json(rows.to_dicts(), out)
         return
-    nested = [c for c, t in rows.schema.items() if t.is_nested()]
-    if nested:  # CSV and tables hold scalars: nested values are shown as JSON text
-        rows = rows.with_columns(pl.col(c).map_elements(
-            lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
-            return_dtype=pl.String) for c in nested)
     if fmt == "csv":
-        from benchpress.validate.text import csv_safe_frame
-
-        click.echo(csv_safe_frame(rows).write_csv(), nl=False)
+        emit(csv_text(rows), out)
         return
+    if out is not None:
+        _write_text(out, json_text(rows.to_dicts()))
+    rows = _flat(rows)
     width = terminal_width()
     cells = [[_cell_text(v) for v in row] for row in rows.iter_rows()]
     widths = _column_widths(rows, cells)
@@ -184,7 +252,7 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
         keep, widths = 1, [max(MIN_WIDTH, width - 4)]
     elif keep < len(widths):  # use the room left for one more column, cut, if it is readable
         room = width - (sum(widths[:keep]) + 3 * (keep + 1) + 1)
-        if room >= MIN_WIDTH:
+        if room >= max(MIN_WIDTH, min(len(rows.columns[keep]), MAX_HEADER)):  # header whole
             widths = widths[:keep] + [room]
             keep += 1
     _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title)
@@ -194,6 +262,34 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
                      f"({', '.join(rows.columns[keep:keep + 5])}{', ...' if hidden > 5 else ''}); "
                      "--format csv or --format json prints every column", markup=False,
                      highlight=False)
+
+
+def read_scores_file(path: Path) -> dict[str, float]:
+    """One model's known scores from a file: JSON ``{benchmark: score}`` (or the
+    ``{model: {benchmark: score}}`` form of `compare --scores-file` holding one model) or CSV
+    with columns benchmark_id,score."""
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pl.read_csv(path, infer_schema=False)
+            if not {"benchmark_id", "score"} <= set(frame.columns):
+                raise BadInputError(f"{path}: a scores CSV needs columns benchmark_id,score")
+            table = dict(zip(frame["benchmark_id"].to_list(), frame["score"].to_list()))
+        else:
+            table = json.loads(path.read_text(encoding="utf-8"))
+            if (isinstance(table, dict) and len(table) == 1
+                    and isinstance(next(iter(table.values())), dict)):
+                table = next(iter(table.values()))
+    except (OSError, UnicodeDecodeError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise BadInputError(f"cannot read scores file {path}: {' '.join(str(exc).split())}") from None
+    if not isinstance(table, dict) or not table:
+        raise BadInputError(f"{path}: expected a JSON object {{benchmark_id: score}} (one model)")
+    scores = {}
+    for b, v in table.items():
+        try:
+            scores[str(b)] = float(v)
+        except (TypeError, ValueError):
+            raise BadInputError(f"{path}: score of '{b}' is {v!r}, not a number") from None
+    return scores
 
 
 def split_list(text: str | None) -> list[str] | None:

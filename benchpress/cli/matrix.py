@@ -74,8 +74,14 @@ def check_params(method: str, params: dict) -> None:
 
 
 def method_fields(bp) -> dict:
-    """``{"method": ..., "params": {...}}`` for JSON output (params only when overridden)."""
-    return {"method": bp.method, **({"params": bp.params} if bp.params else {})}
+    """``{"method": ..., "params": {...}}`` for JSON output: ``params`` holds exactly what the
+    user passed with --param (also a value equal to the default; ``{}`` when none)."""
+    ctx = click.get_current_context(silent=True)
+    given = ctx.meta.get(_GIVEN) if ctx is not None else None
+    return {"method": bp.method, "params": dict(given) if given is not None else dict(bp.params)}
+
+
+_GIVEN = "benchpress.given_params"
 
 
 def param_option(f):
@@ -102,8 +108,10 @@ def matrix_options(f):
     def wrapper(*args, snapshot, sources, method, params, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
+        given = parse_params(params, method)
+        click.get_current_context().meta[_GIVEN] = given
         bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
-                                      predictor=make_predictor(method, **parse_params(params, method)))
+                                      predictor=make_predictor(method, **given))
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 

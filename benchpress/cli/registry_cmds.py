@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import click
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, mirror_option, parse_scores, progress_bar, render,
-    stderr,
+    format_option, handle_errors, home_option, mirror_option, out_option, parse_scores,
+    progress_bar, render, stderr, write_or_emit,
 )
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
@@ -222,25 +222,27 @@ def aliases():
 @aliases.command()
 @click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
 @click.option("--source", help="Only suggest for ids that come from this source.")
-@click.option("--min-score", type=float, default=85.0, show_default=True)
+@click.option("--min-score", type=float, default=85.0, show_default=True,
+              help="Smallest match score (0-100) worth suggesting.")
 @format_option()
+@out_option()
 @home_option
 @handle_errors
-def suggest(kind, source, min_score, fmt, home):
+def suggest(kind, source, min_score, fmt, out, home):
     """Fuzzy candidate matches with scores; nothing is merged until accepted."""
     from benchpress.store.aliases import suggest_aliases
 
     table = lambda name: read_table(home.registry, name)  # noqa: E731
     render(suggest_aliases(table("models"), table("cells"), table("scores"),
                            kind=kind, source=source, min_score=min_score,
-                           quarantine=table("quarantine")), fmt)
+                           quarantine=table("quarantine")), fmt, out=out)
 
 
 @aliases.command()
 @click.argument("alias")
 @click.argument("canonical_id")
 @click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
-@click.option("--note", default="")
+@click.option("--note", default="", help="Why the two names are one (kept in aliases.csv).")
 @home_option
 @handle_errors
 def accept(alias, canonical_id, kind, note, home):
@@ -291,9 +293,10 @@ def _check_alias_target(home: Home, kind: str, canonical_id: str) -> None:
               show_default=True, help="Print at most this many rows (a note on stderr says when "
               "more matched).")
 @format_option()
+@out_option("the result")
 @home_option
 @handle_errors
-def sql(sql_text, params, snapshot, timeout, max_rows, fmt, home):
+def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
     """Run a read-only SQL query over the registry's views.
 
     Tables: models, benchmarks, scores (every observation), cells (resolved), aliases,
@@ -309,31 +312,40 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, home):
             raise
         click.echo("Error: SQL query interrupted", err=True)
         sys.exit(130)
-    render(result.frame, fmt)
+    render(result.frame, fmt, out=out)
     if result.truncated:
         stderr.print(f"note: showing the first {max_rows} rows; more matched (--max-rows to "
                      "show more, or narrow the query)", highlight=False, markup=False)
 
 
 @click.command()
+@format_option()
+@out_option()
 @home_option
 @handle_errors
-def summary(home):
-    """What the pipeline made: registry counts, sources, snapshots and metrics files."""
+def summary(fmt, out, home):
+    """What the pipeline made: registry counts, sources, snapshots and metrics files
+    (csv: the sources table)."""
     import json
 
     if not registry_exists(home.registry):
         raise BadInputError(f"{home.registry}: no registry built yet; run `make main` or `benchpress build`")
     manifest = json.loads((readable(home.registry) / "build.json").read_text())
-    click.echo(f"registry {home.registry}: " + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
-    render(read_table(home.registry, "sources").select(
-        "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined"),
-        "table", title="sources")
+    sources = read_table(home.registry, "sources").select(
+        "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined")
     snapshots = list_snapshots(home)
+    metrics = {str(m.relative_to(home.root)): json.loads(m.read_text())
+               for m in sorted((home.root / "metrics").glob("*.json"))}
+    doc = {"registry": str(home.registry), "counts": manifest["counts"],
+           "sources": sources.to_dicts(), "snapshots": len(snapshots),
+           "latest_snapshot": snapshots[-1].id if snapshots else None, "metrics": metrics}
+    if write_or_emit(doc, out, fmt, rows=sources):
+        return
+    click.echo(f"registry {home.registry}: " + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
+    render(sources, "table", title="sources")
     click.echo(f"snapshots: {len(snapshots)}"
                + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else ""))
-    for metrics in sorted((home.root / "metrics").glob("*.json")):
-        doc = json.loads(metrics.read_text())
-        flat = {k: v for k, v in doc.items() if isinstance(v, (int, float, str, bool))}
-        click.echo(f"{metrics.relative_to(home.root)}: " + ", ".join(
+    for name, figures in metrics.items():
+        flat = {k: v for k, v in figures.items() if isinstance(v, (int, float, str, bool))}
+        click.echo(f"{name}: " + ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12]))
