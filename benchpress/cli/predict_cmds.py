@@ -107,7 +107,7 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
 def rank(seed, out, fmt, bp, home):
     """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
     result = bp.rank(seed=seed)
-    report = result.to_json()
+    report = {**method_fields(bp), **result.to_json()}
     if write_or_emit(report, out, fmt, rows=result.rank_errors):
         return
     render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
+import textwrap
 import subprocess
 import sys
 from collections import Counter
@@ -14,7 +16,7 @@ import click
 
 from benchpress.cli.common import (
     format_option, handle_errors, home_option, mirror_option, out_option, parse_scores,
-    progress_bar, render, stderr, write_or_emit,
+    progress_bar, render, stderr, terminal_width, write_or_emit,
 )
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
@@ -341,11 +343,14 @@ def summary(fmt, out, home):
            "latest_snapshot": snapshots[-1].id if snapshots else None, "metrics": metrics}
     if write_or_emit(doc, out, fmt, rows=sources):
         return
-    click.echo(f"registry {home.registry}: " + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
+    wrap = functools.partial(textwrap.fill, width=terminal_width(), subsequent_indent="  ",
+                             break_long_words=False, break_on_hyphens=False)
+    click.echo(wrap(f"registry {home.registry}: "
+                    + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items())))
     render(sources, "table", title="sources")
-    click.echo(f"snapshots: {len(snapshots)}"
-               + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else ""))
+    click.echo(wrap(f"snapshots: {len(snapshots)}"
+                    + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else "")))
     for name, figures in metrics.items():
         flat = {k: v for k, v in figures.items() if isinstance(v, (int, float, str, bool))}
-        click.echo(f"{name}: " + ", ".join(
-            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12]))
+        click.echo(wrap(f"{name}: " + ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12])))

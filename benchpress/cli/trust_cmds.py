@@ -126,10 +126,12 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     from benchpress.api import BenchPress
 
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
-    predictor, probe_predictor = cfg.predictors(**parse_params(params, cfg.method, cfg.probe_method))
+    given = parse_params(params, cfg.method, cfg.probe_method)
+    predictor, probe_predictor = cfg.predictors(**given)
     report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                               predictor=predictor, probe_predictor=probe_predictor)
-    doc = report.to_json()
+    doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
+           **report.to_json()}
     if out:
         write_json_atomic(out, report.metrics())
     snaps = pl.DataFrame([{k: s[k] for k in ("label", "n_models", "n_benchmarks", "n_cells", "fill",
