@@ -105,7 +105,9 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
 @format_option()
 @matrix_options
 def rank(seed, out, fmt, bp, home):
-    """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
+    """Matrix rank, not model order: held-out error by rank and the variance two factors
+    explain (the rank-2 evidence). How well predictions keep models in order: `benchpress
+    ranking`."""
     result = bp.rank(seed=seed)
     report = {**method_fields(bp), **result.to_json()}
     if write_or_emit(report, out, fmt, rows=result.rank_errors):

@@ -284,7 +284,9 @@ def _compare_long(wide: pl.DataFrame, names) -> pl.DataFrame:
 @matrix_options
 @folds_options
 def ranking(folds, margins, out, fmt, bp, home):
-    """Pairwise ranking preservation of held-out predictions (median over benchmarks)."""
+    """Model order, not matrix rank: how often held-out predictions keep pairs of models in
+    their true order (pairwise ranking preservation, median over benchmarks). The matrix's
+    rank-2 evidence: `benchpress rank`."""
     try:
         m = [float(x) for x in split_list(margins) or []]
     except ValueError:
