@@ -37,8 +37,7 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     for given in result.unknown:
         stderr.print(f"warning: '{given}' is not a benchmark of this matrix (after alias "
                      "resolution); ignored", markup=False)
-    frame = result.frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
-                                      pl.col("trust").round(3))
+    frame = result.frame  # full precision in csv/json (README, "Output contract")
     if benchmarks:
         wanted = split_list(benchmarks)
         missing = sorted(set(wanted) - set(frame["benchmark_id"].to_list()))
@@ -48,7 +47,9 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     if not write_or_emit({**method_fields(bp), "unknown": result.unknown,
                           "resolved": result.resolved, "predictions": frame.to_dicts()},
                          out, fmt, rows=frame):
-        render(frame, fmt, title=f"predicted scores ({bp.method})")
+        render(frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
+                                  pl.col("trust").round(3)), fmt,
+               title=f"predicted scores ({bp.method})")
 
 
 @click.command()
