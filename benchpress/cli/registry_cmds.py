@@ -254,7 +254,10 @@ def accept(alias, canonical_id, kind, note, home):
     schemas/benchmarks.csv with --kind benchmark)."""
     from benchpress.store.aliases import accept_alias
 
-    _check_alias_target(home, kind, canonical_id)
+    from benchpress.validate.text import identifier_problem
+
+    if not any(identifier_problem(v, paths=False) for v in (alias, canonical_id)):
+        _check_alias_target(home, kind, canonical_id)  # (accept_alias names a bad id)
     accept_alias(home.schemas, kind, alias, canonical_id, note)
     click.echo(f"{kind} alias {alias} -> {canonical_id} added; run `benchpress build` to apply")
 
