@@ -150,3 +150,32 @@ def test_long_cells_are_cut_and_headers_stay_whole(run):
 def test_csv_defuses_formulas(run):
     result = run("sql", "SELECT '=cmd|''/c calc''!A1' AS name", "--format", "csv")
     assert result.stdout.splitlines()[1] == "'=cmd|'/c calc'!A1"
+
+
+def _leaf_commands():
+    import click
+
+    ctx = click.Context(main)
+
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                yield from walk(cmd.get_command(ctx, name), [*path, name])
+        else:
+            yield " ".join(path), cmd
+    return list(walk(main, []))
+
+
+def test_every_option_has_help_text():
+    import click
+
+    missing = [f"{path} {p.opts[0]}" for path, cmd in _leaf_commands() for p in cmd.params
+               if isinstance(p, click.Option) and not (p.help or "").strip()]
+    assert not missing, missing
+
+
+def test_rank_and_ranking_point_at_each_other():
+    helps = {path: " ".join(cmd.help.split()) for path, cmd in _leaf_commands()
+             if path in ("rank", "ranking")}
+    assert "benchpress ranking" in helps["rank"] and "benchpress rank`" in helps["ranking"]
+    assert helps["rank"].startswith("Matrix rank") and helps["ranking"].startswith("Model order")

@@ -126,8 +126,10 @@ def folds_options(f):
                   help="Index folds count rows/columns of these sources' matrix (e.g. 'benchpress').")
     @click.option("--make-folds", "n_folds", type=int, default=None,
                   help="Make new per-model K-fold partitions instead of reading a file.")
-    @click.option("--seed", type=int, default=42, show_default=True)
-    @click.option("--n-seeds", type=int, default=1, show_default=True)
+    @click.option("--seed", type=int, default=42, show_default=True,
+                  help="With --make-folds: seed of the (first) random partition.")
+    @click.option("--n-seeds", type=click.IntRange(min=1), default=1, show_default=True,
+                  help="With --make-folds: how many partitions, seeds --seed, --seed+1, ...")
     @functools.wraps(f)
     def wrapper(*args, folds_file, folds_sources, n_folds, seed, n_seeds, bp, **kwargs):
         if bool(folds_file) == bool(n_folds):

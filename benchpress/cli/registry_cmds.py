@@ -194,8 +194,10 @@ def pull(mirror, home):
 @click.option("--name", help="Display name (default: MODEL_ID).")
 @click.option("--provider", help="Who makes the model (e.g. OpenAI).")
 @click.option("--release-date", help="YYYY-MM-DD")
-@click.option("--reasoning/--no-reasoning", default=None)
-@click.option("--source-type", default="official_blog", show_default=True)
+@click.option("--reasoning/--no-reasoning", default=None,
+              help="Whether it is a reasoning (thinking) model (default: not stated).")
+@click.option("--source-type", default="official_blog", show_default=True,
+              help="Kind of citation, a row of schemas/source_priority.csv (e.g. official_blog, tech_report, model_card).")
 @verbose_option
 @mirror_option
 @home_option
@@ -222,7 +224,8 @@ def aliases():
 
 
 @aliases.command()
-@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
+@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True,
+              help="Aliases of model ids or of benchmark ids.")
 @click.option("--source", help="Only suggest for ids that come from this source.")
 @click.option("--min-score", type=float, default=85.0, show_default=True,
               help="Smallest match score (0-100) worth suggesting.")
@@ -243,7 +246,8 @@ def suggest(kind, source, min_score, fmt, out, home):
 @aliases.command()
 @click.argument("alias")
 @click.argument("canonical_id")
-@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
+@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True,
+              help="Aliases of model ids or of benchmark ids.")
 @click.option("--note", default="", help="Why the two names are one (kept in aliases.csv).")
 @home_option
 @handle_errors
