@@ -161,3 +161,9 @@ def test_a_parameter_of_the_wrong_type_names_the_type(ws):
                                        "--home", str(home.root)])
     assert result.stderr.strip() == ("Error: --param n_starts=abc: 'n_starts' of method "
                                      "'default' must be an integer (default 30)")
+
+
+def test_a_bare_group_still_shows_its_help():
+    for argv in ([], ["snapshot"], ["aliases"]):
+        result = CliRunner().invoke(main, argv)
+        assert "Usage:" in result.output and "Commands:" in result.output, argv

@@ -85,8 +85,10 @@ class LazyGroup(click.Group):
             ctx.exit(EXIT_BAD_INPUT)
 
 
-def _one_line(exc: click.UsageError) -> OneLineUsageError:
-    if isinstance(exc, OneLineUsageError):
+def _one_line(exc: click.UsageError) -> click.UsageError:
+    """``exc`` as one line; a bare group (``benchpress``, ``benchpress snapshot``) keeps
+    click's help page."""
+    if isinstance(exc, (OneLineUsageError, getattr(click.exceptions, "NoArgsIsHelpError", ()))):
         return exc
     return OneLineUsageError(exc.format_message(), ctx=exc.ctx)
 
