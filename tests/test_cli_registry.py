@@ -138,3 +138,36 @@ def test_registry_commands_do_not_load_the_predictor(ws):
             "print('predictor loaded' if 'benchpress.predict' in sys.modules else 'predictor not loaded')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["n", "2604", "predictor not loaded"]
+
+
+def test_build_counts_rejected_rows_by_source_and_reason(ws):
+    assert run("ingest", MATRIX_2026_02, "--id", "m02", "--allow-rejects", "--home", ws).exit_code == 0
+    quiet = run("build", "--home", ws)
+    assert quiet.exit_code == 0
+    assert "  rejected 8: 8 row: duplicate of an earlier row" in quiet.stderr
+    assert "rejected:" not in quiet.stderr  # no row by row listing without --verbose
+    assert "--verbose" in quiet.stderr
+    loud = run("build", "--verbose", "--home", ws)
+    listed = [ln for ln in loud.stderr.splitlines() if ln.startswith("  rejected: m02 scores[")]
+    assert len(listed) == 8
+    assert "m02 scores[615]: field 'row': duplicate of an earlier row (scores[351])" in loud.stderr
+
+
+def test_rejection_reasons_drop_row_numbers_and_values():
+    from benchpress.cli.registry_cmds import rejection_reason
+
+    assert rejection_reason("epoch x.csv line 10: field 'model_id': model_id: not_nullable "
+                            "(value: missing); benchmark has no known scale: empty model name, "
+                            "the row names no model (an agent (or a mix))") == \
+        "model_id: empty model name, the row names no model"
+    assert rejection_reason("s [17] r1: field 'benchmark_id': benchmark has no known scale "
+                            "(architect mode: two models (planner and editor))") == \
+        "benchmark_id: benchmark has no known scale"
+    assert rejection_reason("no field named here") == "other"
+
+
+def test_alias_accept_refuses_an_unknown_target(ws):
+    result = run("aliases", "accept", "o3mini-hx", "o3-mini-hgh", "--home", ws)
+    assert result.exit_code == 1
+    assert "not in the registry" in result.stderr and "'o3-mini-high'" in result.stderr
+    assert "o3mini-hx" not in (ws / "schemas" / "aliases.csv").read_text()

@@ -199,7 +199,7 @@ def test_cli_json_sql_csv_and_parquet_agree(versions, tmp_path):
     assert res.exit_code == 0
     assert json.loads(res.stdout) == [{"change": "added", "n": 1851}, {"change": "changed", "n": 288},
                                       {"change": "removed", "n": 622}]
-    res = runner.invoke(main, [*args, "--format", "csv", "--out", str(tmp_path / "d")])
+    res = runner.invoke(main, [*args, "--format", "csv", "--out-dir", str(tmp_path / "d")])
     assert res.exit_code == 0
     assert res.stdout.splitlines()[0].startswith("change,model_id,benchmark_id,score_a,score_b")
     assert len(res.stdout.splitlines()) == 1 + 1851 + 288 + 622

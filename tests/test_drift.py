@@ -120,4 +120,4 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     r = runner.invoke(main, ["drift", "--home", str(two_snapshots.root), "--from", "nosuch"])
     assert r.exit_code == 1 and "Error: snapshot 'nosuch' not found" in r.output
     r = runner.invoke(main, ["drift", "--home", str(two_snapshots.root), "--param", "n_startz=3"])
-    assert r.exit_code == 2 and "Error: bad parameters for method 'default'" in r.output
+    assert r.exit_code == 2 and "Error: unknown parameter 'n_startz' for method 'default'" in r.output

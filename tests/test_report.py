@@ -59,4 +59,4 @@ def test_report_page_renders_every_plot(built_2026_05, tmp_path):
     # --param reaches the report's predictors: a name neither takes fails before any fit
     r = CliRunner().invoke(main, ["report", "--home", str(built_2026_05.root), "--out",
                                   str(tmp_path / "r2"), "--param", "n_startz=2"])
-    assert r.exit_code == 2 and "bad parameters for method 'default'" in r.output
+    assert r.exit_code == 2 and "unknown parameter 'n_startz' for method 'default'" in r.output

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import signal
 
 import click
@@ -30,6 +31,19 @@ COMMANDS = {
 }
 
 
+class OneLineUsageError(click.UsageError):
+    """A click usage error shown as one line, ``Error: ...`` (exit 2), without the usage
+    block and the ``Try ... --help`` hint."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {one_line(self.format_message())}", err=True)
+
+
+def one_line(text: str) -> str:
+    """Collapse a message onto one line (click's messages may hold line breaks)."""
+    return " ".join(str(text).split())
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported only when one is run (or help is shown)."""
 
@@ -42,19 +56,42 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"benchpress.cli.{COMMANDS[name]}")
         return getattr(module, name.replace("-", "_"))
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
+
     def invoke(self, ctx):
-        """Run the command; a fault of the file system (disk full, file size limit,
-        read-only or forbidden folder) becomes one line naming the path, exit 1."""
+        """Run the command; a usage error of click becomes one line (exit 2); a fault of the
+        file system (disk full, file size limit, read-only or forbidden folder) one line
+        naming the path (exit 1); any other exception one line saying it is a bug (exit 1;
+        BENCHPRESS_DEBUG=1 shows the traceback)."""
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _one_line(exc) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except Exception as exc:  # noqa: BLE001 (only OS faults are translated)
+        except Exception as exc:  # noqa: BLE001 (the last line of defence: no tracebacks)
             fault = as_os_error(exc)
-            if fault is None or fault.errno == errno.EPIPE:  # click handles a closed pipe
+            if fault is not None and fault.errno == errno.EPIPE:  # click handles a closed pipe
                 raise
-            click.echo(f"Error: {describe_os_error(fault)}", err=True)
+            if fault is None and os.environ.get("BENCHPRESS_DEBUG"):
+                raise
+            message = (describe_os_error(fault) if fault is not None else
+                       f"internal error ({type(exc).__name__}: {exc}); please report it "
+                       "(BENCHPRESS_DEBUG=1 shows the traceback)")
+            click.echo(f"Error: {one_line(message)}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+
+
+def _one_line(exc: click.UsageError) -> click.UsageError:
+    """``exc`` as one line; a bare group (``benchpress``, ``benchpress snapshot``) keeps
+    click's help page."""
+    if isinstance(exc, (OneLineUsageError, getattr(click.exceptions, "NoArgsIsHelpError", ()))):
+        return exc
+    return OneLineUsageError(exc.format_message(), ctx=exc.ctx)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,6 +6,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,11 +17,12 @@ import polars as pl
 from rich.console import Console
 from rich.progress import BarColumn, Progress
 from rich.table import Table
+from rich.text import Text
 
-from benchpress.errors import BenchPressError, UsageError
+from benchpress.errors import BadInputError, BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "emit_json", "write_or_emit", "handle_errors",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "read_scores_file",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -55,48 +59,237 @@ def mirror_option(f):
         help="Offline mirror folder holding the sources' files (env: BENCHPRESS_MIRROR).")(f)
 
 
+FORMAT_HELP = ("table: for people, fitted to the terminal; csv or json: every row and column, "
+               "for programs (see README, 'Output contract').")
+
+
 def format_option(default: str = "table", choices=("table", "csv", "json")):
     return click.option("--format", "fmt", type=click.Choice(choices), default=default,
-                        show_default=True, help="table for people, json/csv for programs.")
+                        show_default=True, help=FORMAT_HELP)
 
 
-def emit_json(document) -> None:
-    click.echo(json.dumps(document, indent=2, default=str, allow_nan=False))
+def out_option(what: str = "this command's output"):
+    """`--out FILE` -> `out`: also write the output to FILE (see `emit`)."""
+    return click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help=f"Also write {what} to FILE: with --format csv/json the bytes "
+                             "printed; with table, the JSON document.")
 
 
-def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None = None) -> bool:
-    """Write ``written`` (default ``doc``) atomically to ``out`` when given, and print ``doc``
-    when ``fmt`` is json. Returns True when printed: the command has nothing more to show."""
-    from benchpress.store.tables import write_json_atomic
+def _finite(value):
+    """NaN and infinities -> None (JSON has no such numbers), recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
+
+def json_text(document) -> str:
+    """The one JSON form of every command: indented by 2, floats at full precision (no
+    rounding: the figures match the library's), NaN as null, a trailing newline."""
+    return json.dumps(_finite(document), indent=2, default=str, allow_nan=False) + "\n"
+
+
+def emit_json(document, out: Path | None = None) -> None:
+    emit(json_text(document), out)
+
+
+def emit(text: str, out: Path | None = None) -> None:
+    """Print ``text`` (CSV or JSON) as is; with ``out``, write the same bytes there too."""
+    click.echo(text, nl=False)
+    if out is not None:
+        _write_text(out, text)
+
+
+def _write_text(out: Path, text: str) -> None:
+    from benchpress.store.tables import write_atomic
+
+    write_atomic(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def csv_text(rows: pl.DataFrame) -> str:
+    """CSV of ``rows``: a header line, nested values as JSON text, cells a spreadsheet would
+    read as a formula defused (``csv_safe_frame``)."""
+    from benchpress.validate.text import csv_safe_frame
+
+    return csv_safe_frame(_flat(rows)).write_csv()
+
+
+def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None = None,
+                  rows: pl.DataFrame | None = None) -> bool:
+    """The output contract for a command whose result is a document ``doc``.
+
+    json: print ``doc``; csv: print ``rows`` (the command's main table) as CSV; ``out``
+    gets the same bytes. table: ``out`` gets ``doc`` as JSON and the command goes on to
+    print its tables. ``written`` replaces what ``out`` gets whatever the format (a metrics
+    file for DVC keeps its figures-only form). Returns True when printed: the command has
+    nothing more to show."""
+    if fmt == "csv" and rows is None:
+        raise UsageError("this command has no CSV form; use --format json")
+    text = json_text(doc) if fmt != "csv" else csv_text(rows)
+    if written is not None and written.get("params") == {}:
+        # a metrics file keeps its bytes (`dvc metrics diff`): no empty params entry
+        written = {k: v for k, v in written.items() if k != "params"}
     if out:
-        write_json_atomic(out, doc if written is None else written)
-    if fmt == "json":
-        emit_json(doc)
-        return True
-    return False
+        _write_text(out, json_text(written) if written is not None else
+                    (text if fmt != "table" else json_text(doc)))
+    if fmt == "table":
+        return False
+    click.echo(text, nl=False)
+    return True
 
 
-def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None) -> None:
-    """Print a frame as a rich table, CSV, or a JSON list of row objects."""
-    if fmt == "json":
-        emit_json(rows.to_dicts())
-        return
+MIN_WIDTH = 8        # no column is squeezed below this many characters
+MAX_CELL = 40        # longer cells (URLs, lists) are cut with an ellipsis in table format
+MAX_HEADER = 24      # a header keeps up to this many characters on one line
+
+
+def terminal_width() -> int:
+    """Width for tables: $COLUMNS when set, the terminal's width on a terminal, else 80."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((80, 24)).columns
+    return 80
+
+
+def _cell_text(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return " ".join(str(v).split())  # one line: newlines and tabs become spaces
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _column_widths(rows: pl.DataFrame, cells: list[list[str]]) -> list[int]:
+    """Width of each column: its longest cell up to MAX_CELL, and its header up to MAX_HEADER
+    (so a header never breaks into pieces), at least MIN_WIDTH when it has that much text."""
+    widths = []
+    for j, name in enumerate(rows.columns):
+        longest = max((len(r[j]) for r in cells), default=0)
+        natural = max(min(longest, MAX_CELL), min(len(name), MAX_HEADER))
+        widths.append(max(natural, min(MIN_WIDTH, max(longest, len(name)))))
+    return widths
+
+
+def _print_table(columns: list[str], cells: list[list[str]], widths: list[int], width: int,
+                 title: str | None) -> None:
+    table = Table(title=title, show_lines=False)
+    for name, w in zip(columns, widths):
+        table.add_column(Text(_cut(name, w)), no_wrap=True, overflow="ellipsis",
+                         min_width=w, max_width=w)
+    for row in cells:
+        table.add_row(*(Text(_cut(v, w)) for v, w in zip(row, widths)))
+    Console(file=sys.stdout, width=width, soft_wrap=False).print(table)
+
+
+def natural_width(rows: pl.DataFrame) -> int:
+    """Characters a table of ``rows`` needs to show every column without cutting a cell
+    (beyond MAX_CELL), borders included: compare with :func:`terminal_width`."""
+    cells = [[_cell_text(v) for v in row] for row in rows.iter_rows()]
+    widths = _column_widths(rows, cells)
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _flat(rows: pl.DataFrame) -> pl.DataFrame:
+    """Nested values (lists, structs) as JSON text: CSV and tables hold scalars."""
     nested = [c for c, t in rows.schema.items() if t.is_nested()]
-    if nested:  # CSV and tables hold scalars: nested values are shown as JSON text
-        rows = rows.with_columns(pl.col(c).map_elements(
-            lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
-            return_dtype=pl.String) for c in nested)
+    if not nested:
+        return rows
+    return rows.with_columns(pl.col(c).map_elements(
+        lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v, default=str),
+        return_dtype=pl.String) for c in nested)
+
+
+def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
+           out: Path | None = None) -> None:
+    """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.
+
+    The table keeps as many columns (left to right) as fit in ``terminal_width()``, never
+    narrower than MIN_WIDTH, cuts long cells with an ellipsis, and says on stderr how many
+    columns it left out (``--format csv`` / ``--format json`` print everything). A single
+    row too wide for the terminal is shown transposed (one line per column). CSV cells that
+    a spreadsheet would read as a formula are defused (``csv_safe_frame``).
+
+    Parameters
+    ----------
+    rows : pl.DataFrame, shape (n, k)
+    fmt : {"table", "csv", "json"}
+    title : str, optional
+        Heading of the table format.
+    """
+    if fmt == "json":
+        emit_json(rows.to_dicts(), out)
+        return
     if fmt == "csv":
-        click.echo(rows.write_csv(), nl=False)
-    else:
-        table = Table(title=title, show_lines=False)
-        for name in rows.columns:
-            table.add_column(name, overflow="fold")
-        for row in rows.iter_rows():
-            table.add_row(*("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-                            for v in row))
-        Console(width=max(120, Console().width)).print(table)
+        emit(csv_text(rows), out)
+        return
+    if out is not None:
+        _write_text(out, json_text(rows.to_dicts()))
+    rows = _flat(rows)
+    width = terminal_width()
+    cells = [[_cell_text(v) for v in row] for row in rows.iter_rows()]
+    widths = _column_widths(rows, cells)
+    # a rich table with a box: 1 border + 3 per column (padding and separator)
+    fits = lambda ws: sum(ws) + 3 * len(ws) + 1 <= width  # noqa: E731
+    if rows.height == 1 and not fits(widths):  # one wide row: one line per column instead
+        long = [[name, value] for name, value in zip(rows.columns, cells[0])]
+        name_w = max(MIN_WIDTH, min(max(map(len, rows.columns)), MAX_HEADER))
+        value_w = max(MIN_WIDTH, min(width - 7 - name_w, max(map(len, cells[0]))))
+        _print_table(["column", "value"], long, [name_w, value_w], width, title)
+        return
+    keep = 0
+    while keep < len(widths) and fits(widths[: keep + 1]):
+        keep += 1
+    if keep == 0:  # even the first column is wider than the terminal: cut it to fit
+        keep, widths = 1, [max(MIN_WIDTH, width - 4)]
+    elif keep < len(widths):  # use the room left for one more column, cut, if it is readable
+        room = width - (sum(widths[:keep]) + 3 * (keep + 1) + 1)
+        if room >= max(MIN_WIDTH, min(len(rows.columns[keep]), MAX_HEADER)):  # header whole
+            widths = widths[:keep] + [room]
+            keep += 1
+    _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title)
+    hidden = len(rows.columns) - keep
+    if hidden:
+        stderr.print(f"note: {hidden} of {len(rows.columns)} columns not shown at width {width} "
+                     f"({', '.join(rows.columns[keep:keep + 5])}{', ...' if hidden > 5 else ''}); "
+                     "--format csv or --format json prints every column", markup=False,
+                     highlight=False)
+
+
+def read_scores_file(path: Path) -> dict[str, float]:
+    """One model's known scores from a file: JSON ``{benchmark: score}`` (or the
+    ``{model: {benchmark: score}}`` form of `compare --scores-file` holding one model) or CSV
+    with columns benchmark_id,score."""
+    try:
+        if path.suffix.lower() == ".csv":
+            frame = pl.read_csv(path, infer_schema=False)
+            if not {"benchmark_id", "score"} <= set(frame.columns):
+                raise BadInputError(f"{path}: a scores CSV needs columns benchmark_id,score")
+            table = dict(zip(frame["benchmark_id"].to_list(), frame["score"].to_list()))
+        else:
+            table = json.loads(path.read_text(encoding="utf-8"))
+            if (isinstance(table, dict) and len(table) == 1
+                    and isinstance(next(iter(table.values())), dict)):
+                table = next(iter(table.values()))
+    except (OSError, UnicodeDecodeError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise BadInputError(f"cannot read scores file {path}: {' '.join(str(exc).split())}") from None
+    if not isinstance(table, dict) or not table:
+        raise BadInputError(f"{path}: expected a JSON object {{benchmark_id: score}} (one model)")
+    scores = {}
+    for b, v in table.items():
+        try:
+            scores[str(b)] = float(v)
+        except (TypeError, ValueError):
+            raise BadInputError(f"{path}: score of '{b}' is {v!r}, not a number") from None
+    return scores
 
 
 def split_list(text: str | None) -> list[str] | None:
@@ -125,9 +318,9 @@ def handle_errors(f):
         try:
             return f(*args, **kwargs)
         except UsageError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             sys.exit(2)
         except BenchPressError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             sys.exit(1)
     return wrapper

@@ -12,12 +12,14 @@ from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.errors import UsageError
 from benchpress.predict.predictor import available_methods, make_predictor
 
-__all__ = ["matrix_options", "folds_options", "parse_params", "method_fields", "param_option"]
+__all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields", "param_option"]
 
 
-def parse_params(pairs) -> dict:
+def parse_params(pairs, *methods: str) -> dict:
     """``("n_starts=60", "rank=3")`` -> ``{"n_starts": 60, "rank": 3}``: values read as YAML
-    scalars (numbers, true/false, null; anything else stays a string)."""
+    scalars (numbers, true/false, null; anything else stays a string). With ``methods``,
+    each name and value is checked against those predictors' parameters (:func:`check_params`).
+    """
     import yaml
 
     params = {}
@@ -29,6 +31,8 @@ def parse_params(pairs) -> dict:
             params[key.strip()] = yaml.safe_load(value) if value.strip() else None
         except yaml.YAMLError:
             params[key.strip()] = value
+    for method in dict.fromkeys(methods):
+        check_params(method, params)
     return params
 
 
@@ -38,9 +42,52 @@ def warn_unknown(kind: str, names: list[str]) -> None:
                err=True)
 
 
+def _kind(default) -> tuple[str, tuple]:
+    """What a parameter whose default is ``default`` accepts: (description, types)."""
+    if isinstance(default, bool):
+        return "true or false", (bool,)
+    if isinstance(default, int):
+        return "an integer", (int,)
+    if isinstance(default, float) or default is None:
+        return "a number", (int, float)
+    return "text", (str,)
+
+
+def check_params(method: str, params: dict) -> None:
+    """Refuse, as one line, a name ``method``'s predictor does not take (with the closest
+    name and the full list) or a value of the wrong type (naming the type expected).
+
+    Raises
+    ------
+    UsageError
+    """
+    import difflib
+
+    defaults = make_predictor(method).get_params()
+    defaults.pop("method", None)
+    for key, value in params.items():
+        if key not in defaults:
+            close = difflib.get_close_matches(key, list(defaults), n=1)
+            raise UsageError(f"unknown parameter '{key}' for method '{method}'"
+                             + (f"; did you mean '{close[0]}'?" if close else "")
+                             + f" (its parameters: {', '.join(defaults) or 'none'})")
+        what, types = _kind(defaults[key])
+        ok = (isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+              or (value is None and defaults[key] is None))
+        if not ok:
+            raise UsageError(f"--param {key}={value}: '{key}' of method '{method}' must be "
+                             f"{what} (default {defaults[key]})")
+
+
 def method_fields(bp) -> dict:
-    """``{"method": ..., "params": {...}}`` for JSON output (params only when overridden)."""
-    return {"method": bp.method, **({"params": bp.params} if bp.params else {})}
+    """``{"method": ..., "params": {...}}`` for JSON output: ``params`` holds exactly what the
+    user passed with --param (also a value equal to the default; ``{}`` when none)."""
+    ctx = click.get_current_context(silent=True)
+    given = ctx.meta.get(_GIVEN) if ctx is not None else None
+    return {"method": bp.method, "params": dict(given) if given is not None else dict(bp.params)}
+
+
+_GIVEN = "benchpress.given_params"
 
 
 def param_option(f):
@@ -69,8 +116,10 @@ def matrix_options(f):
     def wrapper(*args, snapshot, sources, method, params, ignore_unknown, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
 
+        given = parse_params(params, method)
+        click.get_current_context().meta[_GIVEN] = given
         bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
-                                      predictor=make_predictor(method, **parse_params(params)))
+                                      predictor=make_predictor(method, **given))
         bp.ignore_unknown, bp.on_unknown = ignore_unknown, warn_unknown
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
@@ -86,8 +135,10 @@ def folds_options(f):
                   help="Index folds count rows/columns of these sources' matrix (e.g. 'benchpress').")
     @click.option("--make-folds", "n_folds", type=int, default=None,
                   help="Make new per-model K-fold partitions instead of reading a file.")
-    @click.option("--seed", type=int, default=42, show_default=True)
-    @click.option("--n-seeds", type=int, default=1, show_default=True)
+    @click.option("--seed", type=int, default=42, show_default=True,
+                  help="With --make-folds: seed of the (first) random partition.")
+    @click.option("--n-seeds", type=click.IntRange(min=1), default=1, show_default=True,
+                  help="With --make-folds: how many partitions, seeds --seed, --seed+1, ...")
     @functools.wraps(f)
     def wrapper(*args, folds_file, folds_sources, n_folds, seed, n_seeds, bp, **kwargs):
         if bool(folds_file) == bool(n_folds):

@@ -8,7 +8,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, parse_scores, render, stderr, write_or_emit,
+    csv_text, format_option, out_option, parse_scores, read_scores_file, render, split_list,
+    stderr, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic
@@ -20,31 +21,39 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
 
 @click.command()
 @click.option("--scores", "scores_text", help='Known scores: "gpqa_diamond=70.1,hle=21".')
+@click.option("--scores-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Known scores from a file: JSON {benchmark: score} or CSV benchmark_id,score.")
 @click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
-@format_option(choices=("table", "csv", "json"))
+@click.option("--benchmarks", default=None, help="Only show these benchmarks, e.g. 'hle,gpqa_diamond'.")
+@format_option()
+@out_option()
 @matrix_options
-def predict(scores_text, model_id, fmt, bp, home):
+def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 
     A model's row is the fold-in of its known scores against the registry's fit, the same
     number `--model`, `--scores` and `compare` give; given scores are shown as given (kind
     "given"). Unknown benchmark names are an error (with suggestions) unless
     --ignore-unknown."""
-    if bool(scores_text) == bool(model_id):
-        raise UsageError("give either --scores or --model")
+    if sum(map(bool, (scores_text, scores_file, model_id))) != 1:
+        raise UsageError("give one of --scores, --scores-file or --model")
     named = [p.partition("=")[0].strip() for p in (scores_text or "").split(",") if p.strip()]
     twice = sorted({b for b in named if named.count(b) > 1})
     if twice:
         raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
                          "benchmark once")
-    result = bp.predict_model(model_id) if model_id else bp.predict(parse_scores(scores_text))
-    frame = result.frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
-                                      pl.col("trust").round(3))
-    if fmt == "json":
-        emit_json({**method_fields(bp), "unknown": result.unknown, "resolved": result.resolved,
-                   "predictions": frame.to_dicts()})
-    else:
-        render(frame, fmt, title=f"predicted scores ({bp.method})")
+    wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
+    result = (bp.predict_model(model_id) if model_id else
+              bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file)))
+    frame = result.frame  # full precision in csv/json (README, "Output contract")
+    if wanted is not None:
+        frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
+    if not write_or_emit({**method_fields(bp), "unknown": result.unknown,
+                          "resolved": result.resolved, "predictions": frame.to_dicts()},
+                         out, fmt, rows=frame):
+        render(frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
+                                  pl.col("trust").round(3)), fmt,
+               title=f"predicted scores ({bp.method})")
 
 
 @click.command()
@@ -61,7 +70,8 @@ def complete(out, intervals, fmt, bp, home):
     if out is None:
         render(full, fmt)
         return
-    write_atomic(out, full.write_csv if out.suffix == ".csv" else full.write_parquet)
+    write_atomic(out, (lambda tmp: tmp.write_text(csv_text(full), encoding="utf-8"))
+                 if out.suffix == ".csv" else full.write_parquet)
     stderr.print(f"wrote {full.height} cells with intervals to {out}" if intervals else
                  f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
 
@@ -71,7 +81,7 @@ def complete(out, intervals, fmt, bp, home):
               help="Save the folds used (id form) to this file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the overall figures as JSON to this file (for dvc metrics).")
-@format_option(choices=("table", "json"))
+@format_option()
 @matrix_options
 @folds_options
 def evaluate(folds, write_folds, out, fmt, bp, home):
@@ -83,7 +93,8 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
     report = {**result.to_json(), **method_fields(bp)}
     # the file holds figures only (no timing), so that `dvc metrics diff` shows real changes
     if write_or_emit(report, out, fmt, written={k: v for k, v in report.items()
-                                                if k not in ("per_benchmark", "per_model", "seconds")}):
+                                                if k not in ("per_benchmark", "per_model", "seconds")},
+                    rows=result.per_benchmark):
         return
     overall = {k: report[k] for k in ("method", "n_cells", "coverage", "medae", "fold_medae_mean",
                                       "medape", "within3", "within5") if k in report}
@@ -93,15 +104,18 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
 
 
 @click.command()
-@click.option("--seed", type=int, default=42, show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
-@format_option(choices=("table", "json"))
+@click.option("--seed", type=int, default=42, show_default=True,
+              help="Seed of the held-out cells (error by rank).")
+@out_option()
+@format_option()
 @matrix_options
 def rank(seed, out, fmt, bp, home):
-    """The rank-2 evidence: held-out error by rank, variance explained by two factors."""
+    """Matrix rank, not model order: held-out error by rank and the variance two factors
+    explain (the rank-2 evidence). How well predictions keep models in order: `benchpress
+    ranking`."""
     result = bp.rank(seed=seed)
-    report = result.to_json()
-    if write_or_emit(report, out, fmt):
+    report = {**method_fields(bp), **result.to_json()}
+    if write_or_emit(report, out, fmt, rows=result.rank_errors):
         return
     render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")
     render(result.submatrices.select(pl.exclude("model_indices", "benchmark_indices")), "table",

@@ -9,7 +9,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, render, split_list, stderr, write_or_emit,
+    format_option, natural_width, out_option, render, split_list, stderr,
+    terminal_width, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
@@ -120,8 +121,8 @@ def _score_row(label, s) -> dict:
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
                    "report the drift between the two chosen sets.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
-@format_option(choices=("table", "json"))
+@out_option()
+@format_option()
 @matrix_options
 def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_months,
            evaluate_sets, paper_sets, no_search, design, previous, out, fmt, bp, home):
@@ -157,7 +158,10 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         doc["drift"] = {"previous": prev, "current": new_set, **probe_set_change(prev, new_set),
                         "previous_medae_now": old.medae if old else None,
                         "current_medae": selection.final.medae}
-    if write_or_emit(doc, out, fmt):
+    rows = ([_score_row(f"ours (k={len(selection.final.probes)})", selection.final)]
+            if selection else []) + [_score_row(label, s) for label, s in scored.items()]
+    sets = pl.DataFrame(rows, schema_overrides={"cost": pl.Float64})
+    if write_or_emit(doc, out, fmt, rows=sets):
         return
     note = (f"objective: pooled {'median absolute error' if objective == 'medae' else 'median % error'}"
             f" of transcript recovery over {ref.n_cells} observed cells of {ref.n_models} models "
@@ -172,10 +176,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         curve = selection.curve().with_columns(pl.col(pl.Float64).round(3))
         render(curve, "table", title=f"greedy probe selection ({bp.method}, "
                f"{len(selection.candidates)} candidates, {selection.seconds + selection.fit_seconds:.1f}s)")
-    rows = ([_score_row(f"ours (k={len(selection.final.probes)})", selection.final)]
-            if selection else []) + [_score_row(label, s) for label, s in scored.items()]
-    render(pl.DataFrame(rows, schema_overrides={"cost": pl.Float64}).with_columns(
-        pl.col(pl.Float64).round(3)), "table", title="probe sets side by side")
+    render(sets.with_columns(pl.col(pl.Float64).round(3)), "table", title="probe sets side by side")
     stderr.print(f"{ref.n_models_missing_probe} of {ref.n_models} models lack a score on some "
                  f"probe of {','.join(ref.probes)} ({ref.n_models_without_probes} have none): they are "
                  "predicted from the probes they have and all their observed cells are counted",
@@ -194,16 +195,16 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
 @click.option("--recent-months", type=float, default=6.0, show_default=True,
               help="The greedy choice scores the models released this many months before the "
                    "cutoff (0: every earlier model).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
-@format_option(choices=("table", "json"))
+@out_option()
+@format_option()
 @matrix_options
 def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
     """Temporal stress test: predict every model released after --cutoff from its probes."""
     chosen = int(probes_spec) if probes_spec.strip().isdigit() else read_benchmark_list(probes_spec)
     cand = read_benchmark_list(allowlist) if allowlist else None
     result = bp.backtest(cutoff, probes=chosen, candidates=cand, recent_months=recent_months)
-    doc = result.to_json()
-    if write_or_emit(doc, out, fmt):
+    doc = {**method_fields(bp), **result.to_json()}
+    if write_or_emit(doc, out, fmt, rows=result.per_model):
         return
     summary = {k_: doc[k_] for k_ in ("cutoff", "n_train", "n_test", "medae", "medae_hidden",
                                       "medape_hidden", "within5_hidden", "n_hidden_cells")}
@@ -222,29 +223,33 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @click.option("--scores-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="New models' known scores: JSON {model: {benchmark: score}} or CSV "
                    "model_id,benchmark_id,score.")
-@format_option(choices=("table", "csv", "json"))
+@format_option()
+@out_option()
 @matrix_options
-def compare(model_ids, benchmarks, scores_file, fmt, bp, home):
+def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
     new = read_model_scores(scores_file) if scores_file else None
     bench = read_benchmark_list(benchmarks) if benchmarks else None
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
-    if fmt == "json":
-        emit_json({**method_fields(bp), "sure_from": sure_from, "rows": frame.to_dicts()})
-        return
-    if fmt == "csv":
-        render(frame, fmt)
+    if write_or_emit({**method_fields(bp), "sure_from": sure_from, "rows": frame.to_dicts()},
+                     out, fmt, rows=frame):
         return
     names = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]  # resolved ids
-    render(_compare_table(frame, names), fmt, title=f"side by side ({bp.method})")
+    wide = _compare_table(frame, names)
+    if natural_width(wide) <= terminal_width():
+        render(wide, fmt, title=f"side by side ({bp.method})")
+    else:  # too wide for the terminal: one row per benchmark and model, the leader first
+        render(_compare_long(wide, names), fmt,
+               title=f"side by side ({bp.method}): the leader first, with gap and p_ahead")
     stderr.print(f"each score is observed (obs) or predicted with its 90% interval [lower, upper]; "
                  f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}",
                  markup=False)
 
 
 def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
-    """One text column per model: "85.0 obs" or "71.2 [65.0, 77.9]" (rounded)."""
+    """Who is ahead first (leader, gap, p_ahead), then one text column per model: "85.0 obs"
+    or "71.2 [65.0, 77.9]" (rounded); a narrow terminal hides the last models' columns."""
     def cell(name):
         score = pl.col(name).round(1).cast(pl.String)
         bounds = (pl.lit(" [") + pl.col(f"{name}_lower").round(1).cast(pl.String) + pl.lit(", ")
@@ -253,24 +258,42 @@ def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
         if f"{name}_lower" in frame.columns:
             shown = shown.when(pl.col(f"{name}_lower").is_not_null()).then(score + bounds)
         return shown.otherwise(score).alias(name)
-    return frame.select("benchmark_id", *[cell(n) for n in names], "leader",
-                        pl.col("gap").round(2), pl.col("p_ahead").round(2))
+    return frame.select("benchmark_id", "leader", pl.col("gap").round(2),
+                        pl.col("p_ahead").round(2), *[cell(n) for n in names])
+
+
+def _compare_long(wide: pl.DataFrame, names) -> pl.DataFrame:
+    """The table of :func:`_compare_table` in long form (fits 80 columns): one row per
+    benchmark and model, the leader's row first and holding the gap and p_ahead."""
+    rows = []
+    for r in wide.iter_rows(named=True):
+        order = sorted(names, key=lambda n: n != r["leader"])  # stable: the leader first
+        for n in order:
+            lead = n == r["leader"]
+            rows.append({"benchmark_id": r["benchmark_id"], "model": n, "score": r[n],
+                         "gap": r["gap"] if lead else None,
+                         "p_ahead": r["p_ahead"] if lead else None})
+    return pl.DataFrame(rows, schema={"benchmark_id": pl.String, "model": pl.String,
+                                      "score": pl.String, "gap": pl.Float64,
+                                      "p_ahead": pl.Float64})
 
 
 @click.command()
 @click.option("--margins", default="0,1,2,5", show_default=True, help="True-gap margins, points.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
-@format_option(choices=("table", "json"))
+@out_option()
+@format_option()
 @matrix_options
 @folds_options
 def ranking(folds, margins, out, fmt, bp, home):
-    """Pairwise ranking preservation of held-out predictions (median over benchmarks)."""
+    """Model order, not matrix rank: how often held-out predictions keep pairs of models in
+    their true order (pairwise ranking preservation, median over benchmarks). The matrix's
+    rank-2 evidence: `benchpress rank`."""
     try:
         m = [float(x) for x in split_list(margins) or []]
     except ValueError:
         raise UsageError(f"--margins: {margins!r} is not a comma-separated list of numbers") from None
     result = bp.ranking_preservation(folds, margins=m)
     doc = {**method_fields(bp), **result.to_json()}
-    if not write_or_emit(doc, out, fmt):
+    if not write_or_emit(doc, out, fmt, rows=result.summary()):
         render(result.summary().with_columns(pl.col("accuracy").round(2)), "table",
                title=f"pairs kept, % (median over benchmarks; {bp.method})")

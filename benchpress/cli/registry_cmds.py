@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import re
 import shutil
+import textwrap
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, mirror_option, parse_scores, progress_bar, render,
-    stderr,
+    format_option, handle_errors, home_option, mirror_option, out_option, parse_scores,
+    progress_bar, render, stderr, terminal_width, write_or_emit,
 )
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
@@ -28,8 +32,45 @@ __all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "su
 _PACKAGE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
-def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
-    """Summary per source on stderr; returns how many rows were quarantined."""
+_FIELD = re.compile(r"field '([^']+)': (.*)$")
+_PARENS = re.compile(r"\s*\([^()]*\)")
+
+
+def rejection_reason(line: str) -> str:
+    """The kind of a quarantine line, without its row and values: "field 'model_id': ...
+    (value: missing): empty model name, the row names no model (...)" -> "model_id: empty
+    model name, the row names no model"."""
+    found = _FIELD.search(line)
+    if not found:
+        return "other"
+    detail = found.group(2)
+    while _PARENS.search(detail):  # innermost parentheses first: they may nest
+        detail = _PARENS.sub("", detail)
+    return f"{found.group(1)}: {detail.rsplit(': ', 1)[-1].strip(' ;:')}"
+
+
+def _print_rejections(s, limit: int | None) -> None:
+    """Rejected rows of one source: counts by reason, then up to ``limit`` lines (all: None)."""
+    if not s.reasons:
+        return
+    counts = Counter(rejection_reason(line) for line in s.reasons)
+    stderr.print(f"  rejected {len(s.reasons)}: " + "; ".join(
+        f"{n} {reason}" for reason, n in counts.most_common()), highlight=False, markup=False)
+    shown = s.reasons if limit is None else s.reasons[:limit]
+    for line in shown:
+        stderr.print(f"  rejected: {line}", highlight=False, markup=False)
+    if len(shown) < len(s.reasons):
+        more = f"{len(s.reasons) - len(shown)} more" if shown else "each row"
+        stderr.print(f"  ({more}: --verbose, or SELECT * FROM quarantine)", highlight=False,
+                     markup=False)
+
+
+def _print_report(report: BuildReport, only: set[str] | None = None, *,
+                  verbose: bool = False, limit: int | None = 0) -> int:
+    """Summary per source on stderr; returns how many rows were quarantined.
+
+    Rejected rows are counted by source and reason; ``limit`` rows are listed one per line
+    (every row with ``verbose``)."""
     rejected = 0
     for s in report.sources:
         if only and s.source_id not in only:
@@ -39,10 +80,7 @@ def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
                      f"quarantined {s.rows_quarantined}")
         for note in s.notes:
             stderr.print(f"  note: {note}", highlight=False, markup=False)
-        for line in s.reasons[:20]:
-            stderr.print(f"  rejected: {line}", highlight=False, markup=False)
-        if len(s.reasons) > 20:
-            stderr.print(f"  ... and {len(s.reasons) - 20} more (SELECT * FROM quarantine)")
+        _print_rejections(s, None if verbose else limit)
         rejected += s.rows_quarantined
     for line in report.warnings:
         stderr.print(f"warning: {line}", highlight=False, markup=False)
@@ -51,6 +89,11 @@ def _print_report(report: BuildReport, only: set[str] | None = None) -> int:
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     stderr.print(f"registry: {counts}")
     return rejected
+
+
+def verbose_option(f):
+    return click.option("--verbose", "-v", is_flag=True,
+                        help="List every rejected row (default: counts by source and reason).")(f)
 
 
 @click.command()
@@ -85,10 +128,12 @@ def init(directory: Path, no_git: bool):
 @click.option("--all", "all_sources", is_flag=True, help="Pull and rebuild every configured source.")
 @click.option("--allow-rejects", is_flag=True,
               help="Exit 0 even if rows were quarantined (default: exit 3, the good rows landed).")
+@verbose_option
 @mirror_option
 @home_option
 @handle_errors
-def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, mirror, home):
+def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, verbose, mirror,
+           home):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry.
 
     Exit 0: every row landed; 1: refused, nothing changed; 2: bad usage; 3: the good rows
@@ -101,12 +146,12 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
     if all_sources:
         with progress_bar("building") as update:
             report = build_registry(home, mirror=mirror, on_source=update)
-        rejected = _print_report(report)
+        rejected = _print_report(report, verbose=verbose)
     else:
         with progress_bar("ingesting") as update:
             sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
                                         licence=licence, url=url, mirror=mirror, on_source=update)
-        rejected = _print_report(report, only={sid})
+        rejected = _print_report(report, only={sid}, verbose=verbose, limit=20)
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:
         click.echo(f"Error: {rejected} row(s) were rejected and kept in the quarantine table; the "
@@ -116,16 +161,17 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
 
 
 @click.command()
+@verbose_option
 @mirror_option
 @home_option
 @handle_errors
-def build(mirror, home):
+def build(verbose, mirror, home):
     """Rebuild the registry from every source under sources/ (what `dvc repro` runs)."""
     from benchpress.store.build import build as build_registry
 
     with progress_bar("building") as update:
         report = build_registry(home, mirror=mirror, on_source=update)
-    _print_report(report)
+    _print_report(report, verbose=verbose)
 
 
 @click.command()
@@ -154,13 +200,16 @@ def pull(mirror, home):
 @click.option("--name", help="Display name (default: MODEL_ID).")
 @click.option("--provider", help="Who makes the model (e.g. OpenAI).")
 @click.option("--release-date", help="YYYY-MM-DD")
-@click.option("--reasoning/--no-reasoning", default=None)
-@click.option("--source-type", default="official_blog", show_default=True)
+@click.option("--reasoning/--no-reasoning", default=None,
+              help="Whether it is a reasoning (thinking) model (default: not stated).")
+@click.option("--source-type", default="official_blog", show_default=True,
+              help="Kind of citation, a row of schemas/source_priority.csv (e.g. official_blog, tech_report, model_card).")
+@verbose_option
 @mirror_option
 @home_option
 @handle_errors
 def add_model(model_id, scores_text, source_url, retract_text, reason, name, provider,
-              release_date, reasoning, source_type, mirror, home):
+              release_date, reasoning, source_type, verbose, mirror, home):
     """Add a new model release with cited scores (kept in sources/releases.csv).
 
     A newer citation of a recorded value supersedes it (both kept, the change is printed);
@@ -176,7 +225,7 @@ def add_model(model_id, scores_text, source_url, retract_text, reason, name, pro
         _print_report(retract(home, model_id, [b.strip() for b in retract_text.split(",")
                                                if b.strip()],
                               reason=reason, source_url=source_url, mirror=mirror),
-                      only={"releases"})
+                      only={"releases"}, verbose=verbose)
         return
 
     named = [p.partition("=")[0].strip() for p in scores_text.split(",") if p.strip()]
@@ -187,7 +236,7 @@ def add_model(model_id, scores_text, source_url, retract_text, reason, name, pro
     report = add_release(home, model_id, parse_scores(scores_text), source_url=source_url,
                          name=name, provider=provider, release_date=release_date,
                          is_reasoning=reasoning, source_type=source_type, mirror=mirror)
-    _print_report(report, only={"releases"})
+    _print_report(report, only={"releases"}, verbose=verbose, limit=20)
 
 
 @click.group()
@@ -196,35 +245,71 @@ def aliases():
 
 
 @aliases.command()
-@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
+@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True,
+              help="Aliases of model ids or of benchmark ids.")
 @click.option("--source", help="Only suggest for ids that come from this source.")
-@click.option("--min-score", type=float, default=85.0, show_default=True)
+@click.option("--min-score", type=float, default=85.0, show_default=True,
+              help="Smallest match score (0-100) worth suggesting.")
 @format_option()
+@out_option()
 @home_option
 @handle_errors
-def suggest(kind, source, min_score, fmt, home):
+def suggest(kind, source, min_score, fmt, out, home):
     """Fuzzy candidate matches with scores; nothing is merged until accepted."""
     from benchpress.store.aliases import suggest_aliases
 
     table = lambda name: read_table(home.registry, name)  # noqa: E731
     render(suggest_aliases(table("models"), table("cells"), table("scores"),
                            kind=kind, source=source, min_score=min_score,
-                           quarantine=table("quarantine")), fmt)
+                           quarantine=table("quarantine")), fmt, out=out)
 
 
 @aliases.command()
 @click.argument("alias")
 @click.argument("canonical_id")
-@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True)
-@click.option("--note", default="")
+@click.option("--kind", type=click.Choice(["model", "benchmark"]), default="model", show_default=True,
+              help="Aliases of model ids or of benchmark ids.")
+@click.option("--note", default="", help="Why the two names are one (kept in aliases.csv).")
 @home_option
 @handle_errors
 def accept(alias, canonical_id, kind, note, home):
-    """Add ALIAS -> CANONICAL_ID to schemas/aliases.csv (applies on the next build)."""
+    """Add ALIAS -> CANONICAL_ID to schemas/aliases.csv (applies on the next build).
+
+    CANONICAL_ID must be a model of the registry (a benchmark of the registry or of
+    schemas/benchmarks.csv with --kind benchmark)."""
     from benchpress.store.aliases import accept_alias
 
+    from benchpress.validate.text import identifier_problem
+
+    if not any(identifier_problem(v, paths=False) for v in (alias, canonical_id)):
+        _check_alias_target(home, kind, canonical_id)  # (accept_alias names a bad id)
     accept_alias(home.schemas, kind, alias, canonical_id, note)
     click.echo(f"{kind} alias {alias} -> {canonical_id} added; run `benchpress build` to apply")
+
+
+def _check_alias_target(home: Home, kind: str, canonical_id: str) -> None:
+    """Refuse an alias whose target names no known model (benchmark), with the closest ids."""
+    import difflib
+
+    import polars as pl
+
+    from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
+
+    column = f"{kind}_id"
+    known: set[str] = set()
+    if registry_exists(home.registry):
+        known |= set(read_table(home.registry, f"{kind}s")[column].to_list())
+    if kind == "benchmark" and (home.schemas / "benchmarks.csv").is_file():
+        known |= set(pl.read_csv(home.schemas / "benchmarks.csv",
+                                 columns=[column], infer_schema=False)[column].to_list())
+    if not known:
+        raise BadInputError(f"no {kind}s known yet to alias to: run `benchpress build` first")
+    target = (canonical_model_id if kind == "model" else canonical_benchmark_id)(canonical_id)
+    if target not in known:
+        close = difflib.get_close_matches(target, sorted(known), n=3)
+        raise BadInputError(f"{kind} '{canonical_id}' is not in the registry; an alias must point "
+                            f"to a known {kind}"
+                            + (f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""))
 
 
 @click.command()
@@ -238,9 +323,10 @@ def accept(alias, canonical_id, kind, note, home):
               show_default=True, help="Print at most this many rows (a note on stderr says when "
               "more matched).")
 @format_option()
+@out_option("the result")
 @home_option
 @handle_errors
-def sql(sql_text, params, snapshot, timeout, max_rows, fmt, home):
+def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
     """Run a read-only SQL query over the registry's views.
 
     Tables: models, benchmarks, scores (every observation), cells (resolved), aliases,
@@ -256,31 +342,43 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, home):
             raise
         click.echo("Error: SQL query interrupted", err=True)
         sys.exit(130)
-    render(result.frame, fmt)
+    render(result.frame, fmt, out=out)
     if result.truncated:
         stderr.print(f"note: showing the first {max_rows} rows; more matched (--max-rows to "
                      "show more, or narrow the query)", highlight=False, markup=False)
 
 
 @click.command()
+@format_option()
+@out_option()
 @home_option
 @handle_errors
-def summary(home):
-    """What the pipeline made: registry counts, sources, snapshots and metrics files."""
+def summary(fmt, out, home):
+    """What the pipeline made: registry counts, sources, snapshots and metrics files
+    (csv: the sources table)."""
     import json
 
     if not registry_exists(home.registry):
         raise BadInputError(f"{home.registry}: no registry built yet; run `make main` or `benchpress build`")
     manifest = json.loads((readable(home.registry) / "build.json").read_text())
-    click.echo(f"registry {home.registry}: " + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items()))
-    render(read_table(home.registry, "sources").select(
-        "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined"),
-        "table", title="sources")
+    sources = read_table(home.registry, "sources").select(
+        "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined")
     snapshots = list_snapshots(home)
-    click.echo(f"snapshots: {len(snapshots)}"
-               + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else ""))
-    for metrics in sorted((home.root / "metrics").glob("*.json")):
-        doc = json.loads(metrics.read_text())
-        flat = {k: v for k, v in doc.items() if isinstance(v, (int, float, str, bool))}
-        click.echo(f"{metrics.relative_to(home.root)}: " + ", ".join(
-            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12]))
+    metrics = {str(m.relative_to(home.root)): json.loads(m.read_text())
+               for m in sorted((home.root / "metrics").glob("*.json"))}
+    doc = {"registry": str(home.registry), "counts": manifest["counts"],
+           "sources": sources.to_dicts(), "snapshots": len(snapshots),
+           "latest_snapshot": snapshots[-1].id if snapshots else None, "metrics": metrics}
+    if write_or_emit(doc, out, fmt, rows=sources):
+        return
+    wrap = functools.partial(textwrap.fill, width=terminal_width(), subsequent_indent="  ",
+                             break_long_words=False, break_on_hyphens=False)
+    click.echo(wrap(f"registry {home.registry}: "
+                    + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items())))
+    render(sources, "table", title="sources")
+    click.echo(wrap(f"snapshots: {len(snapshots)}"
+                    + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else "")))
+    for name, figures in metrics.items():
+        flat = {k: v for k, v in figures.items() if isinstance(v, (int, float, str, bool))}
+        click.echo(wrap(f"{name}: " + ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12])))

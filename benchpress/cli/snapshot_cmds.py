@@ -7,7 +7,10 @@ from pathlib import Path
 import click
 import polars as pl
 
-from benchpress.cli.common import emit_json, format_option, handle_errors, home_option, render, stderr
+from benchpress.cli.common import (
+    emit_json, format_option, handle_errors, home_option, out_option, render, stderr,
+    write_or_emit,
+)
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import RegistryError, UsageError
 from benchpress.store.diff import diff as diff_versions
@@ -61,38 +64,38 @@ def create(tag, move_tag, home):
 
 @snapshot.command(name="list")
 @format_option()
+@out_option()
 @home_option
 @handle_errors
-def list_(fmt, home):
+def list_(fmt, out, home):
     """Every snapshot, oldest first."""
     render(pl.DataFrame([_row(s) for s in list_snapshots(home)], schema=_LIST_SCHEMA), fmt,
-           title="snapshots")
+           title="snapshots", out=out)
 
 
 @snapshot.command()
 @click.argument("ref")
 @click.option("--verify", is_flag=True, help="Re-hash the tables and check them against the manifest.")
-@format_option(choices=("table", "json"))
+@format_option()
+@out_option()
 @home_option
 @handle_errors
-def show(ref, verify, fmt, home):
-    """The manifest of snapshot REF (id, tag or 'latest')."""
+def show(ref, verify, fmt, out, home):
+    """The manifest of snapshot REF (id, tag or 'latest'); csv: its tables, one row each."""
     snap = get_snapshot(home, ref)
     if verify:
         problems = verify_snapshot(snap)
         if problems:
             raise RegistryError(f"snapshot {snap.id} is damaged: " + "; ".join(problems))
         stderr.print(f"snapshot {snap.id}: every table matches its manifest")
-    if fmt == "json":
-        emit_json(snap.manifest)
+    tables = pl.DataFrame([{"table": name, "rows": snap.counts.get(name),
+                            "content_sha256": entry.get("content_sha256", "")}
+                           for name, entry in snap.manifest.get("tables", {}).items()],
+                          schema={"table": pl.String, "rows": pl.Int64, "content_sha256": pl.String})
+    if write_or_emit(snap.manifest, out, fmt, rows=tables):
         return
     render(pl.DataFrame([_row(snap)], schema=_LIST_SCHEMA), fmt, title=f"snapshot {snap.id}")
-    tables = snap.manifest.get("tables", {})
-    render(pl.DataFrame([{"table": name, "rows": snap.counts.get(name),
-                          "content_sha256": entry.get("content_sha256", "")[:16]}
-                         for name, entry in tables.items()],
-                        schema={"table": pl.String, "rows": pl.Int64, "content_sha256": pl.String}),
-           fmt, title="tables")
+    render(tables.with_columns(pl.col("content_sha256").str.slice(0, 16)), fmt, title="tables")
     render(pl.DataFrame(snap.manifest.get("sources", []),
                         schema={"source_id": pl.String, "adapter": pl.String, "url": pl.String,
                                 "path": pl.String, "sha256": pl.String, "retrieved_at": pl.String,
@@ -105,14 +108,15 @@ def show(ref, verify, fmt, home):
 @click.argument("ref_b", metavar="B", default="current")
 @click.option("--sql", "sql_text", help="Run one SELECT over the diff's tables instead "
               "(summary, models, benchmarks, merged, cells).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out-dir", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Also write the diff's tables as Parquet into this folder.")
 @click.option("--limit", type=int, default=15, show_default=True,
               help="Largest changes listed in table format.")
 @format_option()
+@out_option("the output (csv: every added, removed and changed cell)")
 @home_option
 @handle_errors
-def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, home):
+def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
     """What changed from version A to version B (snapshot id, tag, 'latest', or 'current' for
     the live registry; B defaults to 'current')."""
     result = diff_versions(home, ref_a, ref_b)
@@ -120,12 +124,14 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, home):
         paths = result.write(out_dir)
         stderr.print(f"wrote {len(paths)} tables to {out_dir}")
     if sql_text:
-        render(result.query(sql_text), fmt)
+        render(result.query(sql_text), fmt, out=out)
     elif fmt == "json":
-        emit_json(result.to_dict())
+        emit_json(result.to_dict(), out)
     elif fmt == "csv":
-        render(result.cells, fmt)
+        render(result.cells, fmt, out=out)
     else:
+        if out is not None:
+            write_or_emit(result.to_dict(), out, "table")
         render(result.summary, fmt, title=f"{result.a} -> {result.b}")
         for name, df in (("models", result.models), ("benchmarks", result.benchmarks)):
             if df.height:
@@ -150,21 +156,21 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, home):
 @click.option("--snapshot", "snapshot_ref", default=None, help="A snapshot (id, tag or 'latest').")
 @click.option("--write-metrics", "metrics_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the figures as JSON to this file instead (the DVC metrics stage).")
-@format_option(choices=("table", "json"))
+@format_option()
+@out_option()
 @home_option
 @handle_errors
-def stats(snapshot_ref, metrics_file, fmt, home):
+def stats(snapshot_ref, metrics_file, fmt, out, home):
     """Headline figures of the registry or a snapshot: counts, fill, conflicts, per source."""
     folder = resolve_snapshot(home, snapshot_ref)
     figures = registry_metrics(folder)
     if metrics_file is not None:
         write_json_atomic(metrics_file, figures, sort_keys=True)
         stderr.print(f"wrote {metrics_file}")
-    elif fmt == "json":
-        emit_json(figures)
-    else:
-        rows = [{"figure": k, "value": str(v)} for k, v in figures.items() if k != "per_source"]
-        rows += [{"figure": f"scores from {k}", "value": str(v)}
-                 for k, v in figures["per_source"].items()]
-        render(pl.DataFrame(rows, schema={"figure": pl.String, "value": pl.String}), fmt,
-               title=str(folder))
+        return
+    rows = [{"figure": k, "value": str(v)} for k, v in figures.items() if k != "per_source"]
+    rows += [{"figure": f"scores from {k}", "value": str(v)}
+             for k, v in figures["per_source"].items()]
+    frame = pl.DataFrame(rows, schema={"figure": pl.String, "value": pl.String})
+    if not write_or_emit(figures, out, fmt, rows=frame):
+        render(frame, fmt, title=str(folder))

@@ -15,7 +15,7 @@ from benchpress.cli.common import (
 )
 from benchpress.cli.matrix import matrix_options, method_fields, param_option, parse_params
 from benchpress.store.tables import write_json_atomic
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import available_methods
 from benchpress.predict.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
@@ -30,16 +30,19 @@ __all__ = ["intervals", "drift", "report"]
               help="Index-form fold file counts rows/columns of the matrix of these sources.")
 @click.option("--seed", type=int, default=2001, show_default=True,
               help="Without --folds: first seed of new per-model 3-fold partitions.")
-@click.option("--n-seeds", type=int, default=1, show_default=True)
+@click.option("--n-seeds", type=int, default=1, show_default=True,
+              help="Without --folds: how many seeds (seed, seed+1, ...) of 3-fold partitions.")
 @click.option("--regime", type=click.Choice(["cells", "new_models"]), default="cells",
               show_default=True, help="cells: missing cells of known models (held-out folds); "
               "new_models: whole models held out, folded in from 3-12 scores.")
 @click.option("--calibration-seed", type=int, default=1001, show_default=True,
               help="First seed of the partitions the intervals are calibrated on.")
-@click.option("--calibration-seeds", type=int, default=2, show_default=True)
+@click.option("--calibration-seeds", type=int, default=2, show_default=True,
+              help="How many calibration partitions (seeds from --calibration-seed on).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the JSON summary here (for dvc metrics).")
-@format_option(choices=("table", "json"))
+              help="Also write the JSON summary here, without per-benchmark rows (for dvc "
+                   "metrics).")
+@format_option()
 @matrix_options
 def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed,
               calibration_seeds, out, fmt, bp, home):
@@ -60,7 +63,8 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                                   calibration_seed=calibration_seed,
                                   calibration_seeds=calibration_seeds)
     doc = {**method_fields(bp), "regime": regime, **coverage_json(result)}
-    if write_or_emit(doc, out, fmt, written={k: v for k, v in doc.items() if k != "per_benchmark"}):
+    if write_or_emit(doc, out, fmt, written={k: v for k, v in doc.items() if k != "per_benchmark"},
+                     rows=result["per_benchmark"]):
         return
     render(result["overall"], "table", title="90% intervals on held-out cells (width in points)")
     render(result["per_model_count"], "table", title="by how many scores the model has")
@@ -112,7 +116,7 @@ def threshold_options(f):
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the full drift report (JSON) here.")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
-@format_option(choices=("table", "json"))
+@format_option()
 @threshold_options
 @param_option
 @home_option
@@ -122,18 +126,20 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     from benchpress.api import BenchPress
 
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
-    predictor, probe_predictor = cfg.predictors(**parse_params(params))
+    given = parse_params(params, cfg.method, cfg.probe_method)
+    predictor, probe_predictor = cfg.predictors(**given)
     report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                               predictor=predictor, probe_predictor=probe_predictor)
-    doc = report.to_json()
+    doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
+           **report.to_json()}
     if out:
         write_json_atomic(out, report.metrics())
-    if write_or_emit(doc, report_file, fmt):
-        return
     snaps = pl.DataFrame([{k: s[k] for k in ("label", "n_models", "n_benchmarks", "n_cells", "fill",
                                              "var2", "best_rank", "medae")}
                           | {"probes": ", ".join(s["probes"]) if s["probes"] is not None
                              else s["probes_note"]} for s in doc["snapshots"]])
+    if write_or_emit(doc, report_file, fmt, rows=snaps):
+        return
     render(snaps, "table", title="snapshots (var2: two-factor variance on complete submatrices; "
                                  "medae: held-out, default predictor)")
     for t in doc["transitions"]:
@@ -155,14 +161,29 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     click.echo("drift alarm" if report.alarm else "no drift alarm")
 
 
+def _read_drift_report(path: Path) -> dict:
+    """A `benchpress drift --report FILE` document; anything else is one line (exit 1)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise BadInputError(f"{path}: not a drift report (`benchpress drift --report FILE`): "
+                            f"{exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("snapshots"), list):
+        raise BadInputError(f"{path}: not a drift report (`benchpress drift --report FILE`): "
+                            "no 'snapshots' list")
+    return doc
+
+
 @click.command()
 @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("report"), show_default=True, help="Folder for index.html.")
-@click.option("--method", default="default", show_default=True, type=click.Choice(available_methods()))
+@click.option("--method", default="default", show_default=True, type=click.Choice(available_methods()),
+              help="Predictor of the matrix, interval and drift figures.")
 @click.option("--probe-method", default="default", show_default=True,
-              type=click.Choice(available_methods()))
-@click.option("--probes-k", type=int, default=5, show_default=True)
+              type=click.Choice(available_methods()), help="Predictor of the probe search.")
+@click.option("--probes-k", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Largest probe-set size in the probe curve.")
 @click.option("--drift", "drift_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A drift report (benchpress drift --report FILE) to plot instead of recomputing.")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
@@ -175,10 +196,10 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
     from benchpress.api import BenchPress
     from benchpress.store.snapshot import list_snapshots
 
-    doc = json.loads(drift_file.read_text()) if drift_file else None
+    doc = _read_drift_report(drift_file) if drift_file else None
     cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
-    predictor, probe_predictor = cfg.predictors(**parse_params(params))
+    predictor, probe_predictor = cfg.predictors(**parse_params(params, cfg.method, cfg.probe_method))
     from benchpress.report import build_report  # matplotlib loads only for this command
 
     bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
