@@ -47,7 +47,7 @@ CASES = [
     (["build", "--mirror", "{tmp}/no-such-folder"], USAGE),
     (["pull", "--mirror", "{tmp}/no-such-folder"], USAGE),
     (["summary", "--format", "yaml"], USAGE),
-    (["predict", *S, "--benchmarks", "no_such_benchmark"], USAGE),
+    (["serve", "--port", "70000"], USAGE),
     (["predict", "--scores-file", "{tmp}/bad.json"], BAD),
     (["predict", "--scores-file", "{tmp}/list.json"], BAD),
     # -- arguments that parse but do not fit together, or malformed --scores / --param
@@ -82,11 +82,14 @@ CASES = [
       "--source", "https://x.example"], BAD),
     (["compare", "gpt-4.1"], BAD),  # fewer than two models
     (["predict", "--model", "no-such-model"], BAD),
+    (["predict", *S, "--benchmarks", "no_such_benchmark"], BAD),  # unknown names: the resolver
+    (["compare", "gpt-4.1", "o3-high", "--benchmarks", "gpqa_diamond,nosuch"], BAD),
     (["complete", "--snapshot", "nosuch"], BAD),
     (["sql", "SELECT 1", "--snapshot", "../../etc"], BAD),
     (["sql", "DELETE FROM cells"], BAD),
     (["sql", "SELECT * FROM nosuch"], BAD),
     (["snapshot", "show", "nosuch"], BAD),
+    (["serve", "--snapshot", "nosuch"], BAD),
     (["diff", "nosuch"], BAD),
     (["stats", "--snapshot", "nosuch"], BAD),
     (["ingest", "{tmp}/missing.json"], BAD),

@@ -25,7 +25,8 @@ def _loopback(host: str) -> bool:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind (loopback by default; the app is read-only).")
-@click.option("--port", default=8050, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", default=8050, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port).")
 @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
 @click.option("--sources", default=None, help="Fit on these sources only, e.g. 'benchpress,epoch'.")
 @click.option("--method", default="default", show_default=True,
