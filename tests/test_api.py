@@ -50,7 +50,10 @@ def test_unknown_source_is_a_usage_error(built_2026_05):
 
 def test_predict_returns_every_benchmark_and_names_unknown_ids(built_2026_05):
     bp = BenchPress.from_snapshot(built_2026_05)
-    result = bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
+    with pytest.raises(BadInputError, match="unknown benchmark: 'no_such_bench'"):
+        bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
+    result = bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3},
+                        ignore_unknown=True)
     assert result.unknown == ["no_such_bench"]
     assert result.resolved == {"GPQA Diamond": "gpqa_diamond", "hle": "hle"}
     frame = result.frame

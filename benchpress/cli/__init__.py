@@ -26,6 +26,7 @@ COMMANDS = {
     **dict.fromkeys(["predict", "complete", "evaluate", "rank"], "predict_cmds"),
     **dict.fromkeys(["probes", "backtest", "compare", "ranking"], "probe_cmds"),
     **dict.fromkeys(["intervals", "drift", "report"], "trust_cmds"),
+    "fit": "fit_cmds",
 }
 
 

@@ -27,7 +27,12 @@ def predict(scores_text, model_id, fmt, bp, home):
     """Predict every benchmark for a new model from a few known scores."""
     if bool(scores_text) == bool(model_id):
         raise UsageError("give either --scores or --model")
-    result = bp.predict_model(model_id) if model_id else bp.predict(parse_scores(scores_text))
+    if not model_id:  # a new model: the stored fit of an unchanged matrix answers at once
+        from benchpress.cli.fit_cmds import stored_fit
+
+        bp = stored_fit(bp, home, regimes=("new_models",))
+    result = (bp.predict_model(model_id) if model_id
+              else bp.predict(parse_scores(scores_text), ignore_unknown=True))
     for given in result.unknown:
         stderr.print(f"warning: '{given}' is not a benchmark of this matrix (after alias "
                      "resolution); ignored", markup=False)
