@@ -397,8 +397,9 @@ class BenchPress(FitsMixin):
         when the matrix has too little held-out data to calibrate on."""
         try:
             support = self._support  # shared by both regimes
-            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"), support)
-            parts = [{k: ci[k][idx] for k in ("lower", "upper", "trust")}]
+            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"), support,
+                                              rows=idx)
+            parts = [{k: ci[k] for k in ("lower", "upper", "trust")}]
             if len(S):
                 parts.append(conformal.fold_in_intervals(
                     self.predictor, self.calibrator("new_models"), S, support))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import intervals as conformal
 
 __all__ = ["FitsMixin"]
@@ -71,7 +71,11 @@ class FitsMixin:
         `probes` (benchmark ids) and the contracts used for names. `progress(k, n, label)`
         is called before each step. Returns the folder."""
         from benchpress.artifact import save_artifact
+        from benchpress.predict import ALSPredictor
 
+        if not isinstance(self.estimator, ALSPredictor):  # say so before any fit
+            raise UsageError(f"only the ALS methods can be saved as an artifact, not "
+                             f"{self.method!r}")
         steps = [("fit", lambda: self.predictor), ("interval features", lambda: self._support),
                  *((f"calibrating intervals ({r})", lambda r=r: self.calibrator(r))
                    for r in regimes)]

@@ -187,3 +187,21 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
     monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
     other = run("predict", "--scores", "gpqa_diamond=71.2", "--param", "n_starts=4")
     assert other.exit_code == 0 and len(list((tmp_path / "fits").iterdir())) == 2
+
+
+def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
+    """compare computes the intervals of the compared models only: the same numbers."""
+    from benchpress.predict.intervals import complete_intervals
+
+    bp = fitted[0]
+    cal, support = bp.calibrator("cells"), bp._support
+    full = complete_intervals(bp.predictor, cal, support)
+    some = complete_intervals(bp.predictor, cal, support, rows=[5, 0, 17])
+    for k in ("predicted", "lower", "upper", "trust"):
+        assert np.array_equal(some[k], full[k][[5, 0, 17]], equal_nan=True)
+
+
+def test_fit_of_a_method_without_fold_in_is_a_usage_error(run, tmp_path):
+    result = run("fit", "--out", tmp_path / "k", "--method", "knn")
+    assert result.exit_code == 2 and "only the ALS methods" in result.stderr
+    assert not (tmp_path / "k").exists()
