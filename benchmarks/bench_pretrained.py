@@ -13,9 +13,10 @@ Rows (median of ``--repeat`` runs, seconds):
   i.e. the fit and both interval calibrations, as without an artifact.
 * ``in process: predict`` -- later predictions of a loaded object (pretrained vs. the refit
   object once fitted, which then answers equally fast).
-* ``CLI predict (stored fit)`` -- ``benchpress predict --scores ...`` on the home's live
-  registry (all sources), reusing its cached fit, vs. ``BENCHPRESS_FIT_CACHE=`` (off: fit
-  and calibrate every time). Needs a built registry in ``--home``; skipped otherwise.
+* ``CLI predict/compare (stored fit)`` -- ``benchpress predict --scores ...`` and
+  ``benchpress compare gpt-5 claude-opus-4.5`` on the home's live registry (all sources),
+  reusing its cached fit, vs. ``BENCHPRESS_FIT_CACHE=`` (off: fit and calibrate every
+  time). Needs a built registry in ``--home``; skipped otherwise.
 
 The last column is the ratio refit / pretrained.
 """
@@ -110,6 +111,14 @@ def main() -> None:
         rows.append(("CLI predict, whole registry (stored fit)",
                      _median(lambda: _timed(cli), args.repeat)))
         rows[-1] += (_median(lambda: _timed(cli, env=off), few),)
+        cpu.append((rows[-1][0] + " [CPU]", statistics.median(CPU[-args.repeat - few:-few]),
+                    _cpu_median(few)))
+        cmp = [exe, "compare", "gpt-5", "claude-opus-4.5", "--home", str(args.home),
+               "--format", "csv"]
+        _timed(cmp)
+        rows.append(("CLI compare, whole registry (stored fit)",
+                     _median(lambda: _timed(cmp), args.repeat)))
+        rows[-1] += (_median(lambda: _timed(cmp, env=off), few),)
         cpu.append((rows[-1][0] + " [CPU]", statistics.median(CPU[-args.repeat - few:-few]),
                     _cpu_median(few)))
     else:

@@ -166,6 +166,7 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
             "--format", "json")
     first = run(*args)
     assert first.exit_code == 0, first.stderr
+    assert first.stderr == ""  # progress is drawn only on a terminal
     stored = list((tmp_path / "fits").iterdir())
     assert len(stored) == 1 and (stored[0] / "manifest.json").is_file()
     compare = ("compare", "gpt-5", "claude-opus-4.5", "--param", "n_starts=3", "--format", "json")
