@@ -31,16 +31,18 @@ class FitsMixin:
     # out with ignore_unknown=True.
     @classmethod
     def from_pretrained(cls, path_or_name: str | Path | None = None) -> "BenchPress":
-        """Load a fitted predictor from an artifact folder (see `benchpress.artifact`);
-        with no argument (or "default"), the one shipped inside the package. Nothing is
-        refitted: predictions and intervals equal those of the fit that was saved. A
-        damaged or incompatible artifact raises BadInputError (one line)."""
+        """Load a fitted predictor from an artifact folder (see `benchpress.artifact`), or
+        by name one shipped inside the package (`benchpress/pretrained/<name>/`); with no
+        argument, the shipped "default". Nothing is refitted: predictions and intervals
+        equal those of the fit that was saved. A damaged or incompatible artifact raises
+        BadInputError (one line)."""
         from benchpress.artifact import DEFAULT_ARTIFACT
 
-        if path_or_name is None or str(path_or_name) == "default":
-            path = DEFAULT_ARTIFACT
-        else:
-            path = Path(path_or_name)
+        path = Path(path_or_name) if path_or_name is not None else DEFAULT_ARTIFACT
+        shipped = DEFAULT_ARTIFACT.parent / str(path_or_name)
+        if path_or_name is not None and not path.exists() and path.name == str(path_or_name) \
+                and (shipped / "manifest.json").is_file():
+            path = shipped
         return cls._from_artifact(path)
 
     @classmethod

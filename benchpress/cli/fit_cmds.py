@@ -37,7 +37,7 @@ def stored_fit(bp, home, *, regimes=("cells", "new_models")):
 @click.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Artifact folder to write (replaced atomically if it exists).")
-@click.option("--probes", "n_probes", type=int, default=0, show_default=True,
+@click.option("--probes", "n_probes", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also choose and record a probe set of this many benchmarks (0: none).")
 @format_option(choices=("table", "json"))
 @matrix_options
