@@ -39,9 +39,11 @@ def _run(args, cwd, env=None, timeout=600):
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
-    """sdist and wheel built from the repository by `python -m build`."""
+    """sdist and wheel built from the repository by `python -m build` (with this
+    environment's setuptools, `--no-isolation`: no download; no test uses the internet)."""
     out = tmp_path_factory.mktemp("dist")
-    _run([sys.executable, "-m", "build", "--outdir", str(out), str(REPO)], cwd=REPO)
+    _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(REPO)],
+         cwd=REPO)
     return out
 
 
