@@ -206,3 +206,43 @@ def test_fit_of_a_method_without_fold_in_is_a_usage_error(run, tmp_path):
     result = run("fit", "--out", tmp_path / "k", "--method", "knn")
     assert result.exit_code == 2 and "only the ALS methods" in result.stderr
     assert not (tmp_path / "k").exists()
+
+
+# -- the user-facing comparisons (on the shipped model: no registry needed) -------------
+@pytest.fixture(scope="module")
+def shipped():
+    return BenchPress.from_pretrained()
+
+
+def test_a_known_models_own_scores_find_itself_first(shipped):
+    m = shipped.matrix
+    i = int(np.argmax((~np.isnan(m.values)).sum(axis=1)))  # the best-covered model
+    scores = {b: float(v) for b, v in zip(m.benchmark_ids, m.values[i]) if not np.isnan(v)}
+    near = shipped.nearest_models(scores, k=4)
+    assert near["model_id"][0] == m.model_ids[i]
+    assert near["distance"].is_sorted() and near.height == 4
+
+
+def test_compare_with_known_models_keeps_given_scores(shipped):
+    scores = {"GPQA Diamond": 71.2, "hle": 20.1}
+    frame = shipped.compare_with_known_models(scores, k=3, name="mine")
+    near = shipped.nearest_models(scores, k=3)["model_id"].to_list()
+    assert frame.columns == ["benchmark_id", "mine", "mine_pm", *near]
+    given = frame.filter(pl.col("benchmark_id").is_in(["gpqa_diamond", "hle"]))
+    assert given["mine"].to_list() == [71.2, 20.1] and given["mine_pm"].null_count() == 2
+    rest = frame.filter(~pl.col("benchmark_id").is_in(["gpqa_diamond", "hle"]))
+    assert rest["mine_pm"].drop_nulls().min() > 0
+
+
+def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
+    with pytest.raises(BadInputError, match="unknown model: 'gpt5' \\(did you mean gpt-5"):
+        shipped.compare_models("gpt5", "claude-opus-4.5")
+    kept = shipped.compare_models("gpt5", "gpt-5", "claude-opus-4.5", ignore_unknown=True)
+    assert "gpt-5" in kept.columns and "gpt5" not in kept.columns
+    with pytest.raises(BadInputError, match="unknown benchmark: 'nosuch'"):
+        shipped.compare_models("gpt-5", "claude-opus-4.5", benchmarks=["hle", "nosuch"])
+    with pytest.raises(BadInputError, match="unknown benchmark"):
+        shipped.compare_with_known_models({"gpqa_diamnd": 70.0})
+    new = shipped.compare_models("gpt-5", scores={"mine": {"hle": 20.1, "zzz": 3}},
+                                 ignore_unknown=True)
+    assert new.filter(pl.col("benchmark_id") == "hle")["mine"].to_list() == [20.1]
