@@ -11,11 +11,12 @@ PY := $(VENV)/bin/python
 # empty: the pipeline reads params.yaml's data.mirror; `make main MIRROR=DIR` overrides it
 MIRROR ?=
 
-.PHONY: install system-deps main test test-quick clean
+.PHONY: install system-deps main test test-quick pretrained clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	-$(PY) -m pip uninstall -q -y benchpress-registry 2>/dev/null  # the distribution's old name
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
@@ -47,6 +48,17 @@ test: install system-deps
 # everything but the tests marked slow (see pyproject.toml's markers)
 test-quick: install
 	$(PY) -m pytest -q -m "not slow"
+
+# The pre-fit model shipped in the package (BenchPress.from_pretrained()): the predictor of
+# params.yaml's predict.sources/method fitted on the newest snapshot, with its calibrators and
+# a 5-benchmark probe set. Run after `make main` (or `dvc repro`) and commit the folder;
+# tests/test_artifact.py checks it still matches the registry built from the repository.
+PRETRAINED := benchpress/pretrained/default
+pretrained: install
+	PATH=$(abspath $(VENV))/bin:$$PATH benchpress fit --snapshot latest \
+	  --sources "$$($(PY) -c "import yaml; print(yaml.safe_load(open('params.yaml'))['predict']['sources'])")" \
+	  --method "$$($(PY) -c "import yaml; print(yaml.safe_load(open('params.yaml'))['predict']['method'])")" \
+	  --probes 5 --out $(PRETRAINED)
 
 # what a run makes and git does not keep (metrics/ and plots/ are in git; snapshots/ is
 # precious: every snapshot ever made, restored by `dvc pull`)

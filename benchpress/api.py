@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
+from benchpress.api_fits import FitsMixin  # from_pretrained, compare_models, ...
 from benchpress.folds_io import read_folds
 from benchpress.home import Home, find_home
 from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
@@ -77,7 +78,7 @@ def _home(home) -> Home:
     return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
 
 
-class BenchPress(NameResolution):
+class BenchPress(NameResolution, FitsMixin):
     """One registry state and one predictor: the front door of the CLI, the report and
     the Python API.
 
@@ -104,6 +105,8 @@ class BenchPress(NameResolution):
         self.estimator = (check_predictor(predictor) if predictor is not None
                           else make_predictor("default"))  # unfitted; every fit is a clone
         self.contracts_dir = contracts_dir
+        self.sources = None  # the sources the matrix was restricted to (None: all)
+        self.artifact = None  # the manifest of the artifact this fit was loaded from
         self._calibrators = {}  # interval calibrators by regime, fitted on first use
 
     @classmethod
@@ -114,7 +117,9 @@ class BenchPress(NameResolution):
         home = _home(home)
         folder = resolve_snapshot(home, snapshot)
         matrix = load_matrix(folder, sources=sources, label=snapshot or "current")
-        return cls(matrix, predictor, contracts_dir=home.schemas, folder=folder)
+        bp = cls(matrix, predictor, contracts_dir=home.schemas, folder=folder)
+        bp.sources = sources
+        return bp
 
     @property
     def method(self) -> str:
@@ -146,6 +151,12 @@ class BenchPress(NameResolution):
         return {} if X is None else {"covariates": X}
 
     @cached_property
+    def _support(self):
+        """Risk features of the fitted predictor's cells (`conformal.MatrixSupport`),
+        made once and shared by every interval (restored as saved from an artifact)."""
+        return conformal.MatrixSupport(self.predictor)
+
+    @cached_property
     def _resolver(self) -> BenchmarkResolver | None:
         """Benchmark names and aliases -> canonical ids (None without contracts)."""
         return BenchmarkResolver(load_contracts(self.contracts_dir)) if self.contracts_dir else None
@@ -158,7 +169,8 @@ class BenchPress(NameResolution):
         upper (calibrated 90% interval of the prediction) and trust (P(|error| <= 10 points)).
         """
         if intervals:
-            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"))
+            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"),
+                                              self._support)
             n_m, n_b = self.matrix.values.shape
             cols = {"model_id": np.repeat(np.asarray(self.matrix.model_ids, dtype=object), n_b),
                     "benchmark_id": np.tile(np.asarray(self.matrix.benchmark_ids, dtype=object), n_m),
@@ -197,11 +209,12 @@ class BenchPress(NameResolution):
         """Held-out error of soft-impute by rank and two-factor variance explained."""
         return rank_diagnostics(self.matrix.values, self.scales, self.folds(n_folds=3, seed=seed))
 
-    def _resolve(self, scores: dict[str, float]) -> tuple[np.ndarray, list[str], dict[str, str]]:
+    def _resolve(self, scores: dict[str, float], *, ignore_unknown: bool | None = None
+                 ) -> tuple[np.ndarray, list[str], dict[str, str]]:
         """A row (n_benchmarks,) of given scores (NaN elsewhere), the ignored unknown
         names and given name -> canonical id; checks each value against its range."""
         col = {b: k for k, b in enumerate(self.matrix.benchmark_ids)}
-        found = self.resolve_benchmarks(list(scores))
+        found = self.resolve_benchmarks(list(scores), ignore_unknown=ignore_unknown)
         twice = [b for b in found.ids if list(found.mapping.values()).count(b) > 1]
         if twice:
             names = [g for g, b in found.mapping.items() if b == twice[0]]
@@ -220,12 +233,14 @@ class BenchPress(NameResolution):
             row[col[bid]] = value
         return row, found.unknown, found.mapping
 
-    def predict(self, scores: dict[str, float]) -> Prediction:
+    def predict(self, scores: dict[str, float], *, ignore_unknown: bool | None = None) -> Prediction:
         """Predict every benchmark for a new model from its known scores (fold-in, no refit).
 
-        Given scores are kept as given (kind "given", no interval); names are resolved
-        first (`resolve_benchmarks`)."""
-        row, unknown, resolved = self._resolve(scores)
+        Given scores are kept as given (kind "given", no interval); the frame's `pm` is the
+        interval's half-width (upper - lower) / 2. A benchmark name that matches nothing
+        raises BadInputError with suggestions, unless `ignore_unknown` (default: the
+        object's `ignore_unknown`; then it is left out and listed in `unknown`)."""
+        row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
                                 + ", ".join(unknown))
@@ -237,7 +252,8 @@ class BenchPress(NameResolution):
         known cells keep their value and get no interval. Returns a dict of
         (n_rows, n_benchmarks) arrays predicted, lower, upper, trust. (A row folded in
         alone or with others differs at most by float rounding, ~1e-12.)"""
-        out = conformal.fold_in_intervals(self.predictor, self.calibrator("new_models"), S, support)
+        out = conformal.fold_in_intervals(self.predictor, self.calibrator("new_models"), S,
+                                          support or self._support)
         known = ~np.isnan(S)
         return {"predicted": np.where(known, S, out["predicted"]),
                 **{k: np.where(known, np.nan, out[k]) for k in ("lower", "upper", "trust")}}
@@ -249,7 +265,8 @@ class BenchPress(NameResolution):
             pl.Series("given", row), pl.Series("predicted", out["predicted"]),
             pl.Series("kind", kind.tolist(), dtype=pl.String),
             *(pl.Series(k, out[k]) for k in ("lower", "upper", "trust"))).with_columns(
-            pl.col("given", "predicted", "lower", "upper", "trust").fill_nan(None))
+            pl.col("given", "predicted", "lower", "upper", "trust").fill_nan(None)).with_columns(
+            ((pl.col("upper") - pl.col("lower")) / 2).alias("pm"))  # the +- of the interval
 
     def calibrator(self, regime: str = "cells"):
         """The interval calibrator of this method on this matrix for `regime` ("cells":

@@ -28,6 +28,7 @@ COMMANDS = {
     **dict.fromkeys(["probes", "backtest", "compare", "ranking"], "probe_cmds"),
     **dict.fromkeys(["intervals", "drift", "report"], "trust_cmds"),
     "serve": "serve_cmds",
+    "fit": "fit_cmds",
 }
 
 

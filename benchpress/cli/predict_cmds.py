@@ -43,6 +43,9 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
         raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
                          "benchmark once")
     wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
+    from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
+
+    bp = stored_fit(bp, home, regimes=("new_models",))
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file)))
     frame = result.frame  # full precision in csv/json (README, "Output contract")

@@ -228,8 +228,11 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options
 def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
+    from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
+
     new = read_model_scores(scores_file) if scores_file else None
     bench = read_benchmark_list(benchmarks) if benchmarks else None
+    bp = stored_fit(bp, home, regimes=("cells", "new_models") if new else ("cells",))
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
     if write_or_emit({**method_fields(bp), "sure_from": sure_from, "rows": frame.to_dicts()},

@@ -266,16 +266,19 @@ def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, 
 
 
 def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
-                       support: MatrixSupport | None = None) -> dict:
+                       support: MatrixSupport | None = None, *, rows=None) -> dict:
     """Intervals of every cell of a fitted predictor's completion: a dict of
     (n_models, n_benchmarks) arrays ``predicted`` (also for observed cells), ``lower``,
     ``upper`` and ``trust``; NaN where there is no prediction. ``support`` may reuse a
-    :class:`MatrixSupport` of ``predictor``."""
+    :class:`MatrixSupport` of ``predictor``. ``rows`` (model indices) limits the work
+    to those models: the arrays are then (len(rows), n_benchmarks), equal to those rows
+    of the full result."""
     support = support or MatrixSupport(predictor)
     n_m, n_b = support.P.shape
-    i, j = np.repeat(np.arange(n_m), n_b), np.tile(np.arange(n_b), n_m)
+    r = np.arange(n_m) if rows is None else np.asarray(rows, dtype=np.int64)
+    i, j = np.repeat(r, n_b), np.tile(np.arange(n_b), r.size)
     zhat, X = support.cells(i, j)
-    return {"predicted": support.P, **_intervals(support, calibrator, zhat, X, (n_m, n_b))}
+    return {"predicted": support.P[r], **_intervals(support, calibrator, zhat, X, (r.size, n_b))}
 
 
 def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, scores,

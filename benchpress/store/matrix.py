@@ -27,7 +27,6 @@ import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.scales import BenchmarkScales
-from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
@@ -104,6 +103,8 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
         known = read_table(folder, "sources")["source_id"].to_list()
         chosen = list(dict.fromkeys(match_sources(known, sources)))  # first-named first
         rank = {sid: len(chosen) - k for k, sid in enumerate(chosen)}
+        from benchpress.store.resolve import resolve_cells  # (pandera: only when used)
+
         scores = read_table(folder, "scores").filter(pl.col("source_id").is_in(chosen))
         cells = resolve_cells(scores, {}, rank)
     models = (read_table(folder, "models").filter(pl.col("model_id").is_in(cells["model_id"].implode()))

@@ -1,0 +1,211 @@
+"""Stored fits and the user-facing predictions of :class:`benchpress.api.BenchPress`.
+
+A mixin, so that `BenchPress` keeps one front door: `from_pretrained` / `save_pretrained` /
+`use_stored_fit` load or store a fitted predictor as an artifact (:mod:`benchpress.artifact`);
+`compare_models`, `nearest_models` and `compare_with_known_models` are the friendly entry
+points beside `predict`. Unknown names follow one rule everywhere here: BadInputError naming
+the closest known names, or left out with ``ignore_unknown=True``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from benchpress.errors import BadInputError, UsageError
+from benchpress.predict import intervals as conformal
+
+__all__ = ["FitsMixin"]
+
+
+class FitsMixin:
+    """Methods of :class:`~benchpress.api.BenchPress` about stored fits and comparisons
+    (they use its `matrix`, `estimator`, `predictor`, `_support`, `_calibrators`,
+    `calibrator`, `predict`, `compare` and `_canonical_benchmark`)."""
+
+    # from_pretrained / save_pretrained / use_stored_fit load or store a fitted predictor
+    # (benchpress.artifact); compare_models and compare_with_known_models are the friendly
+    # entry points; unknown names follow one rule: BadInputError with suggestions, or left
+    # out with ignore_unknown=True.
+    @classmethod
+    def from_pretrained(cls, path_or_name: str | Path | None = None) -> "BenchPress":
+        """Load a fitted predictor from an artifact folder (see `benchpress.artifact`), or
+        by name one shipped inside the package (`benchpress/pretrained/<name>/`); with no
+        argument, the shipped "default". Nothing is refitted: predictions and intervals
+        equal those of the fit that was saved. A damaged or incompatible artifact raises
+        BadInputError (one line)."""
+        from benchpress.artifact import DEFAULT_ARTIFACT
+
+        path = Path(path_or_name) if path_or_name is not None else DEFAULT_ARTIFACT
+        shipped = DEFAULT_ARTIFACT.parent / str(path_or_name)
+        if path_or_name is not None and not path.exists() and path.name == str(path_or_name) \
+                and (shipped / "manifest.json").is_file():
+            path = shipped
+        return cls._from_artifact(path)
+
+    @classmethod
+    def _from_artifact(cls, path: Path, *, home=None) -> "BenchPress":
+        from benchpress.artifact import load_artifact
+        from benchpress.predict.artifact import make_estimator
+
+        art = load_artifact(path)
+        doc = art["manifest"]
+        contracts = art["contracts_dir"] or (home.schemas if home else None)
+        bp = cls(art["matrix"], make_estimator(doc["method"], doc["params"]),
+                 contracts_dir=contracts)
+        bp._attach(art)
+        bp.sources = doc.get("sources")
+        return bp
+
+    def _attach(self, art: dict) -> None:
+        """Use the fitted objects of a loaded artifact instead of fitting."""
+        self.__dict__["predictor"] = art["predictor"]
+        self.__dict__["_support"] = art["support"]
+        self._calibrators.update(art["calibrators"])
+        self.artifact = {**art["manifest"], "path": str(art.get("path", ""))}
+
+    def save_pretrained(self, path: str | Path, *, probes: list[str] | None = None,
+                        regimes=("cells", "new_models"), progress=None) -> Path:
+        """Fit (what is not fitted yet) and write this predictor as an artifact folder:
+        the fit, its interval calibrators for `regimes`, the matrix and its metadata,
+        `probes` (benchmark ids) and the contracts used for names. `progress(k, n, label)`
+        is called before each step. Returns the folder."""
+        from benchpress.artifact import save_artifact
+        from benchpress.predict import ALSPredictor
+
+        if type(self.estimator) is not ALSPredictor:  # subclasses (side) hold more state  # say so before any fit
+            raise UsageError(f"only the ALS methods can be saved as an artifact, not "
+                             f"{self.method!r}")
+        steps = [("fit", lambda: self.predictor), ("interval features", lambda: self._support),
+                 *((f"calibrating intervals ({r})", lambda r=r: self.calibrator(r))
+                   for r in regimes)]
+        for k, (label, step) in enumerate(steps):
+            if progress:
+                progress(k, len(steps), label)
+            try:
+                step()
+            except BadInputError:  # too little held-out data to calibrate: stored without
+                if not label.startswith("calibrating"):
+                    raise
+        snapshot = {"id": self._snapshot_id(), "label": self.matrix.label}
+        cals = {r: c for r, c in self._calibrators.items() if r in conformal.REGIMES}
+        return save_artifact(path, self.matrix, self.predictor, support=self._support,
+                             calibrators=cals,
+                             snapshot=snapshot, sources=self.sources,
+                             probes=self.benchmark_ids(probes) if probes else None,
+                             contracts_dir=self.contracts_dir)
+
+    def _snapshot_id(self) -> str | None:
+        import json
+
+        manifest = self.folder / "manifest.json" if self.folder is not None else None
+        if manifest is not None and manifest.is_file():
+            return json.loads(manifest.read_text(encoding="utf-8")).get("id")
+        return None if self.artifact is None else (self.artifact.get("snapshot") or {}).get("id")
+
+    def use_stored_fit(self, cache_dir: str | Path, *, regimes=("cells", "new_models"),
+                       progress=None) -> "BenchPress":
+        """Reuse the fit of this very matrix, method and parameters from `cache_dir`
+        (content-addressed: `<matrix digest>-<method, params and code digest>/`), or make
+        and store it there first, with interval calibrators for `regimes` (a stored fit
+        that lacks one is completed and stored again). Returns self. Only ALS methods are
+        stored (others fit as usual, on first use)."""
+        from benchpress.artifact import cache_key, load_artifact
+        from benchpress.predict import ALSPredictor
+
+        if type(self.estimator) is not ALSPredictor:  # subclasses (side) hold more state
+            return self
+        folder = Path(cache_dir) / cache_key(self.matrix, self.method,
+                                             self.estimator.get_params())
+        if (folder / "manifest.json").is_file():
+            try:
+                art = load_artifact(folder)
+            except BadInputError:
+                art = None  # damaged: made again below
+            if art is not None and art["matrix"].model_ids == self.matrix.model_ids:
+                self._attach(art)
+                if set(regimes) <= set(art["calibrators"]):
+                    return self
+        try:
+            self.save_pretrained(folder, regimes=regimes, progress=progress)
+            _prune(Path(cache_dir), keep=folder)
+        except OSError:  # a cache that cannot be written costs the next call a refit, no more
+            pass
+        return self
+
+    def __repr__(self) -> str:
+        m = self.matrix
+        n_scores = int((~np.isnan(m.values)).sum())
+        snap = self._snapshot_id() or m.label or "unnamed"
+        fit = ("pretrained " + str(self.artifact.get("path") or "")).strip() if self.artifact \
+            else ("fitted" if "predictor" in self.__dict__ else "not fitted yet")
+        return (f"BenchPress(snapshot={snap!r}, sources={','.join(self.sources or []) or 'all'}, "
+                f"{len(m.model_ids)} models x {len(m.benchmark_ids)} benchmarks, "
+                f"{n_scores} scores, method={self.method!r}"
+                + (f", params={self.params}" if self.params else "") + f", {fit})")
+
+    def _known_benchmarks(self, given, ignore_unknown: bool | None) -> list[str]:
+        """Canonical ids of the benchmark names `given` (the one resolver: errors with
+        suggestions unless `ignore_unknown`, see `benchpress.resolver`)."""
+        return self.resolve_benchmarks(list(given), ignore_unknown=ignore_unknown).ids
+
+    def _known_models(self, given, ignore_unknown: bool | None) -> list[str]:
+        return self.resolve_models(list(given), ignore_unknown=ignore_unknown).ids
+
+    def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
+                       ignore_unknown: bool | None = None) -> pl.DataFrame:
+        """Two or more models side by side: one row per benchmark with each model's score
+        (observed, or predicted with its 90% interval `<model>_lower`/`_upper`), the
+        `leader`, the `gap` to the runner-up and `p_ahead`, the chance the leader is
+        really ahead. `models` are registered model ids; `scores` adds new models
+        ({name: {benchmark: score}}). Unknown names follow `predict`'s rule."""
+        known = self._known_models(list(models), ignore_unknown)
+        new, cols = {}, set(self.matrix.benchmark_ids)
+        for name, given in (scores or {}).items():
+            self._known_benchmarks(given, ignore_unknown)
+            new[name] = {b: v for b, v in given.items() if self._canonical_benchmark(b) in cols}
+        bench = self._known_benchmarks(benchmarks, ignore_unknown) if benchmarks else None
+        return self.compare(known, benchmarks=bench, new_models=new or None).frame
+
+    def nearest_models(self, scores: dict[str, float], k: int = 5, *,
+                       ignore_unknown: bool | None = None) -> pl.DataFrame:
+        """The `k` registered models closest to a new model with `scores`: model_id and
+        distance, the RMS gap in z units between the new model's completed row (given
+        scores kept, the rest predicted) and each model's (observed kept), nearest first."""
+        self._known_benchmarks(scores, ignore_unknown)
+        row = self._resolve(scores)[0]
+        new = np.where(np.isnan(row), self.predictor.fold_in(row), row)
+        t = self._support.transform
+        diff = t.transform(self.predictor.complete()) - t.transform(new)[None, :]
+        dist = np.sqrt(np.nanmean(diff * diff, axis=1))
+        order = np.argsort(dist, kind="stable")[: max(int(k), 0)]
+        return pl.DataFrame({"model_id": [self.matrix.model_ids[i] for i in order],
+                             "distance": dist[order]})
+
+    def compare_with_known_models(self, scores: dict[str, float], k: int = 3, *,
+                                  name: str = "new", ignore_unknown: bool | None = None) -> pl.DataFrame:
+        """A new model beside its `k` nearest registered models (`nearest_models`): one
+        row per benchmark with the new model's score (`name`: given, or predicted with
+        `<name>_pm`, the interval's half-width) and each neighbour's score (observed or
+        predicted), neighbours ordered nearest first."""
+        pred = self.predict(scores, ignore_unknown=ignore_unknown).frame
+        near = self.nearest_models(scores, k, ignore_unknown=True)["model_id"].to_list()
+        full = self.predictor.complete()
+        idx = [self.matrix.model_ids.index(m) for m in near]
+        return pred.select(
+            "benchmark_id", pl.coalesce("given", "predicted").alias(name),
+            pl.when(pl.col("given").is_null()).then(pl.col("pm")).alias(f"{name}_pm"),
+        ).hstack([pl.Series(m, full[i]) for m, i in zip(near, idx)]).with_columns(
+            pl.col(near).fill_nan(None))
+
+def _prune(cache_dir: Path, *, keep: Path, n_keep: int = 6) -> None:
+    """Remove all but the `n_keep` newest cached fits in `cache_dir` (never `keep`)."""
+    import shutil
+
+    fits = sorted((d for d in cache_dir.iterdir() if d.is_dir() and not d.name.startswith(".")),
+                  key=lambda d: d.stat().st_mtime, reverse=True)
+    for old in fits[n_keep:]:
+        if old != keep:
+            shutil.rmtree(old, ignore_errors=True)

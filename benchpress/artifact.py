@@ -1,0 +1,225 @@
+"""Fitted-predictor artifacts: a folder of open-format files that loads without a refit.
+
+Layout of an artifact folder (format :data:`FORMAT_VERSION`)::
+
+    manifest.json       format and package version, method and parameters, snapshot,
+                        sources, counts, ids, scales, calibrators, probes, and the sha256
+                        of every other file (checked on load)
+    arrays.npz          fitted arrays (predictor, interval support, calibrators; no pickle)
+    matrix.parquet      the training scores, long: model_id, benchmark_id, score
+    models.parquet      model metadata rows, in matrix row order
+    benchmarks.parquet  benchmark metadata rows, in matrix column order
+    contracts/          the schemas/ files used to resolve benchmark names and aliases
+
+A neutral module (it reads the store's ScoreMatrix and the predictor's state); the
+predictor's own arrays come from :mod:`benchpress.predict.artifact`. Writing is atomic
+(the folder appears whole or not at all). :func:`matrix_digest` names a matrix by its
+content, which keys the CLI's cache of fits (:func:`cache_key`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from benchpress.digest import sha256_of
+from benchpress.errors import BadInputError
+from benchpress.version import __version__
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "DEFAULT_ARTIFACT", "save_artifact",
+           "load_artifact", "read_manifest", "verify_artifact", "matrix_digest", "cache_key",
+           "code_digest"]
+
+FORMAT = "benchpress-fit"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+#: The artifact shipped inside the package (fitted on params.yaml's predict.sources).
+DEFAULT_ARTIFACT = Path(__file__).resolve().parent / "pretrained" / "default"
+_CONTRACT_FILES = ("benchmarks.csv", "aliases.csv", "scales.yaml", "source_priority.csv",
+                   "url_source_types.csv")
+
+
+def _nan_none(a) -> list:
+    return [None if not np.isfinite(v) else float(v) for v in np.asarray(a, dtype=float)]
+
+
+def matrix_digest(matrix) -> str:
+    """sha256 of a ScoreMatrix's content: ids, scales and every value (NaN included)."""
+    h = hashlib.sha256()
+    s = matrix.scales
+    h.update(json.dumps([matrix.model_ids, matrix.benchmark_ids, s.kind.tolist(),
+                         _nan_none(s.lower), _nan_none(s.upper)]).encode())
+    h.update(np.ascontiguousarray(matrix.values, dtype="<f8").tobytes())
+    return h.hexdigest()
+
+
+def code_digest() -> str:
+    """sha256 of the predictor's source files (a changed predictor never reuses a fit)."""
+    h = hashlib.sha256(__version__.encode())
+    for f in sorted((Path(__file__).resolve().parent / "predict").glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(matrix, method: str, params: dict) -> str:
+    """Folder name of a cached fit: matrix content digest + method/params/code digest."""
+    spec = json.dumps({"method": method, "params": params, "code": code_digest(),
+                       "format": FORMAT_VERSION}, sort_keys=True, default=str)
+    return f"{matrix_digest(matrix)[:24]}-{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
+
+
+def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
+                  snapshot: dict | None = None, sources: list[str] | None = None,
+                  probes: list[str] | None = None, contracts_dir: Path | None = None) -> Path:
+    """Write a fitted predictor of `matrix` as an artifact folder at `path` (replaced
+    atomically when it exists). Returns the folder.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        The training matrix (n_models, n_benchmarks) the predictor was fitted on.
+    predictor : ALSPredictor
+        Fitted on ``matrix.values``.
+    support, calibrators
+        See :func:`benchpress.predict.artifact.fitted_state`.
+    snapshot : dict, optional
+        ``{"id": ..., "label": ...}`` of the registry version.
+    probes : list of str, optional
+        A probe set (benchmark ids) to record.
+    contracts_dir : Path, optional
+        The schemas/ folder whose name and alias files are copied in.
+    """
+    import polars as pl
+
+    from benchpress.predict.artifact import fitted_state
+    from benchpress.store.tables import write_folder_atomic
+
+    if predictor.Y_.shape != matrix.values.shape or not np.array_equal(
+            predictor.Y_, matrix.values, equal_nan=True):
+        raise BadInputError("the predictor was not fitted on this matrix")
+    arrays, meta = fitted_state(predictor, support=support, calibrators=calibrators)
+    ids = {"model_ids": matrix.model_ids, "benchmark_ids": matrix.benchmark_ids}
+    i, j = np.nonzero(~np.isnan(matrix.values))
+    cells = pl.DataFrame({"model_id": [matrix.model_ids[k] for k in i],
+                          "benchmark_id": [matrix.benchmark_ids[k] for k in j],
+                          "score": matrix.values[i, j]})
+
+    def fill(tmp: Path) -> None:
+        np.savez(tmp / "arrays.npz", **arrays)
+        cells.write_parquet(tmp / "matrix.parquet")
+        matrix.models.write_parquet(tmp / "models.parquet")
+        matrix.benchmarks.write_parquet(tmp / "benchmarks.parquet")
+        if contracts_dir is not None:
+            (tmp / "contracts").mkdir()
+            for name in _CONTRACT_FILES:
+                if (Path(contracts_dir) / name).is_file():
+                    shutil.copyfile(Path(contracts_dir) / name, tmp / "contracts" / name)
+
+    def document(tmp: Path) -> dict:
+        files = sorted(p for p in tmp.rglob("*") if p.is_file() and p.name != MANIFEST)
+        s = matrix.scales
+        return {
+            "format": FORMAT, "format_version": FORMAT_VERSION,
+            "benchpress_version": __version__,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **meta, "snapshot": snapshot or {"id": None, "label": matrix.label},
+            "sources": sources, "matrix_sha256": matrix_digest(matrix),
+            "counts": {"models": len(matrix.model_ids), "benchmarks": len(matrix.benchmark_ids),
+                       "scores": int(i.size)},
+            **ids, "scales": {"kind": s.kind.tolist(), "lower": _nan_none(s.lower),
+                              "upper": _nan_none(s.upper)},
+            "probes": probes,
+            "files": {p.relative_to(tmp).as_posix(): sha256_of(p) for p in files},
+        }
+
+    path = Path(path)
+    write_folder_atomic(path, fill, MANIFEST, document)
+    return path
+
+
+def read_manifest(path) -> dict:
+    """The manifest of the artifact folder `path`, its format checked (BadInputError)."""
+    path = Path(path)
+    try:
+        doc = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInputError(f"{path}: not a fitted-predictor artifact (no {MANIFEST})") from None
+    except (OSError, ValueError) as exc:
+        raise BadInputError(f"{path / MANIFEST}: unreadable artifact manifest ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise BadInputError(f"{path}: not a {FORMAT} artifact")
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise BadInputError(f"{path}: artifact format version {doc.get('format_version')!r}, "
+                            f"this benchpress {__version__} reads version {FORMAT_VERSION}; "
+                            "remake it with `benchpress fit`")
+    return doc
+
+
+def verify_artifact(path, doc: dict | None = None) -> dict:
+    """Check every file of the artifact at `path` against its manifest's sha256 (and the
+    format version); returns the manifest, BadInputError (one line) when damaged."""
+    path = Path(path)
+    doc = doc or read_manifest(path)
+    files = doc.get("files")
+    if not isinstance(files, dict) or "arrays.npz" not in files:
+        raise BadInputError(f"{path}: artifact manifest lists no files")
+    for name, digest in files.items():
+        f = path / name
+        if not f.is_file():
+            raise BadInputError(f"{path}: artifact file {name} is missing; remake it with "
+                                "`benchpress fit`")
+        if sha256_of(f) != digest:
+            raise BadInputError(f"{path}: artifact file {name} does not match its manifest "
+                                "digest (damaged or edited); remake it with `benchpress fit`")
+    return doc
+
+
+def load_artifact(path) -> dict:
+    """Read and verify the artifact at `path`.
+
+    Returns a dict: ``manifest``, ``matrix`` (ScoreMatrix), ``predictor`` (fitted),
+    ``support``, ``calibrators`` ({regime: IntervalCalibrator}) and ``contracts_dir``
+    (Path or None).
+    """
+    import polars as pl
+
+    from benchpress.predict.artifact import restore_state
+    from benchpress.scales import BenchmarkScales
+    from benchpress.store.matrix import ScoreMatrix
+
+    path = Path(path)
+    doc = verify_artifact(path)
+    try:
+        with np.load(path / "arrays.npz", allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        cells = pl.read_parquet(path / "matrix.parquet")
+        models = pl.read_parquet(path / "models.parquet")
+        benchmarks = pl.read_parquet(path / "benchmarks.parquet")
+        model_ids, bench_ids = list(doc["model_ids"]), list(doc["benchmark_ids"])
+        sc = doc["scales"]
+        scales = BenchmarkScales(np.array(sc["kind"], dtype=str),
+                                 np.array([np.nan if v is None else v for v in sc["lower"]]),
+                                 np.array([np.nan if v is None else v for v in sc["upper"]]))
+        row = {m: k for k, m in enumerate(model_ids)}
+        col = {b: k for k, b in enumerate(bench_ids)}
+        values = np.full((len(model_ids), len(bench_ids)), np.nan)
+        values[[row[m] for m in cells["model_id"]],
+               [col[b] for b in cells["benchmark_id"]]] = cells["score"].to_numpy()
+        label = (doc.get("snapshot") or {}).get("label") or ""
+        matrix = ScoreMatrix(values, model_ids, bench_ids, benchmarks, models, label, scales)
+        state = restore_state(arrays, doc, values, scales)
+    except BadInputError as exc:
+        raise BadInputError(f"{path}: {exc}") from None
+    except (KeyError, ValueError, TypeError, OSError) as exc:
+        raise BadInputError(f"{path}: inconsistent artifact ({type(exc).__name__}: {exc}); "
+                            "remake it with `benchpress fit`") from None
+    if matrix_digest(matrix) != doc.get("matrix_sha256"):
+        raise BadInputError(f"{path}: artifact matrix does not match its manifest digest")
+    contracts = path / "contracts"
+    return {"manifest": doc, "path": path, "matrix": matrix, **state,
+            "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}

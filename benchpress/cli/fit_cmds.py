@@ -1,0 +1,61 @@
+"""`benchpress fit`: save a fitted predictor as an artifact folder; and the stored-fit fast
+path of `predict` and `compare` (a content-addressed cache of fits under the home)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
+from benchpress.cli.matrix import matrix_options, method_fields
+
+__all__ = ["fit", "stored_fit", "fit_cache_dir"]
+
+
+def fit_cache_dir(home) -> Path:
+    """Where fits of unchanged registries are kept: `<home>/.cache/fits/` (env:
+    BENCHPRESS_FIT_CACHE; an empty value turns the cache off)."""
+    import os
+
+    override = os.environ.get("BENCHPRESS_FIT_CACHE")
+    if override is not None:
+        return Path(override) if override else None
+    return home.root / ".cache" / "fits"
+
+
+def stored_fit(bp, home, *, regimes=("cells", "new_models")):
+    """`bp` using the cached fit of its matrix, method and parameters (made on first use,
+    with progress on stderr when it is a terminal). Returns `bp`."""
+    cache = fit_cache_dir(home)
+    if cache is None:
+        return bp
+    with progress_bar("fitting (kept for the next call)") as update:
+        return bp.use_stored_fit(cache, regimes=regimes, progress=update)
+
+
+@click.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Artifact folder to write (replaced atomically if it exists).")
+@click.option("--probes", "n_probes", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also choose and record a probe set of this many benchmarks (0: none).")
+@format_option(choices=("table", "json"))
+@matrix_options
+def fit(out, n_probes, fmt, bp, home):
+    """Fit the predictor and save it as an artifact (NPZ + Parquet + JSON, no pickle) that
+    `BenchPress.from_pretrained(DIR)` loads without a refit."""
+    probes = None
+    if n_probes:
+        with progress_bar("choosing probes"):
+            probes = list(bp.probes(n_probes).final.probes)
+    with progress_bar("fitting") as update:
+        folder = bp.save_pretrained(out, probes=probes, progress=update)
+    from benchpress.artifact import read_manifest
+
+    man = read_manifest(folder)
+    doc = {**method_fields(bp), "artifact": str(folder),
+           **{k: man.get(k) for k in ("snapshot", "sources", "counts", "probes")}}
+    if fmt == "json":
+        emit_json(doc)
+    else:
+        stderr.print(f"wrote {folder}: {bp!r}", markup=False)

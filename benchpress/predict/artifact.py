@@ -1,0 +1,155 @@
+"""A fitted predictor's state as plain arrays and JSON, and back (no pickle).
+
+:func:`fitted_state` turns a fitted :class:`~benchpress.predict.predictor.ALSPredictor`,
+its :class:`~benchpress.predict.intervals.MatrixSupport` and its interval calibrators
+into ``(arrays, meta)``: a flat dict of numpy arrays (for ``np.savez``) and a JSON-ready
+dict; :func:`restore_state` rebuilds the same objects from them and the training matrix
+``Y`` (n_models, n_benchmarks) with its scales. Nothing is refitted or recomputed: every
+fitted array is restored as saved, so the restored objects give bit-identical predictions
+and intervals. Writing the files (NPZ, JSON, Parquet) is :mod:`benchpress.artifact`'s job.
+
+>>> import numpy as np
+>>> from benchpress.predict import BenchmarkScales, make_predictor
+>>> Y = np.array([[50., 60, 70], [55, 65, np.nan], [40, np.nan, 66], [45, 52, 61]])
+>>> sc = BenchmarkScales(np.array(["percent"] * 3), np.zeros(3), np.full(3, 100.0))
+>>> pred = make_predictor("published", n_starts=2).fit(Y, sc)
+>>> arrays, meta = fitted_state(pred)
+>>> twin = restore_state(arrays, meta, Y, sc)["predictor"]
+>>> bool((twin.complete() == pred.complete()).all())
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchpress.errors import BadInputError, UsageError
+from benchpress.predict.ensemble import ALSEnsemble
+from benchpress.predict.intervals import EPS, LOGIT_RULE, IntervalCalibrator, MatrixSupport
+from benchpress.predict.predictor import METHODS, ALSPredictor
+from benchpress.predict.regression import PairwiseRegression
+from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+
+__all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS"]
+
+#: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
+SUPPORT_ARRAYS = ("Z", "P", "Zhat", "spread_z", "row_count", "col_count", "row_rms",
+                  "col_rms", "C")
+_TRANSFORM = ("mean_", "std_", "n_observed_")
+_ENSEMBLE = ("mu_", "model_bias_", "benchmark_bias_", "U_", "V_")
+_REGRESSION = ("slope_", "intercept_", "r2_", "weight_")
+_CALIBRATOR = ("x_mean_", "x_std_", "coef_", "ratios_")
+
+
+def make_estimator(method: str, params: dict):
+    """An unfitted predictor of ``method`` with all its parameters ``params`` (as
+    ``get_params()`` returned them, ``method`` included)."""
+    if method not in METHODS:
+        raise BadInputError(f"unknown method {method!r} in artifact; this version knows "
+                            f"{sorted(METHODS)}")
+    cls = METHODS[method][0]
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise BadInputError(f"artifact parameters do not fit method {method!r}: {exc}") from None
+
+
+def _put(arrays: dict, prefix: str, obj, names) -> None:
+    for n in names:
+        arrays[prefix + n.rstrip("_")] = np.asarray(getattr(obj, n))
+
+
+def _get(arrays, prefix: str, obj, names) -> None:
+    for n in names:
+        key = prefix + n.rstrip("_")
+        if key not in arrays:
+            raise BadInputError(f"artifact arrays lack {key!r}")
+        setattr(obj, n, np.asarray(arrays[key]))
+
+
+def fitted_state(predictor, *, support: MatrixSupport | None = None,
+                 calibrators: dict | None = None) -> tuple[dict, dict]:
+    """``(arrays, meta)`` of a fitted ALS predictor, its interval support and calibrators.
+
+    Parameters
+    ----------
+    predictor : ALSPredictor
+        Fitted (methods "published", "default", "als"); other predictors have no
+        fold-in without refit and cannot be stored (UsageError).
+    support : MatrixSupport, optional
+        Risk features of ``predictor``'s cells (made here when not given).
+    calibrators : dict, optional
+        ``{regime: IntervalCalibrator}`` (fitted), for "cells" and/or "new_models".
+
+    Returns
+    -------
+    arrays : dict of str -> ndarray
+    meta : dict (JSON-ready): class, method, params, calibrator settings.
+    """
+    if type(predictor) is not ALSPredictor:  # a subclass (side) holds more state
+        raise UsageError(f"only the ALS predictors can be stored as an artifact, not "
+                         f"{type(predictor).__name__} ({predictor.method!r})")
+    predictor._fitted()
+    arrays: dict[str, np.ndarray] = {}
+    _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
+    _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
+    arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
+    if predictor.regression_ is not None:
+        _put(arrays, "regression_", predictor.regression_, _REGRESSION)
+        arrays["regression_z"] = np.asarray(predictor.regression_z_)
+    support = support if support is not None else MatrixSupport(predictor)
+    _put(arrays, "support_transform_", support.transform, _TRANSFORM)
+    for n in SUPPORT_ARRAYS:
+        arrays["support_" + n] = np.asarray(getattr(support, n))
+    cal_meta = {}
+    for regime, cal in (calibrators or {}).items():
+        cal._fitted()
+        _put(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
+        cal_meta[regime] = {**cal.to_json(), "ridge": cal.ridge, "regime": cal.regime}
+    params = predictor.get_params()
+    meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
+            "regression": predictor.regression_ is not None, "calibrators": cal_meta}
+    return arrays, meta
+
+
+def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: float):
+    t = ScaleTransform.from_scales(scales, logit_rule=rule, eps=eps)
+    _get(arrays, prefix, t, _TRANSFORM)
+    return t
+
+
+def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
+    """The fitted objects of :func:`fitted_state` rebuilt on the training matrix ``Y``
+    (n_models, n_benchmarks) and ``scales``: a dict with ``predictor`` (fitted),
+    ``support`` (its MatrixSupport) and ``calibrators`` ({regime: IntervalCalibrator})."""
+    pred = make_estimator(meta["method"], meta["params"])
+    if not isinstance(pred, ALSPredictor) or meta.get("class") != "ALSPredictor":
+        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor "
+                            "artifacts can be loaded")
+    Y = np.array(Y, dtype=float, copy=True)
+    pred.Y_, pred.scales_ = Y, scales
+    pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps)
+    pred.ensemble_ = ALSEnsemble(pred.als_config())
+    _get(arrays, "ensemble_", pred.ensemble_, _ENSEMBLE)
+    pred.ensemble_.seeds_ = [int(s) for s in arrays["ensemble_seeds"]]
+    pred.regression_ = None
+    if meta.get("regression"):
+        pred.regression_ = PairwiseRegression(power=pred.regression_power)
+        _get(arrays, "regression_", pred.regression_, _REGRESSION)
+        pred.regression_z_ = np.asarray(arrays["regression_z"])
+    if pred.ensemble_.V_.shape[1] != Y.shape[1] or pred.ensemble_.U_.shape[1] != Y.shape[0]:
+        raise BadInputError("artifact arrays do not match its matrix's shape "
+                            f"{Y.shape}")
+    support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
+    support.predictor = pred
+    support.transform = _transform(arrays, "support_transform_", scales, LOGIT_RULE, EPS)
+    support.obs = ~np.isnan(Y)
+    for n in SUPPORT_ARRAYS:
+        setattr(support, n, np.asarray(arrays["support_" + n]))
+    calibrators = {}
+    for regime, cm in meta.get("calibrators", {}).items():
+        cal = IntervalCalibrator(cm["alpha"], ridge=cm["ridge"], regime=cm["regime"])
+        _get(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
+        cal.q_, cal.n_cal_ = float(cm["q"]), int(cm["n_cal"])
+        calibrators[regime] = cal
+    return {"predictor": pred, "support": support, "calibrators": calibrators}

@@ -1,0 +1,248 @@
+"""Fitted-predictor artifacts: save, load bit-identically, refuse damage; the shipped default
+artifact; `benchpress fit`; predict/compare reusing the stored fit of an unchanged matrix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from benchpress import BenchPress
+from benchpress.artifact import (
+    DEFAULT_ARTIFACT, FORMAT_VERSION, load_artifact, matrix_digest, read_manifest,
+)
+from benchpress.cli import main
+from benchpress.errors import BadInputError
+from benchpress.predict import make_predictor
+from benchpress.predict.predictor import ALSPredictor
+from tests.conftest import REPO, SHARED_DATA, make_home
+
+SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
+
+
+@pytest.fixture(scope="module")
+def fitted(built_2026_05, tmp_path_factory):
+    """A small fit of the 2026-05 registry, saved: (BenchPress, artifact folder)."""
+    bp = BenchPress.from_snapshot(built_2026_05,
+                                  predictor=make_predictor("default", n_starts=5))
+    folder = bp.save_pretrained(tmp_path_factory.mktemp("art") / "fit", probes=["gpqa_diamond"])
+    return bp, folder
+
+
+def test_loaded_predictor_is_bit_identical(fitted):
+    bp, folder = fitted
+    loaded = BenchPress.from_pretrained(folder)
+    assert loaded.predict(SCORES).frame.equals(bp.predict(SCORES).frame)
+    assert loaded.complete(intervals=True).equals(bp.complete(intervals=True))
+    a, b = (x.compare(["gpt-5", "claude-opus-4.5"], new_models={"new": SCORES}).frame
+            for x in (bp, loaded))
+    assert a.equals(b)
+    assert np.array_equal(loaded.predictor.fold_in(np.full(133, np.nan)),
+                          bp.predictor.fold_in(np.full(133, np.nan)), equal_nan=True)
+    assert loaded.method == "default" and loaded.params == {"n_starts": 5}
+
+
+def test_manifest_records_what_was_fitted(fitted):
+    bp, folder = fitted
+    doc = read_manifest(folder)
+    assert doc["format_version"] == FORMAT_VERSION and doc["method"] == "default"
+    assert doc["params"]["n_starts"] == 5 and doc["probes"] == ["gpqa_diamond"]
+    assert set(doc["calibrators"]) == {"cells", "new_models"}
+    assert doc["model_ids"] == bp.matrix.model_ids and doc["matrix_sha256"] == matrix_digest(bp.matrix)
+    assert {"arrays.npz", "matrix.parquet", "contracts/benchmarks.csv"} <= set(doc["files"])
+    with np.load(folder / "arrays.npz", allow_pickle=False) as npz:  # no object arrays
+        assert all(npz[k].dtype != object for k in npz.files)
+    assert "pretrained" in repr(BenchPress.from_pretrained(folder))
+
+
+def _copy(folder, tmp_path):
+    return shutil.copytree(folder, tmp_path / "copy")
+
+
+def test_damaged_file_is_refused_in_one_line(fitted, tmp_path):
+    copy = _copy(fitted[1], tmp_path)
+    data = bytearray((copy / "arrays.npz").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (copy / "arrays.npz").write_bytes(bytes(data))
+    with pytest.raises(BadInputError, match="arrays.npz does not match its manifest") as exc:
+        BenchPress.from_pretrained(copy)
+    assert "\n" not in str(exc.value)
+
+
+def test_missing_file_and_other_format_version_are_refused(fitted, tmp_path):
+    copy = _copy(fitted[1], tmp_path)
+    (copy / "models.parquet").unlink()
+    with pytest.raises(BadInputError, match="models.parquet is missing"):
+        BenchPress.from_pretrained(copy)
+    doc = json.loads((fitted[1] / "manifest.json").read_text())
+    (copy / "manifest.json").write_text(json.dumps({**doc, "format_version": FORMAT_VERSION + 1}))
+    with pytest.raises(BadInputError, match="format version"):
+        BenchPress.from_pretrained(copy)
+    with pytest.raises(BadInputError, match="not a fitted-predictor artifact"):
+        BenchPress.from_pretrained(tmp_path / "nowhere")
+
+
+def test_edited_manifest_digest_list_cannot_hide_a_changed_matrix(fitted, tmp_path):
+    """Rewriting a file and its listed digest still fails: the matrix digest is checked."""
+    from benchpress.digest import sha256_of
+
+    copy = _copy(fitted[1], tmp_path)
+    cells = pl.read_parquet(copy / "matrix.parquet").with_columns(pl.col("score") + 1)
+    cells.write_parquet(copy / "matrix.parquet")
+    doc = json.loads((copy / "manifest.json").read_text())
+    doc["files"]["matrix.parquet"] = sha256_of(copy / "matrix.parquet")
+    (copy / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(BadInputError, match="matrix does not match"):
+        BenchPress.from_pretrained(copy)
+
+
+def test_default_artifact_loads_and_predicts_as_a_fresh_fit():
+    """The shipped artifact verifies, and a fresh fit of its own matrix with its method
+    and parameters predicts the same rows and intervals."""
+    from benchpress.predict.artifact import make_estimator
+
+    bp = BenchPress.from_pretrained()
+    doc = bp.artifact
+    assert doc["sources"] == ["benchpress", "releases"] and doc["probes"]
+    assert (DEFAULT_ARTIFACT / "manifest.json").is_file()
+    size = sum(f.stat().st_size for f in DEFAULT_ARTIFACT.rglob("*") if f.is_file())
+    assert size < 5e6
+    fresh = BenchPress(bp.matrix, make_estimator(doc["method"], doc["params"]),
+                       contracts_dir=bp.contracts_dir)
+    a, b = bp.predict(SCORES).frame, fresh.predict(SCORES).frame
+    assert a.select("benchmark_id", "given").equals(b.select("benchmark_id", "given"))
+    for col in ("predicted", "lower", "upper", "trust", "pm"):
+        np.testing.assert_allclose(a[col].to_numpy(), b[col].to_numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_default_artifact_matches_the_registry_built_from_the_repo(tmp_path, monkeypatch,
+                                                                   shared_data):
+    """`make pretrained` fits params.yaml's predict.sources of the registry built from the
+    repository's sources: the shipped artifact holds exactly that matrix."""
+    import yaml
+
+    monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
+    home = make_home(tmp_path / "ws")
+    shutil.rmtree(home.sources)
+    shutil.copytree(REPO / "sources", home.sources)
+    runner = CliRunner()
+    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
+        result = runner.invoke(main, [*args, "--home", str(home.root)])
+        assert result.exit_code == 0, result.output
+    sources = yaml.safe_load((REPO / "params.yaml").read_text())["predict"]["sources"]
+    built = BenchPress.from_snapshot(home, sources=sources.split(","))
+    shipped = load_artifact(DEFAULT_ARTIFACT)
+    assert shipped["manifest"]["sources"] == sources.split(",")
+    assert matrix_digest(shipped["matrix"]) == matrix_digest(built.matrix), \
+        "the shipped artifact is stale: run `make pretrained` and commit it"
+
+
+# -- benchpress fit and the stored-fit fast path ----------------------------------------
+@pytest.fixture
+def run(built_2026_05, monkeypatch, tmp_path):
+    monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
+
+    def _run(*args):
+        return CliRunner().invoke(main, [str(a) for a in args] + ["--home", built_2026_05.root],
+                                  catch_exceptions=False)
+    return _run
+
+
+def test_fit_command_writes_a_loadable_artifact(run, tmp_path):
+    result = run("fit", "--out", tmp_path / "a", "--param", "n_starts=3", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["counts"]["benchmarks"] == 133 and doc["params"] == {"n_starts": 3}
+    bp = BenchPress.from_pretrained(tmp_path / "a")
+    assert bp.predict(SCORES).frame.height == 133
+
+
+def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, monkeypatch):
+    args = ("predict", "--scores", "gpqa_diamond=71.2,hle=20.1", "--param", "n_starts=3",
+            "--format", "json")
+    first = run(*args)
+    assert first.exit_code == 0, first.stderr
+    assert first.stderr == ""  # progress is drawn only on a terminal
+    stored = list((tmp_path / "fits").iterdir())
+    assert len(stored) == 1 and (stored[0] / "manifest.json").is_file()
+    compare = ("compare", "gpt-5", "claude-opus-4.5", "--param", "n_starts=3", "--format", "json")
+    before = run(*compare)  # adds the calibrator of known models' cells to the stored fit
+    assert before.exit_code == 0, before.stderr
+    assert set(read_manifest(stored[0])["calibrators"]) == {"cells", "new_models"}
+
+    def no_refit(self, Y, scales):
+        raise AssertionError("refitted although the matrix did not change")
+
+    monkeypatch.setattr(ALSPredictor, "_fit", no_refit)
+    second = run(*args)
+    assert second.exit_code == 0 and second.stdout == first.stdout
+    again = run(*compare)
+    assert again.exit_code == 0 and again.stdout == before.stdout
+    monkeypatch.undo()
+    monkeypatch.setenv("BENCHPRESS_FIT_CACHE", "")  # off: a refit gives the same answer
+    assert run(*args).stdout == first.stdout
+    monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
+    other = run("predict", "--scores", "gpqa_diamond=71.2", "--param", "n_starts=4")
+    assert other.exit_code == 0 and len(list((tmp_path / "fits").iterdir())) == 2
+
+
+def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
+    """compare computes the intervals of the compared models only: the same numbers."""
+    from benchpress.predict.intervals import complete_intervals
+
+    bp = fitted[0]
+    cal, support = bp.calibrator("cells"), bp._support
+    full = complete_intervals(bp.predictor, cal, support)
+    some = complete_intervals(bp.predictor, cal, support, rows=[5, 0, 17])
+    for k in ("predicted", "lower", "upper", "trust"):
+        assert np.array_equal(some[k], full[k][[5, 0, 17]], equal_nan=True)
+
+
+def test_fit_of_a_method_without_fold_in_is_a_usage_error(run, tmp_path):
+    result = run("fit", "--out", tmp_path / "k", "--method", "knn")
+    assert result.exit_code == 2 and "only the ALS methods" in result.stderr
+    assert not (tmp_path / "k").exists()
+
+
+# -- the user-facing comparisons (on the shipped model: no registry needed) -------------
+@pytest.fixture(scope="module")
+def shipped():
+    return BenchPress.from_pretrained()
+
+
+def test_a_known_models_own_scores_find_itself_first(shipped):
+    m = shipped.matrix
+    i = int(np.argmax((~np.isnan(m.values)).sum(axis=1)))  # the best-covered model
+    scores = {b: float(v) for b, v in zip(m.benchmark_ids, m.values[i]) if not np.isnan(v)}
+    near = shipped.nearest_models(scores, k=4)
+    assert near["model_id"][0] == m.model_ids[i]
+    assert near["distance"].is_sorted() and near.height == 4
+
+
+def test_compare_with_known_models_keeps_given_scores(shipped):
+    scores = {"GPQA Diamond": 71.2, "hle": 20.1}
+    frame = shipped.compare_with_known_models(scores, k=3, name="mine")
+    near = shipped.nearest_models(scores, k=3)["model_id"].to_list()
+    assert frame.columns == ["benchmark_id", "mine", "mine_pm", *near]
+    given = frame.filter(pl.col("benchmark_id").is_in(["gpqa_diamond", "hle"]))
+    assert given["mine"].to_list() == [71.2, 20.1] and given["mine_pm"].null_count() == 2
+    rest = frame.filter(~pl.col("benchmark_id").is_in(["gpqa_diamond", "hle"]))
+    assert rest["mine_pm"].drop_nulls().min() > 0
+
+
+def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
+    with pytest.raises(BadInputError, match="unknown model: 'gpt5' \\(did you mean gpt-5"):
+        shipped.compare_models("gpt5", "claude-opus-4.5")
+    kept = shipped.compare_models("gpt5", "gpt-5", "claude-opus-4.5", ignore_unknown=True)
+    assert "gpt-5" in kept.columns and "gpt5" not in kept.columns
+    with pytest.raises(BadInputError, match="unknown benchmark: 'nosuch'"):
+        shipped.compare_models("gpt-5", "claude-opus-4.5", benchmarks=["hle", "nosuch"])
+    with pytest.raises(BadInputError, match="unknown benchmark"):
+        shipped.compare_with_known_models({"gpqa_diamnd": 70.0})
+    new = shipped.compare_models("gpt-5", scores={"mine": {"hle": 20.1, "zzz": 3}},
+                                 ignore_unknown=True)
+    assert new.filter(pl.col("benchmark_id") == "hle")["mine"].to_list() == [20.1]
