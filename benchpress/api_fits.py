@@ -75,7 +75,7 @@ class FitsMixin:
         from benchpress.artifact import save_artifact
         from benchpress.predict import ALSPredictor
 
-        if type(self.estimator) is not ALSPredictor:  # subclasses (side) hold more state  # say so before any fit
+        if type(self.estimator) is not ALSPredictor:  # say so before any fit (side holds more state)
             raise UsageError(f"only the ALS methods can be saved as an artifact, not "
                              f"{self.method!r}")
         steps = [("fit", lambda: self.predictor), ("interval features", lambda: self._support),

@@ -235,11 +235,11 @@ def test_compare_with_known_models_keeps_given_scores(shipped):
 
 
 def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
-    with pytest.raises(BadInputError, match="unknown model: 'gpt5' \\(did you mean gpt-5"):
+    with pytest.raises(BadInputError, match="unknown model 'gpt5'; did you mean 'gpt-5'[?]"):
         shipped.compare_models("gpt5", "claude-opus-4.5")
     kept = shipped.compare_models("gpt5", "gpt-5", "claude-opus-4.5", ignore_unknown=True)
     assert "gpt-5" in kept.columns and "gpt5" not in kept.columns
-    with pytest.raises(BadInputError, match="unknown benchmark: 'nosuch'"):
+    with pytest.raises(BadInputError, match="unknown benchmark 'nosuch'$"):
         shipped.compare_models("gpt-5", "claude-opus-4.5", benchmarks=["hle", "nosuch"])
     with pytest.raises(BadInputError, match="unknown benchmark"):
         shipped.compare_with_known_models({"gpqa_diamnd": 70.0})

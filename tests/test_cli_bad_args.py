@@ -48,6 +48,8 @@ CASES = [
     (["pull", "--mirror", "{tmp}/no-such-folder"], USAGE),
     (["summary", "--format", "yaml"], USAGE),
     (["serve", "--port", "70000"], USAGE),
+    (["fit"], USAGE),  # no --out
+    (["fit", "--out", "{tmp}/fit", "--method", "knn"], USAGE),
     (["predict", "--scores-file", "{tmp}/bad.json"], BAD),
     (["predict", "--scores-file", "{tmp}/list.json"], BAD),
     # -- arguments that parse but do not fit together, or malformed --scores / --param
