@@ -17,7 +17,7 @@ import polars as pl
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import intervals as conformal
 
-__all__ = ["FitsMixin"]
+__all__ = ["FitsMixin", "fit_cache_dir"]
 
 
 class FitsMixin:
@@ -199,6 +199,17 @@ class FitsMixin:
             pl.when(pl.col("given").is_null()).then(pl.col("pm")).alias(f"{name}_pm"),
         ).hstack([pl.Series(m, full[i]) for m, i in zip(near, idx)]).with_columns(
             pl.col(near).fill_nan(None))
+
+def fit_cache_dir(home) -> Path | None:
+    """Where fits of unchanged registries are kept: `<home>/.cache/fits/` (env:
+    BENCHPRESS_FIT_CACHE; an empty value turns the cache off: None)."""
+    import os
+
+    override = os.environ.get("BENCHPRESS_FIT_CACHE")
+    if override is not None:
+        return Path(override) if override else None
+    return home.root / ".cache" / "fits"
+
 
 def _prune(cache_dir: Path, *, keep: Path, n_keep: int = 6) -> None:
     """Remove all but the `n_keep` newest cached fits in `cache_dir` (never `keep`)."""

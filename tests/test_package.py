@@ -90,5 +90,36 @@ def test_installed_wheel_runs_from_outside_the_repo(installed):
     assert Path(doc["file"]).is_relative_to(installed["venv"]), doc["file"]  # the wheel's copy
     assert doc["rows"] == 133 and doc["pm"] > 100
 
-# Hook for the app (issue 12): a test that starts `python -m benchpress.app` from the
-# installed wheel and queries it goes here, taking the `installed` fixture above.
+
+def test_installed_wheel_starts_and_answers_the_app(installed, built_2026_05):
+    """`python -m benchpress.app` from the installed wheel, over a registry built by the tests:
+    it binds to loopback, answers a prediction under /api/, and stops when asked."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [str(installed["python"]), "-m", "benchpress.app", "--port", str(port),
+         "--home", str(built_2026_05.root)],
+        cwd=installed["cwd"], env=installed["env"], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/api/predict?scores=gpqa_diamond:71.2,hle:20.1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert server.poll() is None, server.stdout.read()[-3000:]
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    doc = json.loads(response.read())
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the app did not answer within 180 s"
+                time.sleep(0.5)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    rows = {r["benchmark_id"]: r for r in doc["predictions"]}
+    assert rows["gpqa_diamond"]["given"] == 71.2 and rows["mmlu_pro"]["lower"] is not None

@@ -16,6 +16,8 @@ comparison of `BenchPress.compare` on the precomputed intervals).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import logging
 import math
 import time
@@ -44,10 +46,18 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
                method: str = "default") -> BenchPress:
     """The app's model: the registry (or snapshot) of `home` with `method`'s predictor.
 
-    The single place where the app obtains a `BenchPress`; swap in a stored fit here.
+    The single place where the app obtains a `BenchPress`: the stored fit of an unchanged
+    matrix (the same cache as `benchpress predict`, see `api_fits.fit_cache_dir`) is
+    reused, so a restart answers without refitting or recalibrating.
     """
-    return BenchPress.from_snapshot(home, snapshot, sources=sources,
-                                    predictor=make_predictor(method))
+    from benchpress.api_fits import fit_cache_dir
+    from benchpress.home import Home, find_home
+
+    home = home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
+    bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
+                                  predictor=make_predictor(method))
+    cache = fit_cache_dir(home)
+    return bp.use_stored_fit(cache) if cache is not None else bp
 
 
 def parse_scores(text: str | None) -> dict[str, float]:

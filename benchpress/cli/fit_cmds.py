@@ -10,23 +10,14 @@ import click
 from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
 from benchpress.cli.matrix import matrix_options, method_fields
 
-__all__ = ["fit", "stored_fit", "fit_cache_dir"]
-
-
-def fit_cache_dir(home) -> Path:
-    """Where fits of unchanged registries are kept: `<home>/.cache/fits/` (env:
-    BENCHPRESS_FIT_CACHE; an empty value turns the cache off)."""
-    import os
-
-    override = os.environ.get("BENCHPRESS_FIT_CACHE")
-    if override is not None:
-        return Path(override) if override else None
-    return home.root / ".cache" / "fits"
+__all__ = ["fit", "stored_fit"]
 
 
 def stored_fit(bp, home, *, regimes=("cells", "new_models")):
     """`bp` using the cached fit of its matrix, method and parameters (made on first use,
     with progress on stderr when it is a terminal). Returns `bp`."""
+    from benchpress.api_fits import fit_cache_dir
+
     cache = fit_cache_dir(home)
     if cache is None:
         return bp
