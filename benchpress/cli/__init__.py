@@ -26,6 +26,7 @@ COMMANDS = {
     **dict.fromkeys(["predict", "complete", "evaluate", "rank"], "predict_cmds"),
     **dict.fromkeys(["probes", "backtest", "compare", "ranking"], "probe_cmds"),
     **dict.fromkeys(["intervals", "drift", "report"], "trust_cmds"),
+    **dict.fromkeys(["replay", "forecasts"], "replay_cmds"),
 }
 
 
