@@ -222,7 +222,7 @@ def _cell_changes(tables_a: dict[str, pl.DataFrame],
         .with_columns(pl.when(pl.col("change") == "changed").then(pl.col(c)).otherwise(False)
                       .alias(c) for c in ("setting_changed", "citation_changed"))
         .with_columns(_cause(old_sources))
-        .select("change", "cause", *_KEY, "score_a", "score_b", "difference", "setting_changed",
+        .select("change", *_KEY, "score_a", "score_b", "difference", "cause", "setting_changed",
                 "setting_a", "setting_b", "citation_changed", "source_id_a", "source_id_b",
                 "reference_url_a", "reference_url_b", "source_type_a", "source_type_b",
                 "reported_setting_a", "reported_setting_b", "source_version_a",

@@ -41,13 +41,18 @@ SCORE_BINS = ((1, 5), (6, 10), (11, 20), (21, 10**9))  # n_model_scores at A, fo
 
 
 def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
-    """The names in `wanted` that match a source of the folder (None: all sources)."""
+    """The names in `wanted` that match a source of the folder (None: all sources); the
+    sources a plan names that a snapshot does not have yet are left out."""
     if not wanted:
         return None
     from benchpress.store.sources import names_source
 
     known = read_table(folder, "sources")["source_id"].to_list()
-    return [w for w in wanted if any(names_source(w, s) for s in known)] or None
+    chosen = [w for w in wanted if any(names_source(w, s) for s in known)]
+    if not chosen:
+        raise BadInputError(f"{folder.name}: none of the sources {', '.join(wanted)} is in it; "
+                            f"it has {', '.join(dict.fromkeys(known))}")
+    return chosen
 
 
 def forecast_key(method: str, params: dict, sources: list[str] | None) -> str:

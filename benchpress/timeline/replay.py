@@ -4,7 +4,8 @@ A plan (YAML) names the replay, the fit to make on every snapshot and the dated 
 
 ```yaml
 name: history
-fit: {sources: [livebench, artificial-analysis], method: default, probes: 5}
+fit: {sources: [livebench, artificial-analysis], method: default, probes: 5,
+      probe_sources: [livebench]}
 versions:
   - {date: 2026-01-08, source: livebench, version: 2026-01-08T1655, adapter: livebench,
      url: https://livebench.ai/, mirror_path: livebench-history/2026-01-08T1655, sha256: ...}
@@ -14,8 +15,10 @@ For every date (in order) the registry of a separate workspace, `<home>/replay/<
 (never the user's registry), is rebuilt from every version dated up to that day (a source's
 versions become one versioned source, see `store.sources`) and frozen as a snapshot tagged
 with the date. On each snapshot the predictor is fitted on `fit.sources`, the probe set
-chosen, the held-out error and two-factor variance measured, and the forecasts of every
-missing cell stored (`timeline.forecasts`); each date is compared with the one before: new
+chosen (on `fit.probe_sources`, default the same: a probe search refits once per model, so a
+plan may choose probes on one leaderboard to stay fast), the held-out error (3 folds, seed
+42) and the two-factor variance (of the largest complete submatrix, from its singular
+values) measured, and the forecasts of every missing cell stored (`timeline.forecasts`); each date is compared with the one before: new
 models, the causes of changed values (`store.diff`), drift (two-factor variance, probe
 changes) and the realized error of the previous date's forecasts.
 
@@ -34,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import polars as pl
 import yaml
 
@@ -67,6 +71,7 @@ class Plan:
     method: str
     probes: int
     entries: list[tuple[str, SourceConfig]]   # (date, flat config) in plan order
+    probe_sources: list[str] | None = None
 
     def dates(self) -> list[str]:
         return sorted({d for d, _ in self.entries})
@@ -116,7 +121,8 @@ def load_plan(path: Path, home: Home) -> Plan:
     if not entries:
         raise BadInputError(f"{path}: the plan lists no versions")
     return Plan(name, list(fit["sources"]) if fit.get("sources") else None,
-                str(fit.get("method", "default")), int(fit.get("probes", 5)), entries)
+                str(fit.get("method", "default")), int(fit.get("probes", 5)), entries,
+                list(fit["probe_sources"]) if fit.get("probe_sources") else None)
 
 
 def replay_home(home: Home, plan: Plan) -> Home:
@@ -201,11 +207,19 @@ def _analyse(rhome: Home, sid: str, plan: Plan) -> dict:
            "fit_models": len(bp.matrix.model_ids), "fit_benchmarks": len(bp.matrix.benchmark_ids),
            "fit_cells": int((~pl.Series(bp.matrix.values.ravel()).is_nan()).sum())}
     try:
-        rank = bp.rank()
-        out["var2"] = float(rank.submatrices["var2"][0])
-        out["best_rank"] = int(rank.best_rank)
+        spectra = bp.spectrum()
+        label = next((k for k in spectra if k.startswith("largest")), None)
+        if label is not None:
+            power = np.asarray(spectra[label], dtype=float) ** 2
+            out["var2"] = float(power[:2].sum() / power.sum())
+            out["var2_submatrix"] = label
         out["heldout_medae"] = float(bp.evaluate(bp.folds(n_folds=3, seed=42)).overall.medae)
-        out["probes"] = list(bp.probes(plan.probes).final.probes)
+        probe_bp = bp
+        if plan.probe_sources and plan.probe_sources != plan.fit_sources:
+            probe_bp = BenchPress.from_snapshot(
+                rhome, sid, sources=present_sources(snap.path, plan.probe_sources),
+                predictor=make_predictor(plan.method))
+        out["probes"] = list(probe_bp.probes(plan.probes).final.probes)
     except (BadInputError, ValueError, IndexError) as exc:  # a matrix too small to measure
         out["note"] = f"not measured: {exc}"
     frame, path = forecasts_at(rhome, sid, sources=plan.fit_sources, method=plan.method)
@@ -242,7 +256,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     state_file = rhome.root / "state.json"
     state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else {}
     fit_key = _digest({"sources": plan.fit_sources, "method": plan.method, "probes": plan.probes,
-                       "version": __version__})
+                       "probe_sources": plan.probe_sources, "version": __version__})
     timeline = Timeline(plan.name, rhome.root)
     limits = DriftThresholds()
     dates = plan.dates()
