@@ -152,3 +152,12 @@ def test_real_livebench_versions_inferred_from_their_folders(home, shared_data):
     assert set(cells["source_version"]) == {"2026-06-19T0954"}
     newest = _sql(home, "SELECT count(*) AS n FROM latest_scores")["n"][0]
     assert newest == cells.height
+
+
+def test_an_undated_aa_file_is_dated_by_its_fetch_time(shared_data, tmp_path):
+    copy = tmp_path / "llms.json"
+    copy.write_bytes((shared_data / "artificial-analysis" / "llms_2026-04-24.json").read_bytes())
+    assert infer_version(copy) == "2026-04-24"  # meta.fetched_at
+    assert infer_version(copy, "llms_2026-05-08.json") == "2026-05-08"  # the given name first
+    (tmp_path / "plain.json").write_text("[]")
+    assert infer_version(tmp_path / "plain.json") is None

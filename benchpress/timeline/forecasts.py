@@ -168,7 +168,7 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
                            "actual": later.values[rows, cols]})
     cells = forecasts.join(actual, on=["model_id", "benchmark_id"], how="inner").filter(
         pl.col("predicted").is_not_null())
-    label = pl.concat_str(pl.lit(""), pl.col("n_model_scores"))  # placeholder dtype
+    label = pl.lit(None, dtype=pl.String)
     for lo, hi in reversed(SCORE_BINS):
         text = f"{lo}+" if hi >= 10**9 else f"{lo}-{hi}"
         label = pl.when(pl.col("n_model_scores").is_between(lo, hi)).then(pl.lit(text)).otherwise(label)
