@@ -161,3 +161,16 @@ def test_an_undated_aa_file_is_dated_by_its_fetch_time(shared_data, tmp_path):
     assert infer_version(copy, "llms_2026-05-08.json") == "2026-05-08"  # the given name first
     (tmp_path / "plain.json").write_text("[]")
     assert infer_version(tmp_path / "plain.json") is None
+
+
+def test_diff_json_counts_causes(two_versions):
+    home = two_versions
+    tags = {t: s for s in home.snapshots.iterdir() if (s / "manifest.json").is_file()
+            for t in json.loads((s / "manifest.json").read_text())["tags"]}
+    result = CliRunner().invoke(main, ["diff", "v1", "v2", "--format", "json",
+                                       "--home", str(home.root)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["causes"] == {"changed": {"revised": 1}, "added": {"revised": 1}}
+    assert {r["cause"] for r in doc["cells"]["changed"]} == {"revised"}
+    assert set(tags) == {"v1", "v2"}

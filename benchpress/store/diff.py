@@ -83,8 +83,17 @@ class RegistryDiff:
             "benchmarks": {"added": rows(self.benchmarks, "added"),
                            "removed": rows(self.benchmarks, "removed")},
             "merged": self.merged.to_dicts(),
+            "causes": self.causes(),
             "cells": {c: rows(self.cells, c) for c in ("added", "removed", "changed")},
         }
+
+    def causes(self) -> dict[str, dict[str, int]]:
+        """{"changed": {cause: n}, "added": {cause: n}}: why cells changed (see `CAUSES`)."""
+        out = {}
+        for change in ("changed", "added"):
+            part = self.cells.filter(pl.col("change") == change)
+            out[change] = {c: n for c, n in part.group_by("cause").len().sort("cause").rows()}
+        return out
 
     def query(self, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT,
               max_rows: int | None = None) -> pl.DataFrame:

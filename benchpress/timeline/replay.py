@@ -233,8 +233,8 @@ def _compare(rhome: Home, a: str, b: str, plan: Plan, pair_cells: Path) -> dict:
     fa, fb = get_snapshot(rhome, a).path, get_snapshot(rhome, b).path
     models_a = set(read_table(fa, "models")["model_id"].to_list())
     new = sorted(set(read_table(fb, "models")["model_id"].to_list()) - models_a)
-    changes = diff_folders(fa, fb).cells
-    causes = dict(changes.filter(pl.col("change") == "changed").group_by("cause").len().rows())
+    changes = diff_folders(fa, fb)
+    causes = changes.causes()["changed"]
     score = score_forecasts(rhome, a, b, sources=plan.fit_sources, method=plan.method)
     pair_cells.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(pair_cells, lambda tmp: score.cells.write_parquet(tmp))
