@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 # empty: the pipeline reads params.yaml's data.mirror; `make main MIRROR=DIR` overrides it
 MIRROR ?=
 
-.PHONY: install system-deps main test test-quick pretrained clean
+.PHONY: install system-deps main test test-quick pretrained clean replay
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -64,3 +64,10 @@ pretrained: install
 # precious: every snapshot ever made, restored by `dvc pull`)
 clean:
 	rm -rf $(VENV) .cache registry fit probes drift report
+
+# The registry's life over the whole shared history (sources/replay/history.yaml: 51 LiveBench
+# versions, 4 Artificial Analysis snapshots, the static sources at their dates), rebuilt date
+# by date in replay/history/ (never the project's registry); a rerun reuses every snapshot
+# and analysis. Prints the timeline; JSON in replay/history/timeline.json.
+replay: install
+	$(VENV)/bin/benchpress replay sources/replay/history.yaml --mirror $(or $(MIRROR),../shared/data)

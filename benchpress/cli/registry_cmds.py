@@ -120,7 +120,9 @@ def init(directory: Path, no_git: bool):
 @click.command()
 @click.argument("location", required=False)
 @click.option("--adapter", help="Adapter name (default: detected from the content).")
-@click.option("--id", "source_id", help="Source id (default: adapter and content hash).")
+@click.option("--id", "--source", "source_id", help="Source id (default: adapter and content hash).")
+@click.option("--version", "version", help="Add LOCATION as this version of source --source "
+              "(e.g. 2026-06-19T0954; default: the date the input carries, if it is versioned).")
 @click.option("--licence", help="Licence of the data, recorded with the source.")
 @click.option("--url", "--source-url", "url",
               help="Canonical URL of a local file (its citation, e.g. a model card's page or "
@@ -132,8 +134,8 @@ def init(directory: Path, no_git: bool):
 @mirror_option
 @home_option
 @handle_errors
-def ingest(location, adapter, source_id, licence, url, all_sources, allow_rejects, verbose, mirror,
-           home):
+def ingest(location, adapter, source_id, version, licence, url, all_sources, allow_rejects,
+           verbose, mirror, home):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry.
 
     Exit 0: every row landed; 1: refused, nothing changed; 2: bad usage; 3: the good rows
@@ -150,7 +152,8 @@ def ingest(location, adapter, source_id, licence, url, all_sources, allow_reject
     else:
         with progress_bar("ingesting") as update:
             sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
-                                        licence=licence, url=url, mirror=mirror, on_source=update)
+                                        licence=licence, url=url, mirror=mirror, on_source=update,
+                                        version=version)
         rejected = _print_report(report, only={sid}, verbose=verbose, limit=20)
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:

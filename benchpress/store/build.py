@@ -7,6 +7,8 @@ failed build leaves the last good registry in place.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -20,13 +22,16 @@ from benchpress.errors import BadInputError, as_os_error
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.resolve import resolve_cells
-from benchpress.store.sources import SourceConfig, load_configs
+from benchpress.store.sources import SourceConfig, config_versions, load_configs
 from benchpress.store.tables import locked, recover, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
-from benchpress.validate.schemas import TABLES, Benchmarks, Models, Quarantine, Scores, Sources
+from benchpress.validate.schemas import (
+    TABLES, Benchmarks, Models, Quarantine, Sources, StoredScores,
+)
 
-__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "VIEWS_SQL"]
+__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared",
+           "VIEWS_SQL"]
 
 VIEWS_SQL = (Path(__file__).with_name("views.sql")).read_text(encoding="utf-8")
 
@@ -41,6 +46,7 @@ class SourceSummary:
     rows_quarantined: int
     reasons: list[str] = field(default_factory=list)  # one line per quarantined row
     notes: list[str] = field(default_factory=list)    # the adapter's file-level remarks
+    version: str | None = None                        # the source version (None: unversioned)
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,54 @@ def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
             .select(list(Benchmarks.to_schema().columns)))
 
 
+_PREPARED: "OrderedDict[tuple, tuple]" = OrderedDict()  # in-process memo of prepared files
+_PREPARED_MAX = 256
+_MEMO = {"on": False}
+
+
+@contextmanager
+def reuse_prepared():
+    """Within this block, builds in this process read and prepare each file (by content
+    digest, contracts and source info) once; a replay's date-by-date rebuilds use it."""
+    before = _MEMO["on"]
+    _MEMO["on"] = True
+    try:
+        yield
+    finally:
+        _MEMO["on"] = before
+        if not before:
+            _PREPARED.clear()
+
+
+def _contracts_key(home: Home) -> str:
+    """A digest of the contract files (a memoized preparation is only reused under the same
+    contracts)."""
+    return tree_sha256(home.schemas) if home.schemas.is_dir() else ""
+
+
+def _read_prepared(adapter, path: Path, config: SourceConfig, info: SourceInfo, contracts,
+                   key: tuple):
+    """(adapter output, prepared source) of one version's file, memoized in this process by
+    content digest, contracts and source info: a replay rebuilds each date from every version
+    up to it, and reads each file once."""
+    if _MEMO["on"] and key in _PREPARED:
+        _PREPARED.move_to_end(key)
+        return _PREPARED[key]
+    try:
+        output = adapter.read(path)
+    except BadInputError as exc:  # name the source, not the cache file
+        origin = config.path or config.url or config.id
+        raise BadInputError(f"source '{config.id}' ({origin}): "
+                            + str(exc).replace(f"{path}: ", "")) from exc
+    got = (output, prepare_source(output, contracts, info))
+    if not _MEMO["on"]:
+        return got
+    _PREPARED[key] = got
+    while len(_PREPARED) > _PREPARED_MAX:
+        _PREPARED.popitem(last=False)
+    return got
+
+
 def build(home: Home, *, mirror: Path | None = None,
           on_source: Callable[[int, int, str], None] | None = None,
           extra: SourceConfig | None = None) -> BuildReport:
@@ -156,46 +210,49 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     model_parts, declared, score_parts, quarantine_parts = [], [], [], []
     listed: list[str] = []  # benchmark ids in the order the sources list them
     source_rows, summaries = [], []
-    for k, config in enumerate(configs):
+    # every version of every source, the newest version of a source first (its description
+    # of a model wins over older versions')
+    steps = [(config, version) for config in configs
+             for version in reversed(config_versions(config))]
+    contracts_key = _contracts_key(home)
+    for k, (config, vconf) in enumerate(steps):
         if on_source:
-            on_source(k, len(configs), config.id)
+            on_source(k, len(steps), config.id if not vconf.version
+                      else f"{config.id}@{vconf.version}")
         adapter = get_adapter(config.adapter)
-        if read_from is not None and extra is not None and config.id == extra.id:
+        if (read_from is not None and extra is not None and config.id == extra.id
+                and vconf.version == extra.version):
             path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
         else:
-            path, digest, retrieved_at = materialize(home, config, mirror=mirror)
-        try:
-            output = adapter.read(path)
-        except BadInputError as exc:  # name the source, not the cache file
-            origin = config.path or config.url or config.id
-            raise BadInputError(f"source '{config.id}' ({origin}): "
-                                + str(exc).replace(f"{path}: ", "")) from exc
-        info = SourceInfo(config.id, config.url, retrieved_at, digest[:12],
+            path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
+        info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
                           cites_source=adapter.cites_source)
-        prepared = prepare_source(output, contracts, info)
+        output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
+                                          (contracts_key, adapter.name, digest, repr(info)))
         model_parts.append(prepared.models)
         declared.append(prepared.benchmarks)
         listed += prepared.listed
-        score_parts.append(prepared.scores)
+        score_parts.append(prepared.scores.with_columns(
+            pl.lit(vconf.version, dtype=pl.String).alias("source_version")))
         quarantine_parts.append(prepared.quarantine)
         summary = SourceSummary(
             config.id, adapter.name, prepared.rows_read, prepared.scores.height,
             prepared.rows_merged, prepared.quarantine.height,
             [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
              for r in prepared.quarantine.iter_rows(named=True)],
-            list(output.notes),
+            list(output.notes), vconf.version,
         )
         summaries.append(summary)
         source_rows.append({
-            "source_id": config.id, "adapter": adapter.name, "url": config.url,
-            "path": config.path, "sha256": digest, "retrieved_at": retrieved_at,
+            "source_id": config.id, "source_version": vconf.version, "adapter": adapter.name,
+            "url": vconf.url, "path": vconf.path, "sha256": digest, "retrieved_at": retrieved_at,
             "licence": config.licence, "rows_read": summary.rows_read,
             "rows_accepted": summary.rows_accepted, "rows_merged": summary.rows_merged,
             "rows_quarantined": summary.rows_quarantined,
         })
 
     scores = (pl.concat(score_parts) if score_parts
-              else pl.DataFrame(schema=Scores.to_schema().columns))
+              else pl.DataFrame(schema=StoredScores.to_schema().columns))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
@@ -218,8 +275,15 @@ def build_locked(home: Home, *, mirror: Path | None = None,
             TABLES[name].validate(df, lazy=True)
     manifest = {
         "counts": {name: df.height for name, df in tables.items()},
-        "sources": {r["source_id"]: r["sha256"] for r in source_rows},
+        # each source's newest version (rows are newest first within a source)
+        "sources": {r["source_id"]: r["sha256"] for r in reversed(source_rows)},
     }
+    versioned = {}
+    for r in source_rows:
+        if r["source_version"] is not None:
+            versioned.setdefault(r["source_id"], {})[r["source_version"]] = r["sha256"]
+    if versioned:
+        manifest["source_versions"] = versioned
     if warnings:
         manifest["warnings"] = warnings
     intent = None

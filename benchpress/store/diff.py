@@ -15,6 +15,14 @@ the model's own canonical setting in that version, else its `is_reasoning` flag 
 or non-thinking). `setting_changed` is set when both versions know the mode and it differs,
 or both name a specific effort and it differs; such changes are the most common cause of
 large moves between two releases of a matrix.
+
+Each added or changed cell names its `cause` (`CAUSES`):
+- `revised`: the same source gave another value (for versioned sources, a newer version:
+  its publisher revised it, or added it in a later version);
+- `new_source`: the value comes from a source that B has and A had not;
+- `setting`: another source's value, measured under another evaluation setting;
+- `priority`: another source, already in A, now wins the cell (source priority or recency).
+A removed cell has no cause.
 """
 
 from __future__ import annotations
@@ -30,12 +38,14 @@ from benchpress.store.snapshot import resolve_snapshot
 from benchpress.store.sql import DEFAULT_TIMEOUT, run_select, sealed_connection
 from benchpress.store.tables import read_table, registry_exists
 
-__all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE"]
+__all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE", "CAUSES"]
 
 TOLERANCE = 1e-9
 _KEY = ["model_id", "benchmark_id"]
 _UNKNOWN = ["", "unknown", "default", "n/a", "na", "none", "null"]
-_CELL_FIELDS = ["score", "source_id", "reference_url", "source_type", "reported_setting"]
+_CELL_FIELDS = ["score", "source_id", "reference_url", "source_type", "reported_setting",
+                "source_version"]
+CAUSES = ("revised", "new_source", "setting", "priority")
 _TABLES = ("models", "benchmarks", "scores", "cells")  # the tables a diff reads
 
 
@@ -73,8 +83,17 @@ class RegistryDiff:
             "benchmarks": {"added": rows(self.benchmarks, "added"),
                            "removed": rows(self.benchmarks, "removed")},
             "merged": self.merged.to_dicts(),
+            "causes": self.causes(),
             "cells": {c: rows(self.cells, c) for c in ("added", "removed", "changed")},
         }
+
+    def causes(self) -> dict[str, dict[str, int]]:
+        """{"changed": {cause: n}, "added": {cause: n}}: why cells changed (see `CAUSES`)."""
+        out = {}
+        for change in ("changed", "added"):
+            part = self.cells.filter(pl.col("change") == change)
+            out[change] = {c: n for c, n in part.group_by("cause").len().sort("cause").rows()}
+        return out
 
     def query(self, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT,
               max_rows: int | None = None) -> pl.DataFrame:
@@ -163,11 +182,29 @@ def _label(mode: pl.Expr, effort: pl.Expr) -> pl.Expr:
                                      .otherwise(pl.lit(", effort ") + effort))))
 
 
+def _cause(old_sources: pl.Expr) -> pl.Expr:
+    """The cause of an added or changed cell (see the module docstring); null if removed."""
+    same = pl.col("source_id_a") == pl.col("source_id_b")
+    new_source = ~pl.col("source_id_b").is_in(old_sources)
+    added = pl.col("change") == "added"
+    return (pl.when(pl.col("change") == "removed").then(None)
+            .when(added & new_source).then(pl.lit("new_source"))
+            .when(added).then(pl.lit("revised"))
+            .when(same).then(pl.lit("revised"))
+            .when(new_source).then(pl.lit("new_source"))
+            .when(pl.col("setting_changed")).then(pl.lit("setting"))
+            .otherwise(pl.lit("priority")).alias("cause"))
+
+
 def _cell_changes(tables_a: dict[str, pl.DataFrame],
                   tables_b: dict[str, pl.DataFrame]) -> pl.DataFrame:
     sides = []
+    old_sources = tables_a["scores"]["source_id"].unique().implode()
     for tables, suffix in ((tables_a, "_a"), (tables_b, "_b")):
-        cells = _setting(tables["cells"], tables["models"])
+        cells = tables["cells"]
+        if "source_version" not in cells.columns:  # a version written before source versions
+            cells = cells.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
+        cells = _setting(cells, tables["models"])
         sides.append(cells.select(*_KEY, *_CELL_FIELDS, "_mode", "_effort")
                      .rename({c: c + suffix for c in [*_CELL_FIELDS, "_mode", "_effort"]}))
     joined = sides[0].join(sides[1], on=_KEY, how="full", coalesce=True)
@@ -193,10 +230,12 @@ def _cell_changes(tables_a: dict[str, pl.DataFrame],
         .filter(pl.col("change").is_not_null())
         .with_columns(pl.when(pl.col("change") == "changed").then(pl.col(c)).otherwise(False)
                       .alias(c) for c in ("setting_changed", "citation_changed"))
-        .select("change", *_KEY, "score_a", "score_b", "difference", "setting_changed",
+        .with_columns(_cause(old_sources))
+        .select("change", *_KEY, "score_a", "score_b", "difference", "cause", "setting_changed",
                 "setting_a", "setting_b", "citation_changed", "source_id_a", "source_id_b",
                 "reference_url_a", "reference_url_b", "source_type_a", "source_type_b",
-                "reported_setting_a", "reported_setting_b")
+                "reported_setting_a", "reported_setting_b", "source_version_a",
+                "source_version_b")
         .sort("change", *_KEY)
     )
 

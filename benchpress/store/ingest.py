@@ -6,6 +6,14 @@ config is not saved (and the registry, written atomically, never changed), and a
 that was refused (no adapter recognises it, or the build failed) is removed from the cache
 again unless another source pins it: nothing refused stays behind.
 
+A later copy of an existing source is ingested as a new *version* of it
+(`ingest(..., source_id="livebench", version="2026-06-19T0954")`, CLI `--source ID --version
+LABEL`): the version is added to the source's config (see `store.sources`), `cells` takes the
+newest version and every version stays in `scores`. Without a label, the version is read from
+the input where it carries a date (`infer_version`: a folder or file named by date, such as
+LiveBench's history folders `2026-06-19T0954/` or `llms_2026-05-22.json`, else Artificial
+Analysis's `meta.fetched_at`), when the existing source is itself versioned.
+
 Only http and https URLs are ingested (a local file is given as a plain path), and every
 message names the file or URL as the user gave it, never its copy in the cache.
 """
@@ -14,6 +22,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from benchpress.adapters import detect_adapter, get_adapter
@@ -21,9 +30,9 @@ from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
 from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
-from benchpress.store.sources import SourceConfig, load_configs, slug
+from benchpress.store.sources import SourceConfig, add_version, config_versions, load_configs, slug
 
-__all__ = ["ingest", "rebuild_with"]
+__all__ = ["ingest", "rebuild_with", "infer_version", "with_version"]
 
 
 def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
@@ -31,6 +40,65 @@ def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None
     """Rebuild with `config` added; the build saves it in the same transaction as the registry
     swap, so a failed (or killed) build saves nothing."""
     return build(home, mirror=mirror, on_source=on_source, extra=config)
+
+
+_DATED = re.compile(r"(\d{4}-\d{2}-\d{2}(?:T\d{4,6})?)")
+_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]?[0-9:]{2,8})?$")
+_MAX_META_BYTES = 64 * 1024 * 1024
+
+
+def infer_version(path: Path, name: str | None = None) -> str | None:
+    """The version label a file or folder carries, else None.
+
+    The date in its name (`2026-06-19T0954`, `llms_2026-05-22.json`; `name` is the name the
+    user gave, tried first), else the date of a JSON document's `meta.fetched_at` (Artificial
+    Analysis's `llms.json`).
+    """
+    for text in (Path(name).name if name else None, path.name):
+        found = _DATED.search(text or "")
+        if found:
+            return found.group(1)
+    if path.is_file() and path.suffix == ".json" and path.stat().st_size <= _MAX_META_BYTES:
+        import json
+
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        stamp = doc.get("meta", {}).get("fetched_at") if isinstance(doc, dict) else None
+        if isinstance(stamp, str) and _DATED.match(stamp):
+            return _DATED.match(stamp).group(1)[:10]
+    return None
+
+
+def with_version(home: Home, config: SourceConfig, version: str | None, given: Path,
+                 name: str | None = None) -> SourceConfig:
+    """`config` (a new flat config) as a version of the saved source with its id, if any.
+
+    With an explicit `version`, the saved source (if there is one) gains it as a version; a
+    new source starts versioned. Without one, a saved *versioned* source gains the version
+    `infer_version` reads from the input; anything else is left as before (a config with
+    the same id replaces the saved one).
+    """
+    if version is not None and not _VERSION.match(version):
+        raise BadInputError(f"--version '{version}': expected a date label such as 2026-06-19 or "
+                            "2026-06-19T0954 (labels must sort in time order)")
+    existing = next((c for c in load_configs(home.sources) if c.id == config.id), None)
+    if version is None:
+        if existing is None or not existing.version:
+            return config
+        version = infer_version(given, name)
+        if version is None:
+            raise BadInputError(f"source '{config.id}' is versioned and {name or given} carries "
+                                "no date; give --version LABEL")
+    config = replace(config, version=version, published=config.published or version[:10])
+    if existing is None:
+        return config
+    if existing.adapter != config.adapter:
+        raise BadInputError(f"source '{config.id}' is read by adapter '{existing.adapter}', but "
+                            f"this input is '{config.adapter}'; a version must have the same "
+                            "format (or give another --id)")
+    return add_version(existing, replace(config, order=existing.order))
 
 
 def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:
@@ -45,7 +113,7 @@ def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:
 def _drop_refused(home: Home, got: FetchResult) -> None:
     """Remove a cache entry that no saved source pins (its ingest was refused)."""
     try:
-        pinned = {c.sha256 for c in load_configs(home.sources)}
+        pinned = {v.sha256 for c in load_configs(home.sources) for v in config_versions(c)}
     except BadInputError:
         return  # cannot tell who uses it: keep it
     if got.sha256 not in pinned and got.path.exists():
@@ -57,12 +125,16 @@ def _drop_refused(home: Home, got: FetchResult) -> None:
 
 def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,
            licence: str | None = None, url: str | None = None,
-           mirror: Path | None = None, on_source=None) -> tuple[str, BuildReport]:
+           mirror: Path | None = None, on_source=None,
+           version: str | None = None) -> tuple[str, BuildReport]:
     """Ingest one file, folder or http(s) URL; returns (source id, build report).
 
     `url` is the canonical address of a local file (recorded as the source's URL and used
-    as the citation of sources that cite themselves, such as model cards).
+    as the citation of sources that cite themselves, such as model cards). `version` labels
+    the input as a version of source `source_id` (see `with_version`).
     """
+    if version is not None and not source_id:
+        raise BadInputError("--version needs --source ID: the source this is a version of")
     # later ingests build after (and count as newer than) the sources already there
     order = max((c.order for c in load_configs(home.sources)), default=90) + 10
     scheme = url_scheme(location)
@@ -78,6 +150,7 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
                                   adapter=chosen.name, path=str(local.resolve()), url=url,
                                   licence=licence, order=order)
+            config = with_version(home, config, version, local, location)
             return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source)
         except BenchPressError as exc:
             raise _named(exc, location, [local.resolve(), local.absolute()]) from exc
@@ -100,6 +173,7 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             retrieved_at=got.retrieved_at,
             order=order,
         )
+        config = with_version(home, config, version, got.path, location)
         return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source)
     except BaseException as exc:
         _drop_refused(home, got)

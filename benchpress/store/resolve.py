@@ -1,6 +1,9 @@
 """Conflict resolution: which observation a (model, benchmark) cell shows.
 
-Every observation stays in `scores`; the cell takes the winner of this order:
+Every observation stays in `scores`, of every version of every source; only each source's
+newest version (`latest_versions`: the greatest `source_version` label, see
+`store.sources`) takes part in a cell, so a value its publisher revised is replaced, never
+counted as a disagreement. Among those, the cell takes the winner of this order:
 1. not marked `dropped` by the publisher's audit;
 2. source type priority from schemas/source_priority.csv (official blog first);
 3. recency: the newer source (its `published` date, else its build order);
@@ -17,16 +20,25 @@ import polars as pl
 
 from benchpress.validate.schemas import Cells
 
-__all__ = ["resolve_cells", "NOT_OBSERVED"]
+__all__ = ["resolve_cells", "latest_versions", "NOT_OBSERVED"]
 
 NOT_OBSERVED = ("estimated", "superseded", "retracted")
+
+
+def latest_versions(scores: pl.DataFrame) -> pl.DataFrame:
+    """The observations of each source's newest version (all rows of an unversioned source;
+    a table written before versions existed gets a null `source_version` column)."""
+    if "source_version" not in scores.columns:
+        return scores.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
+    newest = pl.col("source_version").max().over("source_id")
+    return scores.filter(newest.is_null() | (pl.col("source_version") == newest))
 
 
 def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
                   source_rank: dict[str, int]) -> pl.DataFrame:
     """One row per (model_id, benchmark_id); `source_rank` is higher for newer sources."""
     worst = max(source_priority.values(), default=0) + 1
-    scores = scores.filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
+    scores = latest_versions(scores).filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
     ranked = scores.with_row_index("_pos").with_columns(
         (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
         pl.col("source_type").replace_strict(source_priority, default=worst,
@@ -39,7 +51,7 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
         ranked.group_by(key, maintain_order=True)
         .agg(
             pl.col("score", "source_id", "reference_url", "source_type", "reported_setting",
-                   "audit_status").first(),
+                   "audit_status", "source_version").first(),
             pl.len().cast(pl.Int64).alias("n_observations"),
             ((pl.col("score") - pl.col("score").first()).abs() > 1e-9).sum()
             .cast(pl.Int64).alias("n_disagreeing"),

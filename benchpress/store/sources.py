@@ -14,6 +14,25 @@ A source ingested from a URL that redirected also records `final_url`, where the
 ended (another host is reported when it happens).
 A source with `path` instead of a pinned hash is a file in the repository itself
 (hand-entered releases): git tracks it, and its hash is computed at build time.
+
+Versions. A publisher's later copy of the same source (LiveBench's table on a later day, the
+next Artificial Analysis snapshot) is a new *version* of the source, not a new source. The
+config's own fields describe its newest version, labelled by `version`; `versions` lists the
+older ones, each with its own file fields (url, path, mirror_path, sha256, retrieved_at,
+published, final_url):
+
+```yaml
+id: livebench
+adapter: livebench
+version: 2026-06-19T0954          # the newest version: the fields above and below it
+mirror_path: livebench-history/2026-06-19T0954
+sha256: 5d1e...
+versions:                         # older versions, oldest first
+  - {version: 2026-06-17T0855, mirror_path: livebench-history/2026-06-17T0855, sha256: 0a3c...}
+```
+Version labels sort chronologically as text (ISO dates, optionally with a time:
+`2026-06-19`, `2026-06-19T0954`); `cells` takes each source's newest version (the greatest
+label), and every version's observations stay in `scores` (`source_version`).
 """
 
 from __future__ import annotations
@@ -21,14 +40,15 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from benchpress.errors import BadInputError
 
-__all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug"]
+__all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
+           "VERSION_FIELDS", "config_versions", "add_version"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,50 @@ class SourceConfig:
     published: str | None = None
     order: int = 100
     description: str | None = None
+    version: str | None = None     # label of the version the fields above describe (newest)
+    versions: list | None = None   # older versions: dicts of VERSION_FIELDS, oldest first
+
+
+# the fields that differ between two versions of one source
+VERSION_FIELDS = ("version", "url", "final_url", "path", "mirror_path", "sha256", "retrieved_at",
+                  "published")
+
+
+def config_versions(config: SourceConfig) -> list[SourceConfig]:
+    """One flat config per version of `config` (each with `versions=None`), oldest first;
+    an unversioned config gives itself."""
+    if not config.versions:
+        return [config]
+    base = {k: v for k, v in asdict(config).items() if k not in VERSION_FIELDS}
+    base["versions"] = None
+    older = [SourceConfig(**base, **{k: entry.get(k) for k in VERSION_FIELDS})
+             for entry in config.versions]
+    return [*older, replace(config, versions=None)]
+
+
+def add_version(existing: SourceConfig, new: SourceConfig) -> SourceConfig:
+    """`existing` with `new` (a flat config of the same source) added as a version.
+
+    The newest label describes the config's own fields; a version with the same label as
+    one already there replaces it (a corrected copy). Raises BadInputError when either has
+    no version label.
+    """
+    if not new.version:
+        raise BadInputError(f"source '{existing.id}' exists; give --version to add a version of "
+                            "it (or --id for a new source)")
+    flat = config_versions(existing)
+    if any(not c.version for c in flat):
+        raise BadInputError(f"source '{existing.id}' has no version label; its config "
+                            f"{existing.id}.yaml needs a `version` field before another version "
+                            "can be added")
+    kept = {c.version: c for c in flat}
+    kept[str(new.version)] = new
+    ordered = [kept[v] for v in sorted(kept)]
+    newest = ordered[-1]
+    older = [{k: getattr(c, k) for k in VERSION_FIELDS if getattr(c, k) is not None}
+             for c in ordered[:-1]]
+    return replace(existing, **{k: getattr(newest, k) for k in VERSION_FIELDS},
+                   versions=older or None)
 
 
 def names_source(name: str, source_id: str) -> bool:
@@ -67,15 +131,23 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
     for file in sorted(p for p in sources_dir.glob("*.yaml") if not p.name.startswith(".")):
         try:
             doc = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-            doc = {k: (str(v) if k in {"published", "retrieved_at"} and v is not None else v)
-                   for k, v in doc.items()}
+            doc = {k: (str(v) if k in {"published", "retrieved_at", "version"} and v is not None
+                       else v) for k, v in doc.items()}
+            if doc.get("versions") is not None:
+                if not isinstance(doc["versions"], list) or not all(
+                        isinstance(e, dict) and e.get("version") and set(e) <= set(VERSION_FIELDS)
+                        for e in doc["versions"]):
+                    raise TypeError("field 'versions' must be a list of mappings with a "
+                                    f"'version' and only {', '.join(VERSION_FIELDS)}")
+                doc["versions"] = [{k: (None if v is None else str(v)) for k, v in e.items()}
+                                   for e in doc["versions"]]
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
             raise BadInputError(f"{file}: not a valid source config ({exc})") from exc
-        pin = configs[-1].sha256
-        if pin is not None and not re.fullmatch(r"[0-9a-f]{64}", str(pin)):
-            raise BadInputError(f"{file}: field 'sha256' is {pin!r}; expected 64 lowercase hex "
-                                "digits")
+        for pin in (c.sha256 for c in config_versions(configs[-1])):
+            if pin is not None and not re.fullmatch(r"[0-9a-f]{64}", str(pin)):
+                raise BadInputError(f"{file}: field 'sha256' is {pin!r}; expected 64 lowercase "
+                                    "hex digits")
         if configs[-1].id != file.stem:
             raise BadInputError(f"{file}: field 'id' is '{configs[-1].id}' but the file is named "
                                 f"'{file.stem}.yaml'; they must agree")

@@ -137,6 +137,8 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     """
     folder = require_registry(registry)
     tables = {name: read_table(folder, name) for name in TABLE_NAMES}
+    if "source_version" not in tables["scores"].columns:  # a registry built before versions
+        tables["scores"] = tables["scores"].with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
     frames = dict(tables)
     frames["_scores_in_file_order"] = tables["scores"].with_row_index("file_row_number")
     frames["matrix"] = _matrix(tables["models"], tables["benchmarks"], tables["cells"])

@@ -2,16 +2,40 @@
 -- folder). `store.sql.connect` registers the verified tables models, benchmarks, scores,
 -- cells, aliases, sources, quarantine and matrix (wide), plus _scores_in_file_order (scores
 -- with their file_row_number), in a sealed connection, then runs this file.
--- every observation that lost to the resolved cell's winner (a value superseded by a newer
--- citation or retracted is kept in scores for audit but is no live conflict)
+-- latest_scores: the observations of each source's newest version (every row of an
+-- unversioned source); older versions stay in `scores` and in `score_history`.
+CREATE OR REPLACE VIEW latest_scores AS
+    SELECT * EXCLUDE (_newest) FROM (
+        SELECT *, max(source_version) OVER (PARTITION BY source_id) AS _newest
+        FROM _scores_in_file_order
+    )
+    WHERE _newest IS NULL OR source_version = _newest;
+-- score_history: every version's value of every (model, benchmark, source), oldest version
+-- first; `revised` marks a value that differs from the same source's previous version.
+CREATE OR REPLACE VIEW score_history AS
+    SELECT model_id, benchmark_id, source_id, source_version AS version, score, previous_score,
+           previous_score IS NOT NULL AND abs(score - previous_score) > 1e-9 AS revised,
+           reported_setting, reference_url
+    FROM (
+        SELECT *, lag(score) OVER (PARTITION BY model_id, benchmark_id, source_id
+                                   ORDER BY source_version) AS previous_score
+        FROM (
+            SELECT *, row_number() OVER (PARTITION BY model_id, benchmark_id, source_id, source_version
+                                         ORDER BY coalesce(audit_status, '') = 'dropped', file_row_number) AS _rank
+            FROM _scores_in_file_order
+        ) WHERE _rank = 1
+    );
+-- conflicts: every observation of a source's newest version that lost to the resolved
+-- cell's winner (a value its publisher revised is history, not a conflict; a value
+-- superseded by a newer citation or retracted is kept in scores for audit, not a conflict)
 CREATE OR REPLACE VIEW conflicts AS
     SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, c.source_id AS resolved_source,
            s.score AS other_score, s.source_id AS other_source, s.source_type AS other_source_type,
            s.reference_url AS other_reference_url, s.score - c.score AS difference
-    FROM scores s JOIN cells c USING (model_id, benchmark_id)
+    FROM latest_scores s JOIN cells c USING (model_id, benchmark_id)
     WHERE abs(s.score - c.score) > 1e-9
       AND coalesce(s.audit_status, '') NOT IN ('superseded', 'retracted');
--- source_values: one value per (model, benchmark, source), chosen the way `cells` chooses
+-- source_values: one value per (model, benchmark, source) of the source's newest version, chosen the way `cells` chooses
 -- within a source (an observation the publisher's audit dropped last, then the earlier row
 -- of the source, which for leaderboards is the latest run or release), with how many
 -- observations that source has for the cell.
@@ -23,7 +47,7 @@ CREATE OR REPLACE VIEW source_values AS
                row_number() OVER (PARTITION BY model_id, benchmark_id, source_id
                                   ORDER BY coalesce(audit_status, '') = 'dropped', file_row_number) AS _rank,
                count(*) OVER (PARTITION BY model_id, benchmark_id, source_id) AS n_observations
-        FROM _scores_in_file_order
+        FROM latest_scores
     )
     WHERE _rank = 1;
 -- source_kinds: a source is a leaderboard when most of its observations are leaderboard runs
@@ -31,7 +55,7 @@ CREATE OR REPLACE VIEW source_values AS
 CREATE OR REPLACE VIEW source_kinds AS
     SELECT source_id, avg(CASE WHEN source_type = 'leaderboard' THEN 1 ELSE 0 END) >= 0.5 AS is_leaderboard,
            count(*) AS n_scores
-    FROM scores GROUP BY source_id;
+    FROM latest_scores GROUP BY source_id;
 -- source_comparison: each leaderboard's value beside each matrix's value for the same model
 -- and benchmark (GPQA Diamond from Epoch AI against the vendor's number, say), on the
 -- benchmark's own scale (leaderboard fractions are already percent). difference is

@@ -18,6 +18,7 @@ __all__ = [
     "Benchmarks",
     "Scores",
     "ScoreCheck",
+    "StoredScores",
     "Cells",
     "Aliases",
     "Sources",
@@ -153,6 +154,13 @@ class ScoreCheck(Scores):
         return data.lazyframe.select(pl.col("duplicate_of").is_null())
 
 
+class StoredScores(Scores):
+    """The built `scores` table: every observation plus the version of its source it came
+    from (`source_version`, null for an unversioned source; see `store.sources`)."""
+
+    source_version: str = pa.Field(nullable=True)
+
+
 class Cells(pa.DataFrameModel):
     """The resolved matrix: one winning observation per model and benchmark."""
 
@@ -164,6 +172,7 @@ class Cells(pa.DataFrameModel):
     source_type: str
     reported_setting: str = pa.Field(nullable=True)
     audit_status: str = pa.Field(nullable=True)
+    source_version: str = pa.Field(nullable=True)  # the winning source's newest version
     n_observations: int = pa.Field(ge=1)
     n_disagreeing: int = pa.Field(ge=0)
     min_score: float
@@ -187,7 +196,10 @@ class Aliases(pa.DataFrameModel):
 
 
 class Sources(pa.DataFrameModel):
-    source_id: str = pa.Field(unique=True)
+    """One row per (source, version); an unversioned source has one row, version null."""
+
+    source_id: str
+    source_version: str = pa.Field(nullable=True)
     adapter: str
     url: str = pa.Field(nullable=True)
     path: str = pa.Field(nullable=True)
@@ -201,6 +213,7 @@ class Sources(pa.DataFrameModel):
 
     class Config:
         strict = True
+        unique = ["source_id", "source_version"]
 
 
 class Quarantine(pa.DataFrameModel):
@@ -219,7 +232,7 @@ class Quarantine(pa.DataFrameModel):
 TABLES = {
     "models": Models,
     "benchmarks": Benchmarks,
-    "scores": Scores,
+    "scores": StoredScores,
     "cells": Cells,
     "aliases": Aliases,
     "sources": Sources,

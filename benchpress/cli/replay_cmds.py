@@ -1,0 +1,108 @@
+"""Commands over time: `replay PLAN.yaml` and `forecasts score --from A --to B`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import polars as pl
+
+from benchpress.cli.common import (
+    emit_json, format_option, handle_errors, home_option, mirror_option, progress_bar, render,
+    stderr,
+)
+
+__all__ = ["replay", "forecasts"]
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def _num(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+@click.command()
+@click.argument("plan", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@mirror_option
+@format_option()
+@home_option
+@handle_errors
+def replay(plan: Path, mirror, fmt, home):
+    """Rebuild the registry date by date from PLAN (dated source versions) in
+    <home>/replay/<name>/: a snapshot per date, its fit, probes, drift and forecasts, and
+    the realized error of each date's forecasts at the next. Prints the timeline; json:
+    the whole document (also written to <home>/replay/<name>/timeline.json)."""
+    from benchpress.timeline.replay import replay as run_replay
+
+    with progress_bar("replaying") as update:
+        timeline = run_replay(home, plan, mirror=mirror, on_step=update)
+    if fmt == "json":
+        emit_json(timeline.to_dict())
+        return
+    frame = timeline.frame()
+    if fmt == "table":  # one line per date: short ids, probe names without the source prefix
+        frame = frame.select(
+            "date", pl.col("snapshot").str.slice(0, 8), "models", "fit_models", "new_models",
+            "revised", pl.col("var2").round(3), pl.col("heldout_medae").round(2).alias("heldout"),
+            pl.col("probes").cast(pl.List(pl.String)).list.eval(
+                pl.element().str.replace(r"^livebench_", "").str.replace(r"^aa_", ""))
+            .list.join(" ").alias("probes"),
+            pl.col("probes_changed").alias("swapped"), pl.col("forecast_n").alias("fc_n"),
+            pl.col("forecast_medae").round(2).alias("fc_medae"),
+            pl.col("forecast_coverage").round(1).alias("fc_cover"),
+            pl.col("alarm").is_not_null().alias("alarm"))
+    else:
+        frame = frame.with_columns(pl.col("probes").cast(pl.List(pl.String)).list.join(" "))
+    render(frame, fmt, title=f"replay {timeline.plan}")
+    if fmt == "table":
+        p, s = timeline.pooled, timeline.span
+        if p:
+            stderr.print(f"forecasts, every date scored at the next (pooled): {p['n_cells']} cells, "
+                         f"MedAE {_num(p['medae'])}, 90% interval coverage {_pct(p['coverage'])}; "
+                         f"new models (<=5 scores): {p['new_models']['n_cells']} cells, MedAE "
+                         f"{_num(p['new_models']['medae'])}, coverage "
+                         f"{_pct(p['new_models']['coverage'])}")
+        if s:
+            stderr.print(f"forecasts at the first date scored at the last: {s['n_cells']} cells, "
+                         f"MedAE {_num(s['medae'])}, coverage {_pct(s['coverage'])}")
+        stderr.print(f"{len(timeline.rows)} dates ({timeline.built} rebuilt) in "
+                     f"{timeline.seconds:.1f} s; {timeline.folder / 'timeline.json'}")
+
+
+@click.group()
+def forecasts():
+    """The forecast ledger: what a snapshot's predictor said about its missing cells."""
+
+
+@forecasts.command("score")
+@click.option("--from", "from_ref", required=True, help="Snapshot (id, tag, latest) that forecast.")
+@click.option("--to", "to_ref", required=True, help="Later snapshot whose new values score them.")
+@click.option("--sources", default=None,
+              help="Comma-separated sources the predictor is fitted on (default: all).")
+@click.option("--method", default="default", show_default=True, help="Predictor method.")
+@click.option("--new-max", default=5, show_default=True, type=click.IntRange(0),
+              help="A model with at most this many scores at --from counts as new.")
+@format_option()
+@home_option
+@handle_errors
+def score(from_ref, to_ref, sources, method, new_max, fmt, home):
+    """Score the forecasts made at --from against the values --to observed in cells missing
+    at --from: MedAE, 90% interval coverage, by benchmark and by the model's score count."""
+    from benchpress.timeline.forecasts import score_forecasts
+
+    chosen = [s.strip() for s in sources.split(",") if s.strip()] if sources else None
+    result = score_forecasts(home, from_ref, to_ref, sources=chosen, method=method,
+                             new_max=new_max)
+    if fmt == "json":
+        emit_json(result.to_dict())
+        return
+    o, n = result.overall, result.new_models
+    render(result.per_n_scores, fmt, title=f"forecasts {result.a} -> {result.b} by scores at A")
+    if fmt == "table":
+        render(result.per_benchmark, fmt, title="by benchmark")
+        stderr.print(f"{o['n_cells']} cells: MedAE {_num(o['medae'])}, coverage "
+                     f"{_pct(o['coverage'])}, within 5 {_pct(o['within5'])}; new models "
+                     f"(<= {new_max} scores): {n['n_cells']} cells, MedAE {_num(n['medae'])}, "
+                     f"coverage {_pct(n['coverage'])}")

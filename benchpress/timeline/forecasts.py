@@ -1,0 +1,182 @@
+"""The forecast ledger: what the predictor said at snapshot A, scored against what B observed.
+
+For a snapshot A, `forecasts_at(home, A)` is one row per missing cell of every model in A's
+matrix (the fit's `sources`): model_id, benchmark_id, predicted, lower / upper (the
+calibrated 90% interval; null when A is too small to calibrate on), trust, n_model_scores
+(how many scores the model had at A), method and params (JSON text). It is stored as
+Parquet beside the snapshot, in `<home>/forecasts/<snapshot id>/<key>.parquet` (`key`: a
+digest of method, params and sources), never inside the snapshot (whose content id it would
+change); a snapshot without stored forecasts gets them computed on demand and stored.
+
+`score_forecasts(home, A, B)` joins A's forecasts with the values B observed in those cells
+(first observed after A): pooled median absolute error (score units), interval coverage,
+within-5 rate, broken down by benchmark and by how many scores the model had at A, and
+separately for the models that were new at A (at most `new_max` scores: predicted from
+their first few scores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from benchpress.api import BenchPress
+from benchpress.errors import BadInputError
+from benchpress.home import Home
+from benchpress.predict import make_predictor, param_overrides
+from benchpress.store.matrix import load_matrix
+from benchpress.store.snapshot import get_snapshot
+from benchpress.store.tables import read_table, write_atomic
+
+__all__ = ["ForecastScore", "forecast_key", "forecasts_at", "compute_forecasts",
+           "score_forecasts", "present_sources", "overall_figures", "NEW_MAX", "SCORE_BINS"]
+
+NEW_MAX = 5  # a model with at most this many scores at A counts as new (a first few scores)
+SCORE_BINS = ((1, 5), (6, 10), (11, 20), (21, 10**9))  # n_model_scores at A, for breakdowns
+
+
+def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
+    """The names in `wanted` that match a source of the folder (None: all sources); the
+    sources a plan names that a snapshot does not have yet are left out."""
+    if not wanted:
+        return None
+    from benchpress.store.sources import names_source
+
+    known = read_table(folder, "sources")["source_id"].to_list()
+    chosen = [w for w in wanted if any(names_source(w, s) for s in known)]
+    if not chosen:
+        raise BadInputError(f"{folder.name}: none of the sources {', '.join(wanted)} is in it; "
+                            f"it has {', '.join(dict.fromkeys(known))}")
+    return chosen
+
+
+def forecast_key(method: str, params: dict, sources: list[str] | None) -> str:
+    """16 hex digits naming a forecast file: the method, its parameters and the sources."""
+    doc = json.dumps({"method": method, "params": params, "sources": sources or []},
+                     sort_keys=True, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()[:16]
+
+
+def compute_forecasts(bp: BenchPress) -> pl.DataFrame:
+    """Every missing cell of `bp`'s matrix, predicted with its 90% interval and trust.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns model_id, benchmark_id, predicted, lower, upper, trust, n_model_scores,
+        method, params; one row per missing (model, benchmark) cell.
+    """
+    observed = ~np.isnan(bp.matrix.values)  # (n_models, n_benchmarks)
+    n_scores = observed.sum(axis=1)
+    try:
+        long = bp.complete(intervals=True)
+    except BadInputError:  # too little held-out data to calibrate intervals on
+        full = bp.predictor.complete()
+        n_m, n_b = full.shape
+        long = pl.DataFrame({
+            "model_id": np.repeat(np.asarray(bp.matrix.model_ids, dtype=object), n_b).tolist(),
+            "benchmark_id": np.tile(np.asarray(bp.matrix.benchmark_ids, dtype=object), n_m).tolist(),
+            "observed": bp.matrix.values.ravel(), "predicted": full.ravel(),
+        }).fill_nan(None).with_columns(pl.lit(None, dtype=pl.Float64).alias(c)
+                                       for c in ("lower", "upper", "trust"))
+    counts = pl.DataFrame({"model_id": bp.matrix.model_ids,
+                           "n_model_scores": n_scores.astype(np.int64)})
+    return (long.filter(pl.col("observed").is_null()).drop("observed")
+            .join(counts, on="model_id", how="left")
+            .with_columns(pl.lit(bp.method).alias("method"),
+                          pl.lit(json.dumps(bp.params, sort_keys=True, default=str)).alias("params"))
+            .select("model_id", "benchmark_id", "predicted", "lower", "upper", "trust",
+                    "n_model_scores", "method", "params"))
+
+
+def forecasts_at(home: Home, ref: str, *, sources: list[str] | None = None,
+                 method: str = "default", params: dict | None = None) -> tuple[pl.DataFrame, Path]:
+    """The stored forecasts of snapshot `ref` (computed and stored on first use).
+
+    Returns (frame, path of its Parquet file); see `compute_forecasts` for the columns.
+    """
+    snap = get_snapshot(home, ref)
+    chosen = present_sources(snap.path, sources)
+    predictor = make_predictor(method, **(params or {}))
+    key = forecast_key(method, param_overrides(predictor), chosen)
+    path = home.root / "forecasts" / snap.id / f"{key}.parquet"
+    if path.is_file():
+        return pl.read_parquet(path), path
+    bp = BenchPress.from_snapshot(home, snap.id, sources=chosen, predictor=predictor)
+    frame = compute_forecasts(bp)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, lambda tmp: frame.write_parquet(tmp))
+    return frame, path
+
+
+@dataclass(frozen=True)
+class ForecastScore:
+    """Forecasts made at `a` scored on the values `b` observed first.
+
+    `overall` and `new_models` are dicts with n_cells, medae, coverage, within5 (null when
+    empty); `per_benchmark` and `per_n_scores` are frames of the same figures; `cells` is
+    one row per scored cell (forecast beside the actual value).
+    """
+
+    a: str
+    b: str
+    overall: dict
+    new_models: dict
+    per_benchmark: pl.DataFrame
+    per_n_scores: pl.DataFrame
+    cells: pl.DataFrame
+
+    def to_dict(self) -> dict:
+        return {"from": self.a, "to": self.b, **self.overall, "new_models": self.new_models,
+                "per_benchmark": self.per_benchmark.to_dicts(),
+                "per_n_scores": self.per_n_scores.to_dicts()}
+
+
+def _figures() -> list[pl.Expr]:
+    err = (pl.col("actual") - pl.col("predicted")).abs()
+    has_ci = pl.col("lower").is_not_null()
+    inside = (pl.col("actual") >= pl.col("lower")) & (pl.col("actual") <= pl.col("upper"))
+    return [pl.len().alias("n_cells"), err.median().alias("medae"),
+            (inside.filter(has_ci).mean() * 100).alias("coverage"),
+            ((err <= 5).mean() * 100).alias("within5")]
+
+
+def overall_figures(cells: pl.DataFrame) -> dict:
+    if cells.is_empty():
+        return {"n_cells": 0, "medae": None, "coverage": None, "within5": None}
+    return cells.select(_figures()).to_dicts()[0]
+
+
+def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str] | None = None,
+                    method: str = "default", params: dict | None = None,
+                    new_max: int = NEW_MAX) -> ForecastScore:
+    """Score the forecasts made at snapshot `from_ref` against the cells `to_ref` observed
+    that were missing at `from_ref` (both read with the same `sources`)."""
+    forecasts, _ = forecasts_at(home, from_ref, sources=sources, method=method, params=params)
+    snap_b = get_snapshot(home, to_ref)
+    chosen = present_sources(snap_b.path, sources)
+    later = load_matrix(snap_b.path, sources=chosen)
+    seen = ~np.isnan(later.values)
+    rows, cols = np.nonzero(seen)
+    actual = pl.DataFrame({"model_id": [later.model_ids[i] for i in rows],
+                           "benchmark_id": [later.benchmark_ids[j] for j in cols],
+                           "actual": later.values[rows, cols]})
+    cells = forecasts.join(actual, on=["model_id", "benchmark_id"], how="inner").filter(
+        pl.col("predicted").is_not_null())
+    label = pl.lit(None, dtype=pl.String)
+    for lo, hi in reversed(SCORE_BINS):
+        text = f"{lo}+" if hi >= 10**9 else f"{lo}-{hi}"
+        label = pl.when(pl.col("n_model_scores").is_between(lo, hi)).then(pl.lit(text)).otherwise(label)
+    cells = cells.with_columns(label.alias("n_scores_bin"),
+                               (pl.col("actual") - pl.col("predicted")).abs().alias("abs_error"))
+    per_bench = cells.group_by("benchmark_id").agg(_figures()).sort("benchmark_id")
+    per_n = (cells.group_by("n_scores_bin").agg(*_figures(), pl.col("n_model_scores").min().alias("_lo"))
+             .sort("_lo").drop("_lo"))
+    return ForecastScore(get_snapshot(home, from_ref).id, snap_b.id, overall_figures(cells),
+                         overall_figures(cells.filter(pl.col("n_model_scores") <= new_max)),
+                         per_bench, per_n, cells)

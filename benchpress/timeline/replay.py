@@ -1,0 +1,314 @@
+"""Replay: rebuild the registry date by date from a plan of dated source versions.
+
+A plan (YAML) names the replay, the fit to make on every snapshot and the dated versions:
+
+```yaml
+name: history
+fit: {sources: [livebench, artificial-analysis], method: default, probes: 5,
+      probe_sources: [livebench]}
+versions:
+  - {date: 2026-01-08, source: livebench, version: 2026-01-08T1655, adapter: livebench,
+     url: https://livebench.ai/, mirror_path: livebench-history/2026-01-08T1655, sha256: ...}
+  - {date: 2026-05-15, config: benchpress-2026-05}   # a config of the home's sources/
+```
+For every date (in order) the registry of a separate workspace, `<home>/replay/<name>/`
+(never the user's registry), is rebuilt from every version dated up to that day (a source's
+versions become one versioned source, see `store.sources`) and frozen as a snapshot tagged
+with the date. On each snapshot the predictor is fitted on `fit.sources`, the probe set
+chosen (on `fit.probe_sources`, default the same: a probe search refits once per model, so a
+plan may choose probes on one leaderboard to stay fast), the held-out error (3 folds, seed
+42) and the two-factor variance (of the largest complete submatrix, from its singular
+values) measured, and the forecasts of every missing cell stored (`timeline.forecasts`); each date is compared with the one before: new
+models, the causes of changed values (`store.diff`), drift (two-factor variance, probe
+changes) and the realized error of the previous date's forecasts.
+
+A rerun reuses what did not change: a date whose inputs (configs, contracts, package
+version) are unchanged keeps its snapshot without a build, and every analysis is cached by
+snapshot id and fit parameters under `<home>/replay/<name>/analysis/`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import polars as pl
+import yaml
+
+from benchpress.adapters.fetch import tree_sha256
+from benchpress.errors import BadInputError
+from benchpress.home import Home
+from benchpress.store.build import build, reuse_prepared
+from benchpress.store.diff import diff_folders
+from benchpress.store.snapshot import create_snapshot, get_snapshot
+from benchpress.store.sources import SourceConfig, add_version, load_configs, save_config
+from benchpress.store.tables import read_table, write_atomic, write_json_atomic
+from benchpress.version import __version__
+from benchpress.timeline.forecasts import (
+    NEW_MAX, forecasts_at, overall_figures, present_sources, score_forecasts,
+)
+
+__all__ = ["Plan", "Timeline", "load_plan", "replay", "replay_home"]
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._\-]{0,63}$")
+_ENTRY = {"date", "source", "version", "adapter", "url", "mirror_path", "sha256", "licence",
+          "config"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parsed plan: its name, fit settings and dated source configs (oldest date first)."""
+
+    name: str
+    fit_sources: list[str] | None
+    method: str
+    probes: int
+    entries: list[tuple[str, SourceConfig]]   # (date, flat config) in plan order
+    probe_sources: list[str] | None = None
+
+    def dates(self) -> list[str]:
+        return sorted({d for d, _ in self.entries})
+
+    def configs_until(self, date: str) -> list[SourceConfig]:
+        """One config per source from the versions dated up to `date` (versions merged)."""
+        merged: dict[str, SourceConfig] = {}
+        for day, config in sorted(self.entries, key=lambda e: (e[0], e[1].version or "")):
+            if day > date:
+                continue
+            old = merged.get(config.id)
+            merged[config.id] = config if old is None or not config.version else add_version(old, config)
+        return list(merged.values())
+
+
+def load_plan(path: Path, home: Home) -> Plan:
+    """Read and check a plan; `config:` entries name configs of `home`'s sources/."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise BadInputError(f"{path}: not a readable plan ({exc})") from exc
+    name = str(doc.get("name") or Path(path).stem)
+    if not _NAME.match(name):
+        raise BadInputError(f"{path}: field 'name' is {name!r}; use lowercase letters, digits, . _ -")
+    fit = doc.get("fit") or {}
+    saved = {c.id: c for c in load_configs(home.sources)} if home.sources.is_dir() else {}
+    entries = []
+    for k, e in enumerate(doc.get("versions") or []):
+        where = f"{path}: versions[{k}]"
+        if not isinstance(e, dict) or set(e) - _ENTRY:
+            raise BadInputError(f"{where}: expected a mapping of {', '.join(sorted(_ENTRY))}")
+        date = str(e.get("date", ""))
+        if not _DATE.match(date):
+            raise BadInputError(f"{where}: field 'date' is {date!r}; expected YYYY-MM-DD")
+        if e.get("config"):
+            if e["config"] not in saved:
+                raise BadInputError(f"{where}: no source config '{e['config']}' in {home.sources}")
+            entries.append((date, saved[e["config"]]))
+            continue
+        missing = [f for f in ("source", "version", "adapter", "url", "sha256") if not e.get(f)]
+        if missing:
+            raise BadInputError(f"{where}: missing {', '.join(missing)}")
+        entries.append((date, SourceConfig(
+            id=str(e["source"]), adapter=str(e["adapter"]), url=str(e["url"]),
+            mirror_path=e.get("mirror_path"), sha256=str(e["sha256"]), licence=e.get("licence"),
+            version=str(e["version"]), published=date, order=50)))
+    if not entries:
+        raise BadInputError(f"{path}: the plan lists no versions")
+    return Plan(name, list(fit["sources"]) if fit.get("sources") else None,
+                str(fit.get("method", "default")), int(fit.get("probes", 5)), entries,
+                list(fit["probe_sources"]) if fit.get("probe_sources") else None)
+
+
+def replay_home(home: Home, plan: Plan) -> Home:
+    """The replay's own workspace, `<home>/replay/<plan name>/`, with `home`'s contracts."""
+    root = home.root / "replay" / plan.name
+    (root / "sources").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(home.schemas, root / "schemas", dirs_exist_ok=True)
+    return Home(root)
+
+
+@dataclass
+class Timeline:
+    """One row per date (`rows`, see `replay`) and the pooled forecast figures."""
+
+    plan: str
+    folder: Path
+    rows: list[dict] = field(default_factory=list)
+    pooled: dict = field(default_factory=dict)      # every consecutive pair's cells together
+    span: dict = field(default_factory=dict)        # forecasts at the first date, scored at the last
+    seconds: float = 0.0
+    built: int = 0                                  # dates rebuilt (the rest were reused)
+
+    def frame(self) -> pl.DataFrame:
+        cols = ["date", "snapshot", "models", "cells", "fit_models", "new_models", "revised",
+                "var2", "probes", "probes_changed", "heldout_medae", "forecast_n",
+                "forecast_medae", "forecast_coverage", "new_model_n", "new_model_medae", "alarm"]
+        return pl.DataFrame([{c: r.get(c) for c in cols} for r in self.rows],
+                            schema_overrides={"var2": pl.Float64, "heldout_medae": pl.Float64,
+                                              "forecast_medae": pl.Float64,
+                                              "forecast_coverage": pl.Float64,
+                                              "new_model_medae": pl.Float64})
+
+    def to_dict(self) -> dict:
+        return {"plan": self.plan, "folder": str(self.folder), "seconds": self.seconds,
+                "dates_built": self.built, "pooled": self.pooled, "span": self.span,
+                "timeline": self.rows}
+
+
+def _digest(doc) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _cached(path: Path, compute: Callable[[], dict]) -> dict:
+    if path.is_file():
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            pass  # a damaged cache entry is recomputed
+    doc = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, doc, sort_keys=True)
+    return doc
+
+
+def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None) -> tuple[str, bool]:
+    """The snapshot of `date` (built unless the same inputs made one before); (id, built)."""
+    configs = plan.configs_until(date)
+    key = _digest({"configs": [asdict(c) for c in configs], "version": __version__,
+                   "schemas": tree_sha256(rhome.schemas)})
+    sid = state.get(key)
+    if sid and (rhome.snapshots / sid / "manifest.json").is_file():
+        return sid, False
+    for old in rhome.sources.glob("*.yaml"):
+        old.unlink()
+    for config in configs:
+        save_config(rhome.sources, config)
+    build(rhome, mirror=mirror)
+    snap, _ = create_snapshot(rhome, tag=date)
+    state[key] = snap.id
+    return snap.id, True
+
+
+def _analyse(rhome: Home, sid: str, plan: Plan) -> dict:
+    """Fit, held-out error, two-factor variance, probe set and forecasts of one snapshot."""
+    from benchpress.api import BenchPress
+    from benchpress.predict import make_predictor
+
+    snap = get_snapshot(rhome, sid)
+    chosen = present_sources(snap.path, plan.fit_sources)
+    bp = BenchPress.from_snapshot(rhome, sid, sources=chosen, predictor=make_predictor(plan.method))
+    out = {"snapshot": sid, "models": snap.counts.get("models"), "cells": snap.counts.get("cells"),
+           "fit_models": len(bp.matrix.model_ids), "fit_benchmarks": len(bp.matrix.benchmark_ids),
+           "fit_cells": int((~pl.Series(bp.matrix.values.ravel()).is_nan()).sum())}
+    try:
+        spectra = bp.spectrum()
+        label = next((k for k in spectra if k.startswith("largest")), None)
+        if label is not None:
+            power = np.asarray(spectra[label], dtype=float) ** 2
+            out["var2"] = float(power[:2].sum() / power.sum())
+            out["var2_submatrix"] = label
+        out["heldout_medae"] = float(bp.evaluate(bp.folds(n_folds=3, seed=42)).overall.medae)
+        probe_bp = bp
+        if plan.probe_sources and plan.probe_sources != plan.fit_sources:
+            probe_bp = BenchPress.from_snapshot(
+                rhome, sid, sources=present_sources(snap.path, plan.probe_sources),
+                predictor=make_predictor(plan.method))
+        out["probes"] = list(probe_bp.probes(plan.probes).final.probes)
+    except (BadInputError, ValueError, IndexError) as exc:  # a matrix too small to measure
+        out["note"] = f"not measured: {exc}"
+    frame, path = forecasts_at(rhome, sid, sources=plan.fit_sources, method=plan.method)
+    out["forecasts"] = frame.height
+    out["forecasts_file"] = str(path.relative_to(rhome.root))
+    return out
+
+
+def _compare(rhome: Home, a: str, b: str, plan: Plan, pair_cells: Path) -> dict:
+    """New models, causes of changed cells and the realized error of a's forecasts at b."""
+    fa, fb = get_snapshot(rhome, a).path, get_snapshot(rhome, b).path
+    models_a = set(read_table(fa, "models")["model_id"].to_list())
+    new = sorted(set(read_table(fb, "models")["model_id"].to_list()) - models_a)
+    changes = diff_folders(fa, fb)
+    causes = changes.causes()["changed"]
+    score = score_forecasts(rhome, a, b, sources=plan.fit_sources, method=plan.method)
+    pair_cells.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(pair_cells, lambda tmp: score.cells.write_parquet(tmp))
+    return {"new_models": len(new), "new_model_ids": new[:50], "causes": causes,
+            "revised": int(causes.get("revised", 0)), "forecast": score.to_dict()}
+
+
+def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
+           on_step: Callable[[int, int, str], None] | None = None) -> Timeline:
+    """Run the plan (see the module docstring); returns the timeline and writes it as JSON
+    to `<home>/replay/<name>/timeline.json`."""
+    import time
+
+    from benchpress.predict.drift import DriftThresholds
+
+    started = time.perf_counter()
+    plan = load_plan(plan_path, home)
+    rhome = replay_home(home, plan)
+    state_file = rhome.root / "state.json"
+    state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else {}
+    fit_key = _digest({"sources": plan.fit_sources, "method": plan.method, "probes": plan.probes,
+                       "probe_sources": plan.probe_sources, "version": __version__})
+    timeline = Timeline(plan.name, rhome.root)
+    limits = DriftThresholds()
+    dates = plan.dates()
+    previous, cells = None, []
+    with reuse_prepared():
+        for k, date in enumerate(dates):
+            if on_step:
+                on_step(k, len(dates), date)
+            sid, built = _freeze(rhome, plan, date, state, mirror)
+            timeline.built += built
+            write_json_atomic(state_file, state, sort_keys=True)
+            row = {"date": date, **_cached(rhome.root / "analysis" / f"{sid}-{fit_key}.json",
+                                           lambda: _analyse(rhome, sid, plan))}
+            if previous is not None and previous["snapshot"] != sid:
+                pair_file = rhome.root / "analysis" / f"pair-{previous['snapshot']}-{sid}-{fit_key}"
+                pair = _cached(pair_file.with_suffix(".json"),
+                               lambda: _compare(rhome, previous["snapshot"], sid, plan,
+                                                pair_file.with_suffix(".parquet")))
+                cells.append(pl.read_parquet(pair_file.with_suffix(".parquet")))
+                f = pair["forecast"]
+                row.update(new_models=pair["new_models"], revised=pair["revised"],
+                           causes=pair["causes"], forecast_n=f["n_cells"],
+                           forecast_medae=f["medae"], forecast_coverage=f["coverage"],
+                           new_model_n=f["new_models"]["n_cells"],
+                           new_model_medae=f["new_models"]["medae"])
+            elif previous is not None:
+                row.update(new_models=0, revised=0, forecast_n=0)
+            alarms = []
+            if row.get("var2") is not None and row["var2"] < limits.var2_min:
+                alarms.append(f"two-factor variance {row['var2']:.3f} < {limits.var2_min}")
+            if previous is not None and previous.get("probes") and row.get("probes"):
+                changed = len(set(row["probes"]) - set(previous["probes"]))
+                row["probes_changed"] = changed
+                if changed > limits.probe_changes_max:
+                    alarms.append(f"{changed} probes changed > {limits.probe_changes_max}")
+                if previous.get("var2") is not None and row.get("var2") is not None \
+                        and previous["var2"] - row["var2"] > limits.var2_drop_max:
+                    alarms.append(f"two-factor variance fell by {previous['var2'] - row['var2']:.3f}")
+            row["alarm"] = "; ".join(alarms) or None
+            timeline.rows.append(row)
+            previous = row
+    if on_step:
+        on_step(len(dates), len(dates), "done")
+    if cells:
+        pooled = pl.concat(cells, how="diagonal_relaxed")
+        timeline.pooled = {**overall_figures(pooled), "new_models": overall_figures(
+            pooled.filter(pl.col("n_model_scores") <= NEW_MAX))}
+    if len(timeline.rows) > 1:
+        first, last = timeline.rows[0]["snapshot"], timeline.rows[-1]["snapshot"]
+        span = score_forecasts(rhome, first, last, sources=plan.fit_sources, method=plan.method)
+        timeline.span = {k: v for k, v in span.to_dict().items() if k != "per_benchmark"}
+    timeline.seconds = round(time.perf_counter() - started, 2)
+    write_json_atomic(rhome.root / "timeline.json", json.loads(json.dumps(timeline.to_dict(),
+                                                                           default=str)))
+    return timeline

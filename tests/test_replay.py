@@ -1,0 +1,110 @@
+"""Replay on the real LiveBench history: a short plan of three dated versions (one of them
+LiveBench's in-place corrections of 2026-06-19), rebuilt in the replay's own workspace, a
+snapshot per date, and a rerun that reuses everything."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from benchpress.adapters.fetch import tree_sha256
+from benchpress.cli import main
+from benchpress.errors import BadInputError
+from benchpress.store.snapshot import list_snapshots
+from benchpress.timeline.replay import load_plan, replay
+
+VERSIONS = ("2026-06-17T0855", "2026-06-19T0954", "2026-07-01T0157")
+
+
+def write_plan(path, shared_data, versions=VERSIONS, name="short"):
+    lines = [f"name: {name}", "fit: {sources: [livebench], method: default, probes: 3}",
+             "versions:"]
+    for v in versions:
+        digest = tree_sha256(shared_data / "livebench-history" / v)
+        lines.append(f'  - {{date: "{v[:10]}", source: livebench, version: "{v}", adapter: livebench,'
+                     f' url: "https://livebench.ai/", mirror_path: "livebench-history/{v}",'
+                     f" sha256: {digest}}}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory, shared_data):
+    from tests.conftest import make_home
+
+    home = make_home(tmp_path_factory.mktemp("replay") / "ws")
+    plan = write_plan(home.root / "plan.yaml", shared_data)
+    return home, plan, replay(home, plan, mirror=shared_data)
+
+
+def test_one_snapshot_per_date_in_its_own_workspace(replayed):
+    home, _, timeline = replayed
+    assert [r["date"] for r in timeline.rows] == [v[:10] for v in VERSIONS]
+    assert not home.registry.exists()  # the user's registry is never touched
+    rhome = home.root / "replay" / "short"
+    assert timeline.folder == rhome and (rhome / "timeline.json").is_file()
+    from benchpress.home import Home
+
+    tags = {t: s.id for s in list_snapshots(Home(rhome)) for t in s.tags}
+    assert [tags[r["date"]] for r in timeline.rows] == [r["snapshot"] for r in timeline.rows]
+    for row in timeline.rows:  # the forecast ledger sits beside each snapshot, not inside it
+        assert (rhome / row["forecasts_file"]).is_file()
+        assert row["forecasts_file"].startswith(f"forecasts/{row['snapshot']}/")
+        assert row["var2"] is not None and len(row["probes"]) == 3
+        assert row["heldout_medae"] > 0
+
+
+def test_revisions_are_counted_as_revised(replayed):
+    _, _, timeline = replayed
+    corrected = timeline.rows[1]  # 2026-06-19: LiveBench corrected values in place
+    assert corrected["revised"] > 0 and set(corrected["causes"]) == {"revised"}
+    assert timeline.rows[2]["new_models"] >= 1  # 2026-07-01 lists one more model
+
+
+def test_a_rerun_reuses_snapshots_and_analyses(replayed, shared_data):
+    home, plan, first = replayed
+    analysis = sorted((first.folder / "analysis").iterdir())
+    stamps = {p: p.stat().st_mtime_ns for p in analysis}
+    again = replay(home, plan, mirror=shared_data)
+    assert again.built == 0 and first.built == 3
+    assert again.rows == json.loads(json.dumps(first.rows, default=str))
+    assert {p: p.stat().st_mtime_ns for p in analysis} == stamps  # nothing recomputed
+
+
+def test_cli_prints_the_timeline_as_json(replayed, shared_data):
+    home, plan, first = replayed
+    result = CliRunner().invoke(main, ["replay", str(plan), "--mirror", str(shared_data),
+                                       "--home", str(home.root), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [r["snapshot"] for r in doc["timeline"]] == [r["snapshot"] for r in first.rows]
+    assert doc["dates_built"] == 0
+
+
+def test_a_bad_plan_is_one_line(home, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nversions:\n  - {date: 2026-13, source: livebench}\n")
+    with pytest.raises(BadInputError, match=r"versions\[0\]: field 'date'"):
+        load_plan(bad, home)
+    result = CliRunner().invoke(main, ["replay", str(bad), "--home", str(home.root)])
+    assert result.exit_code == 1 and result.output.startswith("Error: ")
+
+
+def test_the_shipped_plan_covers_the_whole_history(shared_data):
+    from pathlib import Path
+
+    from benchpress.home import Home
+
+    repo = Path(__file__).resolve().parents[1]
+    plan = load_plan(repo / "sources" / "replay" / "history.yaml", Home(repo))
+    versioned = [c for _, c in plan.entries if c.version]
+    assert len(versioned) == 55 and len(plan.entries) >= 55
+    assert {c.mirror_path for c in versioned if c.id == "livebench"} == {
+        f"livebench-history/{p.name}" for p in (shared_data / "livebench-history").iterdir()}
+    for c in versioned[:3] + versioned[-4:]:  # the pins match the shared files
+        target = shared_data / c.mirror_path
+        from benchpress.digest import sha256_of
+
+        assert (tree_sha256(target) if target.is_dir() else sha256_of(target)) == c.sha256
