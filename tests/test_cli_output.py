@@ -33,6 +33,7 @@ COMMAND_LINES = {
     "backtest": ["backtest", "--cutoff", "2025-06-01", "--probes", "2", *FAST],
     "ranking": ["ranking", "--make-folds", "2", *FAST],
     "intervals": ["intervals", "--calibration-seeds", "1", *FAST],
+    "forecasts score": ["forecasts", "score", "--from", "latest", "--to", "latest"],
     "drift": ["drift", "--probes-k", "1", "--n-boot", "2", "--method", "benchmark_mean",
               "--probe-method", "benchmark_mean"],
 }
@@ -57,7 +58,8 @@ def run(built_2026_05):
 def test_every_printing_command_is_covered():
     # they report on stderr (fit: what it wrote, or a JSON summary), or (serve) run a server
     # whose pages have their own tests
-    quiet = {"init", "ingest", "build", "pull", "add-model", "report", "serve", "fit"}
+    # (replay: a whole history, its output tested in test_replay)
+    quiet = {"init", "ingest", "build", "pull", "add-model", "report", "serve", "fit", "replay"}
     covered = {line.split()[0] for line in COMMAND_LINES} | {"complete"}  # its own test below
     assert set(COMMANDS) - quiet <= covered, set(COMMANDS) - quiet - covered
 
@@ -65,7 +67,7 @@ def test_every_printing_command_is_covered():
 @pytest.mark.parametrize("name", list(COMMAND_LINES))
 def test_each_format_parses_and_out_writes_the_same_bytes(run, name, tmp_path):
     args = COMMAND_LINES[name]
-    help_text = CliRunner().invoke(main, [*args[:2 if name.startswith(("aliases", "snapshot")) else 1],
+    help_text = CliRunner().invoke(main, [*args[:2 if name.startswith(("aliases", "snapshot", "forecasts")) else 1],
                                           "--help"]).stdout
     assert "table" in help_text and "csv" in help_text and "json" in help_text
     out_flag = OUT_OPTION.get(name, "--out")

@@ -8,8 +8,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, home_option, mirror_option, progress_bar, render,
-    stderr,
+    format_option, handle_errors, home_option, mirror_option, out_option, progress_bar, render,
+    stderr, write_or_emit,
 )
 
 __all__ = ["replay", "forecasts"]
@@ -27,9 +27,10 @@ def _num(value) -> str:
 @click.argument("plan", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @mirror_option
 @format_option()
+@out_option()
 @home_option
 @handle_errors
-def replay(plan: Path, mirror, fmt, home):
+def replay(plan: Path, mirror, fmt, out, home):
     """Rebuild the registry date by date from PLAN (dated source versions) in
     <home>/replay/<name>/: a snapshot per date, its fit, probes, drift and forecasts, and
     the realized error of each date's forecasts at the next. Prints the timeline; json:
@@ -38,10 +39,10 @@ def replay(plan: Path, mirror, fmt, home):
 
     with progress_bar("replaying") as update:
         timeline = run_replay(home, plan, mirror=mirror, on_step=update)
-    if fmt == "json":
-        emit_json(timeline.to_dict())
-        return
     frame = timeline.frame()
+    rows = frame.with_columns(pl.col("probes").cast(pl.List(pl.String)).list.join(" "))
+    if write_or_emit(timeline.to_dict(), out, fmt, rows=rows):
+        return
     if fmt == "table":  # one line per date: short ids, probe names without the source prefix
         frame = frame.select(
             "date", pl.col("snapshot").str.slice(0, 8), "models", "fit_models", "new_models",
@@ -53,8 +54,6 @@ def replay(plan: Path, mirror, fmt, home):
             pl.col("forecast_medae").round(2).alias("fc_medae"),
             pl.col("forecast_coverage").round(1).alias("fc_cover"),
             pl.col("alarm").is_not_null().alias("alarm"))
-    else:
-        frame = frame.with_columns(pl.col("probes").cast(pl.List(pl.String)).list.join(" "))
     render(frame, fmt, title=f"replay {timeline.plan}")
     if fmt == "table":
         p, s = timeline.pooled, timeline.span
@@ -85,9 +84,10 @@ def forecasts():
 @click.option("--new-max", default=5, show_default=True, type=click.IntRange(0),
               help="A model with at most this many scores at --from counts as new.")
 @format_option()
+@out_option()
 @home_option
 @handle_errors
-def score(from_ref, to_ref, sources, method, new_max, fmt, home):
+def score(from_ref, to_ref, sources, method, new_max, fmt, out, home):
     """Score the forecasts made at --from against the values --to observed in cells missing
     at --from: MedAE, 90% interval coverage, by benchmark and by the model's score count."""
     from benchpress.timeline.forecasts import score_forecasts
@@ -95,14 +95,12 @@ def score(from_ref, to_ref, sources, method, new_max, fmt, home):
     chosen = [s.strip() for s in sources.split(",") if s.strip()] if sources else None
     result = score_forecasts(home, from_ref, to_ref, sources=chosen, method=method,
                              new_max=new_max)
-    if fmt == "json":
-        emit_json(result.to_dict())
+    if write_or_emit(result.to_dict(), out, fmt, rows=result.per_n_scores):
         return
     o, n = result.overall, result.new_models
     render(result.per_n_scores, fmt, title=f"forecasts {result.a} -> {result.b} by scores at A")
-    if fmt == "table":
-        render(result.per_benchmark, fmt, title="by benchmark")
-        stderr.print(f"{o['n_cells']} cells: MedAE {_num(o['medae'])}, coverage "
-                     f"{_pct(o['coverage'])}, within 5 {_pct(o['within5'])}; new models "
-                     f"(<= {new_max} scores): {n['n_cells']} cells, MedAE {_num(n['medae'])}, "
-                     f"coverage {_pct(n['coverage'])}")
+    render(result.per_benchmark, fmt, title="by benchmark")
+    stderr.print(f"{o['n_cells']} cells: MedAE {_num(o['medae'])}, coverage "
+                 f"{_pct(o['coverage'])}, within 5 {_pct(o['within5'])}; new models "
+                 f"(<= {new_max} scores): {n['n_cells']} cells, MedAE {_num(n['medae'])}, "
+                 f"coverage {_pct(n['coverage'])}")

@@ -93,10 +93,15 @@ def load_plan(path: Path, home: Home) -> Plan:
         doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise BadInputError(f"{path}: not a readable plan ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise BadInputError(f"{path}: a plan is a mapping with 'name', 'fit' and 'versions', "
+                            f"not a {type(doc).__name__}")
     name = str(doc.get("name") or Path(path).stem)
     if not _NAME.match(name):
         raise BadInputError(f"{path}: field 'name' is {name!r}; use lowercase letters, digits, . _ -")
     fit = doc.get("fit") or {}
+    if not isinstance(fit, dict) or not isinstance(doc.get("versions") or [], list):
+        raise BadInputError(f"{path}: 'fit' must be a mapping and 'versions' a list")
     saved = {c.id: c for c in load_configs(home.sources)} if home.sources.is_dir() else {}
     entries = []
     for k, e in enumerate(doc.get("versions") or []):
