@@ -27,7 +27,7 @@ def tiny_timeline() -> dict:
         {"date": DATES[1], "snapshot": "b2", "models": 371, "cells": 5210, "new_models": 53,
          "revised": 0, "var2": 0.7421, "heldout_medae": 3.302, "forecast_n": 35,
          "forecast_medae": 10.41, "forecast_coverage": 97.14,
-         "probes": ["lb_if", "lb_math", "lb_code"], "alarm": None},
+         "probes": ["lb_math", "lb_if", "lb_code"], "alarm": None},  # same set, reordered
         {"date": DATES[2], "snapshot": "c3", "models": 372, "cells": 5262, "new_models": 1,
          "revised": 130, "var2": 0.7890, "heldout_medae": 3.517, "forecast_n": 0,
          "forecast_medae": None, "forecast_coverage": None,
@@ -65,6 +65,7 @@ def _check_section(text: str, doc: dict) -> None:
     for r in rows:
         assert f"<td>{r['date']}</td><td>{r['models']}</td><td>{r['cells']}</td>" in per_date
         assert f"<td>{r['var2']:.4g}</td><td>{r['heldout_medae']:.4g}</td>" in per_date
+    assert "drift alarms on 1 of 4 dates; the latest, 2026-05-08: 1 probe changed" in section
     scored = [r for r in rows[1:] if r["forecast_n"]]
     assert f"{len(scored)} of {len(rows) - 1} pairs scored cells" in section
 

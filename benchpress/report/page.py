@@ -95,6 +95,15 @@ def _num(v, fmt: str = ".2f") -> str:
     return "-" if v is None else format(v, fmt)
 
 
+def _alarms(rows: list) -> str:
+    alarmed = [r for r in rows if r.get("alarm")]
+    if not alarmed:
+        return "no drift alarm on any date"
+    last = alarmed[-1]
+    return (f"drift alarms on {len(alarmed)} of {len(rows)} dates; the latest, "
+            f"{last['date']}: {last['alarm']}")
+
+
 def timeline_section(doc: dict) -> tuple[str, str, list, list]:
     """The Timeline section of a replay's timeline (``benchpress replay``'s JSON: ``plan``,
     ``pooled``, ``timeline``: one row per date with date, models, cells, new_models,
@@ -111,8 +120,7 @@ def timeline_section(doc: dict) -> tuple[str, str, list, list]:
                "their publisher against the date before"),
         Figure("timeline-fit", "Two-factor variance and held-out error per date",
                plots.timeline_fit(dates, get("var2"), get("heldout_medae")),
-               "; ".join(f"{r['date']}: {r['alarm']}" for r in rows if r.get("alarm"))
-               or "no drift alarm")]
+               _alarms(rows))]
     scored = [r for r in rows[1:] if r.get("forecast_n")]
     pooled = doc.get("pooled") or {}
     if scored:
@@ -129,7 +137,7 @@ def timeline_section(doc: dict) -> tuple[str, str, list, list]:
     probes, before = [], None
     for r in rows:
         now = r.get("probes")
-        if before is None or now != before:
+        if before is None or set(now or ()) != set(before or ()):  # an order is no change
             old = set(before or ())
             probes.append({"date": r["date"],
                            "probes": ", ".join(now) if now else "not measured",
