@@ -197,6 +197,8 @@ def _date_axis(ax, dates) -> None:
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     ax.tick_params(axis="x", labelsize=7)
+    if np.size(dates):  # a few days' margin (one date alone still spans an interval)
+        ax.set_xlim(np.min(dates) - np.timedelta64(3, "D"), np.max(dates) + np.timedelta64(3, "D"))
 
 
 def _steady_line(ax, days, values, floor: float | None = None, **style) -> None:
@@ -293,8 +295,6 @@ def timeline_forecasts_figure(dates, n_cells, medae, coverage, heldout_medae,
                   transform=axis.get_xaxis_transform(), label="no cell scored")
         axis.legend(fontsize=7)
         _date_axis(axis, days)
-        if days.size:
-            axis.set_xlim(days.min() - np.timedelta64(3, "D"), days.max() + np.timedelta64(3, "D"))
     fig.suptitle(f"Forecasts scored at the next date ({int((n > 0).sum())} of "
                  f"{max(len(days) - 1, 0)} pairs scored cells; the rest are gaps)")
     return fig
