@@ -113,6 +113,7 @@ CASES = [
       "--no-paper-sets", "--swap", "none"], BAD),
     (["evaluate", "--folds", "{tmp}/bad.json"], BAD),
     (["report", "--drift", "{tmp}/bad.json", "--out", "{tmp}/report"], BAD),
+    (["report", "--timeline", "{tmp}/bad.json", "--out", "{tmp}/report"], BAD),
 ]
 
 

@@ -174,6 +174,45 @@ def _read_drift_report(path: Path) -> dict:
     return doc
 
 
+_TIMELINE_NUMBERS = ("models", "cells", "new_models", "revised", "var2", "heldout_medae",
+                     "forecast_n", "forecast_medae", "forecast_coverage")
+
+
+def _read_timeline(path: Path) -> dict:
+    """A replay's `timeline.json` (`benchpress replay`); anything else is one line (exit 1)."""
+    import re
+
+    what = f"{path}: not a replay timeline (`benchpress replay` writes timeline.json)"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise BadInputError(f"{what}: {exc}") from None
+    rows = doc.get("timeline") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise BadInputError(f"{what}: no 'timeline' list of dates")
+    for k, row in enumerate(rows):
+        if not isinstance(row, dict) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}",
+                                                         str(row.get("date"))):
+            raise BadInputError(f"{what}: timeline[{k}] has no 'date' YYYY-MM-DD")
+        bad = [key for key in _TIMELINE_NUMBERS if row.get(key) is not None
+               and (isinstance(row[key], bool) or not isinstance(row[key], (int, float)))]
+        probes = row.get("probes")
+        if probes is not None and not (isinstance(probes, list)
+                                       and all(isinstance(p, str) for p in probes)):
+            bad.append("probes")
+        if bad:
+            raise BadInputError(f"{what}: timeline[{k}] ({row['date']}): {', '.join(bad)} "
+                                "not a number" + (" / list of names" if "probes" in bad else ""))
+    return doc
+
+
+def _newest_timeline(home) -> Path | None:
+    """The most recently written `<home>/replay/*/timeline.json`, if any."""
+    found = sorted((home.root / "replay").glob("*/timeline.json"),
+                   key=lambda p: p.stat().st_mtime_ns)
+    return found[-1] if found else None
+
+
 @click.command()
 @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -186,17 +225,25 @@ def _read_drift_report(path: Path) -> dict:
               help="Largest probe-set size in the probe curve.")
 @click.option("--drift", "drift_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A drift report (benchpress drift --report FILE) to plot instead of recomputing.")
+@click.option("--timeline", "timeline_file",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A replay's timeline.json for the Timeline section (default: the newest "
+                   "<home>/replay/*/timeline.json, if any).")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
 @param_option
 @home_option
 @handle_errors
-def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, sources, params, home):
+def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, timeline_file, sources,
+           params, home):
     """Write a self-contained HTML report with plots (matrix, spectrum, intervals,
-    probes, ranking preservation, drift)."""
+    probes, ranking preservation, drift; with a replay, its timeline)."""
     from benchpress.api import BenchPress
     from benchpress.store.snapshot import list_snapshots
 
     doc = _read_drift_report(drift_file) if drift_file else None
+    if timeline_file is None and (timeline_file := _newest_timeline(home)) is not None:
+        stderr.print(f"timeline: {timeline_file} (the newest replay; --timeline FILE for another)")
+    timeline = _read_timeline(timeline_file) if timeline_file else None
     cfg = DriftThresholds(method=method, probe_method=probe_method, probes_k=probes_k)
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
     predictor, probe_predictor = cfg.predictors(**parse_params(params, cfg.method, cfg.probe_method))
@@ -207,5 +254,5 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, source
         doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources), predictor=predictor,
                                probe_predictor=probe_predictor).to_json()
     path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
-                        probes_k=probes_k, drift=doc)
+                        probes_k=probes_k, drift=doc, timeline=timeline)
     stderr.print(f"wrote {path}")

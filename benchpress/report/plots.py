@@ -11,13 +11,15 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 __all__ = ["pattern", "spectrum", "intervals", "coverage_by_count", "coverage_figure",
            "probe_curve", "probe_figure", "ranking", "drift_lines", "drift_figure",
-           "steady_ylim", "MIN_SPAN"]
+           "steady_ylim", "MIN_SPAN", "timeline_counts", "timeline_fit", "timeline_forecasts",
+           "timeline_counts_figure", "timeline_fit_figure", "timeline_forecasts_figure"]
 
 
 def _png(fig) -> str:
@@ -182,4 +184,117 @@ def drift_figure(labels, series: dict, angles=None, noise=None):
         ax.set_xticks(np.arange(len(angles)), labels[1:], rotation=45, ha="right", fontsize=7)
         ax.set_title("largest principal angle (deg)", fontsize=9)
     fig.suptitle("Drift across snapshots")
+    return fig
+
+
+def _floats(values) -> np.ndarray:
+    """(n,) floats; None becomes NaN (a gap in a line, never a zero)."""
+    return np.asarray([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _date_axis(ax, dates) -> None:
+    locator = mdates.AutoDateLocator(maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.tick_params(axis="x", labelsize=7)
+    if np.size(dates):  # a few days' margin (one date alone still spans an interval)
+        ax.set_xlim(np.min(dates) - np.timedelta64(3, "D"), np.max(dates) + np.timedelta64(3, "D"))
+
+
+def _steady_line(ax, days, values, floor: float | None = None, **style) -> None:
+    ax.plot(days, _floats(values), marker="o", ms=3, **style)
+    limits = steady_ylim(values)
+    if limits is not None:
+        ax.set_ylim(limits[0] if floor is None else max(floor, limits[0]), limits[1])
+
+
+def timeline_counts(dates, models, cells, new_models, revised) -> str:
+    """Registry counts per date of a replay."""
+    return _png(timeline_counts_figure(dates, models, cells, new_models, revised))
+
+
+def timeline_counts_figure(dates, models, cells, new_models, revised):
+    """The figure of :func:`timeline_counts`: ``dates`` (n,) ISO days; models and cells
+    (n,) per snapshot; new_models and revised (n,) against the date before (None on the
+    first date). Integer ticks throughout."""
+    days = np.asarray(dates, dtype="datetime64[D]")
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), layout="constrained")
+    for ax, values, name in ((axes[0], models, "models"), (axes[1], cells, "cells")):
+        _steady_line(ax, days, values, floor=0)
+        ax.set_title(name, fontsize=9)
+    for ax, values, name, color in ((axes[2], new_models, "new models", "tab:blue"),
+                                    (axes[3], revised, "revised values", "tab:orange")):
+        ax.bar(days, np.nan_to_num(_floats(values)), width=np.timedelta64(2, "D"), color=color)
+        ax.set_title(f"{name} (vs the date before)", fontsize=9)
+    for ax in axes:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        _date_axis(ax, days)
+    fig.suptitle("Registry counts per date")
+    return fig
+
+
+def timeline_fit(dates, var2, heldout_medae) -> str:
+    """Two-factor variance and held-out MedAE per date of a replay."""
+    return _png(timeline_fit_figure(dates, var2, heldout_medae))
+
+
+def timeline_fit_figure(dates, var2, heldout_medae):
+    """The figure of :func:`timeline_fit`: (n,) values per date, None where not measured;
+    y axes by :func:`steady_ylim`."""
+    days = np.asarray(dates, dtype="datetime64[D]")
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
+    _steady_line(axes[0], days, var2)
+    axes[0].set_title("two-factor variance (largest complete submatrix)", fontsize=9)
+    _steady_line(axes[1], days, heldout_medae, floor=0)
+    axes[1].set_title("held-out MedAE (points, 3 folds)", fontsize=9)
+    for ax in axes:
+        _date_axis(ax, days)
+    fig.suptitle("Fit per date")
+    return fig
+
+
+def timeline_forecasts(dates, n_cells, medae, coverage, heldout_medae,
+                       target: float = 90.0) -> str:
+    """Realized error of each date's forecasts, scored at the next date."""
+    return _png(timeline_forecasts_figure(dates, n_cells, medae, coverage, heldout_medae, target))
+
+
+def timeline_forecasts_figure(dates, n_cells, medae, coverage, heldout_medae,
+                              target: float = 90.0):
+    """The figure of :func:`timeline_forecasts`: all (n,) per date, the pair values at the
+    later date of each consecutive pair (n_cells 0 or None, medae/coverage None: a gap,
+    never a zero). Left: realized MedAE with the held-out MedAE as a dashed reference,
+    each point labelled with its number of scored cells; right: interval coverage (%)
+    with the ``target`` line."""
+    days = np.asarray(dates, dtype="datetime64[D]")
+    n = np.nan_to_num(_floats(n_cells)).astype(int)
+    m, c = _floats(medae), _floats(coverage)
+    m[n == 0], c[n == 0] = np.nan, np.nan
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    ax = axes[0]
+    ax.plot(days, m, marker="o", ls="none", color="tab:red", label="realized MedAE")
+    ax.plot(days, _floats(heldout_medae), ls="--", color="grey", lw=1, label="held-out MedAE")
+    limits = steady_ylim(np.concatenate([m, _floats(heldout_medae)]))
+    if limits is not None:
+        ax.set_ylim(max(0.0, limits[0]), limits[1] + 0.12 * (limits[1] - limits[0]))
+    ax.set_ylabel("MedAE (points)")
+    ax.set_title("realized forecast error (n = cells scored)", fontsize=9)
+    ax2 = axes[1]
+    ax2.plot(days, c, marker="s", ls="none", color="tab:blue", label="realized coverage")
+    ax2.axhline(target, color="k", ls="--", lw=0.8, label=f"{target:g}% target")
+    ax2.set_ylim(0, 110)
+    ax2.set_ylabel("90% interval coverage (%)")
+    ax2.set_title("realized interval coverage", fontsize=9)
+    for axis, values in ((ax, m), (ax2, c)):
+        for d, v, k in zip(days[np.isfinite(values)], values[np.isfinite(values)],
+                           n[np.isfinite(values)]):
+            axis.annotate(f"n={k}", (d, v), textcoords="offset points", xytext=(0, 5),
+                          ha="center", fontsize=7)
+        empty = days[1:][n[1:] == 0]  # pairs that scored nothing: a grey tick, no value
+        axis.plot(empty, np.full(empty.size, 0.02), "|", color="grey", ms=8,
+                  transform=axis.get_xaxis_transform(), label="no cell scored")
+        axis.legend(fontsize=7)
+        _date_axis(axis, days)
+    fig.suptitle(f"Forecasts scored at the next date ({int((n > 0).sum())} of "
+                 f"{max(len(days) - 1, 0)} pairs scored cells; the rest are gaps)")
     return fig
