@@ -89,6 +89,7 @@ def two_snapshots(tmp_path_factory, shared_data):
     return home
 
 
+@pytest.mark.slow  # several seconds of fits; `make test` runs it
 def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     runner = CliRunner()
     metrics, full = tmp_path / "metrics" / "drift.json", tmp_path / "drift_report.json"

@@ -25,6 +25,8 @@ from benchpress.timeline.forecasts import forecasts_at, score_forecasts
 from benchpress.timeline.replay import replay
 from tests.test_replay import write_plan
 
+pytestmark = pytest.mark.slow  # replays real history: seconds per test; `make test` runs them
+
 FIRST, NEXT = "2026-06-17T0855", "2026-06-19T0954"
 KEPT = 3
 

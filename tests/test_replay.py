@@ -15,6 +15,8 @@ from benchpress.errors import BadInputError
 from benchpress.store.snapshot import list_snapshots
 from benchpress.timeline.replay import load_plan, replay
 
+pytestmark = pytest.mark.slow  # replays real history: seconds per test; `make test` runs them
+
 VERSIONS = ("2026-06-17T0855", "2026-06-19T0954", "2026-07-01T0157")
 
 
