@@ -242,7 +242,10 @@ def test_versions_diff_and_drift_loading(page):
     page.wait_for_selector("#diff-summary")
     assert "from=" in page.url and page.locator("table.diff-changed tbody tr").count() > 0
     page.click("#drift-run")
-    page.wait_for_function("/drift|done/.test(document.getElementById('drift-status').textContent)")
+    # drift fits both snapshots' predictors and probe searches in the background (about 40 s
+    # on this registry on 2 cores): the page shows a loading state until then
+    page.wait_for_function("/drift|done/.test(document.getElementById('drift-status').textContent)",
+                           timeout=300_000)
     shot(page, "versions")
 
 

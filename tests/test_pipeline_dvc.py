@@ -32,7 +32,7 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # the registry's stages (the story below runs the pipeline up to them, `dvc repro
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
-PREDICTOR = {"fit", "evaluate", "intervals", "probes", "drift", "plot_data"}
+PREDICTOR = {"fit", "pretrained", "evaluate", "intervals", "probes", "drift", "plot_data"}
 PLOTS = {"probe_curve", "drift_error", "drift_structure"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
@@ -216,9 +216,15 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert probes  # the probe report of the newest snapshot
     completed = (ws / "fit" / "completed.parquet")
     assert completed.is_file()
+    # the stored fit of the newest snapshot answers without a refit, like a fresh fit would
+    from benchpress import BenchPress
+
+    stored = BenchPress.from_pretrained(ws / "fit" / "pretrained")
+    assert len(stored.artifact["probes"]) == len(steps := probes["selection"]["steps"]) > 0
+    row = stored.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
+    assert row.height == stored.matrix.values.shape[1] > 100 and row["pm"].drop_nulls().len() > 100
     # plot data: the greedy probe curve (one record per k) and drift by snapshot (one here)
     curve = json.loads((ws / "plots" / "probe_curve.json").read_text())
-    steps = probes["selection"]["steps"]
     assert [r["k"] for r in curve] == list(range(1, len(steps) + 1))
     assert [r["medae"] for r in curve] == [s["medae"] for s in steps]
     assert curve[-1]["medae"] == probes["selection"]["medae"]
