@@ -361,7 +361,7 @@ class BenchPress(NameResolution, FitsMixin):
             start = months_before(max(d for d in dates if d), recent_months)
             models = np.array([d is not None and d >= start for d in dates])
         return search.select(k, candidates=cand, costs=self.benchmark_costs(costs),
-                             budget=budget, swap=swap, models=models)
+                             budget=budget, swap=swap, models=models, progress=progress)
 
     def score_probes(self, probe_sets, *, costs: dict | None = None,
                      design: str = "fold_in", progress=None) -> list:

@@ -59,6 +59,7 @@ def test_never_turns_progress_off(built_2026_05):
     (("snapshot", "create"), "snapshotting the registry"),
     (("rank", *FAST, "--format", "json"), "error by rank"),
     (("probes", "--k", "2", *FAST, "--format", "json"), "leave-one-model-out fit"),
+    (("probes", "--k", "2", *FAST, "--format", "json"), "probe 2 of 2 chosen"),
 ])
 def test_slow_commands_show_their_step(built_2026_05, args, step):
     shown = _run(built_2026_05, *args, progress="always")
@@ -121,6 +122,12 @@ def test_probe_search_reports_each_fit_and_fits_the_same():
     mask = np.zeros((1, Y.shape[1]), dtype=bool)
     mask[0, :2] = True
     np.testing.assert_array_equal(with_cb.predict_cells(mask), without.predict_cells(mask))
+    steps = []
+    chosen = with_cb.select(3, progress=lambda k, n, label: steps.append((k, n)))
+    assert steps == [(1, 3), (2, 3), (3, 3)]
+    plain = without.select(3)
+    assert [s.probes for s in chosen.steps] == [s.probes for s in plain.steps]
+    assert [s.medae for s in chosen.steps] == [s.medae for s in plain.steps]
 
 
 def test_evaluate_callback_counts_folds_and_changes_no_figure(built_2026_05):
