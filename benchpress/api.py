@@ -199,11 +199,12 @@ class BenchPress(NameResolution, FitsMixin):
             return parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
         return read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
 
-    def evaluate(self, folds: Folds) -> EvaluationResult:
-        """Hide each fold's cells, refit, predict them, and score the predictions."""
+    def evaluate(self, folds: Folds, *, progress=None) -> EvaluationResult:
+        """Hide each fold's cells, refit, predict them, and score the predictions;
+        `progress(k, n, label)` is called after each fold's fit."""
         m = self.matrix
         return evaluate(self.estimator, m.values, self.scales, folds, model_ids=m.model_ids,
-                        benchmark_ids=m.benchmark_ids, **self._side_info())
+                        benchmark_ids=m.benchmark_ids, progress=progress, **self._side_info())
 
     def rank(self, *, seed: int = 42) -> RankDiagnostics:
         """Held-out error of soft-impute by rank and two-factor variance explained."""
@@ -329,14 +330,21 @@ class BenchPress(NameResolution, FitsMixin):
         return ProbeSearch(self.estimator).fit(
             self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids)
 
-    def probe_search(self, *, objective: str = "medae", scope: str = "all"):
+    def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None):
         """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
-        fit per model, made on first use and shared) scored by `objective` and `scope`."""
+        fit per model, made on first use and shared) scored by `objective` and `scope`;
+        `progress(k, n, label)` reports those fits when they are made now."""
+        if progress is not None and "_probe_search" not in self.__dict__:
+            from benchpress.predict.probes import ProbeSearch
+
+            self.__dict__["_probe_search"] = ProbeSearch(self.estimator).fit(
+                self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
+                progress=progress)
         return self._probe_search.using(objective=objective, scope=scope)
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
                budget: float | None = None, objective: str = "medae", scope: str = "all",
-               swap: str = "each", recent_months: float | None = None):
+               swap: str = "each", recent_months: float | None = None, progress=None):
         """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`.
 
         `recent_months`: the objective counts only models released within that many
@@ -344,7 +352,7 @@ class BenchPress(NameResolution, FitsMixin):
         from benchpress.predict.backtest import as_date, months_before
 
         cand = self.benchmark_ids(candidates) if candidates is not None else None  # before any fit
-        search = self.probe_search(objective=objective, scope=scope)
+        search = self.probe_search(objective=objective, scope=scope, progress=progress)
         models = None
         if recent_months:
             dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]
@@ -353,14 +361,14 @@ class BenchPress(NameResolution, FitsMixin):
             start = months_before(max(d for d in dates if d), recent_months)
             models = np.array([d is not None and d >= start for d in dates])
         return search.select(k, candidates=cand, costs=self.benchmark_costs(costs),
-                             budget=budget, swap=swap, models=models)
+                             budget=budget, swap=swap, models=models, progress=progress)
 
     def score_probes(self, probe_sets, *, costs: dict | None = None,
-                     design: str = "fold_in") -> list:
+                     design: str = "fold_in", progress=None) -> list:
         """Transcript-recovery error (`ProbeScore`) of each given probe set; `design="refit"`
         scores it the paper's way (one refit per model)."""
         probe_sets = [self.benchmark_ids(p) for p in probe_sets]  # names first, before any fit
-        search = self.probe_search()
+        search = self.probe_search(progress=progress)
         cost = self.benchmark_costs(costs)
         return [search.score(p, costs=cost, design=design) for p in probe_sets]
 
@@ -453,14 +461,15 @@ class BenchPress(NameResolution, FitsMixin):
     @staticmethod
     def drift(home=None, from_ref: str | None = None, to_ref: str | None = None, cfg=None, *,
               sources: list[str] | None = None, predictor: BasePredictor | None = None,
-              probe_predictor: BasePredictor | None = None):
+              probe_predictor: BasePredictor | None = None, progress=None):
         """Profile and compare matrix versions (snapshots, `current` or table folders; see
         `benchpress.versions.select_versions`) with `cfg` (a `DriftThresholds`), tracking
         the unfitted `predictor` and choosing probes with `probe_predictor` (default:
-        `cfg.predictors()`, its methods with their default parameters)."""
+        `cfg.predictors()`, its methods with their default parameters); `progress(k, n,
+        label)` after each version's profile."""
         from benchpress.predict.drift import DriftThresholds, drift
         from benchpress.versions import load_versions
 
         return drift(load_versions(_home(home), from_ref, to_ref, sources),
                      cfg or DriftThresholds(), predictor=predictor,
-                     probe_predictor=probe_predictor)
+                     probe_predictor=probe_predictor, progress=progress)

@@ -288,3 +288,37 @@ def test_killed_add_model_rolls_back_or_forward(home, where, committed):
     assert not journal_path(home).exists() and _leftovers(home) == []
     add_model(home, "acme-4", {"hle": 30.0}, source_url="https://acme.example/blog/acme-4")
     assert models() == (expected | {"acme-4"},) * 2
+
+
+@pytest.mark.parametrize("hook, committed", [
+    ("kill_after(build_module, 'finish', 0)", True),
+    ("kill_after(polars.DataFrame, 'write_parquet', 3)", False),
+])
+def test_snapshot_create_settles_a_killed_add_model_first(home, hook, committed):
+    """A journal left mid-transaction, then `snapshot create`: the snapshot holds the rows
+    releases.csv holds (rolled forward or back before the freeze), not only the registry's."""
+    import csv as csv_module
+
+    import polars as pl
+
+    from benchpress.store.journal import journal_path
+
+    _run_killed(f"""
+        import polars
+        from pathlib import Path
+        import benchpress.store.build as build_module
+        from benchpress.home import Home
+        from benchpress.store.releases import add_model
+        {hook}
+        add_model(Home(Path({str(home.root)!r})), "acme-3", {{"hle": 25.0}},
+                  source_url="https://acme.example/blog/acme-3")
+    """)
+    assert journal_path(home).exists()
+    snapshot, created = create_snapshot(home)
+    assert created and not journal_path(home).exists()
+    with open(home.releases_csv, encoding="utf-8", newline="") as fh:
+        in_csv = {r["model_id"] for r in csv_module.DictReader(fh)}
+    in_snapshot = set(pl.read_parquet(snapshot.path / "scores.parquet")["model_id"])
+    expected = {"acme-2", "acme-3"} if committed else {"acme-2"}
+    assert in_csv == in_snapshot == expected
+    assert not (home.sources / ".releases.csv.pending").exists()

@@ -154,6 +154,45 @@ def test_a_trickling_server_is_cut_at_the_overall_deadline(server, tmp_path, pau
     assert _parts(tmp_path) == []
 
 
+def test_a_fetch_killed_outright_leaves_a_part_that_the_next_fetch_removes(server, tmp_path):
+    """SIGKILL mid-download leaves `.part-<pid>-*` (nothing can run); the next fetch removes
+    it, since its writer is gone, and then works."""
+    script = (f"from pathlib import Path\nfrom benchpress.adapters.fetch import fetch\n"
+              f"fetch({server + '/trickle/0.05'!r}, Path({str(tmp_path)!r}), deadline=60.0)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
+    try:
+        for _ in range(200):  # until the partial file has some bytes
+            if any(p.stat().st_size for p in _parts(tmp_path)):
+                break
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    left = _parts(tmp_path)
+    assert len(left) == 1 and left[0].name.startswith(f".part-{proc.pid}-")
+    got = fetch(f"{server}/data.json", tmp_path)
+    assert got.path.read_bytes() == BODY and _parts(tmp_path) == []
+
+
+def test_only_abandoned_parts_are_swept(server, tmp_path):
+    """A live writer's partial file stays; one of a dead pid, or any older than an hour, goes
+    (files and folders alike)."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(timeout=30)
+    mine = tmp_path / f".part-{os.getpid()}-live"
+    orphan = tmp_path / f".part-{dead.pid}-orphan"
+    orphan_dir = tmp_path / f".part-{dead.pid}-tree"
+    old_unnamed, new_unnamed = tmp_path / ".part-legacy-old", tmp_path / ".part-legacy-new"
+    for path in (mine, orphan, old_unnamed, new_unnamed):
+        path.write_bytes(b"partial")
+    orphan_dir.mkdir()
+    (orphan_dir / "member.csv").write_text("a,b\n")
+    two_hours_ago = time.time() - 7200
+    os.utime(old_unnamed, (two_hours_ago, two_hours_ago))
+    fetch(f"{server}/data.json", tmp_path)
+    assert sorted(p.name for p in _parts(tmp_path)) == sorted([mine.name, new_unnamed.name])
+
+
 def test_the_deadline_defaults_to_the_limits_module(server, tmp_path, monkeypatch):
     monkeypatch.setattr(limits, "DOWNLOAD_DEADLINE_S", 1.0)
     start = time.monotonic()

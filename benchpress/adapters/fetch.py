@@ -18,7 +18,10 @@ on another host is followed but reported in one line, and the final address is r
 across a redirect because its content is checked against the pin. Each `fetch` has an overall
 deadline (`limits.DOWNLOAD_DEADLINE_S`, retries included) besides the per-read timeout, kept
 by a watchdog in every phase of a download (see `_http`), so a server that trickles bytes
-cannot hold it; partial files (`.part-*`) are removed on every failure.
+cannot hold it; partial files (`.part-*`) are removed on every failure. A process killed
+outright (SIGKILL) cannot do that, so a partial file's name carries its writer's pid
+(`.part-<pid>-*`), and every fetch first removes the partial files whose writer is gone or
+that are older than `STALE_PART_S` (a reused pid, or a name from before the pid was kept).
 
 Multi-file sources (a leaderboard published as a zip, mirrored as its unpacked folder, such as
 Epoch AI's `benchmark_data.zip`): their pin is a *tree digest* (`tree_sha256`), the sha256 of
@@ -55,6 +58,8 @@ __all__ = ["FetchResult", "fetch", "store_file", "store_tree", "tree_sha256", "u
 log = logging.getLogger(__name__)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _VERIFIED: dict[tuple, bool] = {}  # (path, size, mtime_ns ...) -> content matched its name
+STALE_PART_S = 3600.0  # a partial file this old is abandoned whoever wrote it
+_PART_PID = re.compile(r"\.part-(\d+)-")
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,35 @@ def _intact(entry: Path) -> bool:
     return _VERIFIED[key]
 
 
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # someone else's process, or no way to tell: keep its file
+    return True
+
+
+def _sweep_parts(cache: Path) -> None:
+    """Remove the partial files (`.part-*`) of killed fetches: writer gone or too old."""
+    now = time.time()
+    for entry in cache.glob(".part-*"):
+        found = _PART_PID.match(entry.name)
+        try:
+            old = now - entry.lstat().st_mtime > STALE_PART_S
+        except OSError:
+            continue  # gone already (its writer finished)
+        if old or (found and not _alive(int(found.group(1)))):
+            _remove(entry)
+
+
+def _part_prefix() -> str:
+    return f".part-{os.getpid()}-"
+
+
 def _remove(entry: Path) -> None:
     if entry.is_dir():
         shutil.rmtree(entry, ignore_errors=True)
@@ -138,7 +172,8 @@ def store_tree(folder: Path, cache: Path, *, expected_sha256: str | None = None)
         _remove(target)
     if not target.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=cache, prefix=".part-"))
+        _sweep_parts(cache)
+        tmp = Path(tempfile.mkdtemp(dir=cache, prefix=_part_prefix()))
         try:
             shutil.copytree(folder, tmp, dirs_exist_ok=True,
                             ignore=lambda d, names: [n for n in names if n.startswith(".")])
@@ -168,7 +203,8 @@ def _into_cache(tmp: Path, cache: Path, expected: str | None, what: str) -> tupl
 
 def _part(cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache, prefix=".part-")
+    _sweep_parts(cache)
+    fd, tmp = tempfile.mkstemp(dir=cache, prefix=_part_prefix())
     os.close(fd)
     return Path(tmp)
 
@@ -228,6 +264,7 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
         raise FetchError(f"{label}: the pinned sha256 {expected_sha256!r} is not 64 hex digits")
     max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
     cache.mkdir(parents=True, exist_ok=True)
+    _sweep_parts(cache)
     if expected_sha256 and (hit := _from_cache(cache, expected_sha256, label)):
         return hit
     mirror = mirror or (Path(os.environ["BENCHPRESS_MIRROR"]) if os.environ.get("BENCHPRESS_MIRROR") else None)

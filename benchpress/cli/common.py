@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -28,16 +28,45 @@ __all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror
 stderr = Console(stderr=True, soft_wrap=True)
 
 
+PROGRESS_ENV = "BENCHPRESS_PROGRESS"  # "always": show progress even off a terminal; "never"
+
+
+def _progress_console() -> Console | None:
+    """The console progress goes to: stderr when it is a terminal (or $BENCHPRESS_PROGRESS
+    is "always"), else None (no progress: pipes, files and tests see nothing)."""
+    wanted = os.environ.get(PROGRESS_ENV, "").strip().lower()
+    if wanted in ("never", "0", "off", "no"):
+        return None
+    forced = wanted in ("always", "1", "on", "yes")
+    err = sys.stderr
+    try:
+        on_terminal = err.isatty()
+    except (AttributeError, ValueError):
+        on_terminal = False
+    if not (forced or on_terminal):
+        return None
+    return Console(file=err, force_terminal=True if forced else None, soft_wrap=True)
+
+
 @contextlib.contextmanager
 def progress_bar(what: str):
-    """A progress bar on stderr; yields `update(k, n, label)` for library callbacks."""
-    with Progress("[progress.description]{task.description}", BarColumn(),
-                  "{task.completed}/{task.total}", console=stderr, transient=True,
-                  disable=not stderr.is_terminal) as bar:
+    """Progress on stderr while a slow step runs, off when stderr is not a terminal.
+
+    Yields ``update(k, n, label)`` for a library's ``progress=`` callback: with no call it
+    stays a spinner naming ``what``; after one it counts ``k`` of ``n``. Stdout is never
+    redirected (the command's output stays clean); the display is erased when done."""
+    console = _progress_console()
+    if console is None:
+        yield lambda k, n, label="": None
+        return
+    with Progress(SpinnerColumn(), "[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), console=console, transient=True,
+                  redirect_stdout=False, redirect_stderr=True) as bar:
         task = bar.add_task(what, total=None)
 
-        def update(k: int, n: int, label: str) -> None:
-            bar.update(task, completed=k, total=n, description=f"{what}: {label}")
+        def update(k: int, n: int, label: str = "") -> None:
+            bar.update(task, completed=k, total=n,
+                       description=f"{what}: {label}" if label else what)
 
         yield update
 

@@ -37,8 +37,8 @@ def fit(out, n_probes, fmt, bp, home):
     `BenchPress.from_pretrained(DIR)` loads without a refit."""
     probes = None
     if n_probes:
-        with progress_bar("choosing probes"):
-            probes = list(bp.probes(n_probes).final.probes)
+        with progress_bar("choosing probes") as update:
+            probes = list(bp.probes(n_probes, progress=update).final.probes)
     with progress_bar("fitting") as update:
         folder = bp.save_pretrained(out, probes=probes, progress=update)
     from benchpress.artifact import read_manifest

@@ -8,8 +8,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    csv_text, format_option, out_option, parse_scores, read_scores_file, render, split_list,
-    stderr, write_or_emit,
+    csv_text, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
+    split_list, stderr, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic
@@ -69,7 +69,8 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
 @matrix_options
 def complete(out, intervals, fmt, bp, home):
     """Fill in every missing cell of the matrix (observed cells are kept)."""
-    full = bp.complete(intervals=intervals)
+    with progress_bar("completing the matrix"):
+        full = bp.complete(intervals=intervals)
     if out is None:
         render(full, fmt)
         return
@@ -92,7 +93,8 @@ def evaluate(folds, write_folds, out, fmt, bp, home):
     if write_folds:
         write_json_atomic(write_folds, folds_to_json(folds, bp.matrix.model_ids,
                                                      bp.matrix.benchmark_ids))
-    result = bp.evaluate(folds)
+    with progress_bar("evaluating") as update:
+        result = bp.evaluate(folds, progress=update)
     report = {**result.to_json(), **method_fields(bp)}
     # the file holds figures only (no timing), so that `dvc metrics diff` shows real changes
     if write_or_emit(report, out, fmt, written={k: v for k, v in report.items()
@@ -116,7 +118,8 @@ def rank(seed, out, fmt, bp, home):
     """Matrix rank, not model order: held-out error by rank and the variance two factors
     explain (the rank-2 evidence). How well predictions keep models in order: `benchpress
     ranking`."""
-    result = bp.rank(seed=seed)
+    with progress_bar("error by rank"):
+        result = bp.rank(seed=seed)
     report = {**method_fields(bp), **result.to_json()}
     if write_or_emit(report, out, fmt, rows=result.rank_errors):
         return

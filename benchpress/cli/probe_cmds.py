@@ -9,7 +9,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    format_option, natural_width, out_option, render, split_list, stderr,
+    format_option, natural_width, out_option, progress_bar, render, split_list, stderr,
     terminal_width, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
@@ -134,14 +134,16 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         named.update({k_: v for k_, v in PAPER_SETS.items()
                       if all(b in bp.matrix.benchmark_ids for b in v)})
     selection = None
-    if not no_search:
-        cand = read_benchmark_list(allowlist) if allowlist else None
-        selection = bp.probes(k, candidates=cand, costs=costs, budget=budget,
-                              objective=objective, scope=scope, swap=swap,
-                              recent_months=recent_months)
-    elif not named:
+    if no_search and not named:
         raise UsageError("--no-search needs --evaluate SET or the paper sets")
-    scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs, design=design)))
+    with progress_bar("probe search") as update:
+        if not no_search:
+            cand = read_benchmark_list(allowlist) if allowlist else None
+            selection = bp.probes(k, candidates=cand, costs=costs, budget=budget,
+                                  objective=objective, scope=scope, swap=swap,
+                                  recent_months=recent_months, progress=update)
+        scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs,
+                                                 design=design, progress=update)))
     doc = {**method_fields(bp), "design": design, "n_models": int(bp.matrix.values.shape[0]),
            "n_benchmarks": int(bp.matrix.values.shape[1]),
            "selection": selection.to_json() if selection else None,
@@ -153,7 +155,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         except (OSError, ValueError, KeyError, TypeError):
             raise BadInputError(f"{previous}: not a `benchpress probes --out` file") from None
         known = [b for b in prev if b in bp.matrix.benchmark_ids]
-        old = bp.score_probes([known], costs=costs)[0] if known else None
+        with progress_bar("scoring the previous probe set"):
+            old = bp.score_probes([known], costs=costs)[0] if known else None
         new_set = list(selection.final.probes)
         doc["drift"] = {"previous": prev, "current": new_set, **probe_set_change(prev, new_set),
                         "previous_medae_now": old.medae if old else None,
@@ -202,7 +205,8 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
     """Temporal stress test: predict every model released after --cutoff from its probes."""
     chosen = int(probes_spec) if probes_spec.strip().isdigit() else read_benchmark_list(probes_spec)
     cand = read_benchmark_list(allowlist) if allowlist else None
-    result = bp.backtest(cutoff, probes=chosen, candidates=cand, recent_months=recent_months)
+    with progress_bar("backtesting"):
+        result = bp.backtest(cutoff, probes=chosen, candidates=cand, recent_months=recent_months)
     doc = {**method_fields(bp), **result.to_json()}
     if write_or_emit(doc, out, fmt, rows=result.per_model):
         return
@@ -295,7 +299,8 @@ def ranking(folds, margins, out, fmt, bp, home):
         m = [float(x) for x in split_list(margins) or []]
     except ValueError:
         raise UsageError(f"--margins: {margins!r} is not a comma-separated list of numbers") from None
-    result = bp.ranking_preservation(folds, margins=m)
+    with progress_bar("ranking held-out predictions"):
+        result = bp.ranking_preservation(folds, margins=m)
     doc = {**method_fields(bp), **result.to_json()}
     if not write_or_emit(doc, out, fmt, rows=result.summary()):
         render(result.summary().with_columns(pl.col("accuracy").round(2)), "table",

@@ -187,9 +187,12 @@ def pull(mirror, home):
     from benchpress.store.sources import load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    for config in load_configs(home.sources):
-        path, digest, _ = materialize(home, config, mirror=mirror)
-        click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+    configs = load_configs(home.sources)
+    with progress_bar("pulling") as update:
+        for n, config in enumerate(configs, start=1):
+            path, digest, _ = materialize(home, config, mirror=mirror)
+            update(n, len(configs), config.id)
+            click.echo(f"{config.id}\t{digest[:12]}\t{path}")
 
 
 @click.command(name="add-model")

@@ -8,8 +8,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, home_option, out_option, render, stderr,
-    write_or_emit,
+    emit_json, format_option, handle_errors, home_option, out_option, progress_bar, render,
+    stderr, write_or_emit,
 )
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import RegistryError, UsageError
@@ -50,7 +50,8 @@ def create(tag, move_tag, home):
     if move_tag and not tag:
         raise UsageError("--move-tag needs --tag NAME")
     before = [s.id for s in tagged(home, tag)] if tag else []
-    snap, created = create_snapshot(home, tag=tag, move_tag=move_tag)
+    with progress_bar("snapshotting the registry"):
+        snap, created = create_snapshot(home, tag=tag, move_tag=move_tag)
     moved = [sid for sid in before if sid != snap.id]
     if moved:
         stderr.print(f"moved tag '{tag}' from snapshot {', '.join(moved)} to {snap.id}",

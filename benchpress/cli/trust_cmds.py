@@ -11,7 +11,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, render, split_list, stderr, write_or_emit,
+    format_option, handle_errors, home_option, progress_bar, render, split_list, stderr,
+    write_or_emit,
 )
 from benchpress.cli.matrix import matrix_options, method_fields, param_option, parse_params
 from benchpress.store.tables import write_json_atomic
@@ -59,9 +60,10 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                  else bp.folds(n_folds=3, seed=seed, n_seeds=n_seeds))
         stderr.print(f"calibrating on seeds {calibration_seed}.."
                      f"{calibration_seed + calibration_seeds - 1}, evaluating on {len(folds)} folds")
-    result = bp.interval_coverage(folds, regime=regime, seed=seed,
-                                  calibration_seed=calibration_seed,
-                                  calibration_seeds=calibration_seeds)
+    with progress_bar("calibrating and scoring intervals"):
+        result = bp.interval_coverage(folds, regime=regime, seed=seed,
+                                      calibration_seed=calibration_seed,
+                                      calibration_seeds=calibration_seeds)
     doc = {**method_fields(bp), "regime": regime, **coverage_json(result)}
     if write_or_emit(doc, out, fmt, written={k: v for k, v in doc.items() if k != "per_benchmark"},
                      rows=result["per_benchmark"]):
@@ -128,8 +130,10 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     # the two predictor objects, built once (an unknown --param fails here, before any fit)
     given = parse_params(params, cfg.method, cfg.probe_method)
     predictor, probe_predictor = cfg.predictors(**given)
-    report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
-                              predictor=predictor, probe_predictor=probe_predictor)
+    with progress_bar("profiling versions") as update:
+        report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
+                                  predictor=predictor, probe_predictor=probe_predictor,
+                                  progress=update)
     doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
            **report.to_json()}
     if out:
@@ -251,8 +255,11 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, timeli
 
     bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
     if doc is None and list_snapshots(home):  # the drift figure plots the snapshots
-        doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources), predictor=predictor,
-                               probe_predictor=probe_predictor).to_json()
-    path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
-                        probes_k=probes_k, drift=doc, timeline=timeline)
+        with progress_bar("report: profiling versions for the drift figure") as update:
+            doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources),
+                                   predictor=predictor, probe_predictor=probe_predictor,
+                                   progress=update).to_json()
+    with progress_bar("report: fitting and plotting"):
+        path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
+                            probes_k=probes_k, drift=doc, timeline=timeline)
     stderr.print(f"wrote {path}")

@@ -360,17 +360,21 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: "ScoreMatrix",
 
 def drift(versions, cfg: DriftThresholds | None = None, *,
           predictor: BasePredictor | None = None,
-          probe_predictor: BasePredictor | None = None) -> DriftReport:
+          probe_predictor: BasePredictor | None = None, progress=None) -> DriftReport:
     """Profile every version (oldest first, :class:`~benchpress.store.matrix.ScoreMatrix`
     each with its ``label``) and compare each with the one before; the predictors as in
-    :func:`profile`."""
+    :func:`profile`. ``progress(k, n, label)``, when given, is called after each version's
+    profile (it only reports: the figures are the same without it)."""
     cfg = cfg or DriftThresholds()
     versions = list(versions)
     if not versions:
         raise BadInputError("drift needs at least one matrix version")
     predictor, probe_predictor = drift_predictors(cfg, predictor, probe_predictor)
-    profiles = [profile(v, cfg, predictor=predictor, probe_predictor=probe_predictor)
-                for v in versions]
+    profiles = []
+    for v in versions:
+        profiles.append(profile(v, cfg, predictor=predictor, probe_predictor=probe_predictor))
+        if progress is not None:
+            progress(len(profiles), len(versions), f"profiled {getattr(v, 'label', None) or ''}")
     transitions = [compare(profiles[k - 1], profiles[k], versions[k - 1], versions[k], cfg)
                    for k in range(1, len(versions))]
     return DriftReport(profiles, transitions, cfg)

@@ -59,18 +59,21 @@ class EvaluationResult:
 
 
 def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
-              covariates=None):
+              covariates=None, progress=None):
     """Hide each fold's cells and refit: yields ``k, i, j, fitted`` per fold, with ``i, j``
     (n_cells,) the held-out cells and ``fitted`` a :func:`clone` of ``predictor`` fitted
     on ``Y`` (a checked score matrix) without them.
 
     ``covariates`` (n_models, n_features), when given, reach every fit (only predictors
     that accept them, e.g. :class:`~benchpress.predict.side.SideInfoPredictor`).
+    ``progress(k, n, label)``, when given, is called after each fold's fit (``k`` of ``n``
+    done); it only reports, so the results are the same with or without it.
 
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
     """
     extra = {} if covariates is None else {"covariates": covariates}
     n_m, n_b = Y.shape
+    n_folds = len(folds.test_cells)
     for k, cells in enumerate(folds.test_cells):
         cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
         if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
@@ -81,11 +84,15 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
             raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
         Yt = Y.copy()
         Yt[i, j] = np.nan
-        yield k, i, j, clone(predictor).fit(Yt, scales, **extra)
+        fitted = clone(predictor).fit(Yt, scales, **extra)
+        if progress is not None:
+            progress(k + 1, n_folds, f"fold {k + 1} of {n_folds}")
+        yield k, i, j, fitted
 
 
 def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
-             model_ids=None, benchmark_ids=None, covariates=None) -> EvaluationResult:
+             model_ids=None, benchmark_ids=None, covariates=None,
+             progress=None) -> EvaluationResult:
     """Hide each fold's cells, refit, predict them, and score the predictions.
 
     Parameters
@@ -102,6 +109,8 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
         Labels for the per-model / per-benchmark tables (indices otherwise).
     covariates : ndarray, shape (n_models, n_features), optional
         Per-model side information passed to every fit (see :func:`fold_fits`).
+    progress : callable, optional
+        ``progress(k, n, label)`` after each fold's fit (see :func:`fold_fits`).
 
     Returns
     -------
@@ -117,7 +126,8 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
     parts = []
     t0 = time.perf_counter()
     with single_blas_thread():
-        for k, i, j, fitted in fold_fits(predictor, Y, scales, folds, covariates=covariates):
+        for k, i, j, fitted in fold_fits(predictor, Y, scales, folds, covariates=covariates,
+                                             progress=progress):
             parts.append((k, i, j, Y[i, j], fitted.complete(keep_observed=False)[i, j]))
     seconds = time.perf_counter() - t0
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)

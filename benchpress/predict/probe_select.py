@@ -123,7 +123,7 @@ def _target(search: ProbeSearch, models):
 
 def select_probes(search: ProbeSearch, k: int = 5, *, candidates=None, costs=None,
                   budget: float | None = None, swap: str = "each", max_swap_rounds: int = 5,
-                  models=None) -> ProbeSelection:
+                  models=None, progress=None) -> ProbeSelection:
     """Greedy forward selection of up to ``k`` probes with a swap pass (by default after
     every addition) on a fitted ``search``.
 
@@ -146,6 +146,9 @@ def select_probes(search: ProbeSearch, k: int = 5, *, candidates=None, costs=Non
     models : array_like of bool, shape (n_models,), optional
         Only these models' cells enter the objective (e.g. the most recent releases);
         the reported figures still cover every model.
+    progress : callable, optional
+        ``progress(k, n, label)`` after each probe is added (and swapped); it only
+        reports, the selection is the same without it.
     """
     search._fitted()
     t0 = time.perf_counter()
@@ -169,6 +172,8 @@ def select_probes(search: ProbeSearch, k: int = 5, *, candidates=None, costs=Non
         steps.append(search.summary(chosen, mask, search.predict_cells(mask[None])[0],
                                     None if costs is None else cand.cost))
         n_scored += 1
+        if progress is not None:
+            progress(step + 1, int(k), f"probe {step + 1} of {int(k)} chosen")
     return ProbeSelection(
         objective=search.objective, scope=search.scope, method=search.method, steps=steps,
         candidates=tuple(search.benchmark_ids_[c] for c in cand.index), budget=budget,

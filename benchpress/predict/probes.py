@@ -196,8 +196,12 @@ class ProbeSearch:
         other._check_objective()
         return other
 
-    def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None) -> "ProbeSearch":
-        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks)."""
+    def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None,
+            progress=None) -> "ProbeSearch":
+        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks).
+
+        ``progress(k, n, label)``, when given, is called after each model's fit (``k`` of
+        ``n`` models); it only reports (the fits are the same without it)."""
         self._check_objective()
         Y = check_scores(Y, scales)
         if Y.shape[0] < 3:
@@ -211,10 +215,14 @@ class ProbeSearch:
         if len(self.benchmark_ids_) != Y.shape[1]:
             raise BadInputError("benchmark_ids do not match the matrix columns")
         # one LOMO fit per model with observations (a loop over fits, each vectorised)
+        n_m, fits = Y.shape[0], []
         with single_blas_thread():
-            self.predictors_ = [
-                clone(self.predictor).fit(np.delete(Y, i, axis=0), scales)
-                if self.obs_[i].any() else None for i in range(Y.shape[0])]
+            for i in range(n_m):
+                fits.append(clone(self.predictor).fit(np.delete(Y, i, axis=0), scales)
+                            if self.obs_[i].any() else None)
+                if progress is not None:
+                    progress(i + 1, n_m, f"leave-one-model-out fit {i + 1} of {n_m}")
+        self.predictors_ = fits
         self.cell_model_, self.cell_bench_ = np.nonzero(self.obs_)
         self.actual_ = Y[self.cell_model_, self.cell_bench_]
         self.fit_seconds_ = time.perf_counter() - t0

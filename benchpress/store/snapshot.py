@@ -39,6 +39,7 @@ import polars as pl
 from benchpress.digest import sha256_of
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
 from benchpress.home import Home
+from benchpress.store.journal import settle
 from benchpress.store.tables import (
     TABLE_NAMES, locked, read_table, recover, registry_exists, write_folder_atomic,
     write_json_atomic,
@@ -207,6 +208,7 @@ def create_snapshot(home: Home, *, tag: str | None = None,
         _check_tag(tag)
     with locked(home.lock):
         recover(home.registry)
+        settle(home)  # a killed add-model: releases.csv catches up with the registry first
         if not registry_exists(home.registry):
             raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress build`")
         home.snapshots.mkdir(parents=True, exist_ok=True)
