@@ -37,7 +37,7 @@ from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
 
-__all__ = ["SideInfoPredictor", "model_covariates", "check_covariates"]
+__all__ = ["SideInfoPredictor", "model_covariates", "check_covariates", "covariate_kwargs"]
 
 _EPOCH = date(2024, 1, 1)
 _MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
@@ -98,6 +98,17 @@ def check_covariates(covariates, n_rows: int, n_features: int | None = None):
     if np.isinf(X).any():
         raise BadInputError("covariates contain infinite values")
     return X
+
+
+def covariate_kwargs(predictor, covariates, rows=None) -> dict:
+    """``{"covariates": covariates[rows]}`` for a ``fit``/``fold_in`` call when
+    ``predictor`` accepts covariates and ``covariates`` (n_models, n_features) is given;
+    ``{}`` otherwise (every other predictor is called exactly as before). ``rows`` is any
+    numpy row index (ints or a bool mask); None = all rows."""
+    if covariates is None or not getattr(predictor, "accepts_covariates", False):
+        return {}
+    X = np.asarray(covariates, dtype=float)
+    return {"covariates": X if rows is None else X[rows]}
 
 
 def _ridge(X, T, alpha):
