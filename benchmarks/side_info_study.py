@@ -37,7 +37,7 @@ from benchpress.predict import evaluate, make_folds, make_predictor
 from benchpress.predict.side import model_covariates
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
-CHOICE, FRESH = (1001, 1002, 1003, 1004, 1005), (2001, 2002, 2003)
+CHOICE, FRESH = (1001, 1002, 1003, 1004, 1005), (2001, 2002, 2003, 2004, 2005)
 
 
 def cell_errors(pred, Y, scales, X, folds):
@@ -77,31 +77,28 @@ def score(pred, Y, scales, X, seeds):
             float(np.median(np.concatenate([d[5] for d in nm]))))
 
 
-def bound(X):
-    """The side predictor with ``X`` bound to every fit of the full row set (for code that
-    fits clones without passing covariates: the interval calibration of the cells regime)."""
-    from benchpress.predict.side import SideInfoPredictor
-
-    def fit(self, Y, scales, covariates=None):
-        return SideInfoPredictor.fit(self, Y, scales, X if covariates is None else covariates)
-
-    cls = type("BoundSide", (SideInfoPredictor,), {"fit": fit})
-    return cls(**make_predictor("side").get_params())
-
-
-def intervals(bp, X) -> None:
+def intervals(bp, X, side_params=None) -> None:
     """90% interval coverage and median width (percent cells), cells regime: calibrated on
-    seeds 1001-1002, measured on the published folds and on seeds 2001-2005."""
+    seeds 1001-1002, measured on seeds 1003-1005 (choice), 2001-2005 (fresh) and the
+    published folds (reported only); covariates reach every fit (`covariates=`)."""
     from benchpress.predict.coverage import coverage_json, evaluate_intervals
 
     m = bp.matrix
-    for name, pred in (("default", make_predictor("default")), ("side", bound(X))):
-        for label, folds in (("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)),
-                             ("2001-2005", make_folds(~np.isnan(m.values), n_folds=3,
-                                                      seed=2001, n_seeds=5))):
-            js = coverage_json(evaluate_intervals(pred, m.values, m.scales, folds))
+    obs = ~np.isnan(m.values)
+    side = make_predictor("side", **(side_params or {}))
+    for name, pred, Xp in (("default", make_predictor("default"), None), ("side", side, X)):
+        for label, folds in (("1003-1005", make_folds(obs, n_folds=3, seed=1003, n_seeds=3)),
+                             ("2001-2005", make_folds(obs, n_folds=3, seed=2001, n_seeds=5)),
+                             ("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids))):
+            js = coverage_json(evaluate_intervals(pred, m.values, m.scales, folds, covariates=Xp))
             print(f"{name} {label}: coverage {js['coverage']:.3f} median width "
                   f"{js['median_width']:.2f}", flush=True)
+
+
+# third round (task: new models from 5 scores): the prior's weight per row as a function
+# of its score count, weight * (prior_n / n) ** prior_decay
+DECAY = [dict(prior_weight=w, prior_decay=d, prior_n=n)
+         for w in (3.0, 10.0) for d in (0.5, 1.0, 2.0) for n in (3.0, 5.0, 8.0)]
 
 
 def covariate_sets(m) -> None:
@@ -135,6 +132,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
+    ap.add_argument("--decay", action="store_true", help="the third grid: prior weight by count")
     ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
     ap.add_argument("--covariate-sets", action="store_true",
                     help="which covariates earn their keep (default parameters)")
@@ -162,7 +160,7 @@ def main() -> None:
     if not args.report:
         print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
         print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
-        for cfg in (FINE if args.fine else GRID):
+        for cfg in (DECAY if args.decay else FINE if args.fine else GRID):
             t = time.perf_counter()
             r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
             print(cfg, *(f"{v:.3f}" for v in r), f"({time.perf_counter() - t:.0f}s)", flush=True)

@@ -131,6 +131,12 @@ class SideInfoPredictor(ALSPredictor):
         closer to what their covariates predict).
     effect_alpha : float or None, default 5.0
         Ridge penalty of the per-benchmark covariate effects on the residuals; None = none.
+    prior_decay : float, default 0.0
+        A row with ``n`` known scores is pulled towards its prior with weight
+        ``prior_weight * (prior_n / n) ** prior_decay`` (0: the same weight for every row;
+        larger: rows with more scores lean less on their covariates).
+    prior_n : float, default 5.0
+        The score count at which the weight is exactly ``prior_weight``.
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -145,17 +151,20 @@ class SideInfoPredictor(ALSPredictor):
 
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
-                 effect_alpha: float | None = 5.0, **als_params):
+                 effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
+                 prior_n: float = 5.0, **als_params):
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
         self.prior_weight = prior_weight
         self.effect_alpha = effect_alpha
+        self.prior_decay = prior_decay
+        self.prior_n = prior_n
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
-                                           "effect_alpha"]
+                                           "effect_alpha", "prior_decay", "prior_n"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -213,6 +222,9 @@ class SideInfoPredictor(ALSPredictor):
         (S, n_rows, n_benchmarks)."""
         ens = self.ensemble_
         W = (~np.isnan(Z_rows)).astype(float)
+        if self.prior_decay:  # reg * f per row == cell weights / f per row
+            f = (float(self.prior_n) / np.maximum(W.sum(axis=1), 1.0)) ** float(self.prior_decay)
+            W = W / f[:, None]
         P = self._prior_theta(Xs)
         base = (ens.mu_[:, None, None] + ens.benchmark_bias_[:, None, :] + P[:, :, :1]
                 + P[:, :, 1:] @ ens.V_.transpose(0, 2, 1))
