@@ -242,18 +242,30 @@ class BenchPress(NameResolution, FitsMixin):
             row[col[bid]] = value
         return row, found.unknown, found.mapping
 
-    def predict(self, scores: dict[str, float], *, ignore_unknown: bool | None = None) -> Prediction:
+    def predict(self, scores: dict[str, float], *, ignore_unknown: bool | None = None,
+                metadata: dict | None = None) -> Prediction:
         """Predict every benchmark for a new model from its known scores (fold-in, no refit).
 
         Given scores are kept as given (kind "given", no interval); the frame's `pm` is the
         interval's half-width (upper - lower) / 2. A benchmark name that matches nothing
         raises BadInputError with suggestions, unless `ignore_unknown` (default: the
-        object's `ignore_unknown`; then it is left out and listed in `unknown`)."""
+        object's `ignore_unknown`; then it is left out and listed in `unknown`).
+
+        `metadata` (`--method side` only; others ignore it): what is known about the new
+        model, e.g. `{"provider": "OpenAI", "release_date": "2026-04-01", "is_reasoning":
+        True}` (also `open_weights`, `effort`); without it the model is folded in without
+        covariates."""
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
                                 + ", ".join(unknown))
-        return Prediction(self._predicted_row(row), unknown, resolved)
+        cov = None
+        if metadata is not None and self._side_info():
+            from benchpress.predict.side import metadata_covariates
+
+            cov = metadata_covariates(metadata, self.matrix.models)
+        return Prediction(self._predicted_row(row, None if cov is None else cov[0]), unknown,
+                          resolved)
 
     def _fold_in_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S

@@ -225,6 +225,10 @@ def test_predict_model_and_compare_use_the_models_own_metadata():
     cov = model_covariates(m.models)[3:4]
     expect = np.where(np.isnan(row), fitted.fold_in(row[None], covariates=cov)[0], row)
     assert np.allclose(own, expect)
+    meta = {"release_date": m.models["release_date"][3]}
+    assert np.allclose(side.predict(given, metadata=meta).frame["predicted"].to_numpy(), own)
+    with pytest.raises(BadInputError, match="unknown metadata"):
+        side.predict(given, metadata={"colour": "red"})
     cmp = side.compare([mid, m.model_ids[4]], new_models={"newbie": dict(list(given.items())[:3])})
     assert cmp.frame.height > 0
     default = BenchPress(m, make_predictor("default", **FAST))

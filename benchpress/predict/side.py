@@ -37,7 +37,8 @@ from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
 
-__all__ = ["SideInfoPredictor", "model_covariates", "check_covariates", "covariate_kwargs"]
+__all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
+           "covariate_kwargs", "METADATA_FIELDS"]
 
 _EPOCH = date(2024, 1, 1)
 _MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
@@ -57,7 +58,8 @@ def _years(value) -> float:
 
 
 def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
-                     providers: bool = True) -> np.ndarray | None:
+                     providers: bool = True, reference: pl.DataFrame | None = None
+                     ) -> np.ndarray | None:
     """Per-model covariates from a models frame, shape (n_models, n_features), float.
 
     Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
@@ -65,7 +67,9 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
     effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
     with at least ``min_provider`` models in the frame (when ``providers``). Missing values
     are NaN (the predictor fills them with the training mean). None when the frame carries
-    none of these fields (e.g. ``ScoreMatrix.from_arrays``).
+    none of these fields (e.g. ``ScoreMatrix.from_arrays``). ``reference`` (default:
+    ``models``) is the frame whose providers are counted, so that rows of a new model
+    get the columns of the fit's covariates.
     """
     cols = []
     if "release_date" in models.columns:
@@ -78,12 +82,34 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
         cols.append([float(bool(v)) for v in models["effort"].to_list()])
     if providers and "provider" in models.columns:
         prov = models["provider"].to_list()
-        counts = {p: prov.count(p) for p in set(prov) if p}
+        ref = prov if reference is None else reference["provider"].to_list()
+        counts = {p: ref.count(p) for p in set(ref) if p}
         for p in sorted(k for k, n in counts.items() if n >= min_provider):
             cols.append([float(v == p) for v in prov])
     if not cols:
         return None
     return np.asarray(cols, dtype=float).T.reshape(models.height, len(cols))
+
+
+METADATA_FIELDS = ("provider", "release_date", "is_reasoning", "open_weights", "effort")
+
+
+def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
+    """Covariates (1, n_features) of one new model from ``metadata`` (keys among
+    :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
+    :func:`model_covariates` gives the registry's models frame ``reference``; None when
+    ``reference`` has no such field. An unknown key raises BadInputError."""
+    unknown = sorted(set(metadata) - set(METADATA_FIELDS))
+    if unknown:
+        raise BadInputError(f"unknown metadata field(s) {', '.join(unknown)}; "
+                            f"use {', '.join(METADATA_FIELDS)}")
+    cols = [c for c in METADATA_FIELDS if c in reference.columns]
+    row = pl.DataFrame({c: [None if metadata.get(c) is None else str(metadata[c])]
+                        if c in ("provider", "release_date", "effort") else
+                        [None if metadata.get(c) is None else bool(metadata[c])] for c in cols},
+                       schema={c: pl.String if c in ("provider", "release_date", "effort")
+                               else pl.Boolean for c in cols})
+    return model_covariates(row, reference=reference) if cols else None
 
 
 def check_covariates(covariates, n_rows: int, n_features: int | None = None):
