@@ -95,6 +95,41 @@ def intervals(bp, X, side_params=None) -> None:
                   f"{js['median_width']:.2f}", flush=True)
 
 
+def risk_covariates(bp, X) -> None:
+    """Side information in the trust estimate itself: the interval risk regression gets the
+    model's standardised covariates as extra features (cells regime; calibrated on seeds
+    1001-1002 as `calibrate` does). Prints coverage and median width (percent cells) with
+    and without them, on seeds 1003-1005 (choice), 2001-2005 and the published folds."""
+    from benchpress.predict.intervals import IntervalCalibrator, heldout_records
+
+    m = bp.matrix
+    Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
+    sd = np.nanstd(X, axis=0)
+    C = np.nan_to_num((X - np.nanmean(X, axis=0)) / np.where(sd > 0, sd, 1.0))
+    side = make_predictor("side")
+    cal_rec = heldout_records(side, Y, scales, make_folds(obs, n_folds=3, seed=1001, n_seeds=2),
+                              covariates=X)
+    sets = (("1003-1005", make_folds(obs, n_folds=3, seed=1003, n_seeds=3)),
+            ("2001-2005", make_folds(obs, n_folds=3, seed=2001, n_seeds=5)),
+            ("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)))
+    recs = {label: heldout_records(side, Y, scales, f, covariates=X) for label, f in sets}
+    for name, feats in (("risk features", lambda r: r["X"]),
+                        ("+ covariates", lambda r: np.hstack([r["X"], C[r["i"]]]))):
+        cal = IntervalCalibrator(0.1).fit(cal_rec["residual_z"], feats(cal_rec))
+        for label, rec in recs.items():
+            F = feats(rec)
+            lo, up = np.empty(rec["j"].size), np.empty(rec["j"].size)
+            for k, tr in enumerate(rec["transforms"]):
+                sel = rec["fold"] == k
+                lo[sel], up[sel] = cal.predict_interval(rec["zhat"][sel], F[sel], tr,
+                                                        rec["j"][sel])
+            pct = scales.kind[rec["j"]] == "percent"
+            a = rec["actual"][pct]
+            cov = np.mean((a >= lo[pct] - 1e-9) & (a <= up[pct] + 1e-9))
+            print(f"side, {name}, {label}: coverage {cov:.3f} median width "
+                  f"{np.median(up[pct] - lo[pct]):.2f}", flush=True)
+
+
 # third round (task: new models from 5 scores): the prior's weight per row as a function
 # of its score count, weight * (prior_n / n) ** prior_decay
 DECAY = [dict(prior_weight=w, prior_decay=d, prior_n=n)
@@ -134,6 +169,8 @@ def main() -> None:
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
     ap.add_argument("--decay", action="store_true", help="the third grid: prior weight by count")
     ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
+    ap.add_argument("--risk-covariates", action="store_true",
+                    help="intervals with the covariates as extra risk features")
     ap.add_argument("--covariate-sets", action="store_true",
                     help="which covariates earn their keep (default parameters)")
     ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
@@ -147,6 +184,8 @@ def main() -> None:
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
+    if args.risk_covariates:
+        return risk_covariates(bp, X)
     if args.covariate_sets:
         return covariate_sets(m)
     if args.ablate:
