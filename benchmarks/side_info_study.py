@@ -163,11 +163,19 @@ FINE = [dict(prior_alpha=a, prior_in_fit=True, prior_weight=w, effect_alpha=e)
         for a in (1.0, 3.0) for w in (3.0, 10.0) for e in (5.0, 10.0, 20.0)]
 
 
+# fourth round (new models from 5 scores): the regression blend and the ALS ridge with
+# side information (the default's values were chosen without it)
+BLEND = [dict(regression_weight=w, regularization=r)
+         for w in (0.2, 0.35, 0.5) for r in (0.05, 0.1, 0.2) if (w, r) != (0.35, 0.1)]
+BLEND += [dict(regression_weight=w, regularization=0.1) for w in (0.6, 0.7)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
     ap.add_argument("--decay", action="store_true", help="the third grid: prior weight by count")
+    ap.add_argument("--blend", action="store_true", help="the fourth grid: blend weight, ALS ridge")
     ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
     ap.add_argument("--risk-covariates", action="store_true",
                     help="intervals with the covariates as extra risk features")
@@ -199,7 +207,8 @@ def main() -> None:
     if not args.report:
         print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
         print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
-        for cfg in (DECAY if args.decay else FINE if args.fine else GRID):
+        grid = BLEND if args.blend else DECAY if args.decay else FINE if args.fine else GRID
+        for cfg in grid:
             t = time.perf_counter()
             r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
             print(cfg, *(f"{v:.3f}" for v in r), f"({time.perf_counter() - t:.0f}s)", flush=True)

@@ -16,7 +16,8 @@ computed from scores):
    regression of the training residuals (z units) on the covariates, added to every
    prediction of a row with covariates.
 
-The defaults (prior 3, in the fit, weight 3; effects 5) were chosen on our own partitions
+The defaults (prior 3, in the fit, weight 3; effects 5; blend weight 0.5 with covariates)
+were chosen on our own partitions
 only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
 scores; ``benchmarks/side_info_study.py``), never on the published folds.
 
@@ -163,6 +164,11 @@ class SideInfoPredictor(ALSPredictor):
         larger: rows with more scores lean less on their covariates).
     prior_n : float, default 5.0
         The score count at which the weight is exactly ``prior_weight``.
+    covariate_regression_weight : float or None, default 0.5
+        The ALS/regression blend weight used when covariates are present (the prior makes
+        the ALS part better at few scores, so it leans more on the regression: 0.5 was
+        chosen on seeds 1001-1005); None = ``regression_weight``. Without covariates the
+        blend is the default's.
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -178,7 +184,8 @@ class SideInfoPredictor(ALSPredictor):
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
-                 prior_n: float = 5.0, **als_params):
+                 prior_n: float = 5.0, covariate_regression_weight: float | None = 0.5,
+                 **als_params):
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
@@ -186,11 +193,13 @@ class SideInfoPredictor(ALSPredictor):
         self.effect_alpha = effect_alpha
         self.prior_decay = prior_decay
         self.prior_n = prior_n
+        self.covariate_regression_weight = covariate_regression_weight
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
-                                           "effect_alpha", "prior_decay", "prior_n"]
+                                           "effect_alpha", "prior_decay", "prior_n",
+                                           "covariate_regression_weight"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -262,11 +271,18 @@ class SideInfoPredictor(ALSPredictor):
                                                ens.V_[s:s + 1], reg_diag=reg)[0]
         return out
 
+    def _side_blend(self, Z_als, Z_reg):
+        """The default's blend with ``covariate_regression_weight`` (rows with covariates)."""
+        w = self.covariate_regression_weight
+        if self.regression_ is None or w is None:
+            return self._blend(Z_als, Z_reg)
+        return np.where(np.isnan(Z_reg), Z_als, (1.0 - w) * Z_als + w * Z_reg)
+
     def _als_blend_z(self):
         """Blended z completion of the training rows (with the prior when used)."""
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
         reg = self.regression_z_ if self.regression_ is not None else None
-        return self._blend(Zs.mean(axis=0), reg)
+        return self._side_blend(Zs.mean(axis=0), reg)
 
     def _predict(self) -> np.ndarray:
         if self.covariates_ is None:
@@ -283,7 +299,7 @@ class SideInfoPredictor(ALSPredictor):
         if self.covariates_ is None:
             return super().complete_spread()
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
-        Zs = self._blend(Zs, self.regression_z_ if self.regression_ is not None else None)
+        Zs = self._side_blend(Zs, self.regression_z_ if self.regression_ is not None else None)
         if self.effects_ is not None:
             Zs = Zs + (self.covariates_ @ self.effects_)[None]
         return self.transform_.to_scores(Zs).std(axis=0)
@@ -312,7 +328,7 @@ class SideInfoPredictor(ALSPredictor):
             Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
                   else self.ensemble_.fold_in_starts(Z_new))
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
-            Zs = self._blend(Zs, reg)
+            Zs = self._side_blend(Zs, reg)
             if self.effects_ is not None:
                 Zs = Zs + (Xs @ self.effects_)[None]
         out = self.transform_.to_scores(Zs.mean(axis=0))
