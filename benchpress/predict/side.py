@@ -209,6 +209,10 @@ class SideInfoPredictor(ALSPredictor):
         return super().fit(Y, scales)
 
     def _standardise(self, X):
+        """Standardised covariates, NaN -> 0; values outside the training range (e.g. a
+        release date after every training model's) are clipped to it: the prior and the
+        effects are not extrapolated."""
+        X = np.clip(X, self.x_min_, self.x_max_)
         return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0)
 
     def _fit(self, Y, scales) -> None:
@@ -223,6 +227,8 @@ class SideInfoPredictor(ALSPredictor):
         dev = np.where(seen, X - self.x_mean_, 0.0)
         sd = np.sqrt((dev ** 2).sum(axis=0) / np.maximum(n_seen, 1))
         self.x_scale_ = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+        self.x_min_ = np.where(n_seen > 0, np.where(seen, X, np.inf).min(axis=0), -np.inf)
+        self.x_max_ = np.where(n_seen > 0, np.where(seen, X, -np.inf).max(axis=0), np.inf)
         Xs = self.covariates_ = self._standardise(X)
         ens = self.ensemble_
         S, n_m, r = ens.U_.shape
