@@ -234,3 +234,17 @@ def test_predict_model_and_compare_use_the_models_own_metadata():
     default = BenchPress(m, make_predictor("default", **FAST))
     assert np.array_equal(default.predict_model(mid).frame["predicted"].to_numpy(),
                           default.predict(given).frame["predicted"].to_numpy())
+
+
+def test_drift_profile_fits_side_with_the_versions_metadata():
+    from benchpress.predict.drift import DriftThresholds, profile
+
+    Y, scales, X = _synthetic(n_models=40, n_bench=12)
+    m = _meta_matrix(Y, X, Y.shape[1])
+    cfg = DriftThresholds(method="side")
+    side = profile(m, cfg, predictor=make_predictor("side", **FAST),
+                   probe_predictor=make_predictor("default", **FAST))
+    default = profile(m, cfg, predictor=make_predictor("default", **FAST),
+                      probe_predictor=make_predictor("default", **FAST))
+    assert side.predictor_.covariates_.shape == (len(Y), 2)  # date and its square
+    assert side.medae != default.medae
