@@ -323,7 +323,9 @@ class BenchPress(NameResolution, FitsMixin):
 
     def predict_model(self, model_id: str) -> Prediction:
         """A registered model's row from its observed scores, by the same definition as
-        `predict` (so `predict(<its observed scores>)` gives the same numbers)."""
+        `predict` (so `predict(<its observed scores>)` gives the same numbers; for
+        `--method side` the model's own metadata row is used, as `predict(...,
+        metadata=<its metadata>)` does)."""
         mid = self.resolve_models([model_id]).ids[0]
         row = self.matrix.values[self.matrix.model_ids.index(mid)]
         resolved = {b: b for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}

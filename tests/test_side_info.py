@@ -230,7 +230,10 @@ def test_predict_model_and_compare_use_the_models_own_metadata():
     with pytest.raises(BadInputError, match="unknown metadata"):
         side.predict(given, metadata={"colour": "red"})
     cmp = side.compare([mid, m.model_ids[4]], new_models={"newbie": dict(list(given.items())[:3])})
-    assert cmp.frame.height > 0
+    # the registered model's row in compare is its predict_model row (its own metadata)
+    assert np.allclose(cmp.frame[mid].to_numpy(), own)
+    assert np.allclose(cmp.frame["newbie"].to_numpy(), side.predict(
+        dict(list(given.items())[:3])).frame["predicted"].to_numpy())
     default = BenchPress(m, make_predictor("default", **FAST))
     assert np.array_equal(default.predict_model(mid).frame["predicted"].to_numpy(),
                           default.predict(given).frame["predicted"].to_numpy())
