@@ -18,9 +18,10 @@ matrix (`--sources benchpress`) with covariates from its model rows
 
 Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
 were run with the first covariate set: date, reasoning, open weights, providers with 3+
-models), then `--covariate-sets`, then `--ablate`. `--report` adds fresh seeds 2001-2003
-(and 2001-2005 per seed) and the published folds (reported, never used for a choice);
-`--intervals` measures the 90% intervals.
+models), then `--covariate-sets`, then `--ablate`, then `--decay` (not adopted) and
+`--blend` (blend weight 0.5 with covariates adopted). `--report` adds fresh seeds
+(2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
+`--intervals` measures the 90% intervals (`--risk-covariates`: covariates as risk features).
 """
 
 from __future__ import annotations
