@@ -18,9 +18,10 @@ matrix (`--sources benchpress`) with covariates from its model rows
 
 Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
 were run with the first covariate set: date, reasoning, open weights, providers with 3+
-models), then `--covariate-sets`, then `--ablate`. `--report` adds fresh seeds 2001-2003
-(and 2001-2005 per seed) and the published folds (reported, never used for a choice);
-`--intervals` measures the 90% intervals.
+models), then `--covariate-sets`, then `--ablate`, then `--decay` (not adopted) and
+`--blend` (blend weight 0.5 with covariates adopted). `--report` adds fresh seeds
+(2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
+`--intervals` measures the 90% intervals (`--risk-covariates`: covariates as risk features).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from benchpress.predict import evaluate, make_folds, make_predictor
 from benchpress.predict.side import model_covariates
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
-CHOICE, FRESH = (1001, 1002, 1003, 1004, 1005), (2001, 2002, 2003)
+CHOICE, FRESH = (1001, 1002, 1003, 1004, 1005), (2001, 2002, 2003, 2004, 2005)
 
 
 def cell_errors(pred, Y, scales, X, folds):
@@ -77,31 +78,63 @@ def score(pred, Y, scales, X, seeds):
             float(np.median(np.concatenate([d[5] for d in nm]))))
 
 
-def bound(X):
-    """The side predictor with ``X`` bound to every fit of the full row set (for code that
-    fits clones without passing covariates: the interval calibration of the cells regime)."""
-    from benchpress.predict.side import SideInfoPredictor
-
-    def fit(self, Y, scales, covariates=None):
-        return SideInfoPredictor.fit(self, Y, scales, X if covariates is None else covariates)
-
-    cls = type("BoundSide", (SideInfoPredictor,), {"fit": fit})
-    return cls(**make_predictor("side").get_params())
-
-
-def intervals(bp, X) -> None:
+def intervals(bp, X, side_params=None) -> None:
     """90% interval coverage and median width (percent cells), cells regime: calibrated on
-    seeds 1001-1002, measured on the published folds and on seeds 2001-2005."""
+    seeds 1001-1002, measured on seeds 1003-1005 (choice), 2001-2005 (fresh) and the
+    published folds (reported only); covariates reach every fit (`covariates=`)."""
     from benchpress.predict.coverage import coverage_json, evaluate_intervals
 
     m = bp.matrix
-    for name, pred in (("default", make_predictor("default")), ("side", bound(X))):
-        for label, folds in (("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)),
-                             ("2001-2005", make_folds(~np.isnan(m.values), n_folds=3,
-                                                      seed=2001, n_seeds=5))):
-            js = coverage_json(evaluate_intervals(pred, m.values, m.scales, folds))
+    obs = ~np.isnan(m.values)
+    side = make_predictor("side", **(side_params or {}))
+    for name, pred, Xp in (("default", make_predictor("default"), None), ("side", side, X)):
+        for label, folds in (("1003-1005", make_folds(obs, n_folds=3, seed=1003, n_seeds=3)),
+                             ("2001-2005", make_folds(obs, n_folds=3, seed=2001, n_seeds=5)),
+                             ("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids))):
+            js = coverage_json(evaluate_intervals(pred, m.values, m.scales, folds, covariates=Xp))
             print(f"{name} {label}: coverage {js['coverage']:.3f} median width "
                   f"{js['median_width']:.2f}", flush=True)
+
+
+def risk_covariates(bp, X) -> None:
+    """Side information in the trust estimate itself: the interval risk regression gets the
+    model's standardised covariates as extra features (cells regime; calibrated on seeds
+    1001-1002 as `calibrate` does). Prints coverage and median width (percent cells) with
+    and without them, on seeds 1003-1005 (choice), 2001-2005 and the published folds."""
+    from benchpress.predict.intervals import IntervalCalibrator, heldout_records
+
+    m = bp.matrix
+    Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
+    sd = np.nanstd(X, axis=0)
+    C = np.nan_to_num((X - np.nanmean(X, axis=0)) / np.where(sd > 0, sd, 1.0))
+    side = make_predictor("side")
+    cal_rec = heldout_records(side, Y, scales, make_folds(obs, n_folds=3, seed=1001, n_seeds=2),
+                              covariates=X)
+    sets = (("1003-1005", make_folds(obs, n_folds=3, seed=1003, n_seeds=3)),
+            ("2001-2005", make_folds(obs, n_folds=3, seed=2001, n_seeds=5)),
+            ("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)))
+    recs = {label: heldout_records(side, Y, scales, f, covariates=X) for label, f in sets}
+    for name, feats in (("risk features", lambda r: r["X"]),
+                        ("+ covariates", lambda r: np.hstack([r["X"], C[r["i"]]]))):
+        cal = IntervalCalibrator(0.1).fit(cal_rec["residual_z"], feats(cal_rec))
+        for label, rec in recs.items():
+            F = feats(rec)
+            lo, up = np.empty(rec["j"].size), np.empty(rec["j"].size)
+            for k, tr in enumerate(rec["transforms"]):
+                sel = rec["fold"] == k
+                lo[sel], up[sel] = cal.predict_interval(rec["zhat"][sel], F[sel], tr,
+                                                        rec["j"][sel])
+            pct = scales.kind[rec["j"]] == "percent"
+            a = rec["actual"][pct]
+            cov = np.mean((a >= lo[pct] - 1e-9) & (a <= up[pct] + 1e-9))
+            print(f"side, {name}, {label}: coverage {cov:.3f} median width "
+                  f"{np.median(up[pct] - lo[pct]):.2f}", flush=True)
+
+
+# third round (task: new models from 5 scores): the prior's weight per row as a function
+# of its score count, weight * (prior_n / n) ** prior_decay
+DECAY = [dict(prior_weight=w, prior_decay=d, prior_n=n)
+         for w in (3.0, 10.0) for d in (0.5, 1.0, 2.0) for n in (3.0, 5.0, 8.0)]
 
 
 def covariate_sets(m) -> None:
@@ -131,11 +164,22 @@ FINE = [dict(prior_alpha=a, prior_in_fit=True, prior_weight=w, effect_alpha=e)
         for a in (1.0, 3.0) for w in (3.0, 10.0) for e in (5.0, 10.0, 20.0)]
 
 
+# fourth round (new models from 5 scores): the regression blend and the ALS ridge with
+# side information (the default's values were chosen without it)
+BLEND = [dict(regression_weight=w, regularization=r)
+         for w in (0.2, 0.35, 0.5) for r in (0.05, 0.1, 0.2) if (w, r) != (0.35, 0.1)]
+BLEND += [dict(regression_weight=w, regularization=0.1) for w in (0.6, 0.7)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="chosen config: fresh and published too")
     ap.add_argument("--fine", action="store_true", help="the second, finer grid")
+    ap.add_argument("--decay", action="store_true", help="the third grid: prior weight by count")
+    ap.add_argument("--blend", action="store_true", help="the fourth grid: blend weight, ALS ridge")
     ap.add_argument("--intervals", action="store_true", help="interval coverage and width")
+    ap.add_argument("--risk-covariates", action="store_true",
+                    help="intervals with the covariates as extra risk features")
     ap.add_argument("--covariate-sets", action="store_true",
                     help="which covariates earn their keep (default parameters)")
     ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
@@ -149,6 +193,8 @@ def main() -> None:
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
+    if args.risk_covariates:
+        return risk_covariates(bp, X)
     if args.covariate_sets:
         return covariate_sets(m)
     if args.ablate:
@@ -162,7 +208,8 @@ def main() -> None:
     if not args.report:
         print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
         print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
-        for cfg in (FINE if args.fine else GRID):
+        grid = BLEND if args.blend else DECAY if args.decay else FINE if args.fine else GRID
+        for cfg in grid:
             t = time.perf_counter()
             r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)
             print(cfg, *(f"{v:.3f}" for v in r), f"({time.perf_counter() - t:.0f}s)", flush=True)

@@ -150,6 +150,15 @@ class BenchPress(NameResolution, FitsMixin):
         X = model_covariates(self.matrix.models)
         return {} if X is None else {"covariates": X}
 
+    def _covariate_rows(self, model_ids) -> list | None:
+        """Per name, the registered model's covariate row (n_features,) or None (a new
+        model); None when the predictor takes no covariates."""
+        X = self._side_info().get("covariates")
+        if X is None:
+            return None
+        pos = {m: k for k, m in enumerate(self.matrix.model_ids)}
+        return [X[pos[n]] if n in pos else None for n in model_ids]
+
     @cached_property
     def _support(self):
         """Risk features of the fitted predictor's cells (`conformal.MatrixSupport`),
@@ -234,33 +243,54 @@ class BenchPress(NameResolution, FitsMixin):
             row[col[bid]] = value
         return row, found.unknown, found.mapping
 
-    def predict(self, scores: dict[str, float], *, ignore_unknown: bool | None = None) -> Prediction:
+    def predict(self, scores: dict[str, float], *, ignore_unknown: bool | None = None,
+                metadata: dict | None = None) -> Prediction:
         """Predict every benchmark for a new model from its known scores (fold-in, no refit).
 
         Given scores are kept as given (kind "given", no interval); the frame's `pm` is the
         interval's half-width (upper - lower) / 2. A benchmark name that matches nothing
         raises BadInputError with suggestions, unless `ignore_unknown` (default: the
-        object's `ignore_unknown`; then it is left out and listed in `unknown`)."""
+        object's `ignore_unknown`; then it is left out and listed in `unknown`).
+
+        `metadata` (`--method side` only; others ignore it): what is known about the new
+        model, e.g. `{"provider": "OpenAI", "release_date": "2026-04-01", "is_reasoning":
+        True}` (also `open_weights`, `effort`); without it the model is folded in without
+        covariates."""
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
                                 + ", ".join(unknown))
-        return Prediction(self._predicted_row(row), unknown, resolved)
+        cov = None
+        if metadata is not None and self._side_info():
+            from benchpress.predict.side import metadata_covariates
 
-    def _fold_in_rows(self, S: np.ndarray, support=None) -> dict:
+            cov = metadata_covariates(metadata, self.matrix.models)
+        return Prediction(self._predicted_row(row, None if cov is None else cov[0]), unknown,
+                          resolved)
+
+    def _fold_in_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against the registry's fit, with "new_models" intervals;
         known cells keep their value and get no interval. Returns a dict of
         (n_rows, n_benchmarks) arrays predicted, lower, upper, trust. (A row folded in
-        alone or with others differs at most by float rounding, ~1e-12.)"""
-        out = conformal.fold_in_intervals(self.predictor, self.calibrator("new_models"), S,
-                                          support or self._support)
+        alone or with others differs at most by float rounding, ~1e-12.) `covariates`:
+        per row a covariate row (n_features,) or None (that row is folded in without)."""
+        cal, support = self.calibrator("new_models"), support or self._support
+        has = np.array([c is not None for c in covariates or [None] * S.shape[0]], dtype=bool)
+        out = conformal.fold_in_intervals(self.predictor, cal, S, support)
+        if has.any():  # rows with metadata: again with their covariates
+            with_cov = conformal.fold_in_intervals(
+                self.predictor, cal, S[has], support,
+                covariates=np.vstack([c for c in covariates if c is not None]))
+            for k in out:
+                out[k][has] = with_cov[k]
         known = ~np.isnan(S)
         return {"predicted": np.where(known, S, out["predicted"]),
                 **{k: np.where(known, np.nan, out[k]) for k in ("lower", "upper", "trust")}}
 
-    def _predicted_row(self, row: np.ndarray) -> pl.DataFrame:
-        out = {k: v[0] for k, v in self._fold_in_rows(row[None, :]).items()}
+    def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
+        cov = None if covariates is None else [covariates]
+        out = {k: v[0] for k, v in self._fold_in_rows(row[None, :], covariates=cov).items()}
         kind = np.where(np.isnan(row), "predicted", "given")
         return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
             pl.Series("given", row), pl.Series("predicted", out["predicted"]),
@@ -276,7 +306,8 @@ class BenchPress(NameResolution, FitsMixin):
         data of the matrix (see `benchpress.predict.intervals.calibrate`)."""
         if regime not in self._calibrators:
             self._calibrators[regime] = conformal.calibrate(
-                self.estimator, self.matrix.values, self.scales, regime=regime)
+                self.estimator, self.matrix.values, self.scales, regime=regime,
+                **self._side_info())
         return self._calibrators[regime]
 
     def interval_coverage(self, folds: Folds | None, *, regime: str = "cells", seed: int = 2001,
@@ -289,15 +320,19 @@ class BenchPress(NameResolution, FitsMixin):
         return evaluate_intervals(self.estimator, self.matrix.values, self.scales, folds,
                                   regime=regime, seed=seed, calibration_seed=calibration_seed,
                                   calibration_seeds=calibration_seeds,
-                                  benchmark_ids=self.matrix.benchmark_ids)
+                                  benchmark_ids=self.matrix.benchmark_ids, **self._side_info())
 
     def predict_model(self, model_id: str) -> Prediction:
         """A registered model's row from its observed scores, by the same definition as
-        `predict` (so `predict(<its observed scores>)` gives the same numbers)."""
+        `predict` (so `predict(<its observed scores>)` gives the same numbers; for
+        `--method side` the model's own metadata row is used, as `predict(...,
+        metadata=<its metadata>)` does)."""
         mid = self.resolve_models([model_id]).ids[0]
         row = self.matrix.values[self.matrix.model_ids.index(mid)]
         resolved = {b: b for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
-        return Prediction(self._predicted_row(row.copy()), [], resolved)
+        cov = self._covariate_rows([mid])
+        return Prediction(self._predicted_row(row.copy(), None if cov is None else cov[0]),
+                          [], resolved)
 
     # -- probe sets, new releases and rankings -----------------------------------------
     def _canonical_benchmark(self, given: str) -> str:
@@ -323,23 +358,23 @@ class BenchPress(NameResolution, FitsMixin):
                 base[pos[bid]] = float(value)
         return base
 
-    @cached_property
-    def _probe_search(self):
+    def _fit_probe_search(self, progress=None):
         from benchpress.predict.probes import ProbeSearch
 
         return ProbeSearch(self.estimator).fit(
-            self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids)
+            self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
+            progress=progress, **self._side_info())
+
+    @cached_property
+    def _probe_search(self):
+        return self._fit_probe_search()
 
     def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None):
         """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
         fit per model, made on first use and shared) scored by `objective` and `scope`;
         `progress(k, n, label)` reports those fits when they are made now."""
         if progress is not None and "_probe_search" not in self.__dict__:
-            from benchpress.predict.probes import ProbeSearch
-
-            self.__dict__["_probe_search"] = ProbeSearch(self.estimator).fit(
-                self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
-                progress=progress)
+            self.__dict__["_probe_search"] = self._fit_probe_search(progress)
         return self._probe_search.using(objective=objective, scope=scope)
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
@@ -382,7 +417,7 @@ class BenchPress(NameResolution, FitsMixin):
         return backtest(self.estimator, m.values, self.scales, m.models["release_date"].to_list(),
                         cutoff, probes=chosen, model_ids=m.model_ids,
                         benchmark_ids=m.benchmark_ids, candidates=cand,
-                        recent_months=recent_months)
+                        recent_months=recent_months, **self._side_info())
 
     def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
         """Pairwise ranking preservation of this method's held-out predictions on `folds`
@@ -426,7 +461,8 @@ class BenchPress(NameResolution, FitsMixin):
                        for n in names])
         observed = ~np.isnan(S)
         try:
-            out = self._fold_in_rows(S, conformal.MatrixSupport(self.predictor))
+            out = self._fold_in_rows(S, conformal.MatrixSupport(self.predictor),
+                                     self._covariate_rows(names))
             intervals, sure_from = ({k: out[k] for k in ("lower", "upper", "trust")},
                                     "calibrated 90% intervals (normal approximation)")
         except BadInputError:  # too little held-out data to calibrate on a small matrix

@@ -147,3 +147,107 @@ def test_benchpress_passes_the_model_metadata(paper_matrix):
     folds = make_folds(~np.isnan(Y), n_folds=3, seed=1001)
     default = BenchPress(matrix, make_predictor("default", **FAST))
     assert side.evaluate(folds).overall.medae < default.evaluate(folds).overall.medae
+
+
+def _meta_matrix(Y, X, n_bench):
+    """A ScoreMatrix of the synthetic scores whose model rows carry the covariate as a
+    release date (years since 2024-01-01) and nothing else."""
+    from datetime import date, timedelta
+
+    mids = [f"m{i}" for i in range(len(Y))]
+    bids = [f"b{j}" for j in range(n_bench)]
+    scales = BenchmarkScales(np.array(["percent"] * n_bench), np.zeros(n_bench),
+                             np.full(n_bench, 100.0))
+    days = [(date(2024, 1, 1) + timedelta(days=int(365.25 * x))).isoformat() for x in X[:, 0]]
+    plain = ScoreMatrix.from_arrays(Y, mids, bids, scales)
+    models = pl.DataFrame({"model_id": mids, "release_date": days})
+    bench = plain.benchmarks
+    if "name" not in bench.columns:
+        bench = bench.with_columns(pl.col("benchmark_id").alias("name"))
+    if "higher_is_better" not in bench.columns:
+        bench = bench.with_columns(pl.lit(True).alias("higher_is_better"))
+    return ScoreMatrix(Y, mids, bids, bench, models, scales=scales)
+
+
+def test_covariates_reach_interval_records_and_only_side_uses_them():
+    """new_model_records: each group's fit gets the kept rows' covariates and each fold-in
+    the held-out models' own: lower error than without; the default ignores them."""
+    from benchpress.predict.intervals import heldout_records, new_model_records
+
+    Y, scales, X = _synthetic()
+    side = make_predictor("side", **FAST)
+    with_x = new_model_records(side, Y, scales, given=(3,), covariates=X)
+    without = new_model_records(side, Y, scales, given=(3,))
+    err = {k: np.median(np.abs(r["actual"] - r["predicted"])) for k, r in
+           (("with", with_x), ("without", without))}
+    assert err["with"] < 0.9 * err["without"]
+    default = make_predictor("default", **FAST)
+    folds = make_folds(~np.isnan(Y), n_folds=3, seed=1001)
+    a = heldout_records(default, Y, scales, folds, covariates=X)
+    b = heldout_records(default, Y, scales, folds)
+    assert np.array_equal(a["predicted"], b["predicted"]) and np.array_equal(a["X"], b["X"])
+    c = heldout_records(side, Y, scales, folds, covariates=X)
+    assert not np.array_equal(c["predicted"], b["predicted"])
+
+
+def test_probe_search_and_backtest_use_covariates():
+    from benchpress.predict.backtest import backtest
+    from benchpress.predict.probes import ProbeSearch
+
+    Y, scales, X = _synthetic()
+    Y, X = Y[:60], X[:60]
+    side = make_predictor("side", **FAST)
+    plain = ProbeSearch(side).fit(Y, scales)
+    cov = ProbeSearch(side).fit(Y, scales, covariates=X)
+    assert all(p.covariates_ is not None for p in cov.predictors_ if p is not None)
+    assert all(p.covariates_ is None for p in plain.predictors_ if p is not None)
+    masks = np.zeros((1, Y.shape[1]), dtype=bool)
+    masks[0, :2] = True
+    assert cov.objective_values(masks)[0] < plain.objective_values(masks)[0]
+    dates = [f"2025-{1 + i % 12:02d}-01" for i in range(len(Y))]
+    bids = [str(j) for j in range(Y.shape[1])]
+    a = backtest(side, Y, scales, dates, "2025-10-01", probes=bids[:3], covariates=X)
+    b = backtest(side, Y, scales, dates, "2025-10-01", probes=bids[:3])
+    assert a.medae != b.medae
+
+
+def test_predict_model_and_compare_use_the_models_own_metadata():
+    Y, scales, X = _synthetic()
+    m = _meta_matrix(Y, X, Y.shape[1])
+    side = BenchPress(m, make_predictor("side", **FAST))
+    mid = m.model_ids[3]
+    row = m.values[3]
+    given = {b: float(v) for b, v in zip(m.benchmark_ids, row) if not np.isnan(v)}
+    own = side.predict_model(mid).frame["predicted"].to_numpy()
+    typed = side.predict(given).frame["predicted"].to_numpy()
+    assert not np.allclose(own, typed)  # metadata moves the registered model's row
+    fitted = side.predictor
+    cov = model_covariates(m.models)[3:4]
+    expect = np.where(np.isnan(row), fitted.fold_in(row[None], covariates=cov)[0], row)
+    assert np.allclose(own, expect)
+    meta = {"release_date": m.models["release_date"][3]}
+    assert np.allclose(side.predict(given, metadata=meta).frame["predicted"].to_numpy(), own)
+    with pytest.raises(BadInputError, match="unknown metadata"):
+        side.predict(given, metadata={"colour": "red"})
+    cmp = side.compare([mid, m.model_ids[4]], new_models={"newbie": dict(list(given.items())[:3])})
+    # the registered model's row in compare is its predict_model row (its own metadata)
+    assert np.allclose(cmp.frame[mid].to_numpy(), own)
+    assert np.allclose(cmp.frame["newbie"].to_numpy(), side.predict(
+        dict(list(given.items())[:3])).frame["predicted"].to_numpy())
+    default = BenchPress(m, make_predictor("default", **FAST))
+    assert np.array_equal(default.predict_model(mid).frame["predicted"].to_numpy(),
+                          default.predict(given).frame["predicted"].to_numpy())
+
+
+def test_drift_profile_fits_side_with_the_versions_metadata():
+    from benchpress.predict.drift import DriftThresholds, profile
+
+    Y, scales, X = _synthetic(n_models=40, n_bench=12)
+    m = _meta_matrix(Y, X, Y.shape[1])
+    cfg = DriftThresholds(method="side")
+    side = profile(m, cfg, predictor=make_predictor("side", **FAST),
+                   probe_predictor=make_predictor("default", **FAST))
+    default = profile(m, cfg, predictor=make_predictor("default", **FAST),
+                      probe_predictor=make_predictor("default", **FAST))
+    assert side.predictor_.covariates_.shape == (len(Y), 2)  # date and its square
+    assert side.medae != default.medae

@@ -26,6 +26,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.metrics import Metrics, compute_metrics
 from benchpress.predict.probes import ProbeSearch
 from benchpress.predict.transform import BenchmarkScales
@@ -101,7 +102,7 @@ def as_date(value) -> dt.date | None:
 
 def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates, cutoff, *,
              probes=5, model_ids=None, benchmark_ids=None, candidates=None,
-             recent_months: float | None = 6.0) -> BacktestResult:
+             recent_months: float | None = 6.0, covariates=None) -> BacktestResult:
     """Fit on models released before ``cutoff``; predict each later model from its probes.
 
     Parameters
@@ -122,6 +123,9 @@ def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates
         The greedy objective counts the training models released this many months
         (30.44 days each) before the cutoff; None or 0: every training model. Falls back
         to every training model when fewer than 3 are that recent.
+    covariates : ndarray, shape (n_models, n_features), optional
+        Per-model covariates (predictors that accept them): the training rows reach the
+        probe search and the fit, the test rows their fold-in.
 
     Returns
     -------
@@ -147,7 +151,8 @@ def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates
         raise BadInputError(f"no model with scores was released on or after {cut}")
     Y_train = Y[before]
     if isinstance(probes, (int, np.integer)):
-        search = ProbeSearch(predictor).fit(Y_train, scales, benchmark_ids=bids)
+        search = ProbeSearch(predictor).fit(Y_train, scales, benchmark_ids=bids,
+                                            **covariate_kwargs(predictor, covariates, before))
         recent, chosen_on = None, "training models"
         if recent_months:
             start = months_before(cut, recent_months)
@@ -165,10 +170,10 @@ def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates
             raise BadInputError(f"unknown probe benchmarks: {', '.join(unknown)}")
         chosen_on = "given"
     pmask = np.isin(np.asarray(bids, dtype=object), chosen)
-    pred = clone(predictor).fit(Y_train, scales)
+    pred = clone(predictor).fit(Y_train, scales, **covariate_kwargs(predictor, covariates, before))
     Y_test = Y[test]
     rows = np.where(pmask, Y_test, np.nan)
-    P = np.atleast_2d(pred.fold_in(rows))
+    P = np.atleast_2d(pred.fold_in(rows, **covariate_kwargs(predictor, covariates, test)))
     obs = ~np.isnan(Y_test)
     ti, tj = np.nonzero(obs)
     is_probe = pmask[tj]

@@ -31,7 +31,7 @@ def _count_bin(n) -> np.ndarray:
 
 def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds | None,
                       calibrator: IntervalCalibrator, *, benchmark_ids=None,
-                      regime: str = "cells", seed: int = 2001) -> dict:
+                      regime: str = "cells", seed: int = 2001, covariates=None) -> dict:
     """Coverage and width of ``calibrator``'s intervals on held-out data, each held-out
     fit a clone of the unfitted ``predictor``.
 
@@ -51,9 +51,9 @@ def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, fold
     """
     Y = check_scores(Y, scales)
     if regime == "new_models":
-        rec = new_model_records(predictor, Y, scales, seed=seed)
+        rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates)
     else:
-        rec = heldout_records(predictor, Y, scales, folds)
+        rec = heldout_records(predictor, Y, scales, folds, covariates=covariates)
     lower, upper, trust = (np.empty(rec["fold"].size) for _ in range(3))
     for k, tr in enumerate(rec["transforms"]):  # the interval space of each fold's fit
         sel = rec["fold"] == k
@@ -109,18 +109,19 @@ def summarize(cells: pl.DataFrame) -> dict:
 def evaluate_intervals(predictor: BasePredictor, Y, scales: BenchmarkScales,
                        folds: Folds | None, *, regime: str = "cells",
                        calibration_seed: int = 1001, calibration_seeds: int = 2,
-                       seed: int = 2001, benchmark_ids=None) -> dict:
+                       seed: int = 2001, benchmark_ids=None, covariates=None) -> dict:
     """Calibrate on our own random partitions, then measure coverage on other data.
 
     Cells regime: calibrated on per-model partitions with seeds ``calibration_seed ..``,
     measured on ``folds``. New-model regime: calibrated with ``calibration_seed``,
-    measured with ``seed``. Returns :func:`interval_coverage`'s dict plus ``calibrator``
+    measured with ``seed``. ``covariates`` (n_models, n_features) reach every fit of a
+    predictor that accepts them. Returns :func:`interval_coverage`'s dict plus ``calibrator``
     (its JSON form).
     """
     cal = calibrate(predictor, Y, scales, regime=regime, seed=calibration_seed,
-                    n_seeds=calibration_seeds)
+                    n_seeds=calibration_seeds, covariates=covariates)
     out = interval_coverage(predictor, Y, scales, folds, cal, benchmark_ids=benchmark_ids,
-                            regime=regime, seed=seed)
+                            regime=regime, seed=seed, covariates=covariates)
     return {**out, "calibrator": cal.to_json()}
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from benchpress.errors import BadInputError
 from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.side import covariate_kwargs, model_covariates
 from benchpress.predict.evaluate import evaluate
 from benchpress.predict.folds import make_folds
 from benchpress.predict.intervals import point_size
@@ -222,10 +223,12 @@ def benchmark_subspace(Zc, cols) -> np.ndarray:
     return vt[:2].T
 
 
-def _probes(Y, scales, ids, cfg: DriftThresholds, probe_predictor: BasePredictor) -> tuple:
+def _probes(Y, scales, ids, cfg: DriftThresholds, probe_predictor: BasePredictor,
+            covariates=None) -> tuple:
     if Y.shape[0] < 3 or Y.shape[1] <= cfg.probes_k:
         return None, None, "matrix too small for probe selection", None
-    search = ProbeSearch(probe_predictor).fit(Y, scales, benchmark_ids=ids)
+    search = ProbeSearch(probe_predictor).fit(
+        Y, scales, benchmark_ids=ids, **covariate_kwargs(probe_predictor, covariates))
     final = search.select(cfg.probes_k).final
     return list(final.probes), float(final.medae), "", search
 
@@ -235,6 +238,14 @@ def drift_predictors(cfg: DriftThresholds, predictor: BasePredictor | None,
     """The given predictor objects, or ``cfg``'s methods with their defaults."""
     return (predictor or make_predictor(cfg.method),
             probe_predictor or make_predictor(cfg.probe_method))
+
+
+def _version_covariates(version, *predictors):
+    """The version's model covariates when one of ``predictors`` accepts them, else None."""
+    if not any(getattr(p, "accepts_covariates", False) for p in predictors):
+        return None
+    models = getattr(version, "models", None)
+    return None if models is None else model_covariates(models)
 
 
 def profile(version: "ScoreMatrix", cfg: DriftThresholds | None = None, *,
@@ -250,13 +261,15 @@ def profile(version: "ScoreMatrix", cfg: DriftThresholds | None = None, *,
     obs = ~np.isnan(Y)
     folds = make_folds(obs, n_folds=3, seed=cfg.seed, min_scores=3)
     errs = rank_errors(Y, sc, folds, ranks=range(1, cfg.max_rank + 1))
-    res = evaluate(predictor, Y, sc, folds, benchmark_ids=ids)
+    X = _version_covariates(version, predictor, probe_predictor)
+    res = evaluate(predictor, Y, sc, folds, benchmark_ids=ids,
+                   **covariate_kwargs(predictor, X))
     pts = dict(zip(ids, point_size(sc, Y).tolist()))
     per_b = {b: m / pts[b] for b, m in zip(res.per_benchmark["benchmark_id"].to_list(),
                                            res.per_benchmark["medae"].to_list()) if m is not None}
     Zc = _completed_z(Y, sc)
-    pred = clone(predictor).fit(Y, sc)
-    probes, probes_medae, note, search = _probes(Y, sc, ids, cfg, probe_predictor)
+    pred = clone(predictor).fit(Y, sc, **covariate_kwargs(predictor, X))
+    probes, probes_medae, note, search = _probes(Y, sc, ids, cfg, probe_predictor, X)
     var1, var2, var3 = _variance(Y, sc, cfg.n_submatrices)
     return VersionProfile(
         label=version.label, n_models=int(Y.shape[0]), n_benchmarks=int(Y.shape[1]),

@@ -36,6 +36,7 @@ from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.evaluate import fold_fits
 from benchpress.predict.folds import Folds, make_folds
+from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
@@ -282,28 +283,32 @@ def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
 
 
 def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, scores,
-                      support: MatrixSupport | None = None) -> dict:
+                      support: MatrixSupport | None = None, *, covariates=None) -> dict:
     """Fold-in predictions with intervals for new models.
 
     ``scores`` (n_benchmarks,) or (n_rows, n_benchmarks) are known scores (NaN =
     unknown); ``predictor`` is fitted and ``calibrator`` calibrated for the same method
     (:func:`calibrate`); ``support`` may reuse a :class:`MatrixSupport` of ``predictor``.
+    ``covariates`` (n_rows, n_features) reach the fold-in of predictors that accept them.
     Returns a dict of arrays shaped like ``scores``: ``predicted, lower, upper, trust``.
     """
     S = np.asarray(scores, dtype=float)
     S2 = np.atleast_2d(S)
     support = support or MatrixSupport(predictor)
-    P, spread = _fold_in(predictor, S2)
+    X_new = None if covariates is None else np.atleast_2d(np.asarray(covariates, dtype=float))
+    P, spread = _fold_in(predictor, S2, X_new)
     zhat, X = support.new_rows(S2, P, spread)
     out = {"predicted": P, **_intervals(support, calibrator, zhat, X, S2.shape)}
     return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
 
 
-def _fold_in(predictor, S2):
-    """Fold-in predictions and spread (None for predictors without one) of rows S2."""
+def _fold_in(predictor, S2, covariates=None):
+    """Fold-in predictions and spread (None for predictors without one) of rows S2, with
+    the rows' ``covariates`` when the predictor accepts them."""
+    extra = covariate_kwargs(predictor, covariates)
     if hasattr(predictor, "complete_spread"):
-        return predictor.fold_in(S2, return_spread=True)
-    return predictor.fold_in(S2), None
+        return predictor.fold_in(S2, return_spread=True, **extra)
+    return predictor.fold_in(S2, **extra), None
 
 
 def _records(parts: list) -> dict:
@@ -323,7 +328,8 @@ def _part(k, support, Y, i, j, predicted, zhat, X, counts, pts) -> dict:
     return {**{n: v[keep] for n, v in vals.items()}, "transform": support.transform}
 
 
-def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds) -> dict:
+def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
+                    covariates=None) -> dict:
     """Cells regime: refit a clone of the unfitted ``predictor`` with each fold hidden;
     collect the held-out cells.
 
@@ -331,11 +337,13 @@ def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds:
     i, j, actual, predicted, zhat`` (prediction in the interval space), ``residual_z,
     X, model_count`` (the model's training score count), ``point``; and ``transforms``,
     the interval space of each fold. Held-out cells must be observed in ``Y``
-    (:func:`~benchpress.predict.evaluate.fold_fits`).
+    (:func:`~benchpress.predict.evaluate.fold_fits`). ``covariates`` (n_models,
+    n_features) reach every fit of a predictor that accepts them.
     """
     Y = check_scores(Y, scales)
     pts, parts = point_size(scales, Y), []
-    for k, i, j, fitted in fold_fits(predictor, Y, scales, folds):
+    for k, i, j, fitted in fold_fits(predictor, Y, scales, folds,
+                                     **covariate_kwargs(predictor, covariates)):
         support = MatrixSupport(fitted)
         zhat, X = support.cells(i, j)
         parts.append(_part(k, support, Y, i, j, support.P[i, j], zhat, X,
@@ -344,11 +352,14 @@ def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds:
 
 
 def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
-                      n_groups: int = 5, given=(3, 5, 8, 12), seed: int = 1001) -> dict:
+                      n_groups: int = 5, given=(3, 5, 8, 12), seed: int = 1001,
+                      covariates=None) -> dict:
     """New-model regime: whole models are held out (``n_groups`` groups, one fit each of a
     clone of the unfitted ``predictor``);
     each is folded in from ``given[k]`` random known scores (cycled over models) and its
-    other scores are predicted. Same keys as :func:`heldout_records`."""
+    other scores are predicted. Same keys as :func:`heldout_records`. ``covariates``
+    (n_models, n_features): each fit gets the kept rows', each fold-in the held-out
+    models' own rows (predictors that accept them only)."""
     Y = check_scores(Y, scales)
     obs, pts, parts = ~np.isnan(Y), point_size(scales, Y), []
     rng = np.random.default_rng(seed)
@@ -358,12 +369,14 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
         mine = rows[group == g]
         keep = np.ones(Y.shape[0], dtype=bool)
         keep[mine] = False
-        support = MatrixSupport(clone(predictor).fit(Y[keep], scales))
+        support = MatrixSupport(clone(predictor).fit(
+            Y[keep], scales, **covariate_kwargs(predictor, covariates, keep)))
         k = np.asarray(given)[np.arange(mine.size) % len(given)]
         keys = np.where(obs[mine], rng.random((mine.size, Y.shape[1])), np.inf)
         known = obs[mine] & (np.argsort(np.argsort(keys, axis=1), axis=1) < k[:, None])
         S = np.where(known, Y[mine], np.nan)
-        P, spread = _fold_in(support.predictor, S)
+        X_mine = covariate_kwargs(predictor, covariates, mine).get("covariates")
+        P, spread = _fold_in(support.predictor, S, X_mine)
         zhat, X = support.new_rows(S, P, spread)
         ii, jj = np.nonzero(obs[mine] & ~known)
         flat = ii * Y.shape[1] + jj
@@ -374,7 +387,7 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
 
 def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: str = "cells",
               folds: Folds | None = None, alpha: float = 0.1, seed: int = 1001,
-              n_seeds: int = 2, n_folds: int = 3) -> IntervalCalibrator:
+              n_seeds: int = 2, n_folds: int = 3, covariates=None) -> IntervalCalibrator:
     """Fit an :class:`IntervalCalibrator` for the unfitted ``predictor`` on held-out data
     of ``Y`` (each held-out fit is a clone of it).
 
@@ -382,15 +395,16 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     project's own random per-model partitions (seeds ``seed .. seed + n_seeds - 1``,
     ``n_folds`` folds each; never the published ones) unless ``folds`` is given.
     ``regime="new_models"``: new models folded in from a few scores
-    (:func:`new_model_records` with ``seed``).
+    (:func:`new_model_records` with ``seed``). ``covariates`` (n_models, n_features)
+    reach every fit and fold-in of a predictor that accepts them.
     """
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
         raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
     if regime == "new_models":
-        rec = new_model_records(predictor, Y, scales, seed=seed)
+        rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates)
     else:
         if folds is None:
             folds = make_folds(~np.isnan(Y), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
-        rec = heldout_records(predictor, Y, scales, folds)
+        rec = heldout_records(predictor, Y, scales, folds, covariates=covariates)
     return IntervalCalibrator(alpha, regime=regime).fit(rec["residual_z"], rec["X"])

@@ -34,6 +34,7 @@ from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
 from benchpress.predict.metrics import abs_errors
+from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
@@ -121,7 +122,7 @@ def probe_set_change(previous, current) -> dict:
 
 
 def refit_transcripts(predictor: BasePredictor, Y, scales: BenchmarkScales, probe_mask, *,
-                      models=None) -> np.ndarray:
+                      models=None, covariates=None) -> np.ndarray:
     """The paper's design: per model, refit (a clone of the unfitted ``predictor``) on the
     matrix with that model's row cut down to the probes, and read its predicted row.
 
@@ -132,6 +133,8 @@ def refit_transcripts(predictor: BasePredictor, Y, scales: BenchmarkScales, prob
     probe_mask : array_like of bool, shape (n_benchmarks,)
     models : sequence of int, optional
         Model rows to predict (default: all).
+    covariates : ndarray, shape (n_models, n_features), optional
+        Reach every refit of a predictor that accepts them.
 
     Returns
     -------
@@ -145,7 +148,9 @@ def refit_transcripts(predictor: BasePredictor, Y, scales: BenchmarkScales, prob
         for i in rows:  # one refit per model: the slow design this module replaces
             Yt = Y.copy()
             Yt[i, ~probe] = np.nan
-            out[i] = clone(predictor).fit(Yt, scales).complete(keep_observed=False)[i]
+            out[i] = clone(predictor).fit(
+                Yt, scales, **covariate_kwargs(predictor, covariates)).complete(
+                keep_observed=False)[i]
     return out
 
 
@@ -197,8 +202,10 @@ class ProbeSearch:
         return other
 
     def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None,
-            progress=None) -> "ProbeSearch":
-        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks).
+            covariates=None, progress=None) -> "ProbeSearch":
+        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks);
+        ``covariates`` (n_models, n_features), for a predictor that accepts them, reach
+        each fit without the held-out model's row and its fold-ins with that row.
 
         ``progress(k, n, label)``, when given, is called after each model's fit (``k`` of
         ``n`` models); it only reports (the fits are the same without it)."""
@@ -209,6 +216,7 @@ class ProbeSearch:
         check_predictor(self.predictor)
         t0 = time.perf_counter()
         self.Y_, self.scales_ = Y, scales
+        self.covariates_ = covariate_kwargs(self.predictor, covariates).get("covariates")
         self.obs_ = ~np.isnan(Y)
         self.benchmark_ids_ = (list(benchmark_ids) if benchmark_ids is not None
                                else [str(j) for j in range(Y.shape[1])])
@@ -218,7 +226,8 @@ class ProbeSearch:
         n_m, fits = Y.shape[0], []
         with single_blas_thread():
             for i in range(n_m):
-                fits.append(clone(self.predictor).fit(np.delete(Y, i, axis=0), scales)
+                fits.append(clone(self.predictor).fit(np.delete(Y, i, axis=0), scales,
+                                                      **self._covariates(np.arange(n_m) != i))
                             if self.obs_[i].any() else None)
                 if progress is not None:
                     progress(i + 1, n_m, f"leave-one-model-out fit {i + 1} of {n_m}")
@@ -227,6 +236,11 @@ class ProbeSearch:
         self.actual_ = Y[self.cell_model_, self.cell_bench_]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _covariates(self, rows) -> dict:
+        """``{"covariates": rows of the search's covariates}`` or ``{}`` without them."""
+        cov = getattr(self, "covariates_", None)
+        return {} if cov is None else {"covariates": cov[rows]}
 
     def _fitted(self) -> None:
         if not hasattr(self, "predictors_"):
@@ -265,7 +279,8 @@ class ProbeSearch:
             uniq, inv = np.unique(seen, axis=0, return_inverse=True)
             rows = np.full((uniq.shape[0], n_b), np.nan)
             rows[:, js] = np.where(uniq, self.Y_[i, js], np.nan)
-            P = pred.fold_in(rows)[:, js]                         # (n_unique, n_obs_i)
+            extra = self._covariates(np.full(rows.shape[0], i))
+            P = pred.fold_in(rows, **extra)[:, js]                # (n_unique, n_obs_i)
             P = np.where(uniq, self.Y_[i, js], P)                 # probe cells are exact
             out[:, start:start + js.size] = P[inv.reshape(-1)]
             start += js.size

@@ -16,7 +16,8 @@ computed from scores):
    regression of the training residuals (z units) on the covariates, added to every
    prediction of a row with covariates.
 
-The defaults (prior 3, in the fit, weight 3; effects 5) were chosen on our own partitions
+The defaults (prior 3, in the fit, weight 3; effects 5; blend weight 0.5 with covariates)
+were chosen on our own partitions
 only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
 scores; ``benchmarks/side_info_study.py``), never on the published folds.
 
@@ -37,7 +38,8 @@ from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
 
-__all__ = ["SideInfoPredictor", "model_covariates", "check_covariates"]
+__all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
+           "covariate_kwargs", "METADATA_FIELDS"]
 
 _EPOCH = date(2024, 1, 1)
 _MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
@@ -57,7 +59,8 @@ def _years(value) -> float:
 
 
 def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
-                     providers: bool = True) -> np.ndarray | None:
+                     providers: bool = True, reference: pl.DataFrame | None = None
+                     ) -> np.ndarray | None:
     """Per-model covariates from a models frame, shape (n_models, n_features), float.
 
     Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
@@ -65,7 +68,9 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
     effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
     with at least ``min_provider`` models in the frame (when ``providers``). Missing values
     are NaN (the predictor fills them with the training mean). None when the frame carries
-    none of these fields (e.g. ``ScoreMatrix.from_arrays``).
+    none of these fields (e.g. ``ScoreMatrix.from_arrays``). ``reference`` (default:
+    ``models``) is the frame whose providers are counted, so that rows of a new model
+    get the columns of the fit's covariates.
     """
     cols = []
     if "release_date" in models.columns:
@@ -78,12 +83,34 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
         cols.append([float(bool(v)) for v in models["effort"].to_list()])
     if providers and "provider" in models.columns:
         prov = models["provider"].to_list()
-        counts = {p: prov.count(p) for p in set(prov) if p}
+        ref = prov if reference is None else reference["provider"].to_list()
+        counts = {p: ref.count(p) for p in set(ref) if p}
         for p in sorted(k for k, n in counts.items() if n >= min_provider):
             cols.append([float(v == p) for v in prov])
     if not cols:
         return None
     return np.asarray(cols, dtype=float).T.reshape(models.height, len(cols))
+
+
+METADATA_FIELDS = ("provider", "release_date", "is_reasoning", "open_weights", "effort")
+
+
+def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
+    """Covariates (1, n_features) of one new model from ``metadata`` (keys among
+    :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
+    :func:`model_covariates` gives the registry's models frame ``reference``; None when
+    ``reference`` has no such field. An unknown key raises BadInputError."""
+    unknown = sorted(set(metadata) - set(METADATA_FIELDS))
+    if unknown:
+        raise BadInputError(f"unknown metadata field(s) {', '.join(unknown)}; "
+                            f"use {', '.join(METADATA_FIELDS)}")
+    cols = [c for c in METADATA_FIELDS if c in reference.columns]
+    row = pl.DataFrame({c: [None if metadata.get(c) is None else str(metadata[c])]
+                        if c in ("provider", "release_date", "effort") else
+                        [None if metadata.get(c) is None else bool(metadata[c])] for c in cols},
+                       schema={c: pl.String if c in ("provider", "release_date", "effort")
+                               else pl.Boolean for c in cols})
+    return model_covariates(row, reference=reference) if cols else None
 
 
 def check_covariates(covariates, n_rows: int, n_features: int | None = None):
@@ -98,6 +125,17 @@ def check_covariates(covariates, n_rows: int, n_features: int | None = None):
     if np.isinf(X).any():
         raise BadInputError("covariates contain infinite values")
     return X
+
+
+def covariate_kwargs(predictor, covariates, rows=None) -> dict:
+    """``{"covariates": covariates[rows]}`` for a ``fit``/``fold_in`` call when
+    ``predictor`` accepts covariates and ``covariates`` (n_models, n_features) is given;
+    ``{}`` otherwise (every other predictor is called exactly as before). ``rows`` is any
+    numpy row index (ints or a bool mask); None = all rows."""
+    if covariates is None or not getattr(predictor, "accepts_covariates", False):
+        return {}
+    X = np.asarray(covariates, dtype=float)
+    return {"covariates": X if rows is None else X[rows]}
 
 
 def _ridge(X, T, alpha):
@@ -120,6 +158,17 @@ class SideInfoPredictor(ALSPredictor):
         closer to what their covariates predict).
     effect_alpha : float or None, default 5.0
         Ridge penalty of the per-benchmark covariate effects on the residuals; None = none.
+    prior_decay : float, default 0.0
+        A row with ``n`` known scores is pulled towards its prior with weight
+        ``prior_weight * (prior_n / n) ** prior_decay`` (0: the same weight for every row;
+        larger: rows with more scores lean less on their covariates).
+    prior_n : float, default 5.0
+        The score count at which the weight is exactly ``prior_weight``.
+    covariate_regression_weight : float or None, default 0.5
+        The ALS/regression blend weight used when covariates are present (the prior makes
+        the ALS part better at few scores, so it leans more on the regression: 0.5 was
+        chosen on seeds 1001-1005); None = ``regression_weight``. Without covariates the
+        blend is the default's.
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -134,17 +183,23 @@ class SideInfoPredictor(ALSPredictor):
 
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
-                 effect_alpha: float | None = 5.0, **als_params):
+                 effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
+                 prior_n: float = 5.0, covariate_regression_weight: float | None = 0.5,
+                 **als_params):
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
         self.prior_weight = prior_weight
         self.effect_alpha = effect_alpha
+        self.prior_decay = prior_decay
+        self.prior_n = prior_n
+        self.covariate_regression_weight = covariate_regression_weight
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
-                                           "effect_alpha"]
+                                           "effect_alpha", "prior_decay", "prior_n",
+                                           "covariate_regression_weight"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -154,6 +209,10 @@ class SideInfoPredictor(ALSPredictor):
         return super().fit(Y, scales)
 
     def _standardise(self, X):
+        """Standardised covariates, NaN -> 0; values outside the training range (e.g. a
+        release date after every training model's) are clipped to it: the prior and the
+        effects are not extrapolated."""
+        X = np.clip(X, self.x_min_, self.x_max_)
         return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0)
 
     def _fit(self, Y, scales) -> None:
@@ -168,6 +227,8 @@ class SideInfoPredictor(ALSPredictor):
         dev = np.where(seen, X - self.x_mean_, 0.0)
         sd = np.sqrt((dev ** 2).sum(axis=0) / np.maximum(n_seen, 1))
         self.x_scale_ = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+        self.x_min_ = np.where(n_seen > 0, np.where(seen, X, np.inf).min(axis=0), -np.inf)
+        self.x_max_ = np.where(n_seen > 0, np.where(seen, X, -np.inf).max(axis=0), np.inf)
         Xs = self.covariates_ = self._standardise(X)
         ens = self.ensemble_
         S, n_m, r = ens.U_.shape
@@ -202,6 +263,9 @@ class SideInfoPredictor(ALSPredictor):
         (S, n_rows, n_benchmarks)."""
         ens = self.ensemble_
         W = (~np.isnan(Z_rows)).astype(float)
+        if self.prior_decay:  # reg * f per row == cell weights / f per row
+            f = (float(self.prior_n) / np.maximum(W.sum(axis=1), 1.0)) ** float(self.prior_decay)
+            W = W / f[:, None]
         P = self._prior_theta(Xs)
         base = (ens.mu_[:, None, None] + ens.benchmark_bias_[:, None, :] + P[:, :, :1]
                 + P[:, :, 1:] @ ens.V_.transpose(0, 2, 1))
@@ -213,11 +277,18 @@ class SideInfoPredictor(ALSPredictor):
                                                ens.V_[s:s + 1], reg_diag=reg)[0]
         return out
 
+    def _side_blend(self, Z_als, Z_reg):
+        """The default's blend with ``covariate_regression_weight`` (rows with covariates)."""
+        w = self.covariate_regression_weight
+        if self.regression_ is None or w is None:
+            return self._blend(Z_als, Z_reg)
+        return np.where(np.isnan(Z_reg), Z_als, (1.0 - w) * Z_als + w * Z_reg)
+
     def _als_blend_z(self):
         """Blended z completion of the training rows (with the prior when used)."""
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
         reg = self.regression_z_ if self.regression_ is not None else None
-        return self._blend(Zs.mean(axis=0), reg)
+        return self._side_blend(Zs.mean(axis=0), reg)
 
     def _predict(self) -> np.ndarray:
         if self.covariates_ is None:
@@ -234,7 +305,7 @@ class SideInfoPredictor(ALSPredictor):
         if self.covariates_ is None:
             return super().complete_spread()
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
-        Zs = self._blend(Zs, self.regression_z_ if self.regression_ is not None else None)
+        Zs = self._side_blend(Zs, self.regression_z_ if self.regression_ is not None else None)
         if self.effects_ is not None:
             Zs = Zs + (self.covariates_ @ self.effects_)[None]
         return self.transform_.to_scores(Zs).std(axis=0)
@@ -263,7 +334,7 @@ class SideInfoPredictor(ALSPredictor):
             Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
                   else self.ensemble_.fold_in_starts(Z_new))
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
-            Zs = self._blend(Zs, reg)
+            Zs = self._side_blend(Zs, reg)
             if self.effects_ is not None:
                 Zs = Zs + (Xs @ self.effects_)[None]
         out = self.transform_.to_scores(Zs.mean(axis=0))
