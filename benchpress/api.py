@@ -30,6 +30,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 from benchpress.api_fits import FitsMixin  # from_pretrained, compare_models, ...
+from benchpress.api_probes import Comparison, ProbesMixin  # probes, backtest, ranking, compare
 from benchpress.folds_io import read_folds
 from benchpress.home import Home, find_home
 from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
@@ -64,21 +65,11 @@ class Prediction:
     resolved: dict[str, str] = field(default_factory=dict)  # given id -> canonical id
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """Outcome of `BenchPress.compare`: `frame` (one row per benchmark, see
-    `benchpress.predict.ranking.compare_models`) and `uncertainty_source`, where the
-    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none)."""
-
-    frame: pl.DataFrame
-    uncertainty_source: str
-
-
 def _home(home) -> Home:
     return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
 
 
-class BenchPress(NameResolution, FitsMixin):
+class BenchPress(NameResolution, ProbesMixin, FitsMixin):
     """One registry state and one predictor: the front door of the CLI, the report and
     the Python API.
 
@@ -334,7 +325,7 @@ class BenchPress(NameResolution, FitsMixin):
         return Prediction(self._predicted_row(row.copy(), None if cov is None else cov[0]),
                           [], resolved)
 
-    # -- probe sets, new releases and rankings -----------------------------------------
+    # -- names -------------------------------------------------------------------------
     def _canonical_benchmark(self, given: str) -> str:
         """The canonical id of a benchmark name or alias (unchanged when unknown)."""
         if given in self.matrix.benchmark_ids or self._resolver is None:
@@ -344,147 +335,6 @@ class BenchPress(NameResolution, FitsMixin):
     def benchmark_ids(self, given) -> list[str]:
         """Canonical ids of benchmark names/aliases (see `resolve_benchmarks`)."""
         return self.resolve_benchmarks(list(given)).ids
-
-    def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
-        """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
-        by `costs` ({benchmark id or alias: cost}; unknown benchmarks ignored); NaN = unknown."""
-        meta = self.matrix.benchmarks
-        base = (meta["cost"].cast(pl.Float64).fill_null(np.nan).to_numpy().copy()
-                if "cost" in meta.columns else np.full(len(self.matrix.benchmark_ids), np.nan))
-        pos = {b: j for j, b in enumerate(self.matrix.benchmark_ids)}
-        for given, value in (costs or {}).items():
-            bid = self._canonical_benchmark(given)
-            if bid in pos:
-                base[pos[bid]] = float(value)
-        return base
-
-    def _fit_probe_search(self, progress=None):
-        from benchpress.predict.probes import ProbeSearch
-
-        return ProbeSearch(self.estimator).fit(
-            self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
-            progress=progress, **self._side_info())
-
-    @cached_property
-    def _probe_search(self):
-        return self._fit_probe_search()
-
-    def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None):
-        """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
-        fit per model, made on first use and shared) scored by `objective` and `scope`;
-        `progress(k, n, label)` reports those fits when they are made now."""
-        if progress is not None and "_probe_search" not in self.__dict__:
-            self.__dict__["_probe_search"] = self._fit_probe_search(progress)
-        return self._probe_search.using(objective=objective, scope=scope)
-
-    def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
-               budget: float | None = None, objective: str = "medae", scope: str = "all",
-               swap: str = "each", recent_months: float | None = None, progress=None):
-        """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`.
-
-        `recent_months`: the objective counts only models released within that many
-        months of the newest release (every model still informs the fits)."""
-        from benchpress.predict.backtest import as_date, months_before
-
-        cand = self.benchmark_ids(candidates) if candidates is not None else None  # before any fit
-        search = self.probe_search(objective=objective, scope=scope, progress=progress)
-        models = None
-        if recent_months:
-            dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]
-            if not any(dates):
-                raise BadInputError("recent_months needs release dates, and no model has one")
-            start = months_before(max(d for d in dates if d), recent_months)
-            models = np.array([d is not None and d >= start for d in dates])
-        return search.select(k, candidates=cand, costs=self.benchmark_costs(costs),
-                             budget=budget, swap=swap, models=models, progress=progress)
-
-    def score_probes(self, probe_sets, *, costs: dict | None = None,
-                     design: str = "fold_in", progress=None) -> list:
-        """Transcript-recovery error (`ProbeScore`) of each given probe set; `design="refit"`
-        scores it the paper's way (one refit per model)."""
-        probe_sets = [self.benchmark_ids(p) for p in probe_sets]  # names first, before any fit
-        search = self.probe_search(progress=progress)
-        cost = self.benchmark_costs(costs)
-        return [search.score(p, costs=cost, design=design) for p in probe_sets]
-
-    def backtest(self, cutoff, *, probes=5, candidates=None, recent_months: float | None = 6.0):
-        """Fit on models released before `cutoff`, predict later ones from their probes."""
-        from benchpress.predict.backtest import backtest
-
-        m = self.matrix
-        chosen = probes if isinstance(probes, int) else self.benchmark_ids(probes)
-        cand = self.benchmark_ids(candidates) if candidates is not None else None
-        return backtest(self.estimator, m.values, self.scales, m.models["release_date"].to_list(),
-                        cutoff, probes=chosen, model_ids=m.model_ids,
-                        benchmark_ids=m.benchmark_ids, candidates=cand,
-                        recent_months=recent_months, **self._side_info())
-
-    def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
-        """Pairwise ranking preservation of this method's held-out predictions on `folds`
-        (or of already computed held-out `cells`: a frame with fold, model_index,
-        benchmark_index and predicted, e.g. `interval_coverage(...)["cells"]`)."""
-        from benchpress.predict.ranking import ranking_preservation
-
-        cells = self.evaluate(folds).cells if cells is None else cells
-        return ranking_preservation(
-            self.matrix.values, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
-            cells["benchmark_index"].to_numpy(), cells["predicted"].fill_null(np.nan).to_numpy(),
-            margins=margins, benchmark_ids=self.matrix.benchmark_ids)
-
-    def compare(self, model_ids, *, benchmarks=None, new_models: dict | None = None):
-        """Models side by side (observed scores kept, the rest predicted with their 90%
-        interval and trust), with the leader on each benchmark, the gap and `p_ahead`,
-        the chance the leader is really ahead.
-
-        `new_models` maps a name to {benchmark: score} for models not in the registry; such
-        a name may also be listed in `model_ids` (it then keeps its place there). Every
-        row, registered or new, is predicted the way `predict` does (`_fold_in_rows`).
-        Model and benchmark names are resolved first (`resolve_models`,
-        `resolve_benchmarks`), before any fit. Returns a `Comparison`: the frame and where
-        the uncertainty came from (calibrated intervals, else the ensemble spread).
-        """
-        from benchpress.predict.ranking import NORMAL_Q95, compare_models
-
-        m, new_models = self.matrix, dict(new_models or {})
-        clash = [n for n in new_models if n in m.model_ids]
-        if clash:
-            raise BadInputError(f"new model '{clash[0]}' (in the scores) is already a registered "
-                                "model; give the new one another name")
-        named = self.resolve_models(list(model_ids), extra=list(new_models)).ids
-        cols = (np.arange(len(m.benchmark_ids)) if benchmarks is None
-                else np.array([m.benchmark_ids.index(b) for b in self.benchmark_ids(benchmarks)]))
-        names = named + [n for n in new_models if n not in named]
-        if len(names) < 2:
-            raise BadInputError("compare needs at least two models")
-        new_rows = {n: self._resolve(s)[0] for n, s in new_models.items()}
-        S = np.vstack([new_rows[n] if n in new_rows else m.values[m.model_ids.index(n)]
-                       for n in names])
-        observed = ~np.isnan(S)
-        try:
-            out = self._fold_in_rows(S, conformal.MatrixSupport(self.predictor),
-                                     self._covariate_rows(names))
-            intervals, sure_from = ({k: out[k] for k in ("lower", "upper", "trust")},
-                                    "calibrated 90% intervals (normal approximation)")
-        except BadInputError:  # too little held-out data to calibrate on a small matrix
-            out, intervals, sure_from = {"predicted": self._fold_in_plain(S)}, None, "none"
-        values = out["predicted"]
-        sigma = None
-        if intervals is not None:
-            sigma = (intervals["upper"] - intervals["lower"]) / (2 * NORMAL_Q95)
-        elif hasattr(self.predictor, "complete_spread"):
-            sigma = self.predictor.fold_in(S, return_spread=True)[1]
-            sure_from = "ensemble spread (not calibrated)"
-        hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
-        frame = compare_models(
-            names, values[:, cols], observed[:, cols], hib[cols],
-            sigma=None if sigma is None else sigma[:, cols],
-            intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
-            benchmark_ids=[m.benchmark_ids[j] for j in cols])
-        return Comparison(frame, sure_from)
-
-    def _fold_in_plain(self, S: np.ndarray) -> np.ndarray:
-        """Fold-in without intervals (a matrix too small to calibrate on); known cells kept."""
-        return np.where(np.isnan(S), self.predictor.fold_in(S), S)
 
     # -- structure and versions --------------------------------------------------------
     def spectrum(self) -> dict:
