@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -76,14 +77,21 @@ def write_json(path: Path, n_models: int, n_benchmarks: int, rows, cols, scores)
     path.write_text(json.dumps(doc))
 
 
-def run_step(args: list[str], timeout: float, log: Path) -> dict:
-    """Run one command in its own process group; wall seconds, peak RSS (MB) and status
-    ("ok", "error (exit N)" or "timeout")."""
+def run_step(args: list[str], timeout: float, log: Path, max_gb: float = 0.0) -> dict:
+    """Run one command in its own process group (address space capped at ``max_gb`` GB
+    when > 0, so a step that needs more fails instead of starving the machine); wall
+    seconds, peak RSS (MB) and status ("ok", "error (exit N)" or "timeout")."""
+    def cap():
+        if max_gb > 0:
+            lim = int(max_gb * 2**30)
+            resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
     t0 = time.perf_counter()
     with open(log, "ab") as out:
         out.write(("$ " + " ".join(args) + "\n").encode())
         out.flush()
-        proc = subprocess.Popen(args, stdout=out, stderr=out, start_new_session=True)
+        proc = subprocess.Popen(args, stdout=out, stderr=out, start_new_session=True,
+                                preexec_fn=cap)
         status = None
         while True:
             pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -121,7 +129,7 @@ def _commands(home: Path, data: Path, out: Path) -> dict:
 
 
 def run_rung(n_models: int, n_benchmarks: int, fill: float, seed: int, timeout: float,
-             workdir: Path, steps=STEPS) -> dict:
+             workdir: Path, steps=STEPS, max_gb: float = 0.0) -> dict:
     """Make one rung's data and home, run ``steps`` in order; results by step name."""
     rung = workdir / f"rung_{n_models}x{n_benchmarks}"
     rung.mkdir(parents=True, exist_ok=True)
@@ -134,7 +142,7 @@ def run_rung(n_models: int, n_benchmarks: int, fill: float, seed: int, timeout: 
     commands = _commands(home, data, rung)
     results = {"cells": int(rows.size)}
     for name in steps:
-        res = run_step(commands[name], timeout, log)
+        res = run_step(commands[name], timeout, log, max_gb)
         results[name] = res
         print(f"  {n_models}x{n_benchmarks} {name:9s} {_cell(res)}", file=sys.stderr, flush=True)
     return results
@@ -174,6 +182,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per step")
     ap.add_argument("--steps", default=",".join(STEPS))
+    ap.add_argument("--max-gb", type=float, default=8.0,
+                    help="address-space cap per step in GB (0: none)")
     ap.add_argument("--workdir", type=Path, default=None,
                     help="where rung homes go (default: a new temporary folder)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
@@ -187,7 +197,8 @@ def main(argv=None) -> int:
     results = []
     for r in rungs:
         m, _, b = r.partition("x")
-        results.append(run_rung(int(m), int(b), a.fill, a.seed, a.timeout, workdir, steps))
+        results.append(run_rung(int(m), int(b), a.fill, a.seed, a.timeout, workdir, steps,
+                                a.max_gb))
     print(table(rungs, results, steps))
     if a.json:
         a.json.write_text(json.dumps({"rungs": rungs, "fill": a.fill, "seed": a.seed,

@@ -37,6 +37,7 @@ class _Stub:
         self.Z, self.obs = Z, ~np.isnan(Z)
         self.block_rows = kw.get("block_rows", intervals.BLOCK_ROWS)
         self.exact_max_models = kw.get("exact_max_models", intervals.EXACT_MAX_MODELS)
+        self.max_candidates = kw.get("max_candidates", intervals.MAX_CANDIDATES)
 
     near_of = MatrixSupport._near_of
 
@@ -75,6 +76,22 @@ def test_blockwise_near_feature_matches_dense(Z):
     new = Z[:9] + 0.1
     got = _Stub(Z, block_rows=4, exact_max_models=10).near_of(new)
     np.testing.assert_allclose(got, _dense_near(Z, new), rtol=1e-12, atol=1e-12)
+
+
+def test_bounded_candidates_search_a_seeded_sample(Z):
+    exact = _Stub(Z).near_of(Z, exclude_self=True)
+    got = _Stub(Z, max_candidates=20, block_rows=16, exact_max_models=10).near_of(
+        Z, exclude_self=True)
+    assert np.all(got <= exact + 1e-12) and not np.allclose(got, exact)
+    again = _Stub(Z, max_candidates=20, block_rows=5, exact_max_models=10).near_of(
+        Z, exclude_self=True)
+    np.testing.assert_allclose(got, again, rtol=1e-12, atol=1e-12)  # same sample each time
+    cand = np.sort(np.random.default_rng(0).choice(Z.shape[0], 20, replace=False))
+    obs, C = ~np.isnan(Z), _pair_corr(Z, Z)
+    np.fill_diagonal(C, 0.0)
+    want = np.stack([np.max(C[:, cand[obs[cand, j]]], axis=1, initial=0.0)
+                     for j in range(Z.shape[1])], axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
            "new_model_records", "calibrate", "complete_intervals", "fold_in_intervals",
            "point_size", "score_bounds", "TRUST_POINTS", "REGIMES", "EXACT_MAX_MODELS",
-           "BLOCK_ROWS"]
+           "BLOCK_ROWS", "MAX_CANDIDATES"]
 
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
@@ -57,6 +57,9 @@ _FLOOR = 0.01  # added to |residual| before the log in the risk regression
 EXACT_MAX_MODELS = 2048
 #: Rows per block of the blockwise correlations (memory ~ BLOCK_ROWS * n_models floats).
 BLOCK_ROWS = 256
+#: Above this many training models the nearest-model feature searches a seeded sample of
+#: this many candidates (approximate; exact at or below it, e.g. the 2026-05 matrices).
+MAX_CANDIDATES = 4096
 #: What held-out data a calibrator is fitted on: missing cells of known models, or new
 #: models folded in from a few scores.
 REGIMES = ("cells", "new_models")
@@ -102,13 +105,18 @@ class MatrixSupport:
     one product (as they always were: same figures to the bit); above it, in blocks of
     ``block_rows`` rows, so the working memory is about ``block_rows * n_models`` floats
     (the same formula, but a BLAS may then sum in another order: last-bit differences).
+    Time grows as n_models * min(n_models, ``max_candidates``): above ``max_candidates``
+    training models (an approximation) a model's nearest neighbour is sought among a
+    fixed seeded sample of ``max_candidates`` of them; at or below it, among all.
     """
 
-    block_rows, exact_max_models = BLOCK_ROWS, EXACT_MAX_MODELS  # also for restored ones
+    # defaults, also for supports restored from an artifact
+    block_rows, exact_max_models, max_candidates = BLOCK_ROWS, EXACT_MAX_MODELS, MAX_CANDIDATES
 
     def __init__(self, predictor: BasePredictor, *, logit_rule: str = LOGIT_RULE,
                  eps: float = EPS, block_rows: int = BLOCK_ROWS,
-                 exact_max_models: int = EXACT_MAX_MODELS):
+                 exact_max_models: int = EXACT_MAX_MODELS,
+                 max_candidates: int = MAX_CANDIDATES):
         if not hasattr(predictor, "Y_"):
             raise NotFittedError("MatrixSupport needs a fitted predictor")
         self.predictor = predictor
@@ -128,6 +136,7 @@ class MatrixSupport:
         self.row_rms = np.sqrt(res2.sum(axis=1) / np.maximum(self.row_count, 1))
         self.col_rms = np.sqrt(res2.sum(axis=0) / np.maximum(self.col_count, 1))
         self.block_rows, self.exact_max_models = int(block_rows), int(exact_max_models)
+        self.max_candidates = int(max_candidates)
         self.near = self._near_of(self.Z, exclude_self=True)
 
     def _spread_z(self, P, spread) -> np.ndarray:
@@ -143,17 +152,27 @@ class MatrixSupport:
     def _near_of(self, Zr, *, exclude_self: bool = False) -> np.ndarray:
         """Nearest-model feature of rows ``Zr`` (n_rows, n_benchmarks, z space, NaN =
         missing): for each row and benchmark j, the largest Pearson r (floored at 0) with a
-        training model that has a score on j; shape (n_rows, n_benchmarks). With
-        ``exclude_self``, ``Zr`` is the training matrix and a model is not its own neighbour."""
-        n_r = Zr.shape[0]
-        step = n_r if self.Z.shape[0] <= self.exact_max_models else max(self.block_rows, 1)
+        candidate training model that has a score on j; shape (n_rows, n_benchmarks).
+        Candidates: every training model, or above ``max_candidates`` a fixed seeded
+        sample of that many. With ``exclude_self``, ``Zr`` is the training matrix and a
+        model is not its own neighbour."""
+        n_r, n_train = Zr.shape[0], self.Z.shape[0]
+        cand = np.arange(n_train)
+        if n_train > self.max_candidates:
+            cand = np.sort(np.random.default_rng(0).choice(n_train, self.max_candidates,
+                                                           replace=False))
+        Zc = self.Z if cand.size == n_train else self.Z[cand]
+        slot = np.full(n_train, -1)
+        slot[cand] = np.arange(cand.size)
+        step = n_r if n_train <= self.exact_max_models else max(self.block_rows, 1)
         out = np.zeros((n_r, self.obs.shape[1]))
-        cols = [np.flatnonzero(self.obs[:, j]) for j in range(self.obs.shape[1])]
+        cols = [np.flatnonzero(self.obs[cand, j]) for j in range(self.obs.shape[1])]
         for start in range(0, n_r, max(step, 1)):
             stop = min(start + step, n_r)
-            C = _pair_corr(Zr[start:stop], self.Z)
+            C = _pair_corr(Zr[start:stop], Zc)
             if exclude_self:
-                C[np.arange(stop - start), np.arange(start, stop)] = 0.0
+                own = slot[start:stop]
+                C[np.flatnonzero(own >= 0), own[own >= 0]] = 0.0
             for j, m in enumerate(cols):
                 out[start:stop, j] = np.max(C[:, m], axis=1, initial=0.0)
         return out
