@@ -34,7 +34,7 @@ __all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
 SUPPORT_ARRAYS = ("Z", "P", "Zhat", "spread_z", "row_count", "col_count", "row_rms",
-                  "col_rms", "C")
+                  "col_rms", "near")
 _TRANSFORM = ("mean_", "std_", "n_observed_")
 _ENSEMBLE = ("mu_", "model_bias_", "benchmark_bias_", "U_", "V_")
 _REGRESSION = ("slope_", "intercept_", "r2_", "weight_")
@@ -144,6 +144,11 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales, LOGIT_RULE, EPS)
     support.obs = ~np.isnan(Y)
+    if "support_near" not in arrays and "support_C" in arrays:  # saved before `near`
+        C = np.asarray(arrays["support_C"])  # (n_models, n_models), diagonal 0
+        arrays = {**arrays, "support_near": np.stack(
+            [np.max(C[:, support.obs[:, j]], axis=1, initial=0.0)
+             for j in range(Y.shape[1])], axis=1).reshape(Y.shape)}
     for n in SUPPORT_ARRAYS:
         setattr(support, n, np.asarray(arrays["support_" + n]))
     calibrators = {}

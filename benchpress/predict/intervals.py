@@ -41,7 +41,8 @@ from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
            "new_model_records", "calibrate", "complete_intervals", "fold_in_intervals",
-           "point_size", "score_bounds", "TRUST_POINTS", "REGIMES"]
+           "point_size", "score_bounds", "TRUST_POINTS", "REGIMES", "EXACT_MAX_MODELS",
+           "BLOCK_ROWS", "MAX_CANDIDATES"]
 
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
@@ -52,6 +53,14 @@ _RIDGE = 1.0  # ridge penalty of the risk regression
 #: Logit rule and margin (percentage points, finer than the predictor's) of the interval space.
 LOGIT_RULE, EPS = "percent_or_0_100", 0.05
 _FLOOR = 0.01  # added to |residual| before the log in the risk regression
+#: :class:`MatrixSupport` computes model-by-model correlations in one product up to this
+#: many training models (today's figures, bit for bit), in row blocks above it.
+EXACT_MAX_MODELS = 2048
+#: Rows per block of the blockwise correlations (memory ~ BLOCK_ROWS * n_models floats).
+BLOCK_ROWS = 256
+#: Above this many training models the nearest-model feature searches a seeded sample of
+#: this many candidates (approximate; exact at or below it, e.g. the 2026-05 matrices).
+MAX_CANDIDATES = 4096
 #: What held-out data a calibrator is fitted on: missing cells of known models, or new
 #: models folded in from a few scores.
 REGIMES = ("cells", "new_models")
@@ -89,10 +98,26 @@ def _pair_corr(A, B, min_overlap: int = 3) -> np.ndarray:
 class MatrixSupport:
     """Risk features (module doc, step 2) of cells of a fitted ``predictor`` (its
     ``complete_spread`` is used when it has one), in the interval space given by
-    ``logit_rule`` and ``eps``."""
+    ``logit_rule`` and ``eps``.
+
+    Memory: the model-by-model correlations behind the nearest-model feature are never
+    kept; ``near`` (n_models, n_benchmarks) holds the feature of every cell. Up to
+    ``exact_max_models`` training models the correlations of a set of rows are computed in
+    one product (as they always were: same figures to the bit); above it, in blocks of
+    ``block_rows`` rows, so the working memory is about ``block_rows * n_models`` floats
+    (the same formula, but a BLAS may then sum in another order: last-bit differences).
+    Time grows as n_models * min(n_models, ``max_candidates``): above ``max_candidates``
+    training models (an approximation) a model's nearest neighbour is sought among a
+    fixed seeded sample of ``max_candidates`` of them; at or below it, among all.
+    """
+
+    # defaults, also for supports restored from an artifact
+    block_rows, exact_max_models, max_candidates = BLOCK_ROWS, EXACT_MAX_MODELS, MAX_CANDIDATES
 
     def __init__(self, predictor: BasePredictor, *, logit_rule: str = LOGIT_RULE,
-                 eps: float = EPS):
+                 eps: float = EPS, block_rows: int = BLOCK_ROWS,
+                 exact_max_models: int = EXACT_MAX_MODELS,
+                 max_candidates: int = MAX_CANDIDATES):
         if not hasattr(predictor, "Y_"):
             raise NotFittedError("MatrixSupport needs a fitted predictor")
         self.predictor = predictor
@@ -111,9 +136,9 @@ class MatrixSupport:
         self.col_count = self.obs.sum(axis=0)
         self.row_rms = np.sqrt(res2.sum(axis=1) / np.maximum(self.row_count, 1))
         self.col_rms = np.sqrt(res2.sum(axis=0) / np.maximum(self.col_count, 1))
-        C = _pair_corr(self.Z, self.Z)
-        np.fill_diagonal(C, 0.0)
-        self.C = C
+        self.block_rows, self.exact_max_models = int(block_rows), int(exact_max_models)
+        self.max_candidates = int(max_candidates)
+        self.near = self._near_of(self.Z, exclude_self=True)
 
     def _spread_z(self, P, spread) -> np.ndarray:
         s = np.nan_to_num(np.asarray(spread, dtype=float))
@@ -125,16 +150,40 @@ class MatrixSupport:
             np.log(spread_z + 1e-3), np.log1p(nm), np.log1p(nb), rrms, crms, near,
             np.abs(np.nan_to_num(zhat))])
 
-    def _nearest(self, C_rows, cols) -> np.ndarray:
-        """Max similarity of each row to the models that have a score on its column."""
-        return np.max(C_rows * self.obs[:, cols].T, axis=1, initial=0.0)
+    def _near_of(self, Zr, *, exclude_self: bool = False) -> np.ndarray:
+        """Nearest-model feature of rows ``Zr`` (n_rows, n_benchmarks, z space, NaN =
+        missing): for each row and benchmark j, the largest Pearson r (floored at 0) with a
+        candidate training model that has a score on j; shape (n_rows, n_benchmarks).
+        Candidates: every training model, or above ``max_candidates`` a fixed seeded
+        sample of that many. With ``exclude_self``, ``Zr`` is the training matrix and a
+        model is not its own neighbour."""
+        n_r, n_train = Zr.shape[0], self.Z.shape[0]
+        cand = np.arange(n_train)
+        if n_train > self.max_candidates:
+            cand = np.sort(np.random.default_rng(0).choice(n_train, self.max_candidates,
+                                                           replace=False))
+        Zc = self.Z if cand.size == n_train else self.Z[cand]
+        slot = np.full(n_train, -1)
+        slot[cand] = np.arange(cand.size)
+        step = n_r if n_train <= self.exact_max_models else max(self.block_rows, 1)
+        out = np.zeros((n_r, self.obs.shape[1]))
+        cols = [np.flatnonzero(self.obs[cand, j]) for j in range(self.obs.shape[1])]
+        for start in range(0, n_r, max(step, 1)):
+            stop = min(start + step, n_r)
+            C = _pair_corr(Zr[start:stop], Zc)
+            if exclude_self:
+                own = slot[start:stop]
+                C[np.flatnonzero(own >= 0), own[own >= 0]] = 0.0
+            for j, m in enumerate(cols):
+                out[start:stop, j] = np.max(C[:, m], axis=1, initial=0.0)
+        return out
 
     def cells(self, rows, cols) -> tuple[np.ndarray, np.ndarray]:
         """z predictions (n_cells,) and features (n_cells, n_features) of cells (rows, cols)."""
         i, j = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         zhat = self.Zhat[i, j]
         X = self._features(self.spread_z[i, j], self.row_count[i], self.col_count[j],
-                           self.row_rms[i], self.col_rms[j], self._nearest(self.C[i], j), zhat)
+                           self.row_rms[i], self.col_rms[j], self.near[i, j], zhat)
         return zhat, X
 
     def new_rows(self, S, predicted, spread=None) -> tuple[np.ndarray, np.ndarray]:
@@ -149,12 +198,11 @@ class MatrixSupport:
         n_r, n_b = S.shape
         rrms = np.sqrt(np.where(known, (Zs - Zh) ** 2, 0.0).sum(axis=1)
                        / np.maximum(known.sum(axis=1), 1))
-        C = _pair_corr(Zs, self.Z)
         i = np.repeat(np.arange(n_r), n_b)
         j = np.tile(np.arange(n_b), n_r)
         X = self._features(self._spread_z(P, sp).ravel(), known.sum(axis=1)[i],
                            self.col_count[j], rrms[i], self.col_rms[j],
-                           self._nearest(C[i], j), Zh.ravel())
+                           self._near_of(Zs).ravel(), Zh.ravel())
         return Zh.ravel(), X
 
 

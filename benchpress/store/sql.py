@@ -4,7 +4,9 @@
 its folder recorded), hands the frames to a DuckDB connection that was opened with external
 access off, no temporary directory, no extension loading and its configuration locked, and
 only then defines the views: the package's own `views.sql` (never a copy from a data
-folder) and a wide `matrix` (models x benchmarks) pivoted in polars. So no statement runs
+folder). The wide `matrix` (models x benchmarks, pivoted in polars) is made on a query's
+first reference to it, up to `MATRIX_MAX_CELLS` cells; `matrix_of(['b1','b2'])` pivots
+only the benchmarks it lists, so a query over a few columns of a large registry stays cheap. So no statement runs
 before the sandbox is sealed, no SQL text comes from the data, and a query can neither read
 nor write a file.
 
@@ -32,11 +34,13 @@ from benchpress.store.tables import TABLE_NAMES, read_table, require_registry
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
            "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
-           "DEFAULT_MAX_ROWS"]
+           "DEFAULT_MAX_ROWS", "MATRIX_MAX_CELLS"]
 
 DEFAULT_TIMEOUT = 30.0          # seconds
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_MAX_ROWS = 10_000       # what `benchpress sql` prints at most
+#: Largest wide `matrix` (models x benchmarks) built for a query; larger: `matrix_of`.
+MATRIX_MAX_CELLS = 20_000_000
 _BATCH_ROWS = 8192
 _VIEWS_SQL = Path(__file__).with_name("views.sql")  # shipped with the code
 _SEAL = {
@@ -128,7 +132,8 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     """A sealed DuckDB connection over a registry or snapshot folder's verified tables.
 
     Tables: models, benchmarks, scores, cells, aliases, sources, quarantine; views from the
-    package's `views.sql`, and `matrix`.
+    package's `views.sql`. The wide `matrix` and `matrix_of([...])` are made by `run_select`
+    when a query names them (see `_prepare_wide`).
 
     Raises
     ------
@@ -141,10 +146,87 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
         tables["scores"] = tables["scores"].with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
     frames = dict(tables)
     frames["_scores_in_file_order"] = tables["scores"].with_row_index("file_row_number")
-    frames["matrix"] = _matrix(tables["models"], tables["benchmarks"], tables["cells"])
     con = sealed_connection(frames, memory_limit=memory_limit)
     con.execute(_VIEWS_SQL.read_text(encoding="utf-8"))
     return con
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = $1",
+                            [name]).fetchall()[0][0])
+
+
+def _matrix_of_lists(node, found: list) -> list:
+    """The argument of every `matrix_of(...)` call in a serialized statement: a list of
+    strings when it is a constant list of strings, else None."""
+    if isinstance(node, dict):
+        if node.get("function_name") == "matrix_of" and "arguments" in node:
+            args = node["arguments"]
+            expr = args[0].get("expression", {}) if len(args) == 1 else {}
+            items = expr.get("arguments", []) if expr.get("function_name") == "list_value" else None
+            lits = None if items is None else [a.get("expression", {}).get("literal", {})
+                                                for a in items]
+            found.append([v["text"] for v in lits] if lits and all(
+                v.get("kind") == "STRING" for v in lits) else None)
+        for value in node.values():
+            _matrix_of_lists(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _matrix_of_lists(value, found)
+    return found
+
+
+def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
+    """Make what a query's wide tables need, from the registered tables: `matrix`
+    (models x every benchmark) on its first reference, when it has at most
+    `MATRIX_MAX_CELLS` cells; and `matrix_of([b1, b2, ...])`, the same rows with only the
+    given benchmark columns, in the given order (one list per query).
+
+    Raises
+    ------
+    BadInputError
+        `matrix` named on a registry over the size limit, or `matrix_of` with an
+        argument other than one constant list of known benchmark ids, or several lists.
+    """
+    names = _names(tree, set())
+    if "matrix" in names and not _has_table(con, "matrix"):
+        n_m, n_b = con.execute("SELECT (SELECT count(*) FROM models), "
+                               "(SELECT count(*) FROM benchmarks)").fetchall()[0]
+        if n_m * n_b > MATRIX_MAX_CELLS:
+            raise BadInputError(
+                f"SQL error: the wide matrix ({n_m} models x {n_b} benchmarks) is too large to "
+                f"build for a query (limit {MATRIX_MAX_CELLS} cells); use "
+                "matrix_of(['gpqa_diamond','hle']) for the benchmarks you need, or cells")
+        con.register("matrix", _matrix(*_frames(con)).to_arrow())
+    if "matrix_of" not in names:
+        return
+    lists = _matrix_of_lists(tree, [])
+    if any(x is None for x in lists) or not lists:
+        raise BadInputError("SQL error: matrix_of takes one constant list of benchmark ids, "
+                            "e.g. matrix_of(['gpqa_diamond','hle'])")
+    if any(x != lists[0] for x in lists):
+        raise BadInputError("SQL error: one query may use matrix_of with one list of benchmarks")
+    models, benchmarks, cells = _frames(con, lists[0])
+    known = set(benchmarks["benchmark_id"].to_list())
+    unknown = [b for b in lists[0] if b not in known]
+    if unknown or len(set(lists[0])) != len(lists[0]) or not lists[0]:
+        what = f"unknown benchmark '{unknown[0]}'" if unknown else "a repeated or empty list"
+        raise BadInputError(f"SQL error: matrix_of: {what}")
+    order = {b: k for k, b in enumerate(lists[0])}
+    benchmarks = benchmarks.filter(pl.col("benchmark_id").is_in(lists[0])).with_columns(
+        pl.col("benchmark_id").replace_strict(order, return_dtype=pl.Int64).alias("ordinal"))
+    con.register("_matrix_of", _matrix(models, benchmarks, cells).to_arrow())
+    con.execute("CREATE OR REPLACE MACRO matrix_of(benchmark_ids) AS TABLE SELECT * FROM _matrix_of")
+
+
+def _frames(con: duckdb.DuckDBPyConnection, only: list[str] | None = None):
+    """models, benchmarks and cells (of the benchmarks `only`, if given) as polars frames."""
+    models = con.sql("SELECT model_id, ordinal FROM models").pl()
+    benchmarks = con.sql("SELECT benchmark_id, ordinal FROM benchmarks").pl()
+    cells = (con.sql("SELECT model_id, benchmark_id, score FROM cells").pl() if only is None
+             else con.sql("SELECT model_id, benchmark_id, score FROM cells "
+                          "WHERE list_contains($1, benchmark_id)", params=[only]).pl())
+    return models, benchmarks, cells
 
 
 def _names(node, found: set[str]) -> set[str]:
@@ -161,8 +243,9 @@ def _names(node, found: set[str]) -> set[str]:
     return found
 
 
-def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the registry") -> None:
-    """Refuse anything but one SELECT that names no denied function or table.
+def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the registry") -> dict:
+    """Refuse anything but one SELECT that names no denied function or table; returns the
+    serialized statement (`json_serialize_sql`).
 
     Raises
     ------
@@ -184,6 +267,7 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"SQL error: {', '.join(denied)} is not available here (functions "
                             "that show settings or run SQL text are blocked; "
                             "information_schema.tables lists the tables)")
+    return tree
 
 
 def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
@@ -208,7 +292,7 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     QueryCancelled
         The time limit passed, or Ctrl-C.
     """
-    check_select(con, sql, what=what)
+    _prepare_wide(con, check_select(con, sql, what=what))
     out: dict = {}
     done = threading.Event()
 
