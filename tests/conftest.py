@@ -29,6 +29,18 @@ def make_home(root: Path) -> Home:
     return home
 
 
+def build_repo_sources(root: Path, source_ids) -> tuple[Home, dict]:
+    """A workspace at `root` holding the repo's configs of `source_ids`, built from the
+    mirror: (home, {source_id: its build summary})."""
+    from benchpress.store.build import build
+
+    home = make_home(root)
+    for sid in source_ids:
+        shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
+    report = build(home, mirror=SHARED_DATA)
+    return home, {s.source_id: s for s in report.sources}
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Home:
     monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)

@@ -7,17 +7,15 @@ from __future__ import annotations
 import csv
 import json
 import math
-import shutil
 import statistics
 
 import pytest
 
 from benchpress.adapters import artificial_analysis as aa
 from benchpress.adapters import detect_adapter
-from benchpress.store.build import build
 from benchpress.store.ingest import ingest
 from benchpress.store.sql import query
-from tests.conftest import REPO, SHARED_DATA, make_home
+from tests.conftest import REPO, SHARED_DATA, build_repo_sources
 
 AA_DIR = SHARED_DATA / "artificial-analysis"
 NEWEST = AA_DIR / "llms_2026-05-22.json"
@@ -43,11 +41,8 @@ def _values(doc: dict) -> list[tuple[str, str, float]]:
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory, shared_data):
     """The 2026-05 matrix and the repo's Artificial Analysis source, built from the mirror."""
-    home = make_home(tmp_path_factory.mktemp("aa") / "ws")
-    for sid in ("benchpress-2026-05", "artificial-analysis"):
-        shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
-    report = build(home, mirror=SHARED_DATA)
-    return home, {s.source_id: s for s in report.sources}
+    return build_repo_sources(tmp_path_factory.mktemp("aa") / "ws",
+                              ("benchpress-2026-05", "artificial-analysis"))
 
 
 def _sql(home, text, params=None):

@@ -7,15 +7,13 @@ from __future__ import annotations
 import csv
 import json
 import math
-import shutil
 
 import pytest
 
 from benchpress.adapters import detect_adapter, epoch
-from benchpress.store.build import build
 from benchpress.store.ingest import ingest
 from benchpress.store.sql import query
-from tests.conftest import REPO, SHARED_DATA, make_home
+from tests.conftest import SHARED_DATA, build_repo_sources
 
 EXTERNAL_DIR = SHARED_DATA / "epoch-2025-12-external"
 SID = "epoch-2025-12-external"
@@ -40,10 +38,7 @@ def _expected_rows(no_model: bool = False) -> int:
 
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory, shared_data):
-    home = make_home(tmp_path_factory.mktemp("ex") / "ws")
-    shutil.copy(REPO / "sources" / f"{SID}.yaml", home.sources)
-    report = build(home, mirror=SHARED_DATA)
-    return home, {s.source_id: s for s in report.sources}
+    return build_repo_sources(tmp_path_factory.mktemp("ex") / "ws", (SID,))
 
 
 def _sql(home, text, params=None):

@@ -23,7 +23,7 @@ from benchpress.store.build import build
 from benchpress.store.ingest import ingest
 from benchpress.store.sql import query
 from benchpress.store.tables import read_table
-from tests.conftest import BP_2026_05, REPO, SHARED_DATA, make_home
+from tests.conftest import BP_2026_05, REPO, SHARED_DATA, build_repo_sources
 
 EPOCH = SHARED_DATA / "epoch-2025-12"
 LIVEBENCH = SHARED_DATA / "livebench"
@@ -36,11 +36,7 @@ RUNS_HEADER = "id,task,model,Best score (across scorers),Scores,log viewer,logs,
 def leaderboards(tmp_path_factory, shared_data):
     """The repo's source configs for the 2026-05 matrix and the three leaderboards, built from
     the mirror (folders for Epoch AI and LiveBench, a file for Aider)."""
-    home = make_home(tmp_path_factory.mktemp("lb") / "ws")
-    for sid in SOURCES:
-        shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
-    report = build(home, mirror=SHARED_DATA)
-    return home, {s.source_id: s for s in report.sources}
+    return build_repo_sources(tmp_path_factory.mktemp("lb") / "ws", SOURCES)
 
 
 def _sql(home, text, params=None):

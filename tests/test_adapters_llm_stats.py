@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,10 @@ from click.testing import CliRunner
 
 from benchpress.adapters import detect_adapter
 from benchpress.cli import main
-from benchpress.store.build import build
 from benchpress.store.ingest import ingest
 from benchpress.store.sql import query
 from benchpress.validate.normalize import canonical_benchmark_id
-from tests.conftest import REPO, SHARED_DATA, make_home
+from tests.conftest import SHARED_DATA, build_repo_sources
 
 LLM_STATS = SHARED_DATA / "llm-stats-2025-05"
 SID = "llm-stats-2025-05"
@@ -34,11 +32,7 @@ def _metrics() -> list[tuple[str, dict]]:
 
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory, shared_data):
-    home = make_home(tmp_path_factory.mktemp("ls") / "ws")
-    for sid in ("benchpress-2026-05", SID):
-        shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
-    report = build(home, mirror=SHARED_DATA)
-    return home, {s.source_id: s for s in report.sources}
+    return build_repo_sources(tmp_path_factory.mktemp("ls") / "ws", ("benchpress-2026-05", SID))
 
 
 def _sql(home, text, params=None):
