@@ -2,8 +2,8 @@
 # Chromium, which `system-deps` installs with apt-get where it can):
 #   make main        - install, then run the whole pipeline (dvc repro) offline on the default data
 #   make test        - install, then run the whole test suite with the package's doctests (CI)
-#   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs and the
-#                      browser test): a couple of minutes, for running often while developing
+#   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs, the
+#                      browser, kill loops, replays), on two workers: under two minutes
 # Data come from the mirror folder in params.yaml, ../shared/data (see README: "Offline use").
 
 VENV ?= .venv
@@ -47,7 +47,7 @@ test: install system-deps
 
 # everything but the tests marked slow (see pyproject.toml's markers)
 test-quick: install
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n 2 -m "not slow"
 
 # The pre-fit model shipped in the package (BenchPress.from_pretrained()): the predictor of
 # params.yaml's predict.sources/method fitted on the newest snapshot, with its calibrators and
