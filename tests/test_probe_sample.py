@@ -87,3 +87,14 @@ def test_cli_json_records_the_sample_size(built_2026_05):
     table = run("--max-models", "10")
     assert "sampled: 10 of 84 models" in table.stderr
     assert "sampled:" not in run("--max-models", "0").stderr
+
+
+def test_objective_models_outside_the_sample_are_refused(data):
+    from benchpress.errors import BadInputError
+
+    Y, scales, ids = data
+    search = _search(Y, scales, ids, max_models=6)
+    outside = ~np.isin(np.arange(Y.shape[0]), search.scored_)
+    with pytest.raises(BadInputError, match="sample"):
+        search.select(2, models=outside)
+    assert search.select(1, models=~outside).final.n_models == 6
