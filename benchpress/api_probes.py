@@ -46,10 +46,14 @@ class ProbesMixin:
                 base[pos[bid]] = float(value)
         return base
 
+    #: Most models left out and scored by the probe search (a seeded sample beyond it;
+    #: None: every model); see :class:`~benchpress.predict.probes.ProbeSearch`.
+    probe_max_models = 200
+
     def _fit_probe_search(self, progress=None):
         from benchpress.predict.probes import ProbeSearch
 
-        return ProbeSearch(self.estimator).fit(
+        return ProbeSearch(self.estimator, max_models=self.probe_max_models).fit(
             self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
             progress=progress, **self._side_info())
 
@@ -57,25 +61,33 @@ class ProbesMixin:
     def _probe_search(self):
         return self._fit_probe_search()
 
-    def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None):
+    def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None,
+                     max_models="default"):
         """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
-        fit per model, made on first use and shared) scored by `objective` and `scope`;
-        `progress(k, n, label)` reports those fits when they are made now."""
+        fit per scored model, made on first use and shared) scored by `objective` and `scope`;
+        `progress(k, n, label)` reports those fits when they are made now. `max_models`
+        (int or None) replaces `probe_max_models`, refitting if it differs."""
+        if max_models != "default" and max_models != self.probe_max_models:
+            self.probe_max_models = max_models
+            self.__dict__.pop("_probe_search", None)
         if progress is not None and "_probe_search" not in self.__dict__:
             self.__dict__["_probe_search"] = self._fit_probe_search(progress)
         return self._probe_search.using(objective=objective, scope=scope)
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
                budget: float | None = None, objective: str = "medae", scope: str = "all",
-               swap: str = "each", recent_months: float | None = None, progress=None):
+               swap: str = "each", recent_months: float | None = None, progress=None,
+               max_models="default"):
         """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`.
 
         `recent_months`: the objective counts only models released within that many
-        months of the newest release (every model still informs the fits)."""
+        months of the newest release (every model still informs the fits). `max_models`: see
+        `probe_search`."""
         from benchpress.predict.backtest import as_date, months_before
 
         cand = self.benchmark_ids(candidates) if candidates is not None else None  # before any fit
-        search = self.probe_search(objective=objective, scope=scope, progress=progress)
+        search = self.probe_search(objective=objective, scope=scope, progress=progress,
+                                   max_models=max_models)
         models = None
         if recent_months:
             dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]

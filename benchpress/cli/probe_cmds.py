@@ -92,6 +92,14 @@ def _score_row(label, s) -> dict:
             "models_missing_probe": s.n_models_missing_probe}
 
 
+def _sample_fields(search) -> dict:
+    """How many models the probe search left out and scored (``sample_size``: None when
+    every model with scores was, i.e. the search is exact)."""
+    n = int(search.scored_.size)
+    return {"models_scored": n, "n_models_with_scores": int(search.obs_.any(axis=1).sum()),
+            "sample_size": n if search.sampled_ else None}
+
+
 # ---------------------------------------------------------------------- commands
 @click.command()
 @click.option("--k", type=int, default=5, show_default=True, help="Largest probe-set size.")
@@ -121,13 +129,19 @@ def _score_row(label, s) -> dict:
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
                    "report the drift between the two chosen sets.")
+@click.option("--max-models", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Leave out and score at most this many models (a seeded sample beyond it, "
+                   "so the search grows linearly); 0: every model (exact).")
 @out_option()
 @format_option()
 @matrix_options
 def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_months,
-           evaluate_sets, paper_sets, no_search, design, previous, out, fmt, bp, home):
+           evaluate_sets, paper_sets, no_search, design, previous, max_models, out, fmt, bp, home):
     """Choose the few benchmarks to run on a new model to predict the rest of its row."""
     costs = read_costs(costs_file) if costs_file else None
+    if 0 < max_models < 3:
+        raise UsageError("--max-models must be 0 (every model) or at least 3")
+    bp.probe_max_models = max_models or None
     named = {f"given {n + 1}": bp.benchmark_ids(read_benchmark_list(s))  # resolved before any fit
              for n, s in enumerate(evaluate_sets)}
     if paper_sets:
@@ -146,6 +160,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
                                                  design=design, progress=update)))
     doc = {**method_fields(bp), "design": design, "n_models": int(bp.matrix.values.shape[0]),
            "n_benchmarks": int(bp.matrix.values.shape[1]),
+           **_sample_fields(bp.probe_search()),
            "selection": selection.to_json() if selection else None,
            "evaluated": {label: s.to_json() for label, s in scored.items()}}
     ref = selection.final if selection else next(iter(scored.values()))
@@ -171,6 +186,10 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
             f"({'probe cells exact (error 0)' if scope == 'all' else 'non-probe cells only'}); "
             "each model is predicted from its own probe scores against a fit on all other models")
     stderr.print(note, markup=False)
+    if doc["sample_size"] is not None:
+        stderr.print(f"sampled: {doc['sample_size']} of {doc['n_models_with_scores']} models "
+                     f"left out and scored (--max-models {max_models}, seed "
+                     f"{bp.probe_search().seed}); every model informs each fit", markup=False)
     if recent_months and selection:
         stderr.print(f"the greedy objective counted only models released within {recent_months:g} "
                      "months of the newest release; the figures below cover every model",

@@ -118,7 +118,11 @@ def _target(search: ProbeSearch, models):
     target = np.asarray(models, dtype=bool)
     if target.shape != (search.Y_.shape[0],) or not target.any():
         raise BadInputError("models must be a non-empty boolean mask over the models")
-    return target[search.cell_model_]
+    cells = target[search.cell_model_]
+    if not cells.any():
+        raise BadInputError("none of the models the objective counts is among the models the "
+                            "probe search scores (its sample); raise max_models")
+    return cells
 
 
 def select_probes(search: ProbeSearch, k: int = 5, *, candidates=None, costs=None,

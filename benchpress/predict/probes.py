@@ -9,7 +9,9 @@ Pooled over all observed cells of all models, with probe cells counting as exact
 
 The predictor is an unfitted object; every fit here is a
 :func:`~benchpress.predict.base.clone` of it. Speed: one leave-one-model-out (LOMO) fit per
-model, made once (:meth:`ProbeSearch.fit`);
+model, made once (:meth:`ProbeSearch.fit`) -- or, past ``max_models`` models, for a fixed
+seeded sample of ``max_models`` models (every model still informs each fit; only the
+sample is left out and scored), so the search grows linearly with the number of models;
 scoring any number of candidate sets is then a batched fold-in per model against that
 model's LOMO benchmark parameters (what ``benchpress predict --scores`` does).
 The paper's design (refit the whole matrix with model ``i``'s row cut down to the
@@ -38,7 +40,7 @@ from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
-           "OBJECTIVES", "SCOPES", "PAPER_SETS"]
+           "OBJECTIVES", "SCOPES", "PAPER_SETS", "MAX_MODELS", "SAMPLE_SEED"]
 
 #: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
 PAPER_SETS = {
@@ -46,6 +48,10 @@ PAPER_SETS = {
     "paper (low-cost allowlist)": ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff",
                                    "math_500", "aime_2026"],
 }
+#: Default cap on the models left out and scored (above it: a seeded sample of this size).
+MAX_MODELS = 200
+#: Seed of that sample (fixed, so a sampled search is reproducible).
+SAMPLE_SEED = 0
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
 #: Cells in the objective: all observed, probe cells exact ("all", paper) or non-probe only.
@@ -167,20 +173,33 @@ class ProbeSearch:
     scope : {"all", "hidden"}, default "all"
         Cells in the objective: all observed cells, probe cells exact (paper), or the
         non-probe cells only.
+    max_models : int or None, default :data:`MAX_MODELS`
+        With more models with observations than this, only a seeded random sample of
+        ``max_models`` of them is left out, fitted and scored (one fit each on all other
+        models); None or fewer models: every model (exact).
+    seed : int, default :data:`SAMPLE_SEED`
+        Seed of that sample.
 
     Attributes
     ----------
     predictors_ : list
-        ``predictors_[i]`` was fitted on every model but ``i``.
+        ``predictors_[i]`` was fitted on every model but ``i`` (None for a model with no
+        observations or outside the sample).
+    scored_ : ndarray of int, shape (n_scored,)
+        The models left out and scored (ascending); ``sampled_`` is True when that is a
+        sample of the models with observations rather than all of them.
     cell_model_, cell_bench_ : ndarray of int, shape (n_cells,)
         The observed cells, row-major.
     """
 
     def __init__(self, predictor: BasePredictor, *, objective: str = "medae",
-                 scope: str = "all"):
+                 scope: str = "all", max_models: int | None = MAX_MODELS,
+                 seed: int = SAMPLE_SEED):
         self.predictor = predictor
         self.objective = objective
         self.scope = scope
+        self.max_models = max_models
+        self.seed = seed
 
     @property
     def method(self) -> str:
@@ -222,20 +241,33 @@ class ProbeSearch:
                                else [str(j) for j in range(Y.shape[1])])
         if len(self.benchmark_ids_) != Y.shape[1]:
             raise BadInputError("benchmark_ids do not match the matrix columns")
-        # one LOMO fit per model with observations (a loop over fits, each vectorised)
-        n_m, fits = Y.shape[0], []
+        if self.max_models is not None and int(self.max_models) < 3:
+            raise UsageError(f"max_models must be at least 3, got {self.max_models}")
+        n_m = Y.shape[0]
+        self.scored_, self.sampled_ = self._sample(np.flatnonzero(self.obs_.any(axis=1)))
+        # one LOMO fit per scored model (a loop over fits, each vectorised)
+        fits = [None] * n_m
         with single_blas_thread():
-            for i in range(n_m):
-                fits.append(clone(self.predictor).fit(np.delete(Y, i, axis=0), scales,
-                                                      **self._covariates(np.arange(n_m) != i))
-                            if self.obs_[i].any() else None)
+            for n, i in enumerate(self.scored_):
+                fits[i] = clone(self.predictor).fit(np.delete(Y, i, axis=0), scales,
+                                                    **self._covariates(np.arange(n_m) != i))
                 if progress is not None:
-                    progress(i + 1, n_m, f"leave-one-model-out fit {i + 1} of {n_m}")
+                    progress(n + 1, self.scored_.size,
+                             f"leave-one-model-out fit {n + 1} of {self.scored_.size}")
         self.predictors_ = fits
-        self.cell_model_, self.cell_bench_ = np.nonzero(self.obs_)
+        self.obs_scored_ = self.obs_ & np.isin(np.arange(n_m), self.scored_)[:, None]
+        self.cell_model_, self.cell_bench_ = np.nonzero(self.obs_scored_)
         self.actual_ = Y[self.cell_model_, self.cell_bench_]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _sample(self, active):
+        """``(scored model rows, sampled?)``: all of ``active`` (exact) or a seeded sample
+        of ``max_models`` of them, ascending."""
+        if self.max_models is None or active.size <= int(self.max_models):
+            return active, False
+        rng = np.random.default_rng(self.seed)
+        return np.sort(rng.choice(active, int(self.max_models), replace=False)), True
 
     def _covariates(self, rows) -> dict:
         """``{"covariates": rows of the search's covariates}`` or ``{}`` without them."""
@@ -271,10 +303,8 @@ class ProbeSearch:
         n_sets, n_b = masks.shape
         out = np.empty((n_sets, self.actual_.size))
         start = 0
-        for i, pred in enumerate(self.predictors_):  # per model: its own LOMO parameters
-            js = np.flatnonzero(self.obs_[i])
-            if pred is None:
-                continue
+        for i in self.scored_:  # per scored model: its own LOMO parameters
+            pred, js = self.predictors_[i], np.flatnonzero(self.obs_[i])
             seen = masks[:, js]                                   # (n_sets, n_obs_i)
             uniq, inv = np.unique(seen, axis=0, return_inverse=True)
             rows = np.full((uniq.shape[0], n_b), np.nan)
@@ -325,7 +355,8 @@ class ProbeSearch:
             raise UsageError(f"design must be 'fold_in' or 'refit', got {design!r}")
         if design == "fold_in":
             return self.summary(idx, mask, self.predict_cells(mask[None])[0], costs)
-        full = refit_transcripts(self.predictor, self.Y_, self.scales_, mask)
+        full = refit_transcripts(self.predictor, self.Y_, self.scales_, mask,
+                                 models=self.scored_)
         pred = np.where(mask[self.cell_bench_], self.actual_, full[self.cell_model_, self.cell_bench_])
         return self.summary(idx, mask, pred, costs)
 
@@ -336,8 +367,8 @@ class ProbeSearch:
         err, ape, probe = err[0], ape[0], probe[0]
         ok = np.isfinite(err)
         hid = ok & ~probe
-        has = self.obs_[:, mask]
-        active = self.obs_.any(axis=1)
+        has = self.obs_scored_[:, mask]
+        active = self.obs_scored_.any(axis=1)
         nan = float("nan")
 
         def med(x):
