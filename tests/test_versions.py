@@ -174,3 +174,25 @@ def test_diff_json_counts_causes(two_versions):
     assert doc["causes"] == {"changed": {"revised": 1}, "added": {"revised": 1}}
     assert {r["cause"] for r in doc["cells"]["changed"]} == {"revised"}
     assert set(tags) == {"v1", "v2"}
+
+
+def test_a_saved_source_is_never_replaced_by_other_content(home, tmp_path, shared_data):
+    """An existing unversioned source (a config with a `published` date, like the repo's
+    LiveBench) gains a dated input as a new version, its own copy kept as the older one;
+    undated other content under its id is refused, and the same content again is a no-op."""
+    v1 = _csv(tmp_path / "board.csv", [("m1", "gpqa_diamond", 50, "leaderboard", "")])
+    ingest(home, str(v1), adapter="releases-csv", source_id="board")
+    ingest(home, str(v1), adapter="releases-csv", source_id="board")  # same content: fine
+    config = home.sources / "board.yaml"
+    config.write_text(config.read_text() + "published: '2026-01-08'\n")  # as the repo's configs
+    (saved,) = [c for c in load_configs(home.sources) if c.id == "board"]
+    other = _csv(tmp_path / "other.csv", [("m1", "gpqa_diamond", 51, "leaderboard", "")])
+    with pytest.raises(BadInputError, match="exists .* give --version"):
+        ingest(home, str(other), adapter="releases-csv", source_id="board")
+    dated = _csv(tmp_path / "board_2026-06-19.csv", [("m1", "gpqa_diamond", 52, "leaderboard", "")])
+    ingest(home, str(dated), adapter="releases-csv", source_id="board")
+    (now,) = [c for c in load_configs(home.sources) if c.id == "board"]
+    assert now.version == "2026-06-19" and now.versions[0]["sha256"] == saved.sha256
+    assert now.versions[0]["version"] == saved.published
+    history = _sql(home, "SELECT version, score FROM score_history ORDER BY 1")
+    assert history["score"].to_list() == [50.0, 52.0]

@@ -76,21 +76,24 @@ def with_version(home: Home, config: SourceConfig, version: str | None, given: P
     """`config` (a new flat config) as a version of the saved source with its id, if any.
 
     With an explicit `version`, the saved source (if there is one) gains it as a version; a
-    new source starts versioned. Without one, a saved *versioned* source gains the version
-    `infer_version` reads from the input; anything else is left as before (a config with
-    the same id replaces the saved one).
+    new source starts versioned. Without one, a saved source gains the version
+    `infer_version` reads from the input (a saved source is never replaced by other
+    content: without a date to read, give --version or another --source); the same
+    content again, or a new source, is taken as it is.
     """
     if version is not None and not _VERSION.match(version):
         raise BadInputError(f"--version '{version}': expected a date label such as 2026-06-19 or "
                             "2026-06-19T0954 (labels must sort in time order)")
     existing = next((c for c in load_configs(home.sources) if c.id == config.id), None)
     if version is None:
-        if existing is None or not existing.version:
+        # the same content again (a file's digest; a folder read in place: its path)
+        if existing is None or (existing.sha256 or existing.path) == (config.sha256 or config.path):
             return config
         version = infer_version(given, name)
         if version is None:
-            raise BadInputError(f"source '{config.id}' is versioned and {name or given} carries "
-                                "no date; give --version LABEL")
+            raise BadInputError(f"source '{config.id}' exists and {name or given} carries no "
+                                "date; give --version LABEL to add it as a version, or another "
+                                "--source for a new source")
     config = replace(config, version=version, published=config.published or version[:10])
     if existing is None:
         return config

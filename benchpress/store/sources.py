@@ -96,7 +96,9 @@ def add_version(existing: SourceConfig, new: SourceConfig) -> SourceConfig:
     if not new.version:
         raise BadInputError(f"source '{existing.id}' exists; give --version to add a version of "
                             "it (or --id for a new source)")
-    flat = config_versions(existing)
+    # an unversioned source becomes versioned: its one version is labelled by its date
+    flat = [c if c.version or not c.published else replace(c, version=str(c.published))
+            for c in config_versions(existing)]
     if any(not c.version for c in flat):
         raise BadInputError(f"source '{existing.id}' has no version label; its config "
                             f"{existing.id}.yaml needs a `version` field before another version "
