@@ -332,9 +332,9 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
             return given
         return self._resolver.resolve(given)[0]
 
-    def benchmark_ids(self, given) -> list[str]:
+    def benchmark_ids(self, given, *, ignore_unknown: bool | None = None) -> list[str]:
         """Canonical ids of benchmark names/aliases (see `resolve_benchmarks`)."""
-        return self.resolve_benchmarks(list(given)).ids
+        return self.resolve_benchmarks(list(given), ignore_unknown=ignore_unknown).ids
 
     # -- structure and versions --------------------------------------------------------
     def spectrum(self) -> dict:

@@ -146,14 +146,6 @@ class FitsMixin:
                 f"{n_scores} scores, method={self.method!r}"
                 + (f", params={self.params}" if self.params else "") + f", {fit})")
 
-    def _known_benchmarks(self, given, ignore_unknown: bool | None) -> list[str]:
-        """Canonical ids of the benchmark names `given` (the one resolver: errors with
-        suggestions unless `ignore_unknown`, see `benchpress.resolver`)."""
-        return self.resolve_benchmarks(list(given), ignore_unknown=ignore_unknown).ids
-
-    def _known_models(self, given, ignore_unknown: bool | None) -> list[str]:
-        return self.resolve_models(list(given), ignore_unknown=ignore_unknown).ids
-
     def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:
         """Two or more models side by side: one row per benchmark with each model's score
@@ -161,12 +153,12 @@ class FitsMixin:
         `leader`, the `gap` to the runner-up and `p_ahead`, the chance the leader is
         really ahead. `models` are registered model ids; `scores` adds new models
         ({name: {benchmark: score}}). Unknown names follow `predict`'s rule."""
-        known = self._known_models(list(models), ignore_unknown)
-        new, cols = {}, set(self.matrix.benchmark_ids)
+        known = self.resolve_models(list(models), ignore_unknown=ignore_unknown).ids
+        new = {}
         for name, given in (scores or {}).items():
-            self._known_benchmarks(given, ignore_unknown)
-            new[name] = {b: v for b, v in given.items() if self._canonical_benchmark(b) in cols}
-        bench = self._known_benchmarks(benchmarks, ignore_unknown) if benchmarks else None
+            found = self.resolve_benchmarks(list(given), ignore_unknown=ignore_unknown).mapping
+            new[name] = {b: v for b, v in given.items() if b in found}
+        bench = self.benchmark_ids(benchmarks, ignore_unknown=ignore_unknown) if benchmarks else None
         return self.compare(known, benchmarks=bench, new_models=new or None).frame
 
     def nearest_models(self, scores: dict[str, float], k: int = 5, *,
@@ -174,8 +166,7 @@ class FitsMixin:
         """The `k` registered models closest to a new model with `scores`: model_id and
         distance, the RMS gap in z units between the new model's completed row (given
         scores kept, the rest predicted) and each model's (observed kept), nearest first."""
-        self._known_benchmarks(scores, ignore_unknown)
-        row = self._resolve(scores)[0]
+        row = self._resolve(scores, ignore_unknown=ignore_unknown)[0]
         new = np.where(np.isnan(row), self.predictor.fold_in(row), row)
         t = self._support.transform
         diff = t.transform(self.predictor.complete()) - t.transform(new)[None, :]

@@ -243,6 +243,9 @@ def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
         shipped.compare_models("gpt-5", "claude-opus-4.5", benchmarks=["hle", "nosuch"])
     with pytest.raises(BadInputError, match="unknown benchmark"):
         shipped.compare_with_known_models({"gpqa_diamnd": 70.0})
+    near = shipped.compare_with_known_models({"gpqa_diamond": 70.0, "zzz": 1}, k=2,
+                                             ignore_unknown=True)  # left out, as asked
+    assert "zzz" not in near["benchmark_id"].to_list() and near.width == 5
     new = shipped.compare_models("gpt-5", scores={"mine": {"hle": 20.1, "zzz": 3}},
                                  ignore_unknown=True)
     assert new.filter(pl.col("benchmark_id") == "hle")["mine"].to_list() == [20.1]

@@ -16,7 +16,6 @@ comparison of `BenchPress.compare` on the precomputed intervals).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import logging
 import math
@@ -51,9 +50,9 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
     reused, so a restart answers without refitting or recalibrating.
     """
     from benchpress.api_fits import fit_cache_dir
-    from benchpress.home import Home, find_home
+    from benchpress.api import _home
 
-    home = home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
+    home = _home(home)
     bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
                                   predictor=make_predictor(method))
     cache = fit_cache_dir(home)
@@ -115,7 +114,7 @@ class Engine:
         self.cal_new = bp.calibrator("new_models")
         self.timings["calibrate"] = time.perf_counter() - t
         t = time.perf_counter()
-        self.support = conformal.MatrixSupport(self.predictor)
+        self.support = bp._support  # shared with BenchPress (restored from a stored fit)
         self.cells = self._complete_intervals()
         self.timings["intervals"] = time.perf_counter() - t
         self.values = m.values
