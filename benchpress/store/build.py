@@ -23,17 +23,15 @@ from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import SourceConfig, config_versions, load_configs
-from benchpress.store.tables import locked, recover, write_registry
+from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
 from benchpress.validate.schemas import (
     TABLES, Benchmarks, Models, Quarantine, Sources, StoredScores,
 )
 
-__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared",
-           "VIEWS_SQL"]
+__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared"]
 
-VIEWS_SQL = (Path(__file__).with_name("views.sql")).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -292,7 +290,7 @@ def build_locked(home: Home, *, mirror: Path | None = None,
                         {str(c): str(t) for c, t in (publish or {}).items()})
         begin(home, intent)
     try:
-        write_registry(home.registry, tables, manifest, VIEWS_SQL)
+        write_registry(home.registry, tables, manifest, views_sql())
     except BaseException as exc:
         try:  # a failed swap puts the old registry back, then the journal decides
             recover(home.registry)

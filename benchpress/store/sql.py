@@ -30,7 +30,7 @@ import polars as pl
 import pyarrow as pa
 
 from benchpress.errors import BadInputError, BenchPressError
-from benchpress.store.tables import TABLE_NAMES, read_table, require_registry
+from benchpress.store.tables import TABLE_NAMES, read_table, require_registry, views_sql
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
            "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
@@ -42,7 +42,6 @@ DEFAULT_MAX_ROWS = 10_000       # what `benchpress sql` prints at most
 #: Largest wide `matrix` (models x benchmarks) built for a query; larger: `matrix_of`.
 MATRIX_MAX_CELLS = 20_000_000
 _BATCH_ROWS = 8192
-_VIEWS_SQL = Path(__file__).with_name("views.sql")  # shipped with the code
 _SEAL = {
     "enable_external_access": False,     # no file, network or database access
     "autoload_known_extensions": False,
@@ -147,7 +146,7 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     frames = dict(tables)
     frames["_scores_in_file_order"] = tables["scores"].with_row_index("file_row_number")
     con = sealed_connection(frames, memory_limit=memory_limit)
-    con.execute(_VIEWS_SQL.read_text(encoding="utf-8"))
+    con.execute(views_sql())  # shipped with the code, never a data folder's copy
     return con
 
 

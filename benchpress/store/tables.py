@@ -10,6 +10,7 @@ folder recorded (a snapshot's manifest, a registry's build.json).
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -25,7 +26,7 @@ import polars as pl
 from benchpress.digest import sha256_of
 from benchpress.errors import RegistryError
 
-__all__ = ["TABLE_NAMES", "write_registry", "write_folder_atomic", "write_atomic",
+__all__ = ["views_sql", "TABLE_NAMES", "write_registry", "write_folder_atomic", "write_atomic",
            "write_json_atomic", "fsync_path", "read_table", "readable", "recover",
            "locked", "registry_exists", "require_registry"]
 
@@ -167,6 +168,13 @@ def write_json_atomic(path: Path, document, *, sort_keys: bool = False) -> None:
 
 def registry_exists(registry: Path) -> bool:
     return (readable(registry) / "build.json").is_file()
+
+
+@functools.cache
+def views_sql() -> str:
+    """The SQL of the registry's views, shipped with the package (`store/views.sql`): the
+    only SQL the sandbox runs besides the user's query, read once per process."""
+    return Path(__file__).with_name("views.sql").read_text(encoding="utf-8")
 
 
 def require_registry(registry: Path) -> Path:
