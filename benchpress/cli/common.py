@@ -327,12 +327,16 @@ def split_list(text: str | None) -> list[str] | None:
 
 
 def parse_scores(text: str) -> dict[str, float]:
-    """"gpqa_diamond=71.2,hle=20.1" -> {"gpqa_diamond": 71.2, "hle": 20.1}."""
+    """"gpqa_diamond=71.2,hle=20.1" -> {"gpqa_diamond": 71.2, "hle": 20.1}; a benchmark
+    named twice is refused (a dict would keep the last value without a word)."""
     scores = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--scores: '{part}' is not BENCHMARK=VALUE")
+        if key.strip() in scores:
+            raise UsageError(f"--scores names benchmark '{key.strip()}' more than once; give "
+                             "each benchmark once")
         try:
             scores[key.strip()] = float(value)
         except ValueError:

@@ -37,11 +37,6 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     --ignore-unknown."""
     if sum(map(bool, (scores_text, scores_file, model_id))) != 1:
         raise UsageError("give one of --scores, --scores-file or --model")
-    named = [p.partition("=")[0].strip() for p in (scores_text or "").split(",") if p.strip()]
-    twice = sorted({b for b in named if named.count(b) > 1})
-    if twice:
-        raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
-                         "benchmark once")
     wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
     from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
 

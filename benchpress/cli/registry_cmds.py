@@ -234,11 +234,6 @@ def add_model(model_id, scores_text, source_url, retract_text, reason, name, pro
                       only={"releases"}, verbose=verbose)
         return
 
-    named = [p.partition("=")[0].strip() for p in scores_text.split(",") if p.strip()]
-    twice = sorted({b for b in named if named.count(b) > 1})
-    if twice:
-        raise UsageError(f"--scores names benchmark '{twice[0]}' more than once; give each "
-                         "benchmark once")
     report = add_release(home, model_id, parse_scores(scores_text), source_url=source_url,
                          name=name, provider=provider, release_date=release_date,
                          is_reasoning=reasoning, source_type=source_type, mirror=mirror)
