@@ -75,6 +75,9 @@ class LazyGroup(click.Group):
             raise _one_line(exc) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
+        except KeyboardInterrupt:  # Ctrl-C: writes are atomic, so nothing half-done is kept
+            click.echo("Error: interrupted; nothing half-written was kept", err=True)
+            ctx.exit(130)
         except Exception as exc:  # noqa: BLE001 (the last line of defence: no tracebacks)
             fault = as_os_error(exc)
             if fault is not None and fault.errno == errno.EPIPE:  # click handles a closed pipe
