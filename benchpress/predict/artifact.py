@@ -26,7 +26,7 @@ import numpy as np
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import EPS, LOGIT_RULE, IntervalCalibrator, MatrixSupport
-from benchpress.predict.predictor import METHODS, ALSPredictor
+from benchpress.predict.predictor import ALSPredictor, make_predictor
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
@@ -43,15 +43,12 @@ _CALIBRATOR = ("x_mean_", "x_std_", "coef_", "ratios_")
 
 def make_estimator(method: str, params: dict):
     """An unfitted predictor of ``method`` with all its parameters ``params`` (as
-    ``get_params()`` returned them, ``method`` included)."""
-    if method not in METHODS:
-        raise BadInputError(f"unknown method {method!r} in artifact; this version knows "
-                            f"{sorted(METHODS)}")
-    cls = METHODS[method][0]
+    ``get_params()`` returned them, ``method`` included), through the one factory
+    `make_predictor`; a method or parameter this version does not know is BadInputError."""
     try:
-        return cls(**params)
-    except TypeError as exc:
-        raise BadInputError(f"artifact parameters do not fit method {method!r}: {exc}") from None
+        return make_predictor(method, **{k: v for k, v in params.items() if k != "method"})
+    except UsageError as exc:
+        raise BadInputError(f"artifact: {exc}") from None
 
 
 def _put(arrays: dict, prefix: str, obj, names) -> None:
