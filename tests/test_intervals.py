@@ -163,3 +163,16 @@ def test_cli_predict_complete_intervals(built_2026_05, tmp_path):
     r = runner.invoke(main, ["intervals", "--home", home, "--regime", "new_models",
                              "--folds", str(tmp_path / "f.json")])
     assert r.exit_code == 2 and "Error: --folds applies to --regime cells only" in r.output
+
+
+def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monkeypatch):
+    """The row blocks that bound memory on a large registry change no number."""
+    import benchpress.predict.intervals as intervals
+
+    one = complete_intervals(bp05.predictor, calibrated)  # 84 models: one block
+    monkeypatch.setattr(intervals, "BLOCK_ROWS", 10)
+    blocks = complete_intervals(bp05.predictor, calibrated)
+    for k in ("predicted", "lower", "upper", "trust"):
+        np.testing.assert_allclose(blocks[k], one[k], rtol=1e-12, atol=0, equal_nan=True)
+    rows = complete_intervals(bp05.predictor, calibrated, rows=[3, 50, 7])
+    np.testing.assert_allclose(rows["upper"], one["upper"][[3, 50, 7]], rtol=1e-12, equal_nan=True)

@@ -38,7 +38,6 @@ log = logging.getLogger("benchpress.app")
 #: At most this many unobserved benchmarks are tried as "run this next" (the ones most
 #: models have a score on); each costs one extra fold-in row.
 MAX_CANDIDATES = 40
-_CHUNK = 64  # models per block when computing every cell's interval (bounded memory)
 
 
 def load_model(home, snapshot: str | None = None, *, sources: list[str] | None = None,
@@ -115,7 +114,7 @@ class Engine:
         self.timings["calibrate"] = time.perf_counter() - t
         t = time.perf_counter()
         self.support = bp._support  # shared with BenchPress (restored from a stored fit)
-        self.cells = self._complete_intervals()
+        self.cells = conformal.complete_intervals(self.predictor, self.cal_cells, self.support)
         self.timings["intervals"] = time.perf_counter() - t
         self.values = m.values
         self.observed = ~np.isnan(m.values)
@@ -131,26 +130,6 @@ class Engine:
         log.info("model ready: %d models x %d benchmarks in %.1f s (%s)", *m.values.shape,
                  self.timings["total"],
                  ", ".join(f"{k} {v:.1f} s" for k, v in self.timings.items() if k != "total"))
-
-    # -- startup -------------------------------------------------------------------------
-    def _complete_intervals(self) -> dict:
-        """`intervals.complete_intervals` computed in blocks of models (its risk features
-        of all cells at once need n_cells x n_models floats)."""
-        s, cal = self.support, self.cal_cells
-        n_m, n_b = s.P.shape
-        pts_all = conformal.point_size(self.predictor.scales_, self.predictor.Y_)
-        out = {k: np.full((n_m, n_b), np.nan) for k in ("lower", "upper", "trust")}
-        for start in range(0, n_m, _CHUNK):
-            rows = np.arange(start, min(start + _CHUNK, n_m))
-            i, j = np.repeat(rows, n_b), np.tile(np.arange(n_b), rows.size)
-            zhat, X = s.cells(i, j)
-            ok = np.isfinite(zhat)
-            z = np.where(ok, zhat, 0.0)
-            lower, upper = cal.predict_interval(z, X, s.transform, j)
-            trust = cal.trust(z, X, s.transform, j, pts_all[j])
-            for k, v in (("lower", lower), ("upper", upper), ("trust", trust)):
-                out[k][rows] = np.where(ok, v, np.nan).reshape(rows.size, n_b)
-        return {"predicted": s.P, **out}
 
     # -- scores in -----------------------------------------------------------------------
     def resolve(self, names) -> dict[str, str | None]:

@@ -321,13 +321,19 @@ def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
     ``upper`` and ``trust``; NaN where there is no prediction. ``support`` may reuse a
     :class:`MatrixSupport` of ``predictor``. ``rows`` (model indices) limits the work
     to those models: the arrays are then (len(rows), n_benchmarks), equal to those rows
-    of the full result."""
+    of the full result. The cells' risk features are made `BLOCK_ROWS` models at a time,
+    so memory stays bounded on a large registry (same numbers)."""
     support = support or MatrixSupport(predictor)
     n_m, n_b = support.P.shape
     r = np.arange(n_m) if rows is None else np.asarray(rows, dtype=np.int64)
-    i, j = np.repeat(r, n_b), np.tile(np.arange(n_b), r.size)
-    zhat, X = support.cells(i, j)
-    return {"predicted": support.P[r], **_intervals(support, calibrator, zhat, X, (r.size, n_b))}
+    parts = []
+    for block in np.split(r, np.arange(BLOCK_ROWS, r.size, BLOCK_ROWS)):
+        i, j = np.repeat(block, n_b), np.tile(np.arange(n_b), block.size)
+        zhat, X = support.cells(i, j)
+        parts.append(_intervals(support, calibrator, zhat, X, (block.size, n_b)))
+    return {"predicted": support.P[r],
+            **{k: np.vstack([p[k] for p in parts]) if parts else np.full((0, n_b), np.nan)
+               for k in ("lower", "upper", "trust")}}
 
 
 def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, scores,
