@@ -171,9 +171,7 @@ def store_tree(folder: Path, cache: Path, *, expected_sha256: str | None = None)
     if target.exists() and not _intact(target):
         _remove(target)
     if not target.is_dir():
-        cache.mkdir(parents=True, exist_ok=True)
-        _sweep_parts(cache)
-        tmp = Path(tempfile.mkdtemp(dir=cache, prefix=_part_prefix()))
+        tmp = _part(cache, folder=True)
         try:
             shutil.copytree(folder, tmp, dirs_exist_ok=True,
                             ignore=lambda d, names: [n for n in names if n.startswith(".")])
@@ -201,9 +199,13 @@ def _into_cache(tmp: Path, cache: Path, expected: str | None, what: str) -> tupl
     return target, digest
 
 
-def _part(cache: Path) -> Path:
+def _part(cache: Path, *, folder: bool = False) -> Path:
+    """A new partial file (or folder) in the cache, named for this process; the one place
+    that first sweeps away the partial files of dead writers (see `_sweep_parts`)."""
     cache.mkdir(parents=True, exist_ok=True)
     _sweep_parts(cache)
+    if folder:
+        return Path(tempfile.mkdtemp(dir=cache, prefix=_part_prefix()))
     fd, tmp = tempfile.mkstemp(dir=cache, prefix=_part_prefix())
     os.close(fd)
     return Path(tmp)
@@ -263,20 +265,17 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
     if expected_sha256 is not None and not _HEX64.fullmatch(expected_sha256):
         raise FetchError(f"{label}: the pinned sha256 {expected_sha256!r} is not 64 hex digits")
     max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
-    cache.mkdir(parents=True, exist_ok=True)
-    _sweep_parts(cache)
     if expected_sha256 and (hit := _from_cache(cache, expected_sha256, label)):
         return hit
     mirror = mirror or (Path(os.environ["BENCHPRESS_MIRROR"]) if os.environ.get("BENCHPRESS_MIRROR") else None)
     if mirror_path and (".." in PurePosixPath(mirror_path).parts or Path(mirror_path).is_absolute()):
         raise FetchError(f"{label}: mirror_path {mirror_path!r} leads out of the mirror; refused")
-    if mirror is not None and mirror_path and (mirror / mirror_path).is_dir():
-        path, digest = store_tree(mirror / mirror_path, cache, expected_sha256=expected_sha256)
-        return FetchResult(path, digest, utc_now(), f"mirror:{mirror / mirror_path}")
-    if mirror is not None and mirror_path and (mirror / mirror_path).is_file():
-        path, digest = store_file(mirror / mirror_path, cache, expected_sha256=expected_sha256,
-                                  max_bytes=max_bytes)
-        return FetchResult(path, digest, utc_now(), f"mirror:{mirror / mirror_path}")
+    src = mirror / mirror_path if mirror is not None and mirror_path else None
+    if src is not None and src.exists():
+        path, digest = (store_tree(src, cache, expected_sha256=expected_sha256) if src.is_dir()
+                        else store_file(src, cache, expected_sha256=expected_sha256,
+                                        max_bytes=max_bytes))
+        return FetchResult(path, digest, utc_now(), f"mirror:{src}")
     if scheme in ("", "file"):
         local = Path(url.removeprefix("file://"))
         path, digest = store_file(local, cache, expected_sha256=expected_sha256,
