@@ -199,12 +199,15 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
             return parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
         return read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
 
-    def evaluate(self, folds: Folds, *, progress=None) -> EvaluationResult:
+    def evaluate(self, folds: Folds, *, progress=None, executor=None) -> EvaluationResult:
         """Hide each fold's cells, refit, predict them, and score the predictions;
-        `progress(k, n, label)` is called after each fold's fit."""
+        `progress(k, n, label)` is called after each fold's fit. `executor`: where the
+        folds' fits run (None/"local", a Dask scheduler address or an `Executor`, see
+        `benchpress.executor`); the figures are the same wherever they ran."""
         m = self.matrix
         return evaluate(self.estimator, m.values, self.scales, folds, model_ids=m.model_ids,
-                        benchmark_ids=m.benchmark_ids, progress=progress, **self._side_info())
+                        benchmark_ids=m.benchmark_ids, progress=progress, executor=executor,
+                        **self._side_info())
 
     def rank(self, *, seed: int = 42) -> RankDiagnostics:
         """Held-out error of soft-impute by rank and two-factor variance explained."""

@@ -1,4 +1,4 @@
-"""Where independent pieces of work run: in this process, or on a distributed cluster.
+"""Where independent pieces of work run: in this process, or on a Dask cluster.
 
 The work that grows with users is a list of independent calls (the folds of an evaluation,
 the models a probe search leaves out, the dates of a replay, the sources of a build). Code
@@ -8,25 +8,63 @@ that has such a list asks for an executor and maps over it::
     results = ex.map(fit_fold, folds)  # a list, in the order of ``folds``
 
 ``map`` always returns results in input order, so the numbers do not depend on where the
-work ran. This module imports nothing from the rest of the package's stages, so every stage
-may use it.
+work ran. ``spec`` may also be the address of a Dask distributed scheduler
+(``tcp://host:8786``, see README "Running on a cluster"): the calls then run on its
+workers, which must have this package installed and (for the replay) see the same home
+folder. ``fn`` must be a module-level function (it travels to the workers by reference)
+and its arguments and results plain data (arrays, predictors, frames).
+
+This module imports nothing from the rest of the package's stages, so every stage may use
+it; ``distributed`` is imported only when a cluster is asked for.
 """
 
 from __future__ import annotations
 
+import re
+import socket
 from typing import Callable, Iterable
+from urllib.parse import urlsplit
 
-__all__ = ["Executor", "LocalExecutor", "get_executor"]
+__all__ = ["Executor", "LocalExecutor", "DaskExecutor", "get_executor", "ENV",
+           "CONNECT_TIMEOUT", "RUN_TIMEOUT"]
+
+#: environment variable the CLI reads as the default of ``--executor``
+ENV = "BENCHPRESS_EXECUTOR"
+#: seconds to reach the scheduler and to see its first worker
+CONNECT_TIMEOUT = 10.0
+#: seconds one ``map`` may take on a cluster before it is given up (a lost cluster)
+RUN_TIMEOUT = 6 * 3600.0
+
+_RESERVED = {"key", "workers", "retries", "resources", "priority", "allow_other_workers",
+             "fifo_timeout", "actor", "actors", "pure", "batch_size"}
+_ADDRESS = re.compile(r"^(tcp|tls)://[^\s/:]+(:\d+)?$|^[A-Za-z0-9.\-]+:\d+$")
 
 
 class Executor:
-    """Runs ``fn`` over ``items`` and returns the results as a list in input order."""
+    """Runs ``fn`` over ``items`` and returns the results as a list in input order.
+
+    Also a context manager: inside ``with ex:`` a cluster connection is made once and
+    kept for every ``map`` (outside, each ``map`` connects and disconnects)."""
 
     #: printable description ("local", or the scheduler address)
     name = "executor"
 
-    def map(self, fn: Callable, items: Iterable) -> list:  # pragma: no cover - interface
+    def map(self, fn: Callable, items: Iterable, *, progress: Callable | None = None,
+            **common) -> list:  # pragma: no cover - interface
+        """``[fn(x, **common) for x in items]``, wherever it runs; ``common`` holds the
+        arguments every call shares (sent to each worker once); ``progress(done, n)`` is
+        called as calls finish (it only reports)."""
         raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line naming where the work runs (e.g. ``tcp://10.0.0.5:8786, 4 workers``)."""
+        return self.name
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
 
 
 class LocalExecutor(Executor):
@@ -34,17 +72,193 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def map(self, fn: Callable, items: Iterable) -> list:
-        return [fn(x) for x in items]
+    def map(self, fn: Callable, items: Iterable, *, progress: Callable | None = None,
+            **common) -> list:
+        items = list(items) if progress is not None else items
+        out = []
+        for x in items:
+            out.append(fn(x, **common))
+            if progress is not None:
+                progress(len(out), len(items))
+        return out
 
 
-def get_executor(spec: "str | Executor | None" = None) -> Executor:
+class DaskExecutor(Executor):
+    """Runs the calls on the workers of a Dask distributed scheduler at ``address``.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler, e.g. ``tcp://127.0.0.1:8786`` (``host:port`` means tcp).
+    connect_timeout : float
+        Seconds to reach the scheduler and to see at least one worker; beyond it a one-line
+        :class:`~benchpress.errors.UsageError` names the address.
+    timeout : float
+        Seconds one ``map`` may take in all; beyond it a one-line
+        :class:`~benchpress.errors.BenchPressError` (the cluster is not answering).
+
+    An exception raised by ``fn`` on a worker is raised here as it is (a
+    :class:`~benchpress.errors.BenchPressError` keeps its one-line message, as in a local
+    run); a worker that dies, or a cluster that goes away, becomes a one-line
+    BenchPressError naming the address.
+    """
+
+    def __init__(self, address: str, *, connect_timeout: float = CONNECT_TIMEOUT,
+                 timeout: float = RUN_TIMEOUT):
+        self.address = address if "://" in address else f"tcp://{address}"
+        self.name = self.address
+        self.connect_timeout = float(connect_timeout)
+        self.timeout = float(timeout)
+        self._client = None
+
+    def __getstate__(self) -> dict:  # travels without its open client
+        return {**self.__dict__, "_client": None}
+
+    # -- connection ----------------------------------------------------------------------
+    def _usage(self, why: str):
+        from benchpress.errors import UsageError
+
+        return UsageError(f"--executor {self.address}: {why}")
+
+    def _probe_socket(self) -> None:
+        """Fail at once on a refused connection (Dask alone retries until its timeout)."""
+        parts = urlsplit(self.address)
+        if parts.scheme not in ("tcp", "tls") or not parts.hostname:
+            return
+        try:
+            with socket.create_connection((parts.hostname, parts.port or 8786),
+                                          timeout=self.connect_timeout):
+                pass
+        except OSError as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            raise self._usage(f"no Dask scheduler reachable ({reason}); start one with "
+                              "`dask scheduler` or use --executor local") from None
+
+    def connect(self) -> "DaskExecutor":
+        """Open the client (kept until :meth:`close`); raises UsageError when the scheduler
+        cannot be reached or has no worker within ``connect_timeout`` seconds."""
+        if self._client is not None:
+            return self
+        try:
+            import distributed
+        except ImportError:
+            raise self._usage("the Dask distributed package is not installed "
+                              "(pip install distributed)") from None
+        self._probe_socket()
+        try:
+            client = distributed.Client(self.address, timeout=self.connect_timeout,
+                                        set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise self._usage(f"no Dask scheduler answered within {self.connect_timeout:g} s "
+                              f"({' '.join(str(exc).split())})") from None
+        try:
+            client.wait_for_workers(1, timeout=self.connect_timeout)
+        except (OSError, TimeoutError) as exc:
+            client.close()
+            raise self._usage(f"the scheduler has no workers after {self.connect_timeout:g} s; "
+                              "start some with `dask worker " + self.address + "`") from exc
+        self._client = client
+        return self
+
+    def close(self) -> None:
+        """Close the client (if open)."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> "DaskExecutor":
+        return self.connect()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def n_workers(self) -> int:
+        """Workers the scheduler has now (connects if needed)."""
+        opened = self._client is None
+        self.connect()
+        try:
+            return len(self._client.scheduler_info(n_workers=-1)["workers"])
+        finally:
+            if opened:
+                self.close()
+
+    def describe(self) -> str:
+        n = self.n_workers()
+        return f"{self.address}, {n} worker{'s' if n != 1 else ''}"
+
+    # -- work ----------------------------------------------------------------------------
+    def map(self, fn: Callable, items: Iterable, *, progress: Callable | None = None,
+            **common) -> list:
+        items = list(items)
+        clash = set(common) & _RESERVED
+        if clash:
+            raise ValueError(f"map: shared argument name(s) {sorted(clash)} are Dask's own")
+        if not items:
+            return []
+        opened = self._client is None
+        self.connect()
+        client, futures = self._client, []
+        try:
+            from distributed import as_completed
+
+            # shared arguments go to every worker once ([v]: v itself, not its elements)
+            shared = {k: client.scatter([v], broadcast=True, hash=False)[0]
+                      for k, v in common.items()}
+            futures = client.map(fn, items, pure=False, **shared)
+            for done, future in enumerate(as_completed(futures, loop=client.loop, timeout=self.timeout), start=1):
+                if future.status == "error":
+                    future.result()  # raises the task's error at once (no wait for the rest)
+                if progress is not None:
+                    progress(done, len(items))
+            return client.gather(futures)
+        except Exception as exc:
+            raise self._failure(exc) from None
+        finally:
+            for f in futures:
+                f.release()
+            if opened:
+                self.close()
+
+    def _failure(self, exc: Exception) -> Exception:
+        """The one-line error a failed ``map`` raises: the task's own error when ``fn``
+        raised it; else a BenchPressError naming the address."""
+        from benchpress.errors import BenchPressError
+
+        kind = type(exc).__name__
+        if kind in ("KilledWorker",):
+            return BenchPressError(f"executor {self.address}: a worker died running the work "
+                                   f"({' '.join(str(exc).split())})")
+        if isinstance(exc, TimeoutError):
+            return BenchPressError(f"executor {self.address}: the work did not finish within "
+                                   f"{self.timeout:g} s")
+        if kind in ("CancelledError", "FutureCancelledError", "CommClosedError") or (
+                isinstance(exc, OSError) and "connect" in str(exc).lower()):
+            return BenchPressError(f"executor {self.address}: lost the cluster "
+                                   f"({kind}: {' '.join(str(exc).split())})")
+        return exc  # raised by fn on a worker: the same error as in a local run
+
+
+def get_executor(spec: "str | Executor | None" = None, **options) -> Executor:
     """The executor for ``spec``: None or ``"local"`` gives :class:`LocalExecutor`; an
-    :class:`Executor` is returned as it is."""
-    if spec is None or spec == "local":
-        return LocalExecutor()
+    address (``tcp://host:port`` or ``host:port``) a :class:`DaskExecutor` (``options``
+    go to it; nothing is connected yet); an :class:`Executor` is returned as it is.
+
+    >>> get_executor().name, get_executor("tcp://10.0.0.5:8786").name
+    ('local', 'tcp://10.0.0.5:8786')
+
+    Raises
+    ------
+    UsageError
+        For anything else (one line, naming the accepted forms).
+    """
     if isinstance(spec, Executor):
         return spec
+    text = "local" if spec is None else str(spec).strip()
+    if text in ("", "local"):
+        return LocalExecutor()
+    if _ADDRESS.match(text):
+        return DaskExecutor(text, **options)
     from benchpress.errors import UsageError
 
-    raise UsageError(f"--executor {spec!r}: only 'local' is available in this build")
+    raise UsageError(f"--executor {spec!r}: expected 'local' or a Dask scheduler address "
+                     "such as tcp://127.0.0.1:8786")

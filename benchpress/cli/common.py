@@ -22,7 +22,7 @@ from rich.text import Text
 from benchpress.errors import BadInputError, BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "read_scores_file",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "read_scores_file", "executor_option",
            "stderr", "parse_scores"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -356,4 +356,28 @@ def handle_errors(f):
         except BenchPressError as exc:
             click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             sys.exit(1)
+    return wrapper
+
+
+def executor_option(f):
+    """`--executor local|ADDRESS` (env: BENCHPRESS_EXECUTOR) -> `executor`, an
+    :class:`~benchpress.executor.Executor`: for an address, connected for the command's
+    duration (a one-line error, exit 2, when the scheduler cannot be reached) and named on
+    stderr with its number of workers; closed afterwards. Goes below `handle_errors` (or
+    `matrix_options`), so that its errors become one line."""
+    from benchpress.executor import ENV
+
+    @click.option("--executor", "executor_spec", default="local", show_default=True,
+                  envvar=ENV, metavar="local|ADDRESS",
+                  help="Where the independent fits run: 'local' (this process) or a Dask "
+                       "scheduler address, e.g. tcp://127.0.0.1:8786 (see README, 'Running "
+                       f"on a cluster'; env: {ENV}). The results are the same.")
+    @functools.wraps(f)
+    def wrapper(*args, executor_spec, **kwargs):
+        from benchpress.executor import LocalExecutor, get_executor
+
+        with get_executor(executor_spec) as executor:
+            if not isinstance(executor, LocalExecutor):
+                stderr.print(f"executor: {executor.describe()}", markup=False)
+            return f(*args, executor=executor, **kwargs)
     return wrapper

@@ -8,7 +8,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    csv_text, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
+    csv_text, executor_option, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
     split_list, stderr, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
@@ -83,13 +83,14 @@ def complete(out, intervals, fmt, bp, home):
 @format_option()
 @matrix_options
 @folds_options
-def evaluate(folds, write_folds, out, fmt, bp, home):
+@executor_option
+def evaluate(folds, write_folds, out, fmt, bp, home, executor):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5)."""
     if write_folds:
         write_json_atomic(write_folds, folds_to_json(folds, bp.matrix.model_ids,
                                                      bp.matrix.benchmark_ids))
     with progress_bar("evaluating") as update:
-        result = bp.evaluate(folds, progress=update)
+        result = bp.evaluate(folds, progress=update, executor=executor)
     report = {**result.to_json(), **method_fields(bp)}
     # the file holds figures only (no timing), so that `dvc metrics diff` shows real changes
     if write_or_emit(report, out, fmt, written={k: v for k, v in report.items()

@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
+from benchpress.executor import get_executor
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
 from benchpress.predict.folds import Folds
@@ -58,11 +59,41 @@ class EvaluationResult:
         return out
 
 
+def _fold_cells(Y, folds: Folds) -> list:
+    """Each fold's held-out cells ``(i, j)`` (n_cells,) each, checked against ``Y``.
+
+    Raises BadInputError when a held-out cell is out of range or not observed in ``Y``."""
+    n_m, n_b = Y.shape
+    out = []
+    for k, cells in enumerate(folds.test_cells):
+        cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+        if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
+            raise BadInputError(f"fold {k}: cell index out of range for a {n_m}x{n_b} matrix")
+        i, j = cells[:, 0], cells[:, 1]
+        unobserved = int(np.isnan(Y[i, j]).sum())
+        if unobserved:
+            raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
+        out.append((i, j))
+    return out
+
+
+def _fit_fold(cells, *, predictor, Y, scales, extra, predict=False):
+    """One fold (an executor's task, possibly on another machine): a clone of
+    ``predictor`` fitted on ``Y`` without ``cells = (i, j)``; with ``predict``, only its
+    predictions of those cells, shape (n_cells,)."""
+    i, j = cells
+    Yt = Y.copy()
+    Yt[i, j] = np.nan
+    with single_blas_thread():
+        fitted = clone(predictor).fit(Yt, scales, **extra)
+        return fitted.complete(keep_observed=False)[i, j] if predict else fitted
+
+
 def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
               covariates=None, progress=None):
     """Hide each fold's cells and refit: yields ``k, i, j, fitted`` per fold, with ``i, j``
     (n_cells,) the held-out cells and ``fitted`` a :func:`clone` of ``predictor`` fitted
-    on ``Y`` (a checked score matrix) without them.
+    on ``Y`` (a checked score matrix) without them (one fit at a time, in this process).
 
     ``covariates`` (n_models, n_features), when given, reach every fit (only predictors
     that accept them, e.g. :class:`~benchpress.predict.side.SideInfoPredictor`).
@@ -72,27 +103,17 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
     """
     extra = {} if covariates is None else {"covariates": covariates}
-    n_m, n_b = Y.shape
-    n_folds = len(folds.test_cells)
-    for k, cells in enumerate(folds.test_cells):
-        cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
-        if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
-            raise BadInputError(f"fold {k}: cell index out of range for a {n_m}x{n_b} matrix")
-        i, j = cells[:, 0], cells[:, 1]
-        unobserved = int(np.isnan(Y[i, j]).sum())
-        if unobserved:
-            raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
-        Yt = Y.copy()
-        Yt[i, j] = np.nan
-        fitted = clone(predictor).fit(Yt, scales, **extra)
+    cells = _fold_cells(Y, folds)
+    for k, (i, j) in enumerate(cells):
+        fitted = _fit_fold((i, j), predictor=predictor, Y=Y, scales=scales, extra=extra)
         if progress is not None:
-            progress(k + 1, n_folds, f"fold {k + 1} of {n_folds}")
+            progress(k + 1, len(cells), f"fold {k + 1} of {len(cells)}")
         yield k, i, j, fitted
 
 
 def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
              model_ids=None, benchmark_ids=None, covariates=None,
-             progress=None) -> EvaluationResult:
+             progress=None, executor=None) -> EvaluationResult:
     """Hide each fold's cells, refit, predict them, and score the predictions.
 
     Parameters
@@ -111,6 +132,10 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
         Per-model side information passed to every fit (see :func:`fold_fits`).
     progress : callable, optional
         ``progress(k, n, label)`` after each fold's fit (see :func:`fold_fits`).
+    executor : str or Executor, optional
+        Where the folds' fits run (:func:`benchpress.executor.get_executor`: None or
+        "local" in this process, one after the other; a Dask scheduler address on its
+        workers). The results are the same wherever they ran.
 
     Returns
     -------
@@ -123,13 +148,15 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
     bids = list(benchmark_ids) if benchmark_ids is not None else [str(j) for j in range(n_b)]
     if len(mids) != n_m or len(bids) != n_b:
         raise BadInputError("model_ids / benchmark_ids do not match the matrix shape")
-    parts = []
+    cells = _fold_cells(Y, folds)
+    report = None if progress is None else (
+        lambda k, n: progress(k, n, f"fold {k} of {n}"))
     t0 = time.perf_counter()
-    with single_blas_thread():
-        for k, i, j, fitted in fold_fits(predictor, Y, scales, folds, covariates=covariates,
-                                             progress=progress):
-            parts.append((k, i, j, Y[i, j], fitted.complete(keep_observed=False)[i, j]))
+    predicted = get_executor(executor).map(  # the folds' fits: one map, results in order
+        _fit_fold, cells, progress=report, predictor=predictor, Y=Y, scales=scales,
+        extra={} if covariates is None else {"covariates": covariates}, predict=True)
     seconds = time.perf_counter() - t0
+    parts = [(k, i, j, Y[i, j], p) for k, ((i, j), p) in enumerate(zip(cells, predicted))]
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)
     ii = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, int)
     jj = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, int)
