@@ -8,7 +8,7 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, mirror_option, out_option, progress_bar, render,
+    executor_option, format_option, handle_errors, home_option, mirror_option, out_option, progress_bar, render,
     stderr, write_or_emit,
 )
 
@@ -30,15 +30,18 @@ def _num(value) -> str:
 @out_option()
 @home_option
 @handle_errors
-def replay(plan: Path, mirror, fmt, out, home):
+@executor_option
+def replay(plan: Path, mirror, fmt, out, home, executor):
     """Rebuild the registry date by date from PLAN (dated source versions) in
     <home>/replay/<name>/: a snapshot per date, its fit, probes, drift and forecasts, and
     the realized error of each date's forecasts at the next. Prints the timeline; json:
-    the whole document (also written to <home>/replay/<name>/timeline.json)."""
+    the whole document (also written to <home>/replay/<name>/timeline.json). With
+    --executor ADDRESS the dates' analyses run on a Dask cluster whose workers see the
+    same home folder."""
     from benchpress.timeline.replay import replay as run_replay
 
     with progress_bar("replaying") as update:
-        timeline = run_replay(home, plan, mirror=mirror, on_step=update)
+        timeline = run_replay(home, plan, mirror=mirror, on_step=update, executor=executor)
     frame = timeline.frame()
     rows = frame.with_columns(pl.col("probes").cast(pl.List(pl.String)).list.join(" "))
     if write_or_emit(timeline.to_dict(), out, fmt, rows=rows):

@@ -170,16 +170,36 @@ def _digest(doc) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _cached(path: Path, compute: Callable[[], dict]) -> dict:
+def _load(path: Path) -> dict | None:
+    """A cached analysis, or None (missing; a damaged cache entry is recomputed)."""
     if path.is_file():
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
-            pass  # a damaged cache entry is recomputed
-    doc = compute()
+            pass
+    return None
+
+
+def _store(path: Path, doc: dict) -> dict:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, doc, sort_keys=True)
     return doc
+
+
+def _cached(path: Path, compute: Callable[[], dict]) -> dict:
+    doc = _load(path)
+    return doc if doc is not None else _store(path, compute())
+
+
+def _analyse_task(sid: str, *, root: str, plan: Plan) -> dict:
+    """`_analyse` as an executor's task (it may run on another machine that sees `root`)."""
+    return _analyse(Home(Path(root)), sid, plan)
+
+
+def _compare_task(pair: tuple, *, root: str, plan: Plan) -> dict:
+    """`_compare` of (a, b, pair cells file) as an executor's task."""
+    a, b, cells_file = pair
+    return _compare(Home(Path(root)), a, b, plan, Path(cells_file))
 
 
 def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None) -> tuple[str, bool]:
@@ -248,11 +268,18 @@ def _compare(rhome: Home, a: str, b: str, plan: Plan, pair_cells: Path) -> dict:
 
 
 def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
-           on_step: Callable[[int, int, str], None] | None = None) -> Timeline:
+           on_step: Callable[[int, int, str], None] | None = None, executor=None) -> Timeline:
     """Run the plan (see the module docstring); returns the timeline and writes it as JSON
-    to `<home>/replay/<name>/timeline.json`."""
+    to `<home>/replay/<name>/timeline.json`.
+
+    The snapshots are built here, date by date; then the analyses of the snapshots not
+    analysed before, and the comparisons of consecutive dates, each run as one map of
+    `executor` (None/"local": in this process; a Dask scheduler address: on its workers,
+    which must see the same home folder, see `benchpress.executor`). The timeline is the
+    same wherever they ran."""
     import time
 
+    from benchpress.executor import get_executor
     from benchpress.predict.drift import DriftThresholds
 
     started = time.perf_counter()
@@ -265,7 +292,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     timeline = Timeline(plan.name, rhome.root)
     limits = DriftThresholds()
     dates = plan.dates()
-    previous, cells = None, []
+    snaps = []
     with reuse_prepared():
         for k, date in enumerate(dates):
             if on_step:
@@ -273,36 +300,57 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
             sid, built = _freeze(rhome, plan, date, state, mirror)
             timeline.built += built
             write_json_atomic(state_file, state, sort_keys=True)
-            row = {"date": date, **_cached(rhome.root / "analysis" / f"{sid}-{fit_key}.json",
-                                           lambda: _analyse(rhome, sid, plan))}
-            if previous is not None and previous["snapshot"] != sid:
-                pair_file = rhome.root / "analysis" / f"pair-{previous['snapshot']}-{sid}-{fit_key}"
-                pair = _cached(pair_file.with_suffix(".json"),
-                               lambda: _compare(rhome, previous["snapshot"], sid, plan,
-                                                pair_file.with_suffix(".parquet")))
-                cells.append(pl.read_parquet(pair_file.with_suffix(".parquet")))
-                f = pair["forecast"]
-                row.update(new_models=pair["new_models"], revised=pair["revised"],
-                           causes=pair["causes"], forecast_n=f["n_cells"],
-                           forecast_medae=f["medae"], forecast_coverage=f["coverage"],
-                           new_model_n=f["new_models"]["n_cells"],
-                           new_model_medae=f["new_models"]["medae"])
-            elif previous is not None:
-                row.update(new_models=0, revised=0, forecast_n=0)
-            alarms = []
-            if row.get("var2") is not None and row["var2"] < limits.var2_min:
-                alarms.append(f"two-factor variance {row['var2']:.3f} < {limits.var2_min}")
-            if previous is not None and previous.get("probes") and row.get("probes"):
-                changed = len(set(row["probes"]) - set(previous["probes"]))
-                row["probes_changed"] = changed
-                if changed > limits.probe_changes_max:
-                    alarms.append(f"{changed} probes changed > {limits.probe_changes_max}")
-                if previous.get("var2") is not None and row.get("var2") is not None \
-                        and previous["var2"] - row["var2"] > limits.var2_drop_max:
-                    alarms.append(f"two-factor variance fell by {previous['var2'] - row['var2']:.3f}")
-            row["alarm"] = "; ".join(alarms) or None
-            timeline.rows.append(row)
-            previous = row
+            snaps.append(sid)
+    # the analyses and comparisons not cached yet: independent of each other, one map each
+    ex = get_executor(executor)
+    analysis = rhome.root / "analysis"
+    pairs = {(a, b): analysis / f"pair-{a}-{b}-{fit_key}" for a, b in zip(snaps, snaps[1:])
+             if a != b}
+
+    def report(what):
+        return None if on_step is None else (lambda k, n: on_step(k, n, f"{what} {k} of {n}"))
+
+    todo = [s for s in dict.fromkeys(snaps) if _load(analysis / f"{s}-{fit_key}.json") is None]
+    for sid, doc in zip(todo, ex.map(_analyse_task, todo, progress=report("analysis"),
+                                     root=str(rhome.root), plan=plan)):
+        _store(analysis / f"{sid}-{fit_key}.json", doc)
+    todo = [(a, b, str(f.with_suffix(".parquet"))) for (a, b), f in pairs.items()
+            if _load(f.with_suffix(".json")) is None]
+    for (a, b, _), doc in zip(todo, ex.map(_compare_task, todo, progress=report("comparison"),
+                                           root=str(rhome.root), plan=plan)):
+        _store(pairs[a, b].with_suffix(".json"), doc)
+    previous, cells = None, []
+    for date, sid in zip(dates, snaps):  # one row per date, from the cached analyses
+        row = {"date": date, **_cached(analysis / f"{sid}-{fit_key}.json",
+                                       lambda: _analyse(rhome, sid, plan))}
+        if previous is not None and previous["snapshot"] != sid:
+            pair_file = analysis / f"pair-{previous['snapshot']}-{sid}-{fit_key}"
+            pair = _cached(pair_file.with_suffix(".json"),
+                           lambda: _compare(rhome, previous["snapshot"], sid, plan,
+                                            pair_file.with_suffix(".parquet")))
+            cells.append(pl.read_parquet(pair_file.with_suffix(".parquet")))
+            f = pair["forecast"]
+            row.update(new_models=pair["new_models"], revised=pair["revised"],
+                       causes=pair["causes"], forecast_n=f["n_cells"],
+                       forecast_medae=f["medae"], forecast_coverage=f["coverage"],
+                       new_model_n=f["new_models"]["n_cells"],
+                       new_model_medae=f["new_models"]["medae"])
+        elif previous is not None:
+            row.update(new_models=0, revised=0, forecast_n=0)
+        alarms = []
+        if row.get("var2") is not None and row["var2"] < limits.var2_min:
+            alarms.append(f"two-factor variance {row['var2']:.3f} < {limits.var2_min}")
+        if previous is not None and previous.get("probes") and row.get("probes"):
+            changed = len(set(row["probes"]) - set(previous["probes"]))
+            row["probes_changed"] = changed
+            if changed > limits.probe_changes_max:
+                alarms.append(f"{changed} probes changed > {limits.probe_changes_max}")
+            if previous.get("var2") is not None and row.get("var2") is not None \
+                    and previous["var2"] - row["var2"] > limits.var2_drop_max:
+                alarms.append(f"two-factor variance fell by {previous['var2'] - row['var2']:.3f}")
+        row["alarm"] = "; ".join(alarms) or None
+        timeline.rows.append(row)
+        previous = row
     if on_step:
         on_step(len(dates), len(dates), "done")
     if cells:
