@@ -177,7 +177,7 @@ class DaskExecutor(Executor):
         opened = self._client is None
         self.connect()
         try:
-            return len(self._client.scheduler_info(n_workers=-1)["workers"])
+            return len(self._client.nthreads())  # {worker address: threads}
         finally:
             if opened:
                 self.close()

@@ -1,0 +1,147 @@
+"""`--executor local|ADDRESS`: the independent fits on a real Dask cluster (a scheduler and two
+worker processes on 127.0.0.1, started here) give the same figures, to the last bit, as the
+local run; an address nobody answers on, and a failure on a worker, are one line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from benchpress.cli import main
+from benchpress.cli.common import parse_scores
+from benchpress.errors import UsageError
+from benchpress.executor import DaskExecutor, LocalExecutor, get_executor
+from tests.conftest import SHARED_DATA
+
+FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _one_error_line(result) -> str:
+    """The one line of a failed command (after the executor's own line, when one is used)."""
+    lines = [ln for ln in result.stderr.splitlines()
+             if ln.strip() and not ln.startswith("executor: tcp://127.0.0.1:")]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in lines[0]
+    return lines[0]
+
+
+# -- without a cluster -------------------------------------------------------------------
+def test_specs_name_an_executor_or_are_refused():
+    assert isinstance(get_executor(None), LocalExecutor)
+    assert isinstance(get_executor("local"), LocalExecutor)
+    ex = get_executor("127.0.0.1:8786")
+    assert isinstance(ex, DaskExecutor) and ex.name == "tcp://127.0.0.1:8786"
+    assert get_executor(ex) is ex
+    for bad in ("cluster", "http://x:8786", "tcp://", "tcp://h:port"):
+        with pytest.raises(UsageError, match="expected 'local' or a Dask scheduler address"):
+            get_executor(bad)
+
+
+def test_local_map_keeps_input_order_and_passes_shared_arguments():
+    seen = []
+    out = LocalExecutor().map(int, ["10", "11", "101"], base=2,
+                              progress=lambda k, n: seen.append((k, n)))
+    assert out == [2, 3, 5] and seen == [(1, 3), (2, 3), (3, 3)]
+    assert LocalExecutor().map(np.full, [2, 3], fill_value=1.5)[1].tolist() == [1.5] * 3
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_2_at_once(built_2026_05, monkeypatch):
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    t0 = time.perf_counter()
+    result = CliRunner().invoke(main, ["evaluate", "--folds", str(FOLDS), "--home",
+                                       str(built_2026_05.root), "--executor", address])
+    assert time.perf_counter() - t0 < 20
+    line = _one_error_line(result)
+    assert result.exit_code == 2 and address in line and "scheduler" in line
+    with pytest.raises(UsageError, match=address):  # the API: the same error
+        get_executor(address).map(abs, [1])
+    # the environment's default reaches every command that has the option
+    monkeypatch.setenv("BENCHPRESS_EXECUTOR", address)
+    result = CliRunner().invoke(main, ["replay", str(FOLDS), "--home", str(built_2026_05.root)])
+    assert result.exit_code == 2 and address in _one_error_line(result)
+
+
+def test_a_bad_executor_spec_is_a_usage_error(built_2026_05):
+    result = CliRunner().invoke(main, ["probes", "--home", str(built_2026_05.root),
+                                       "--executor", "my-cluster"])
+    assert result.exit_code == 2 and "--executor 'my-cluster'" in _one_error_line(result)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "probes", "replay"])
+def test_the_option_is_in_the_help(command):
+    result = CliRunner().invoke(main, [command, "--help"])
+    assert result.exit_code == 0 and "--executor" in result.output
+    assert "BENCHPRESS_EXECUTOR" in result.output
+
+
+# -- on a real local cluster -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cluster():
+    """A Dask scheduler with two single-threaded worker processes on 127.0.0.1."""
+    from distributed import LocalCluster  # a dependency of the package (pyproject.toml)
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as lc:
+        yield lc.scheduler_address
+
+
+@pytest.mark.slow
+def test_evaluate_on_the_cluster_is_bit_identical(built_2026_05, cluster):
+    from benchpress.api import BenchPress
+
+    bp = BenchPress.from_snapshot(built_2026_05)
+    folds = bp.folds(FOLDS)
+    local = bp.evaluate(folds)
+    seen = []
+    with get_executor(cluster) as ex:
+        assert ex.describe() == f"{cluster}, 2 workers"
+        remote = bp.evaluate(folds, executor=ex, progress=lambda k, n, label: seen.append(k))
+        again = bp.evaluate(folds, executor=ex)  # the open client serves a second map
+    assert remote.overall == local.overall and local.overall.medae == 4.208485400771387
+    assert remote.cells.equals(local.cells) and again.cells.equals(local.cells)
+    assert remote.per_benchmark.equals(local.per_benchmark)
+    assert sorted(seen) == list(range(1, 31))
+    assert ex._client is None  # closed afterwards
+
+
+@pytest.mark.slow
+def test_evaluate_cli_on_the_cluster_prints_the_same_json(built_2026_05, cluster):
+    args = ["evaluate", "--folds", str(FOLDS), "--home", str(built_2026_05.root),
+            "--format", "json"]
+    local = CliRunner().invoke(main, args)
+    remote = CliRunner().invoke(main, [*args, "--executor", cluster])
+    assert local.exit_code == 0 and remote.exit_code == 0, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b and b["medae"] == 4.208485400771387
+    assert f"executor: {cluster}, 2 workers" in remote.stderr
+    assert "executor:" not in local.stderr
+
+
+@pytest.mark.slow
+def test_a_failure_on_a_worker_is_the_same_one_line(built_2026_05, cluster):
+    # the API: the error the function raised on the worker, as a local run raises it
+    with pytest.raises(UsageError) as local:
+        LocalExecutor().map(parse_scores, ["hle=1", "hle=abc"])
+    with pytest.raises(UsageError) as remote:
+        get_executor(cluster).map(parse_scores, ["hle=1", "hle=abc"])
+    assert str(remote.value) == str(local.value) == "--scores: value of 'hle' is 'abc', not a number"
+    # the CLI: n_starts=0 passes the option check and fails in the fit, on a worker
+    args = ["evaluate", "--folds", str(FOLDS), "--home", str(built_2026_05.root),
+            "--param", "n_starts=0"]
+    here = CliRunner().invoke(main, args)
+    there = CliRunner().invoke(main, [*args, "--executor", cluster])
+    assert there.exit_code == here.exit_code == 2
+    assert _one_error_line(there) == _one_error_line(here) == "Error: n_starts must be >= 1, got 0"
