@@ -145,3 +145,21 @@ def test_a_failure_on_a_worker_is_the_same_one_line(built_2026_05, cluster):
     there = CliRunner().invoke(main, [*args, "--executor", cluster])
     assert there.exit_code == here.exit_code == 2
     assert _one_error_line(there) == _one_error_line(here) == "Error: n_starts must be >= 1, got 0"
+
+
+@pytest.mark.slow
+def test_replay_on_the_cluster_gives_the_same_timeline(tmp_path, cluster):
+    from benchpress.timeline.replay import replay
+    from tests.conftest import make_home
+    from tests.test_replay import VERSIONS, write_plan
+
+    runs = {}
+    for where in ("local", cluster):  # two workspaces: nothing cached is shared
+        home = make_home(tmp_path / ("local" if where == "local" else "cluster") / "ws")
+        plan = write_plan(home.root / "plan.yaml", SHARED_DATA, versions=VERSIONS[:2])
+        timeline = replay(home, plan, mirror=SHARED_DATA, executor=where)
+        runs[where] = json.loads(json.dumps([timeline.rows, timeline.pooled, timeline.span],
+                                            default=str))
+    rows = runs["local"][0]
+    assert len(rows) == 2 and rows[1]["revised"] > 0 and rows[0]["heldout_medae"] > 0
+    assert runs[cluster] == runs["local"]
