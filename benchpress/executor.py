@@ -197,22 +197,33 @@ class DaskExecutor(Executor):
             return []
         opened = self._client is None
         self.connect()
-        client, futures = self._client, []
+        client, futures, failed = self._client, [], None
         try:
             from distributed import as_completed
 
-            # shared arguments go to every worker once ([v]: v itself, not its elements)
-            shared = {k: client.scatter([v], broadcast=True, hash=False)[0]
-                      for k, v in common.items()}
-            futures = client.map(fn, items, pure=False, **shared)
-            for done, future in enumerate(as_completed(futures, loop=client.loop, timeout=self.timeout), start=1):
-                if future.status == "error":
-                    future.result()  # raises the task's error at once (no wait for the rest)
-                if progress is not None:
-                    progress(done, len(items))
-            return client.gather(futures)
-        except Exception as exc:
-            raise self._failure(exc) from None
+            try:
+                # shared arguments go to every worker once ([v]: v itself, not its elements)
+                shared = {k: client.scatter([v], broadcast=True, hash=False)[0]
+                          for k, v in common.items()}
+                futures = client.map(fn, items, pure=False, **shared)
+                done = as_completed(futures, loop=client.loop, timeout=self.timeout)
+                for k, future in enumerate(done, start=1):
+                    if future.status == "error":
+                        failed = future  # raised below at once, without waiting for the rest
+                        break
+                    if progress is not None:
+                        progress(k, len(items))
+                results = None if failed is not None else client.gather(futures)
+            except Exception as exc:  # the cluster's own failures, not a task's
+                raise self._failure(exc) from None
+            if failed is not None:
+                try:
+                    failed.result()  # the error fn raised on the worker, as a local run raises it
+                except Exception as exc:
+                    if type(exc).__name__ == "KilledWorker":  # not fn's: its worker died
+                        raise self._failure(exc) from None
+                    raise
+            return results
         finally:
             for f in futures:
                 f.release()
@@ -220,22 +231,22 @@ class DaskExecutor(Executor):
                 self.close()
 
     def _failure(self, exc: Exception) -> Exception:
-        """The one-line error a failed ``map`` raises: the task's own error when ``fn``
-        raised it; else a BenchPressError naming the address."""
+        """The one-line BenchPressError naming the address for a failure of the cluster (a
+        worker that died, a lost scheduler, no answer within ``timeout``); another error
+        (e.g. one ``fn`` raised, met by ``gather``) is returned as it is."""
         from benchpress.errors import BenchPressError
 
-        kind = type(exc).__name__
-        if kind in ("KilledWorker",):
+        kind, text = type(exc).__name__, " ".join(str(exc).split())
+        if kind == "KilledWorker":
             return BenchPressError(f"executor {self.address}: a worker died running the work "
-                                   f"({' '.join(str(exc).split())})")
+                                   f"({text})")
         if isinstance(exc, TimeoutError):
             return BenchPressError(f"executor {self.address}: the work did not finish within "
                                    f"{self.timeout:g} s")
-        if kind in ("CancelledError", "FutureCancelledError", "CommClosedError") or (
-                isinstance(exc, OSError) and "connect" in str(exc).lower()):
-            return BenchPressError(f"executor {self.address}: lost the cluster "
-                                   f"({kind}: {' '.join(str(exc).split())})")
-        return exc  # raised by fn on a worker: the same error as in a local run
+        if kind in ("CancelledError", "FutureCancelledError", "CommClosedError",
+                    "StreamClosedError"):
+            return BenchPressError(f"executor {self.address}: lost the cluster ({kind}: {text})")
+        return exc
 
 
 def get_executor(spec: "str | Executor | None" = None, **options) -> Executor:

@@ -90,11 +90,14 @@ def test_the_option_is_in_the_help(command):
 @pytest.fixture(scope="module")
 def cluster():
     """A Dask scheduler with two single-threaded worker processes on 127.0.0.1."""
+    import dask
     from distributed import LocalCluster  # a dependency of the package (pyproject.toml)
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as lc:
-        yield lc.scheduler_address
+    # a task whose worker dies is not retried on another (see the last test)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                          dashboard_address=None) as lc:
+            yield lc.scheduler_address
 
 
 @pytest.mark.slow
@@ -163,3 +166,15 @@ def test_replay_on_the_cluster_gives_the_same_timeline(tmp_path, cluster):
     rows = runs["local"][0]
     assert len(rows) == 2 and rows[1]["revised"] > 0 and rows[0]["heldout_medae"] > 0
     assert runs[cluster] == runs["local"]
+
+
+@pytest.mark.slow
+def test_a_worker_that_dies_is_one_line_naming_the_address(cluster):
+    import os
+
+    from benchpress.errors import BenchPressError
+
+    t0 = time.perf_counter()
+    with pytest.raises(BenchPressError, match=f"executor {cluster}: a worker died") as info:
+        get_executor(cluster).map(os._exit, [3])  # the worker process exits mid-task
+    assert "\n" not in str(info.value) and time.perf_counter() - t0 < 60
