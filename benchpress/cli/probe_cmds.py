@@ -9,8 +9,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    executor_option, format_option, natural_width, out_option, progress_bar, render, split_list, stderr,
-    terminal_width, write_or_emit,
+    executor_option, format_option, natural_width, out_option, progress_bar, render, split_list,
+    stderr, terminal_width, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
@@ -140,7 +140,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
            evaluate_sets, paper_sets, no_search, design, previous, max_models, out, fmt, bp, home,
            executor):
     """Choose the few benchmarks to run on a new model to predict the rest of its row."""
-    executor = None if executor.name == "local" else executor  # local: the search's default
+    # where the search's fits and scoring run (BenchPress.probes(executor=...)); local: as before
+    where = {} if executor.name == "local" else {"executor": executor}
     costs = read_costs(costs_file) if costs_file else None
     if 0 < max_models < 3:
         raise UsageError("--max-models must be 0 (every model) or at least 3")
@@ -158,11 +159,9 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
             cand = read_benchmark_list(allowlist) if allowlist else None
             selection = bp.probes(k, candidates=cand, costs=costs, budget=budget,
                                   objective=objective, scope=scope, swap=swap,
-                                  recent_months=recent_months, progress=update,
-                                  executor=executor)
+                                  recent_months=recent_months, progress=update, **where)
         scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs,
-                                                 design=design, progress=update,
-                                                 executor=executor)))
+                                                 design=design, progress=update, **where)))
     doc = {**method_fields(bp), "design": design, "n_models": int(bp.matrix.values.shape[0]),
            "n_benchmarks": int(bp.matrix.values.shape[1]),
            **_sample_fields(bp.probe_search()),
