@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
-from benchpress.executor import get_executor
+from benchpress.executor import LocalExecutor, get_executor
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
 from benchpress.predict.folds import Folds
@@ -60,7 +60,8 @@ class EvaluationResult:
 
 
 def _fold_cells(Y, folds: Folds) -> list:
-    """Each fold's held-out cells ``(i, j)`` (n_cells,) each, checked against ``Y``.
+    """Each fold's held-out cells ``(i, j)`` (n_cells,) each, checked against ``Y`` before
+    any fit (the checks of :func:`fold_fits`, made up front).
 
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``."""
     n_m, n_b = Y.shape
@@ -77,23 +78,27 @@ def _fold_cells(Y, folds: Folds) -> list:
     return out
 
 
-def _fit_fold(cells, *, predictor, Y, scales, extra, predict=False):
-    """One fold (an executor's task, possibly on another machine): a clone of
-    ``predictor`` fitted on ``Y`` without ``cells = (i, j)``; with ``predict``, only its
-    predictions of those cells, shape (n_cells,)."""
+def _predict_fold(cells, *, predictor, Y, scales, extra, in_place=False):
+    """One fold of :func:`evaluate` (an executor's task, possibly on another machine): a
+    clone of ``predictor`` fitted on ``Y`` without ``cells = (i, j)``, and its predictions
+    of those cells, shape (n_cells,). ``in_place`` (one task at a time in this process
+    only): the cells are hidden in ``Y`` itself during the fit and restored, no copy."""
     i, j = cells
-    Yt = Y.copy()
+    held = Y[i, j]
+    Yt = Y if in_place else Y.copy()
     Yt[i, j] = np.nan
-    with single_blas_thread():
-        fitted = clone(predictor).fit(Yt, scales, **extra)
-        return fitted.complete(keep_observed=False)[i, j] if predict else fitted
+    try:
+        with single_blas_thread():
+            return clone(predictor).fit(Yt, scales, **extra).complete(keep_observed=False)[i, j]
+    finally:
+        Yt[i, j] = held
 
 
 def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
               covariates=None, progress=None):
     """Hide each fold's cells and refit: yields ``k, i, j, fitted`` per fold, with ``i, j``
     (n_cells,) the held-out cells and ``fitted`` a :func:`clone` of ``predictor`` fitted
-    on ``Y`` (a checked score matrix) without them (one fit at a time, in this process).
+    on ``Y`` (a checked score matrix) without them.
 
     ``covariates`` (n_models, n_features), when given, reach every fit (only predictors
     that accept them, e.g. :class:`~benchpress.predict.side.SideInfoPredictor`).
@@ -103,11 +108,21 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
     """
     extra = {} if covariates is None else {"covariates": covariates}
-    cells = _fold_cells(Y, folds)
-    for k, (i, j) in enumerate(cells):
-        fitted = _fit_fold((i, j), predictor=predictor, Y=Y, scales=scales, extra=extra)
+    n_m, n_b = Y.shape
+    n_folds = len(folds.test_cells)
+    for k, cells in enumerate(folds.test_cells):
+        cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+        if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
+            raise BadInputError(f"fold {k}: cell index out of range for a {n_m}x{n_b} matrix")
+        i, j = cells[:, 0], cells[:, 1]
+        unobserved = int(np.isnan(Y[i, j]).sum())
+        if unobserved:
+            raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
+        Yt = Y.copy()
+        Yt[i, j] = np.nan
+        fitted = clone(predictor).fit(Yt, scales, **extra)
         if progress is not None:
-            progress(k + 1, len(cells), f"fold {k + 1} of {len(cells)}")
+            progress(k + 1, n_folds, f"fold {k + 1} of {n_folds}")
         yield k, i, j, fitted
 
 
@@ -152,9 +167,11 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
     report = None if progress is None else (
         lambda k, n: progress(k, n, f"fold {k} of {n}"))
     t0 = time.perf_counter()
-    predicted = get_executor(executor).map(  # the folds' fits: one map, results in order
-        _fit_fold, cells, progress=report, predictor=predictor, Y=Y, scales=scales,
-        extra={} if covariates is None else {"covariates": covariates}, predict=True)
+    ex = get_executor(executor)
+    predicted = ex.map(  # the folds' fits: one map, results in input order
+        _predict_fold, cells, progress=report, predictor=predictor, Y=Y, scales=scales,
+        extra={} if covariates is None else {"covariates": covariates},
+        in_place=isinstance(ex, LocalExecutor))
     seconds = time.perf_counter() - t0
     parts = [(k, i, j, Y[i, j], p) for k, ((i, j), p) in enumerate(zip(cells, predicted))]
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)
