@@ -178,3 +178,16 @@ def test_a_worker_that_dies_is_one_line_naming_the_address(cluster):
     with pytest.raises(BenchPressError, match=f"executor {cluster}: a worker died") as info:
         get_executor(cluster).map(os._exit, [3])  # the worker process exits mid-task
     assert "\n" not in str(info.value) and time.perf_counter() - t0 < 60
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as lc:
+        t0 = time.perf_counter()
+        with pytest.raises(UsageError, match=f"--executor {lc.scheduler_address}: the scheduler "
+                                             "has no workers after 1 s"):
+            get_executor(lc.scheduler_address, connect_timeout=1).map(abs, [1])
+        assert time.perf_counter() - t0 < 10
