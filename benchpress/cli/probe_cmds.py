@@ -93,11 +93,10 @@ def _score_row(label, s) -> dict:
 
 
 def _sample_fields(search) -> dict:
-    """How many models the probe search left out and scored (``sample_size``: None when
-    every model with scores was, i.e. the search is exact)."""
-    n = int(search.scored_.size)
-    return {"models_scored": n, "n_models_with_scores": int(search.obs_.any(axis=1).sum()),
-            "sample_size": n if search.sampled_ else None}
+    """The sizes the probe search ran with (``sample_size``: None when every model with
+    scores was scored, i.e. the search is exact; ``fits``, ``train_models``: see
+    :attr:`ProbeSearch.sample_fields <benchpress.predict.probes.ProbeSearch.sample_fields>`)."""
+    return search.sample_fields
 
 
 # ---------------------------------------------------------------------- commands
@@ -189,7 +188,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     if doc["sample_size"] is not None:
         stderr.print(f"sampled: {doc['sample_size']} of {doc['n_models_with_scores']} models "
                      f"left out and scored (--max-models {max_models}, seed "
-                     f"{bp.probe_search().seed}); every model informs each fit", markup=False)
+                     f"{bp.probe_search().seed}) in {doc['fits']} held-out fits, each on at "
+                     f"most {doc['train_models']} models", markup=False)
     if recent_months and selection:
         stderr.print(f"the greedy objective counted only models released within {recent_months:g} "
                      "months of the newest release; the figures below cover every model",
