@@ -158,6 +158,8 @@ def test_training_sample_is_bounded_and_keeps_every_benchmark():
     assert train.size >= 60 and train.size < active.size
     np.testing.assert_array_equal(train, train_sample(obs, active, scored, 60, seed=1))
     assert not np.array_equal(train, train_sample(obs, active, scored, 60, seed=2))
+    few = train_sample(obs, active, scored, 60, seed=1, min_scores=1)
+    assert few.size < train.size and np.all(obs[few].sum(axis=0) >= np.minimum(1, obs.sum(axis=0)))
     assert train_sample(obs, active, scored, None, seed=1) is None
     assert train_sample(obs, active, scored, active.size, seed=1) is None
 

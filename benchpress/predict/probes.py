@@ -31,16 +31,15 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import polars as pl
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.executor import LocalExecutor, get_executor
 from benchpress.predict.base import BasePredictor, check_predictor, check_scores
 from benchpress.predict.metrics import abs_errors
-from benchpress.predict.probe_fits import (fit_one, objective_block, predict_block,
+from benchpress.predict.probe_results import ProbeScore, ProbeSelection, probe_set_change
+from benchpress.predict.probe_fits import (MIN_SCORES, fit_one, objective_block, predict_block,
                                            refit_transcripts, split_groups, train_sample)
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
@@ -73,75 +72,6 @@ OBJECTIVES = ("medae", "medape")
 SCOPES = ("all", "hidden")
 
 
-@dataclass(frozen=True)
-class ProbeScore:
-    """Transcript-recovery error of one probe set (see module doc); ``cost`` is the
-    probes' summed cost (None when some cost is unknown)."""
-
-    probes: tuple
-    cost: float | None
-    medae: float
-    medape: float
-    medae_hidden: float
-    medape_hidden: float
-    within5_hidden: float
-    n_cells: int
-    n_probe_cells: int
-    n_unpredicted: int
-    n_models: int
-    n_models_missing_probe: int
-    n_models_without_probes: int
-
-    def to_json(self) -> dict:
-        """JSON-ready dict (NaN -> None)."""
-        return {**{k: None if isinstance(v, float) and v != v else v
-                   for k, v in asdict(self).items()}, "probes": list(self.probes)}
-
-
-@dataclass
-class ProbeSelection:
-    """Outcome of :meth:`ProbeSearch.select`: the chosen set at every k = 1..K."""
-
-    objective: str
-    scope: str
-    method: str
-    steps: list            # ProbeScore of the chosen set at k = 1..K
-    candidates: tuple
-    budget: float | None
-    swaps: list = field(default_factory=list)   # {"k", "out", "in", "before", "after"}
-    n_sets_scored: int = 0
-    seconds: float = 0.0
-    fit_seconds: float = 0.0
-
-    @property
-    def final(self) -> ProbeScore:
-        """The chosen set at the largest k."""
-        return self.steps[-1]
-
-    def curve(self) -> pl.DataFrame:
-        """One row per k: ``k, probes, cost, medae, medape, medae_hidden, medape_hidden``."""
-        return pl.DataFrame([{
-            "k": len(s.probes), "probes": ",".join(s.probes), "cost": s.cost,
-            "medae": s.medae, "medape": s.medape, "medae_hidden": s.medae_hidden,
-            "medape_hidden": s.medape_hidden} for s in self.steps],
-            schema_overrides={"cost": pl.Float64})
-
-    def to_json(self) -> dict:
-        return {"objective": self.objective, "scope": self.scope, "method": self.method,
-                **self.final.to_json(), "budget": self.budget, "candidates": list(self.candidates),
-                "n_candidates": len(self.candidates), "steps": [s.to_json() for s in self.steps],
-                "swaps": self.swaps, "n_sets_scored": self.n_sets_scored,
-                "seconds": self.seconds, "fit_seconds": self.fit_seconds}
-
-
-def probe_set_change(previous, current) -> dict:
-    """How a probe set moved between two selections: ``kept`` and ``added`` (in the order
-    of ``current``) and ``dropped`` (in the order of ``previous``), lists of ids."""
-    prev, cur = set(previous), set(current)
-    return {"kept": [b for b in current if b in prev], "added": [b for b in current if b not in prev],
-            "dropped": [b for b in previous if b not in cur]}
-
-
 class ProbeSearch:
     """Held-out fits, then fast scoring and greedy selection of probe sets.
 
@@ -167,9 +97,9 @@ class ProbeSearch:
         model (LOMO) for an exact one; at least the number of scored models: LOMO.
     max_train : int or None, default :data:`MAX_TRAIN`
         With more models with observations than this, each fit trains on a seeded sample
-        of this many (plus the fewest needed for every benchmark to keep
-        :data:`~benchpress.predict.probe_fits.MIN_SCORES` scores), minus its held-out
-        group; None: every model but the group.
+        of this many (plus the fewest needed for every benchmark to keep ``min_scores``
+        scores, or all it has), minus its held-out group; None: every model but the group.
+    min_scores : int, default :data:`~benchpress.predict.probe_fits.MIN_SCORES`
     executor : str or Executor, optional
         Where the fits and the candidate scoring run
         (:func:`benchpress.executor.get_executor`; None: in this process).
@@ -193,7 +123,8 @@ class ProbeSearch:
     def __init__(self, predictor: BasePredictor, *, objective: str = "medae",
                  scope: str = "all", max_models: int | None = MAX_MODELS,
                  seed: int = SAMPLE_SEED, n_groups: int | None = None,
-                 max_train: int | None = MAX_TRAIN, executor=None):
+                 max_train: int | None = MAX_TRAIN, min_scores: int = MIN_SCORES,
+                 executor=None):
         self.predictor = predictor
         self.objective = objective
         self.scope = scope
@@ -201,6 +132,7 @@ class ProbeSearch:
         self.seed = seed
         self.n_groups = n_groups
         self.max_train = max_train
+        self.min_scores = min_scores
         self.executor = executor
 
     @property
@@ -258,7 +190,8 @@ class ProbeSearch:
         self.scored_, self.sampled_ = self._sample(active)
         groups = split_groups(self.scored_, self.n_groups if self.n_groups is not None
                               else (N_GROUPS if self.sampled_ else None), self.seed)
-        train = train_sample(self.obs_, active, self.scored_, self.max_train, self.seed)
+        train = train_sample(self.obs_, active, self.scored_, self.max_train, self.seed,
+                             self.min_scores)
         self.train_bounded_ = train is not None
 
         def tasks():  # one training matrix at a time (a generator: memory stays bounded)
