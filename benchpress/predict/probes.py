@@ -203,13 +203,15 @@ class ProbeSearch:
 
         ex = get_executor(self.executor)
         work = fit_one
+        kind = ("leave-one-model-out fit" if all(g.size == 1 for g in groups)
+                else "held-out group fit")
         if progress is not None and isinstance(ex, LocalExecutor):
             done = []
 
             def work(task):
                 out = fit_one(task)
                 done.append(1)
-                progress(len(done), len(groups), f"held-out fit {len(done)} of {len(groups)}")
+                progress(len(done), len(groups), f"{kind} {len(done)} of {len(groups)}")
                 return out
         self.fits_ = ex.map(work, tasks())
         if progress is not None and not isinstance(ex, LocalExecutor):
