@@ -224,3 +224,17 @@ def test_executor_and_chunking_leave_the_numbers_unchanged(data, monkeypatch):
     seen = ex.n_items
     np.testing.assert_array_equal(remote.objective_values(masks), whole)
     assert ex.n_items - seen == (Y.shape[1] + 1) // 2
+
+
+def test_unique_rows_matches_numpy_unique_in_order():
+    from benchpress.predict.probe_fits import unique_rows
+
+    rng = np.random.default_rng(4)
+    for m in (0, 3, 8, 63, 64, 65, 140):          # one word, a word's edge, several words
+        seen = rng.random((300, m)) < 0.2
+        seen[150:] = seen[:150]                    # repeated rows
+        uniq, inv = unique_rows(seen)
+        ref, ref_inv = np.unique(seen, axis=0, return_inverse=True)
+        np.testing.assert_array_equal(uniq, ref)
+        np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
+        np.testing.assert_array_equal(uniq[inv], seen)

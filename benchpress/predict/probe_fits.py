@@ -30,8 +30,8 @@ from benchpress.predict.metrics import abs_errors
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["refit_transcripts", "split_groups", "train_sample", "slim", "fit_one", "predict_block",
-           "objective_block", "MIN_SCORES"]
+__all__ = ["refit_transcripts", "split_groups", "train_sample", "slim", "fit_one", "unique_rows",
+           "predict_block", "objective_block", "MIN_SCORES"]
 
 #: Each benchmark keeps at least this many scores (or all it has) in a bounded training set.
 MIN_SCORES = 20
@@ -117,6 +117,29 @@ def fit_one(task):
         return slim(clone(predictor).fit(Y, scales, **kwargs))
 
 
+def unique_rows(seen: np.ndarray):
+    """``np.unique(seen, axis=0, return_inverse=True)`` for a bool array (n, m), faster:
+    the rows are packed into big-endian 64-bit words, whose order is the rows'
+    lexicographic order, so the unique rows come out in the same order.
+
+    Returns
+    -------
+    uniq : ndarray of bool, shape (n_unique, m)
+    inv : ndarray of int, shape (n,)
+    """
+    n, m = seen.shape
+    packed = np.packbits(seen, axis=1)                        # column 0 -> top bit
+    width = -(-max(packed.shape[1], 1) // 8) * 8
+    words = np.zeros((n, width), dtype=np.uint8)
+    words[:, :packed.shape[1]] = packed
+    words = words.view(">u8")                                 # (n, width // 8)
+    if words.shape[1] == 1:
+        _, first, inv = np.unique(words[:, 0], return_index=True, return_inverse=True)
+    else:
+        _, first, inv = np.unique(words, axis=0, return_index=True, return_inverse=True)
+    return seen[first], inv.reshape(-1)
+
+
 def predict_block(block, masks) -> np.ndarray:
     """Predicted observed cells of some scored models under each probe set.
 
@@ -137,7 +160,7 @@ def predict_block(block, masks) -> np.ndarray:
     with single_blas_thread():
         for fit, y, js, extra in block:
             seen = masks[:, js]                                   # (n_sets, n_obs_i)
-            uniq, inv = np.unique(seen, axis=0, return_inverse=True)
+            uniq, inv = unique_rows(seen)
             rows = np.full((uniq.shape[0], n_b), np.nan)
             rows[:, js] = np.where(uniq, y[js], np.nan)
             kw = {k: np.repeat(v[None], rows.shape[0], axis=0) for k, v in extra.items()}
