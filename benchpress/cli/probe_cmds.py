@@ -129,8 +129,9 @@ def _sample_fields(search) -> dict:
               help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
                    "report the drift between the two chosen sets.")
 @click.option("--max-models", type=click.IntRange(min=0), default=200, show_default=True,
-              help="Leave out and score at most this many models (a seeded sample beyond it, "
-                   "so the search grows linearly); 0: every model (exact).")
+              help="Leave out and score at most this many models (beyond it a seeded sample, "
+                   "split into 10 groups, each left out of one fit on at most 2,000 models); "
+                   "0: every model, one fit each (exact up to 2,000 models).")
 @out_option()
 @format_option()
 @matrix_options
