@@ -238,3 +238,17 @@ def test_unique_rows_matches_numpy_unique_in_order():
         np.testing.assert_array_equal(uniq, ref)
         np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
         np.testing.assert_array_equal(uniq[inv], seen)
+
+
+def test_benchpress_probes_runs_its_fits_and_scoring_on_the_given_executor(built_2026_05):
+    from benchpress.api import BenchPress
+
+    ex = _Reversed()
+    here = BenchPress.from_snapshot(built_2026_05).probes(2, swap="none", max_models=10)
+    bp = BenchPress.from_snapshot(built_2026_05)
+    there = bp.probes(2, swap="none", max_models=10, executor=ex)
+    assert ex.n_items == 10 + 2                          # ten fits, one chunk per greedy step
+    assert [s.to_json() for s in there.steps] == [s.to_json() for s in here.steps]
+    n = ex.n_items
+    bp.score_probes([list(there.final.probes)], executor=ex)   # the fits are reused
+    assert ex.n_items == n
