@@ -149,11 +149,9 @@ class ProbeSearch:
     def using(self, *, objective: str, scope: str, executor=None) -> "ProbeSearch":
         """The same fitted search scored by another objective or scope (the held-out fits
         do not depend on them, so they are shared, not refitted), its scoring run by
-        ``executor`` when given (None: this search's own)."""
+        ``executor`` (None: in this process, whatever ran the fits)."""
         other = copy.copy(self)
-        other.objective, other.scope = objective, scope
-        if executor is not None:
-            other.executor = executor
+        other.objective, other.scope, other.executor = objective, scope, executor
         other._check_objective()
         return other
 
