@@ -2,7 +2,7 @@
 `benchpress.api.BenchPress`, kept apart so each module reads in one sitting).
 
 Every method works on the object's matrix and clones of its one predictor, through
-`probe_search` (one leave-one-model-out fit per model, made once and shared).
+`probe_search` (held-out fits made once and shared).
 """
 
 from __future__ import annotations
@@ -50,10 +50,11 @@ class ProbesMixin:
     #: None: every model); see :class:`~benchpress.predict.probes.ProbeSearch`.
     probe_max_models = 200
 
-    def _fit_probe_search(self, progress=None):
+    def _fit_probe_search(self, progress=None, executor=None):
         from benchpress.predict.probes import ProbeSearch
 
-        return ProbeSearch(self.estimator, max_models=self.probe_max_models).fit(
+        return ProbeSearch(self.estimator, max_models=self.probe_max_models,
+                           executor=executor).fit(
             self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
             progress=progress, **self._side_info())
 
@@ -62,32 +63,35 @@ class ProbesMixin:
         return self._fit_probe_search()
 
     def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None,
-                     max_models="default"):
-        """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (one leave-one-model-out
-        fit per scored model, made on first use and shared) scored by `objective` and `scope`;
-        `progress(k, n, label)` reports those fits when they are made now. `max_models`
-        (int or None) replaces `probe_max_models`, refitting if it differs."""
+                     max_models="default", executor=None):
+        """The fitted :class:`~benchpress.predict.probes.ProbeSearch` (held-out fits made on
+        first use and shared: one per model, or one per group of a seeded sample on a large
+        matrix) scored by `objective` and `scope`; `progress(k, n, label)` reports those
+        fits when they are made now. `max_models` (int or None) replaces
+        `probe_max_models`, refitting if it differs. `executor` (see
+        `benchpress.executor.get_executor`; None: this process) runs the fits made now and
+        the candidate scoring; the numbers do not depend on it."""
         if max_models != "default" and max_models != self.probe_max_models:
             self.probe_max_models = max_models
             self.__dict__.pop("_probe_search", None)
-        if progress is not None and "_probe_search" not in self.__dict__:
-            self.__dict__["_probe_search"] = self._fit_probe_search(progress)
-        return self._probe_search.using(objective=objective, scope=scope)
+        if "_probe_search" not in self.__dict__ and (progress is not None or executor is not None):
+            self.__dict__["_probe_search"] = self._fit_probe_search(progress, executor)
+        return self._probe_search.using(objective=objective, scope=scope, executor=executor)
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
                budget: float | None = None, objective: str = "medae", scope: str = "all",
                swap: str = "each", recent_months: float | None = None, progress=None,
-               max_models="default"):
+               max_models="default", executor=None):
         """Greedy (+ swap) choice of up to `k` probe benchmarks; see `ProbeSearch.select`.
 
         `recent_months`: the objective counts only models released within that many
-        months of the newest release (every model still informs the fits). `max_models`: see
-        `probe_search`."""
+        months of the newest release (every model still informs the fits). `max_models`,
+        `executor`: see `probe_search`."""
         from benchpress.predict.backtest import as_date, months_before
 
         cand = self.benchmark_ids(candidates) if candidates is not None else None  # before any fit
         search = self.probe_search(objective=objective, scope=scope, progress=progress,
-                                   max_models=max_models)
+                                   max_models=max_models, executor=executor)
         models = None
         if recent_months:
             dates = [as_date(d) for d in self.matrix.models["release_date"].to_list()]
@@ -99,11 +103,11 @@ class ProbesMixin:
                              budget=budget, swap=swap, models=models, progress=progress)
 
     def score_probes(self, probe_sets, *, costs: dict | None = None,
-                     design: str = "fold_in", progress=None) -> list:
+                     design: str = "fold_in", progress=None, executor=None) -> list:
         """Transcript-recovery error (`ProbeScore`) of each given probe set; `design="refit"`
-        scores it the paper's way (one refit per model)."""
+        scores it the paper's way (one refit per model); `executor`: see `probe_search`."""
         probe_sets = [self.benchmark_ids(p) for p in probe_sets]  # names first, before any fit
-        search = self.probe_search(progress=progress)
+        search = self.probe_search(progress=progress, executor=executor)
         cost = self.benchmark_costs(costs)
         return [search.score(p, costs=cost, design=design) for p in probe_sets]
 

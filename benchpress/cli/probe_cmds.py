@@ -93,11 +93,10 @@ def _score_row(label, s) -> dict:
 
 
 def _sample_fields(search) -> dict:
-    """How many models the probe search left out and scored (``sample_size``: None when
-    every model with scores was, i.e. the search is exact)."""
-    n = int(search.scored_.size)
-    return {"models_scored": n, "n_models_with_scores": int(search.obs_.any(axis=1).sum()),
-            "sample_size": n if search.sampled_ else None}
+    """The sizes the probe search ran with (``sample_size``: None when every model with
+    scores was scored, i.e. the search is exact; ``fits``, ``train_models``: see
+    :attr:`ProbeSearch.sample_fields <benchpress.predict.probes.ProbeSearch.sample_fields>`)."""
+    return search.sample_fields
 
 
 # ---------------------------------------------------------------------- commands
@@ -130,8 +129,9 @@ def _sample_fields(search) -> dict:
               help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
                    "report the drift between the two chosen sets.")
 @click.option("--max-models", type=click.IntRange(min=0), default=200, show_default=True,
-              help="Leave out and score at most this many models (a seeded sample beyond it, "
-                   "so the search grows linearly); 0: every model (exact).")
+              help="Leave out and score at most this many models (beyond it a seeded sample, "
+                   "split into 10 groups, each left out of one fit on at most 2,000 models); "
+                   "0: every model, one fit each (exact up to 2,000 models).")
 @out_option()
 @format_option()
 @matrix_options
@@ -193,7 +193,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     if doc["sample_size"] is not None:
         stderr.print(f"sampled: {doc['sample_size']} of {doc['n_models_with_scores']} models "
                      f"left out and scored (--max-models {max_models}, seed "
-                     f"{bp.probe_search().seed}); every model informs each fit", markup=False)
+                     f"{bp.probe_search().seed}) in {doc['fits']} held-out fits, each on at "
+                     f"most {doc['train_models']} models", markup=False)
     if recent_months and selection:
         stderr.print(f"the greedy objective counted only models released within {recent_months:g} "
                      "months of the newest release; the figures below cover every model",

@@ -8,12 +8,16 @@ Pooled over all observed cells of all models, with probe cells counting as exact
 ``*_hidden`` figures use the non-probe cells alone.
 
 The predictor is an unfitted object; every fit here is a
-:func:`~benchpress.predict.base.clone` of it. Speed: one leave-one-model-out (LOMO) fit per
-model, made once (:meth:`ProbeSearch.fit`) -- or, past ``max_models`` models, for a fixed
-seeded sample of ``max_models`` models (every model still informs each fit; only the
-sample is left out and scored), so the search grows linearly with the number of models;
-scoring any number of candidate sets is then a batched fold-in per model against that
-model's LOMO benchmark parameters (what ``benchpress predict --scores`` does).
+:func:`~benchpress.predict.base.clone` of it. Speed: held-out fits made once
+(:meth:`ProbeSearch.fit`), then scoring any number of candidate sets is a batched fold-in
+per scored model against the benchmark parameters of the fit that left it out (what
+``benchpress predict --scores`` does). Up to ``max_models`` models with scores, that is
+one leave-one-model-out (LOMO) fit per model on every other model (exact). Past it, a
+fixed seeded sample of ``max_models`` models is scored, split into ``n_groups`` groups,
+each group left out of one fit, and each fit trains on at most ``max_train`` models (a
+seeded sample keeping every benchmark's scores; :mod:`~benchpress.predict.probe_fits`):
+``n_groups`` fits of bounded size, so the fits do not grow with the number of models
+and the scoring grows with the sample, not the matrix.
 The paper's design (refit the whole matrix with model ``i``'s row cut down to the
 probes, once per model and per candidate set; :func:`refit_transcripts`,
 ``score(..., design="refit")``) is kept to validate and time against. The two differ only
@@ -27,20 +31,22 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import polars as pl
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict._threads import single_blas_thread
-from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
+from benchpress.executor import LocalExecutor, get_executor
+from benchpress.predict.base import BasePredictor, check_predictor, check_scores
 from benchpress.predict.metrics import abs_errors
+from benchpress.predict.probe_results import ProbeScore, ProbeSelection, probe_set_change
+from benchpress.predict.probe_fits import (MIN_SCORES, fit_one, objective_block, predict_block,
+                                           refit_transcripts, split_groups, train_sample)
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
-           "OBJECTIVES", "SCOPES", "PAPER_SETS", "MAX_MODELS", "SAMPLE_SEED"]
+           "OBJECTIVES", "SCOPES", "PAPER_SETS", "MAX_MODELS", "SAMPLE_SEED", "N_GROUPS",
+           "MAX_TRAIN", "CHUNK_CELLS"]
 
 #: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
 PAPER_SETS = {
@@ -52,116 +58,22 @@ PAPER_SETS = {
 MAX_MODELS = 200
 #: Seed of that sample (fixed, so a sampled search is reproducible).
 SAMPLE_SEED = 0
+#: Held-out fits of a sampled search: the sample is split into this many groups, each
+#: left out of one fit (an exact search keeps one fit per model).
+N_GROUPS = 10
+#: Most models a held-out fit trains on (a seeded sample beyond it; see
+#: :func:`~benchpress.predict.probe_fits.train_sample`).
+MAX_TRAIN = 2000
+#: Candidate sets are scored in chunks of at most this many predicted cells.
+CHUNK_CELLS = 20_000_000
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
 #: Cells in the objective: all observed, probe cells exact ("all", paper) or non-probe only.
 SCOPES = ("all", "hidden")
 
 
-@dataclass(frozen=True)
-class ProbeScore:
-    """Transcript-recovery error of one probe set (see module doc); ``cost`` is the
-    probes' summed cost (None when some cost is unknown)."""
-
-    probes: tuple
-    cost: float | None
-    medae: float
-    medape: float
-    medae_hidden: float
-    medape_hidden: float
-    within5_hidden: float
-    n_cells: int
-    n_probe_cells: int
-    n_unpredicted: int
-    n_models: int
-    n_models_missing_probe: int
-    n_models_without_probes: int
-
-    def to_json(self) -> dict:
-        """JSON-ready dict (NaN -> None)."""
-        return {**{k: None if isinstance(v, float) and v != v else v
-                   for k, v in asdict(self).items()}, "probes": list(self.probes)}
-
-
-@dataclass
-class ProbeSelection:
-    """Outcome of :meth:`ProbeSearch.select`: the chosen set at every k = 1..K."""
-
-    objective: str
-    scope: str
-    method: str
-    steps: list            # ProbeScore of the chosen set at k = 1..K
-    candidates: tuple
-    budget: float | None
-    swaps: list = field(default_factory=list)   # {"k", "out", "in", "before", "after"}
-    n_sets_scored: int = 0
-    seconds: float = 0.0
-    fit_seconds: float = 0.0
-
-    @property
-    def final(self) -> ProbeScore:
-        """The chosen set at the largest k."""
-        return self.steps[-1]
-
-    def curve(self) -> pl.DataFrame:
-        """One row per k: ``k, probes, cost, medae, medape, medae_hidden, medape_hidden``."""
-        return pl.DataFrame([{
-            "k": len(s.probes), "probes": ",".join(s.probes), "cost": s.cost,
-            "medae": s.medae, "medape": s.medape, "medae_hidden": s.medae_hidden,
-            "medape_hidden": s.medape_hidden} for s in self.steps],
-            schema_overrides={"cost": pl.Float64})
-
-    def to_json(self) -> dict:
-        return {"objective": self.objective, "scope": self.scope, "method": self.method,
-                **self.final.to_json(), "budget": self.budget, "candidates": list(self.candidates),
-                "n_candidates": len(self.candidates), "steps": [s.to_json() for s in self.steps],
-                "swaps": self.swaps, "n_sets_scored": self.n_sets_scored,
-                "seconds": self.seconds, "fit_seconds": self.fit_seconds}
-
-
-def probe_set_change(previous, current) -> dict:
-    """How a probe set moved between two selections: ``kept`` and ``added`` (in the order
-    of ``current``) and ``dropped`` (in the order of ``previous``), lists of ids."""
-    prev, cur = set(previous), set(current)
-    return {"kept": [b for b in current if b in prev], "added": [b for b in current if b not in prev],
-            "dropped": [b for b in previous if b not in cur]}
-
-
-def refit_transcripts(predictor: BasePredictor, Y, scales: BenchmarkScales, probe_mask, *,
-                      models=None, covariates=None) -> np.ndarray:
-    """The paper's design: per model, refit (a clone of the unfitted ``predictor``) on the
-    matrix with that model's row cut down to the probes, and read its predicted row.
-
-    Parameters
-    ----------
-    predictor : BasePredictor
-        Unfitted; each refit is a clone.
-    probe_mask : array_like of bool, shape (n_benchmarks,)
-    models : sequence of int, optional
-        Model rows to predict (default: all).
-    covariates : ndarray, shape (n_models, n_features), optional
-        Reach every refit of a predictor that accepts them.
-
-    Returns
-    -------
-    ndarray, shape (n_models, n_benchmarks): predicted rows (NaN for rows not in ``models``).
-    """
-    Y = check_scores(Y, scales)
-    probe = np.asarray(probe_mask, dtype=bool)
-    out = np.full(Y.shape, np.nan)
-    rows = range(Y.shape[0]) if models is None else models
-    with single_blas_thread():
-        for i in rows:  # one refit per model: the slow design this module replaces
-            Yt = Y.copy()
-            Yt[i, ~probe] = np.nan
-            out[i] = clone(predictor).fit(
-                Yt, scales, **covariate_kwargs(predictor, covariates)).complete(
-                keep_observed=False)[i]
-    return out
-
-
 class ProbeSearch:
-    """Leave-one-model-out fits, then fast scoring and greedy selection of probe sets.
+    """Held-out fits, then fast scoring and greedy selection of probe sets.
 
     Parameters
     ----------
@@ -175,31 +87,53 @@ class ProbeSearch:
         non-probe cells only.
     max_models : int or None, default :data:`MAX_MODELS`
         With more models with observations than this, only a seeded random sample of
-        ``max_models`` of them is left out, fitted and scored (one fit each on all other
-        models); None or fewer models: every model (exact).
+        ``max_models`` of them is left out and scored; None or fewer models: every model
+        (exact).
     seed : int, default :data:`SAMPLE_SEED`
-        Seed of that sample.
+        Seed of that sample, of the groups and of the training sample.
+    n_groups : int or None, default None
+        Held-out fits: the scored models are split into this many seeded groups, each
+        left out of one fit. None: :data:`N_GROUPS` for a sampled search, one fit per
+        model (LOMO) for an exact one; at least the number of scored models: LOMO.
+    max_train : int or None, default :data:`MAX_TRAIN`
+        With more models with observations than this, each fit trains on a seeded sample
+        of this many (plus the fewest needed for every benchmark to keep ``min_scores``
+        scores, or all it has), minus its held-out group; None: every model but the group.
+    min_scores : int, default :data:`~benchpress.predict.probe_fits.MIN_SCORES`
+    executor : str or Executor, optional
+        Where the fits and the candidate scoring run
+        (:func:`benchpress.executor.get_executor`; None: in this process).
 
     Attributes
     ----------
-    predictors_ : list
-        ``predictors_[i]`` was fitted on every model but ``i`` (None for a model with no
-        observations or outside the sample).
+    fits_ : list
+        The held-out fits (slim: fold-in only), one per group.
+    group_of_ : ndarray of int, shape (n_models,)
+        Index into ``fits_`` of the fit that left each model out (-1: not scored);
+        ``predictors_[i]`` is that fit (None for a model not scored).
     scored_ : ndarray of int, shape (n_scored,)
         The models left out and scored (ascending); ``sampled_`` is True when that is a
         sample of the models with observations rather than all of them.
+    train_models_ : int
+        Most models any fit trained on; ``train_bounded_``: whether ``max_train`` bound it.
     cell_model_, cell_bench_ : ndarray of int, shape (n_cells,)
-        The observed cells, row-major.
+        The observed cells of the scored models, row-major.
     """
 
     def __init__(self, predictor: BasePredictor, *, objective: str = "medae",
                  scope: str = "all", max_models: int | None = MAX_MODELS,
-                 seed: int = SAMPLE_SEED):
+                 seed: int = SAMPLE_SEED, n_groups: int | None = None,
+                 max_train: int | None = MAX_TRAIN, min_scores: int = MIN_SCORES,
+                 executor=None):
         self.predictor = predictor
         self.objective = objective
         self.scope = scope
         self.max_models = max_models
         self.seed = seed
+        self.n_groups = n_groups
+        self.max_train = max_train
+        self.min_scores = min_scores
+        self.executor = executor
 
     @property
     def method(self) -> str:
@@ -212,27 +146,35 @@ class ProbeSearch:
         if self.scope not in SCOPES:
             raise UsageError(f"unknown scope {self.scope!r}; choose one of {SCOPES}")
 
-    def using(self, *, objective: str, scope: str) -> "ProbeSearch":
-        """The same fitted search scored by another objective or scope (the leave-one-model-
-        out fits do not depend on them, so they are shared, not refitted)."""
+    def using(self, *, objective: str, scope: str, executor=None) -> "ProbeSearch":
+        """The same fitted search scored by another objective or scope (the held-out fits
+        do not depend on them, so they are shared, not refitted), its scoring run by
+        ``executor`` (None: in this process, whatever ran the fits)."""
         other = copy.copy(self)
-        other.objective, other.scope = objective, scope
+        other.objective, other.scope, other.executor = objective, scope, executor
         other._check_objective()
         return other
 
     def fit(self, Y, scales: BenchmarkScales, *, benchmark_ids=None,
             covariates=None, progress=None) -> "ProbeSearch":
-        """Fit one predictor per held-out model on ``Y`` (n_models, n_benchmarks);
-        ``covariates`` (n_models, n_features), for a predictor that accepts them, reach
-        each fit without the held-out model's row and its fold-ins with that row.
+        """Make the held-out fits on ``Y`` (n_models, n_benchmarks): one per scored model
+        (exact), or one per group of the scored sample, each on at most ``max_train``
+        training models (see the class doc). ``covariates`` (n_models, n_features), for
+        a predictor that accepts them, reach each fit with its training rows and the
+        fold-ins with the held-out rows.
 
-        ``progress(k, n, label)``, when given, is called after each model's fit (``k`` of
-        ``n`` models); it only reports (the fits are the same without it)."""
+        ``progress(k, n, label)``, when given, is called after each fit (``k`` of ``n``;
+        once at the end when the executor is not local); it only reports."""
         self._check_objective()
         Y = check_scores(Y, scales)
         if Y.shape[0] < 3:
             raise BadInputError(f"probe search needs at least 3 models, got {Y.shape[0]}")
         check_predictor(self.predictor)
+        for name in ("max_models", "max_train"):
+            if getattr(self, name) is not None and int(getattr(self, name)) < 3:
+                raise UsageError(f"{name} must be at least 3, got {getattr(self, name)}")
+        if self.n_groups is not None and int(self.n_groups) < 1:
+            raise UsageError(f"n_groups must be at least 1, got {self.n_groups}")
         t0 = time.perf_counter()
         self.Y_, self.scales_ = Y, scales
         self.covariates_ = covariate_kwargs(self.predictor, covariates).get("covariates")
@@ -241,25 +183,66 @@ class ProbeSearch:
                                else [str(j) for j in range(Y.shape[1])])
         if len(self.benchmark_ids_) != Y.shape[1]:
             raise BadInputError("benchmark_ids do not match the matrix columns")
-        if self.max_models is not None and int(self.max_models) < 3:
-            raise UsageError(f"max_models must be at least 3, got {self.max_models}")
         n_m = Y.shape[0]
-        self.scored_, self.sampled_ = self._sample(np.flatnonzero(self.obs_.any(axis=1)))
-        # one LOMO fit per scored model (a loop over fits, each vectorised)
-        fits = [None] * n_m
-        with single_blas_thread():
-            for n, i in enumerate(self.scored_):
-                fits[i] = clone(self.predictor).fit(np.delete(Y, i, axis=0), scales,
-                                                    **self._covariates(np.arange(n_m) != i))
-                if progress is not None:
-                    progress(n + 1, self.scored_.size,
-                             f"leave-one-model-out fit {n + 1} of {self.scored_.size}")
-        self.predictors_ = fits
-        self.obs_scored_ = self.obs_ & np.isin(np.arange(n_m), self.scored_)[:, None]
+        active = np.flatnonzero(self.obs_.any(axis=1))
+        self.scored_, self.sampled_ = self._sample(active)
+        groups = split_groups(self.scored_, self.n_groups if self.n_groups is not None
+                              else (N_GROUPS if self.sampled_ else None), self.seed)
+        train = train_sample(self.obs_, active, self.scored_, self.max_train, self.seed,
+                             self.min_scores)
+        self.train_bounded_ = train is not None
+
+        def tasks():  # one training matrix at a time (a generator: memory stays bounded)
+            for g in groups:
+                rows = (np.setdiff1d(np.arange(n_m), g) if train is None
+                        else np.setdiff1d(train, g))
+                Yt = np.delete(Y, g, axis=0) if train is None else Y[rows]
+                yield self.predictor, Yt, scales, self._covariates(rows)
+
+        ex = get_executor(self.executor)
+        work = fit_one
+        kind = ("leave-one-model-out fit" if all(g.size == 1 for g in groups)
+                else "held-out group fit")
+        if progress is not None and isinstance(ex, LocalExecutor):
+            done = []
+
+            def work(task):
+                out = fit_one(task)
+                done.append(1)
+                progress(len(done), len(groups), f"{kind} {len(done)} of {len(groups)}")
+                return out
+        self.fits_ = ex.map(work, tasks())
+        if progress is not None and not isinstance(ex, LocalExecutor):
+            progress(len(groups), len(groups), f"{len(groups)} held-out fits")
+        self.group_of_ = np.full(n_m, -1)
+        for k, g in enumerate(groups):
+            self.group_of_[g] = k
+        self.train_models_ = max(n_m - g.size if train is None else np.setdiff1d(train, g).size
+                                 for g in groups)
+        self.obs_scored_ = self.obs_ & (self.group_of_ >= 0)[:, None]
         self.cell_model_, self.cell_bench_ = np.nonzero(self.obs_scored_)
         self.actual_ = Y[self.cell_model_, self.cell_bench_]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    @property
+    def predictors_(self) -> list:
+        """``predictors_[i]``: the (slim) fit that left model ``i`` out, None for a model
+        not scored; models of one group share one fit."""
+        self._fitted()
+        return [self.fits_[g] if g >= 0 else None for g in self.group_of_]
+
+    @property
+    def sample_fields(self) -> dict:
+        """The sizes this search ran with, for output: ``models_scored``, ``sample_size``
+        (None when every model with scores was scored), ``fits`` (held-out fits made),
+        ``train_models`` (most models any fit trained on) and ``train_bounded``."""
+        self._fitted()
+        return {"models_scored": int(self.scored_.size),
+                "n_models_with_scores": int(self.obs_.any(axis=1).sum()),
+                "sample_size": int(self.scored_.size) if self.sampled_ else None,
+                "fits": len(self.fits_), "train_models": int(self.train_models_),
+                "train_bounded": bool(self.train_bounded_)}
 
     def _sample(self, active):
         """``(scored model rows, sampled?)``: all of ``active`` (exact) or a seeded sample
@@ -275,10 +258,17 @@ class ProbeSearch:
         return {} if cov is None else {"covariates": cov[rows]}
 
     def _fitted(self) -> None:
-        if not hasattr(self, "predictors_"):
+        if not hasattr(self, "fits_"):
             raise NotFittedError("ProbeSearch is not fitted; call fit(Y, scales) first")
 
     # ------------------------------------------------------------------ scoring core
+    def _block(self) -> list:
+        """Per scored model (ascending): ``(fit, score row, observed columns, fold-in
+        keywords)``, what :func:`~benchpress.predict.probe_fits.predict_block` reads."""
+        cov = getattr(self, "covariates_", None)
+        return [(self.fits_[self.group_of_[i]], self.Y_[i], np.flatnonzero(self.obs_[i]),
+                 {} if cov is None else {"covariates": cov[i]}) for i in self.scored_]
+
     def predict_cells(self, masks) -> np.ndarray:
         """Predicted score of every observed cell under each probe set.
 
@@ -290,31 +280,12 @@ class ProbeSearch:
         Returns
         -------
         ndarray, shape (n_sets, n_cells)
-            Fold-in prediction of each observed cell (row-major order of
-            ``cell_model_``/``cell_bench_``) from its model's probe scores; probe cells
-            hold the observed score.
+            Fold-in prediction of each observed scored cell (row-major order of
+            ``cell_model_``/``cell_bench_``) from its model's probe scores against the
+            fit that left it out; probe cells hold the observed score.
         """
-        with single_blas_thread():
-            return self._predict_cells(masks)
-
-    def _predict_cells(self, masks) -> np.ndarray:
         self._fitted()
-        masks = np.atleast_2d(np.asarray(masks, dtype=bool))
-        n_sets, n_b = masks.shape
-        out = np.empty((n_sets, self.actual_.size))
-        start = 0
-        for i in self.scored_:  # per scored model: its own LOMO parameters
-            pred, js = self.predictors_[i], np.flatnonzero(self.obs_[i])
-            seen = masks[:, js]                                   # (n_sets, n_obs_i)
-            uniq, inv = np.unique(seen, axis=0, return_inverse=True)
-            rows = np.full((uniq.shape[0], n_b), np.nan)
-            rows[:, js] = np.where(uniq, self.Y_[i, js], np.nan)
-            extra = self._covariates(np.full(rows.shape[0], i))
-            P = pred.fold_in(rows, **extra)[:, js]                # (n_unique, n_obs_i)
-            P = np.where(uniq, self.Y_[i, js], P)                 # probe cells are exact
-            out[:, start:start + js.size] = P[inv.reshape(-1)]
-            start += js.size
-        return out
+        return predict_block(self._block(), np.atleast_2d(np.asarray(masks, dtype=bool)))
 
     def _errors(self, masks, pred):
         masks = np.atleast_2d(np.asarray(masks, dtype=bool))
@@ -324,12 +295,15 @@ class ProbeSearch:
     def objective_values(self, masks, target=None) -> np.ndarray:
         """The search objective (``objective`` over ``scope``) of each probe set, shape
         (n_sets,), for ``masks`` (n_sets, n_benchmarks); ``target`` (n_cells,) of bool
-        restricts the cells counted."""
-        err, ape, probe = self._errors(masks, self.predict_cells(masks))
-        vals = err if self.objective == "medae" else ape
-        if self.scope == "hidden":
-            vals = np.where(probe, np.nan, vals)
-        return np.nanmedian(vals if target is None else vals[:, target], axis=1)
+        restricts the cells counted. The sets are scored in chunks of at most
+        :data:`CHUNK_CELLS` predicted cells, each chunk one call of the executor's ``map``."""
+        self._fitted()
+        masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+        size = max(1, CHUNK_CELLS // max(self.actual_.size, 1))
+        block = self._block()
+        tasks = [(block, masks[s:s + size], self.actual_, self.cell_bench_, self.objective,
+                  self.scope, target) for s in range(0, masks.shape[0], size)]
+        return np.concatenate(get_executor(self.executor).map(objective_block, tasks))
 
     def mask(self, idx) -> np.ndarray:
         """Column mask (n_benchmarks,) of the probe set ``idx`` (column indices)."""
