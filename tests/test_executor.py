@@ -191,3 +191,18 @@ def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
                                              "has no workers after 1 s"):
             get_executor(lc.scheduler_address, connect_timeout=1).map(abs, [1])
         assert time.perf_counter() - t0 < 10
+
+
+@pytest.mark.slow
+def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster):
+    """The probe search's fits and candidate scoring through the cluster: same set, same
+    scores as in this process (only the timing fields may differ)."""
+    args = ["probes", "--k", "3", "--home", str(built_2026_05.root), "--format", "json"]
+    local = CliRunner().invoke(main, args)
+    remote = CliRunner().invoke(main, [*args, "--executor", cluster])
+    assert local.exit_code == 0 and remote.exit_code == 0, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    for doc in (a, b):
+        doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
+    assert a == b and len(b["selection"]["probes"]) == 3
+    assert f"executor: {cluster}, 2 workers" in remote.stderr

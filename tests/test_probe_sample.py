@@ -203,10 +203,10 @@ class _Reversed(Executor):
     def __init__(self):
         self.n_items = 0
 
-    def map(self, fn, items):
+    def map(self, fn, items, *, progress=None, **common):
         items = list(items)
         self.n_items += len(items)
-        return [fn(x) for x in items[::-1]][::-1]
+        return [fn(x, **common) for x in items[::-1]][::-1]
 
 
 def test_executor_and_chunking_leave_the_numbers_unchanged(data, monkeypatch):

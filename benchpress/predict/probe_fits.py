@@ -30,7 +30,7 @@ from benchpress.predict.metrics import abs_errors
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["refit_transcripts", "split_groups", "train_sample", "slim", "fit_one", "unique_rows",
+__all__ = ["refit_transcripts", "split_groups", "train_sample", "slim", "fit_group", "unique_rows",
            "predict_block", "objective_block", "MIN_SCORES"]
 
 #: Each benchmark keeps at least this many scores (or all it has) in a bounded training set.
@@ -109,12 +109,17 @@ def slim(pred):
     return out
 
 
-def fit_one(task):
-    """One held-out fit: ``task`` is ``(predictor, Y_train, scales, fit_kwargs)``; returns
-    the :func:`slim` fitted clone."""
-    predictor, Y, scales, kwargs = task
+def fit_group(group, *, predictor, Y, scales, covariates=None, train=None):
+    """One held-out fit: a :func:`clone` of ``predictor`` fitted on the rows of ``Y``
+    (n_models, n_benchmarks) outside ``group`` (model indices), restricted to ``train``
+    (model indices) when given; ``covariates`` (n_models, n_features) or None. Returns the
+    :func:`slim` fitted clone."""
+    n_m = Y.shape[0]
+    rows = np.setdiff1d(np.arange(n_m) if train is None else train, group)
+    Yt = np.delete(Y, group, axis=0) if train is None else Y[rows]
+    kwargs = {} if covariates is None else {"covariates": covariates[rows]}
     with single_blas_thread():
-        return slim(clone(predictor).fit(Y, scales, **kwargs))
+        return slim(clone(predictor).fit(Yt, scales, **kwargs))
 
 
 def unique_rows(seen: np.ndarray):

@@ -35,11 +35,11 @@ import time
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.executor import LocalExecutor, get_executor
+from benchpress.executor import get_executor
 from benchpress.predict.base import BasePredictor, check_predictor, check_scores
 from benchpress.predict.metrics import abs_errors
 from benchpress.predict.probe_results import ProbeScore, ProbeSelection, probe_set_change
-from benchpress.predict.probe_fits import (MIN_SCORES, fit_one, objective_block, predict_block,
+from benchpress.predict.probe_fits import (MIN_SCORES, fit_group, objective_block, predict_block,
                                            refit_transcripts, split_groups, train_sample)
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
@@ -192,28 +192,15 @@ class ProbeSearch:
                              self.min_scores)
         self.train_bounded_ = train is not None
 
-        def tasks():  # one training matrix at a time (a generator: memory stays bounded)
-            for g in groups:
-                rows = (np.setdiff1d(np.arange(n_m), g) if train is None
-                        else np.setdiff1d(train, g))
-                Yt = np.delete(Y, g, axis=0) if train is None else Y[rows]
-                yield self.predictor, Yt, scales, self._covariates(rows)
-
-        ex = get_executor(self.executor)
-        work = fit_one
         kind = ("leave-one-model-out fit" if all(g.size == 1 for g in groups)
                 else "held-out group fit")
-        if progress is not None and isinstance(ex, LocalExecutor):
-            done = []
-
-            def work(task):
-                out = fit_one(task)
-                done.append(1)
-                progress(len(done), len(groups), f"{kind} {len(done)} of {len(groups)}")
-                return out
-        self.fits_ = ex.map(work, tasks())
-        if progress is not None and not isinstance(ex, LocalExecutor):
-            progress(len(groups), len(groups), f"{len(groups)} held-out fits")
+        report = None if progress is None else (
+            lambda k, n: progress(k, n, f"{kind} {k} of {n}"))
+        # the matrix and the predictor are shared (sent to each worker once); each task
+        # is one group, whose training matrix is made where the fit runs
+        self.fits_ = get_executor(self.executor).map(
+            fit_group, groups, progress=report, predictor=self.predictor, Y=Y,
+            scales=scales, covariates=self.covariates_, train=train)
         self.group_of_ = np.full(n_m, -1)
         for k, g in enumerate(groups):
             self.group_of_[g] = k
