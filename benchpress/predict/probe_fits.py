@@ -176,11 +176,12 @@ def predict_block(block, masks) -> np.ndarray:
     return out
 
 
-def objective_block(task) -> np.ndarray:
-    """The objective of a chunk of probe sets: ``task`` is ``(block, masks, actual,
-    cell_bench, objective, scope, target)`` (see :func:`predict_block`); returns the
-    pooled median per set, shape (n_sets,)."""
-    block, masks, actual, cell_bench, objective, scope, target = task
+def objective_block(masks, *, block, actual, cell_bench, objective, scope,
+                    target=None) -> np.ndarray:
+    """The objective of a chunk of probe sets ``masks`` (n_sets, n_benchmarks) against
+    ``block`` (see :func:`predict_block`), ``actual`` (n_cells,) the scored cells' values
+    and ``cell_bench`` (n_cells,) their columns; returns the pooled median per set, shape
+    (n_sets,)."""
     err, ape = abs_errors(actual, predict_block(block, masks))
     vals = err if objective == "medae" else ape
     if scope == "hidden":

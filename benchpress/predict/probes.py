@@ -288,9 +288,11 @@ class ProbeSearch:
         masks = np.atleast_2d(np.asarray(masks, dtype=bool))
         size = max(1, CHUNK_CELLS // max(self.actual_.size, 1))
         block = self._block()
-        tasks = [(block, masks[s:s + size], self.actual_, self.cell_bench_, self.objective,
-                  self.scope, target) for s in range(0, masks.shape[0], size)]
-        return np.concatenate(get_executor(self.executor).map(objective_block, tasks))
+        chunks = [masks[s:s + size] for s in range(0, masks.shape[0], size)]
+        return np.concatenate(get_executor(self.executor).map(
+            objective_block, chunks, block=block, actual=self.actual_,
+            cell_bench=self.cell_bench_, objective=self.objective, scope=self.scope,
+            target=target))
 
     def mask(self, idx) -> np.ndarray:
         """Column mask (n_benchmarks,) of the probe set ``idx`` (column indices)."""
