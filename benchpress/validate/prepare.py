@@ -256,8 +256,13 @@ def _detect_mislabels(scores: pl.DataFrame, info: SourceInfo) -> pl.DataFrame:
 
 def _mark_duplicates(scores: pl.DataFrame) -> pl.DataFrame:
     """Step 4: `duplicate_of` names the first row of the same observation (model,
-    benchmark, value, citation, setting) on every later copy."""
+    benchmark, value, citation, setting) on every later copy.
+
+    A source without a repeated observation (checked with one pass over the key, not a
+    window per row) gets an all-null column straight away."""
     key = ["model_id", "benchmark_id", "score", "reference_url", "reported_setting"]
+    if scores.select(pl.struct(key).is_first_distinct().all()).item():
+        return scores.with_columns(pl.lit(None, dtype=pl.String).alias("duplicate_of"))
     return scores.with_columns(
         pl.when(pl.int_range(pl.len()).over(key) > 0)
         .then(pl.col("row").first().over(key)).otherwise(None).alias("duplicate_of"))
