@@ -19,9 +19,12 @@ cap, so a huge result is never materialised.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +33,10 @@ import polars as pl
 import pyarrow as pa
 
 from benchpress.errors import BadInputError, BenchPressError
-from benchpress.store.tables import TABLE_NAMES, read_table, require_registry, views_sql
+from benchpress.store import wide
+from benchpress.store.tables import (
+    TABLE_NAMES, read_table, require_registry, table_schema, views_sql,
+)
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
            "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
@@ -114,25 +120,61 @@ def sealed_connection(tables: dict[str, pl.DataFrame], *,
     return con
 
 
-def _matrix(models: pl.DataFrame, benchmarks: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
-    """(n_models, 1 + n_benchmarks): model_id then one score column per benchmark, in
-    registry order; null where a model has no cell."""
-    order = benchmarks.sort("ordinal")["benchmark_id"].to_list()
-    rows = models.sort("ordinal").select("model_id")
-    if cells.height:
-        wide = cells.pivot(on="benchmark_id", index="model_id", values="score",
-                           aggregate_function="max")
-        rows = rows.join(wide, on="model_id", how="left")
-    return rows.with_columns(pl.lit(None, pl.Float64).alias(b) for b in order
-                             if b not in rows.columns).select("model_id", *order)
+def _with_derived(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """`tables` plus what the views read besides them: `_scores_in_file_order` (scores with
+    their `file_row_number`) when `scores` is among them."""
+    out = dict(tables)
+    if "scores" in tables:
+        scores = tables["scores"]
+        if "source_version" not in scores.columns:  # a registry built before versions
+            scores = out["scores"] = scores.with_columns(
+                pl.lit(None, dtype=pl.String).alias("source_version"))
+        out["_scores_in_file_order"] = scores.with_row_index("file_row_number")
+    return out
+
+
+@dataclass
+class _Lazy:
+    """A registry connection's folder and the tables still registered as empty stand-ins."""
+
+    folder: Path
+    pending: set[str]
+
+
+# connection -> its registry folder and stand-in tables (`connect`); gone with the connection
+_LAZY: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, _Lazy]" = weakref.WeakKeyDictionary()
+_VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS(.*?);", re.S)
+
+
+@functools.cache
+def _view_reads() -> dict[str, set[str]]:
+    """For each view of `views.sql`, the tables it reads (through other views too)."""
+    body = {name: set(re.findall(r"\w+", text)) for name, text in _VIEW.findall(views_sql())}
+    known = set(TABLE_NAMES) | {"_scores_in_file_order"}
+    reads = {}
+    for name in body:
+        seen, todo, found = set(), [name], set()
+        while todo:
+            view = todo.pop()
+            for word in body[view] - seen:
+                seen.add(word)
+                if word in body:
+                    todo.append(word)
+                elif word in known:
+                    found.add("scores" if word == "_scores_in_file_order" else word)
+        reads[name] = found
+    return reads
 
 
 def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """A sealed DuckDB connection over a registry or snapshot folder's verified tables.
 
-    Tables: models, benchmarks, scores, cells, aliases, sources, quarantine; views from the
-    package's `views.sql`. The wide `matrix` and `matrix_of([...])` are made by `run_select`
-    when a query names them (see `_prepare_wide`).
+    Tables: models, benchmarks, scores, cells, aliases, sources, quarantine and the wide
+    `matrix`; views from the package's `views.sql`. Every file is checked against its
+    recorded digest here, but a table's rows are decoded only when a query first reads it
+    (`run_select` loads what the query names, through the views it names); until then an
+    empty table with its columns stands in. The `matrix` rows are streamed per query (see
+    `_prepare_wide`).
 
     Raises
     ------
@@ -140,14 +182,34 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
         No registry, or a table that does not match its recorded digest or cannot be read.
     """
     folder = require_registry(registry)
-    tables = {name: read_table(folder, name) for name in TABLE_NAMES}
-    if "source_version" not in tables["scores"].columns:  # a registry built before versions
-        tables["scores"] = tables["scores"].with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
-    frames = dict(tables)
-    frames["_scores_in_file_order"] = tables["scores"].with_row_index("file_row_number")
+    empty = {name: pl.DataFrame(schema=table_schema(folder, name)) for name in TABLE_NAMES}
+    frames = _with_derived(empty)
+    benchmarks = read_table(folder, "benchmarks", columns=["benchmark_id", "ordinal"])
+    frames["matrix"] = wide.pivot(empty["models"], benchmarks, empty["cells"])
     con = sealed_connection(frames, memory_limit=memory_limit)
     con.execute(views_sql())  # shipped with the code, never a data folder's copy
+    _LAZY[con] = _Lazy(folder, set(TABLE_NAMES))
     return con
+
+
+def _load(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
+    """Decode and register (once per connection) the tables that `names`, the tables,
+    views and wide tables a query names, read."""
+    lazy = _LAZY.get(con)
+    if lazy is None:
+        return
+    want = set(names) & set(TABLE_NAMES)
+    for view, reads in _view_reads().items():
+        if view in names:
+            want |= reads
+    if names & {"matrix", "matrix_of"}:
+        want |= {"models", "benchmarks"}
+    want &= lazy.pending
+    if not want:
+        return
+    for name, df in _with_derived({n: read_table(lazy.folder, n) for n in sorted(want)}).items():
+        con.register(name, df.to_arrow())
+    lazy.pending -= want
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -155,57 +217,61 @@ def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
                             [name]).fetchall()[0][0])
 
 
-def _matrix_of_lists(node, found: list) -> list:
-    """The argument of every `matrix_of(...)` call in a serialized statement: a list of
-    strings when it is a constant list of strings, else None."""
+def _refs(node, name: str) -> int:
+    """How many times a serialized statement reads the table `name`."""
     if isinstance(node, dict):
-        if node.get("function_name") == "matrix_of" and "arguments" in node:
-            args = node["arguments"]
-            expr = args[0].get("expression", {}) if len(args) == 1 else {}
-            items = expr.get("arguments", []) if expr.get("function_name") == "list_value" else None
-            lits = None if items is None else [a.get("expression", {}).get("literal", {})
-                                                for a in items]
-            found.append([v["text"] for v in lits] if lits and all(
-                v.get("kind") == "STRING" for v in lits) else None)
-        for value in node.values():
-            _matrix_of_lists(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _matrix_of_lists(value, found)
-    return found
+        own = int(node.get("type") == "BASE_TABLE" and str(node.get("table_name", "")).lower() == name)
+        return own + sum(_refs(v, name) for v in node.values())
+    if isinstance(node, list):
+        return sum(_refs(v, name) for v in node)
+    return 0
 
 
 def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
-    """Make what a query's wide tables need, from the registered tables: `matrix`
-    (models x every benchmark) on its first reference, when it has at most
-    `MATRIX_MAX_CELLS` cells; and `matrix_of([b1, b2, ...])`, the same rows with only the
-    given benchmark columns, in the given order (one list per query).
+    """Make what a query's wide tables need: `matrix` (models x every benchmark) and
+    `matrix_of([b1, b2, ...])`, the same rows with only the given benchmark columns, in
+    the given order (one list per query).
+
+    On a registry connection (`connect`) a query that reads `matrix` once gets a fresh
+    stream of it (`wide.matrix_reader`: batches of models made as DuckDB asks for them, so
+    ``LIMIT 5`` pivots one batch); one that reads it more than once, and any query on a
+    connection of given frames (a diff), gets the whole pivot, up to `MATRIX_MAX_CELLS`
+    cells.
 
     Raises
     ------
     BadInputError
-        `matrix` named on a registry over the size limit, or `matrix_of` with an
-        argument other than one constant list of known benchmark ids, or several lists.
+        `matrix` read more than once on a registry over the size limit, or `matrix_of`
+        with an argument other than one constant list of known benchmark ids, or several
+        lists.
     """
     names = _names(tree, set())
-    if "matrix" in names and not _has_table(con, "matrix"):
-        n_m, n_b = con.execute("SELECT (SELECT count(*) FROM models), "
-                               "(SELECT count(*) FROM benchmarks)").fetchall()[0]
-        if n_m * n_b > MATRIX_MAX_CELLS:
-            raise BadInputError(
-                f"SQL error: the wide matrix ({n_m} models x {n_b} benchmarks) is too large to "
-                f"build for a query (limit {MATRIX_MAX_CELLS} cells); use "
-                "matrix_of(['gpqa_diamond','hle']) for the benchmarks you need, or cells")
-        con.register("matrix", _matrix(*_frames(con)).to_arrow())
+    lazy = _LAZY.get(con)
+    if "matrix" in names:
+        if lazy is not None and _refs(tree, "matrix") <= 1:
+            con.register("matrix", wide.matrix_reader(
+                *_frames(con)[:2], lambda: read_table(
+                    lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"])))
+        elif lazy is not None or not _has_table(con, "matrix"):
+            n_m, n_b = con.execute("SELECT (SELECT count(*) FROM models), "
+                                   "(SELECT count(*) FROM benchmarks)").fetchall()[0]
+            if n_m * n_b > MATRIX_MAX_CELLS:
+                raise BadInputError(
+                    f"SQL error: this query reads the wide matrix ({n_m} models x {n_b} "
+                    f"benchmarks) more than once, which needs it whole, and it is too large "
+                    f"(limit {MATRIX_MAX_CELLS} cells); read it once (a CTE, or a temporary "
+                    "result of one scan), or use matrix_of(['gpqa_diamond','hle']) for the "
+                    "benchmarks you need, or cells")
+            con.register("matrix", wide.pivot(*_frames(con, lazy=lazy)).to_arrow())
     if "matrix_of" not in names:
         return
-    lists = _matrix_of_lists(tree, [])
+    lists = wide.matrix_of_lists(tree, [])
     if any(x is None for x in lists) or not lists:
         raise BadInputError("SQL error: matrix_of takes one constant list of benchmark ids, "
                             "e.g. matrix_of(['gpqa_diamond','hle'])")
     if any(x != lists[0] for x in lists):
         raise BadInputError("SQL error: one query may use matrix_of with one list of benchmarks")
-    models, benchmarks, cells = _frames(con, lists[0])
+    models, benchmarks, cells = _frames(con, lists[0], lazy=lazy)
     known = set(benchmarks["benchmark_id"].to_list())
     unknown = [b for b in lists[0] if b not in known]
     if unknown or len(set(lists[0])) != len(lists[0]) or not lists[0]:
@@ -214,17 +280,25 @@ def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
     order = {b: k for k, b in enumerate(lists[0])}
     benchmarks = benchmarks.filter(pl.col("benchmark_id").is_in(lists[0])).with_columns(
         pl.col("benchmark_id").replace_strict(order, return_dtype=pl.Int64).alias("ordinal"))
-    con.register("_matrix_of", _matrix(models, benchmarks, cells).to_arrow())
+    con.register("_matrix_of", wide.pivot(models, benchmarks, cells).to_arrow())
     con.execute("CREATE OR REPLACE MACRO matrix_of(benchmark_ids) AS TABLE SELECT * FROM _matrix_of")
 
 
-def _frames(con: duckdb.DuckDBPyConnection, only: list[str] | None = None):
-    """models, benchmarks and cells (of the benchmarks `only`, if given) as polars frames."""
+def _frames(con: duckdb.DuckDBPyConnection, only: list[str] | None = None, *,
+            lazy: _Lazy | None = None):
+    """models, benchmarks and cells (of the benchmarks `only`, if given) as polars frames;
+    on a registry connection the cells' three columns come from the checked file, so the
+    whole `cells` table is not decoded for them."""
     models = con.sql("SELECT model_id, ordinal FROM models").pl()
     benchmarks = con.sql("SELECT benchmark_id, ordinal FROM benchmarks").pl()
-    cells = (con.sql("SELECT model_id, benchmark_id, score FROM cells").pl() if only is None
-             else con.sql("SELECT model_id, benchmark_id, score FROM cells "
-                          "WHERE list_contains($1, benchmark_id)", params=[only]).pl())
+    if lazy is not None and "cells" in lazy.pending:
+        cells = read_table(lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"])
+        cells = cells if only is None else cells.filter(pl.col("benchmark_id").is_in(only))
+    elif only is None:
+        cells = con.sql("SELECT model_id, benchmark_id, score FROM cells").pl()
+    else:
+        cells = con.sql("SELECT model_id, benchmark_id, score FROM cells "
+                        "WHERE list_contains($1, benchmark_id)", params=[only]).pl()
     return models, benchmarks, cells
 
 
@@ -291,7 +365,9 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     QueryCancelled
         The time limit passed, or Ctrl-C.
     """
-    _prepare_wide(con, check_select(con, sql, what=what))
+    tree = check_select(con, sql, what=what)
+    _load(con, _names(tree, set()))
+    _prepare_wide(con, tree)
     out: dict = {}
     done = threading.Event()
 
