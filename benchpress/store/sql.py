@@ -1,14 +1,17 @@
 """SQL over the registry: a sealed, in-memory DuckDB over verified tables, read-only, with limits.
 
-`connect` reads every table through `tables.read_table` (each file checked against the digest
-its folder recorded), hands the frames to a DuckDB connection that was opened with external
-access off, no temporary directory, no extension loading and its configuration locked, and
+`connect` checks every table file against the digest its folder recorded
+(`tables.read_table`), opens a DuckDB connection with external access off, no temporary
+directory, no extension loading and its configuration locked, registers each table (an
+empty stand-in with its columns until a query first reads it: `run_select` then decodes the
+checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million scores), and
 only then defines the views: the package's own `views.sql` (never a copy from a data
-folder). The wide `matrix` (models x benchmarks, pivoted in polars) is made on a query's
-first reference to it, up to `MATRIX_MAX_CELLS` cells; `matrix_of(['b1','b2'])` pivots
-only the benchmarks it lists, so a query over a few columns of a large registry stays cheap. So no statement runs
-before the sandbox is sealed, no SQL text comes from the data, and a query can neither read
-nor write a file.
+folder). The wide `matrix` (models x benchmarks) is streamed per query in batches of
+models (`store.wide`), so ``SELECT * FROM matrix LIMIT 5`` pivots one batch at any size; a
+query that reads it twice needs it whole, up to `MATRIX_MAX_CELLS` cells;
+`matrix_of(['b1','b2'])` pivots only the benchmarks it lists. So no statement runs before
+the sandbox is sealed, no SQL text comes from the data, and a query can neither read nor
+write a file.
 
 `execute` accepts one SELECT, refuses functions and catalog tables that disclose settings
 or run SQL text (`current_setting`, `duckdb_settings()`, `pg_settings`, `query()` ...), and
@@ -45,7 +48,8 @@ __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "che
 DEFAULT_TIMEOUT = 30.0          # seconds
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_MAX_ROWS = 10_000       # what `benchpress sql` prints at most
-#: Largest wide `matrix` (models x benchmarks) built for a query; larger: `matrix_of`.
+#: Largest wide `matrix` (models x benchmarks) built whole, for a query that reads it
+#: twice (one read streams at any size); larger: `matrix_of`.
 MATRIX_MAX_CELLS = 20_000_000
 _BATCH_ROWS = 8192
 _SEAL = {
@@ -212,94 +216,14 @@ def _load(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
     lazy.pending -= want
 
 
-def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = $1",
-                            [name]).fetchall()[0][0])
-
-
-def _refs(node, name: str) -> int:
-    """How many times a serialized statement reads the table `name`."""
-    if isinstance(node, dict):
-        own = int(node.get("type") == "BASE_TABLE" and str(node.get("table_name", "")).lower() == name)
-        return own + sum(_refs(v, name) for v in node.values())
-    if isinstance(node, list):
-        return sum(_refs(v, name) for v in node)
-    return 0
-
-
 def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
-    """Make what a query's wide tables need: `matrix` (models x every benchmark) and
-    `matrix_of([b1, b2, ...])`, the same rows with only the given benchmark columns, in
-    the given order (one list per query).
-
-    On a registry connection (`connect`) a query that reads `matrix` once gets a fresh
-    stream of it (`wide.matrix_reader`: batches of models made as DuckDB asks for them, so
-    ``LIMIT 5`` pivots one batch); one that reads it more than once, and any query on a
-    connection of given frames (a diff), gets the whole pivot, up to `MATRIX_MAX_CELLS`
-    cells.
-
-    Raises
-    ------
-    BadInputError
-        `matrix` read more than once on a registry over the size limit, or `matrix_of`
-        with an argument other than one constant list of known benchmark ids, or several
-        lists.
-    """
-    names = _names(tree, set())
+    """`wide.prepare` for this connection: a registry connection (`connect`) streams
+    `matrix` and reads the cells' three columns from the checked file."""
     lazy = _LAZY.get(con)
-    if "matrix" in names:
-        if lazy is not None and _refs(tree, "matrix") <= 1:
-            con.register("matrix", wide.matrix_reader(
-                *_frames(con)[:2], lambda: read_table(
-                    lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"])))
-        elif lazy is not None or not _has_table(con, "matrix"):
-            n_m, n_b = con.execute("SELECT (SELECT count(*) FROM models), "
-                                   "(SELECT count(*) FROM benchmarks)").fetchall()[0]
-            if n_m * n_b > MATRIX_MAX_CELLS:
-                raise BadInputError(
-                    f"SQL error: this query reads the wide matrix ({n_m} models x {n_b} "
-                    f"benchmarks) more than once, which needs it whole, and it is too large "
-                    f"(limit {MATRIX_MAX_CELLS} cells); read it once (a CTE, or a temporary "
-                    "result of one scan), or use matrix_of(['gpqa_diamond','hle']) for the "
-                    "benchmarks you need, or cells")
-            con.register("matrix", wide.pivot(*_frames(con, lazy=lazy)).to_arrow())
-    if "matrix_of" not in names:
-        return
-    lists = wide.matrix_of_lists(tree, [])
-    if any(x is None for x in lists) or not lists:
-        raise BadInputError("SQL error: matrix_of takes one constant list of benchmark ids, "
-                            "e.g. matrix_of(['gpqa_diamond','hle'])")
-    if any(x != lists[0] for x in lists):
-        raise BadInputError("SQL error: one query may use matrix_of with one list of benchmarks")
-    models, benchmarks, cells = _frames(con, lists[0], lazy=lazy)
-    known = set(benchmarks["benchmark_id"].to_list())
-    unknown = [b for b in lists[0] if b not in known]
-    if unknown or len(set(lists[0])) != len(lists[0]) or not lists[0]:
-        what = f"unknown benchmark '{unknown[0]}'" if unknown else "a repeated or empty list"
-        raise BadInputError(f"SQL error: matrix_of: {what}")
-    order = {b: k for k, b in enumerate(lists[0])}
-    benchmarks = benchmarks.filter(pl.col("benchmark_id").is_in(lists[0])).with_columns(
-        pl.col("benchmark_id").replace_strict(order, return_dtype=pl.Int64).alias("ordinal"))
-    con.register("_matrix_of", wide.pivot(models, benchmarks, cells).to_arrow())
-    con.execute("CREATE OR REPLACE MACRO matrix_of(benchmark_ids) AS TABLE SELECT * FROM _matrix_of")
-
-
-def _frames(con: duckdb.DuckDBPyConnection, only: list[str] | None = None, *,
-            lazy: _Lazy | None = None):
-    """models, benchmarks and cells (of the benchmarks `only`, if given) as polars frames;
-    on a registry connection the cells' three columns come from the checked file, so the
-    whole `cells` table is not decoded for them."""
-    models = con.sql("SELECT model_id, ordinal FROM models").pl()
-    benchmarks = con.sql("SELECT benchmark_id, ordinal FROM benchmarks").pl()
-    if lazy is not None and "cells" in lazy.pending:
-        cells = read_table(lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"])
-        cells = cells if only is None else cells.filter(pl.col("benchmark_id").is_in(only))
-    elif only is None:
-        cells = con.sql("SELECT model_id, benchmark_id, score FROM cells").pl()
-    else:
-        cells = con.sql("SELECT model_id, benchmark_id, score FROM cells "
-                        "WHERE list_contains($1, benchmark_id)", params=[only]).pl()
-    return models, benchmarks, cells
+    cells_of = None if lazy is None else (lambda: read_table(
+        lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"]))
+    wide.prepare(con, tree, _names(tree, set()), cells_of=cells_of,
+                 max_cells=MATRIX_MAX_CELLS)
 
 
 def _names(node, found: set[str]) -> set[str]:

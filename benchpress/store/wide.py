@@ -10,17 +10,21 @@ Two forms, the same rows and values:
   cells are first put in model order once (integer positions, an argsort), which is what a
   query that reads to the end pays for.
 
-A reader can be scanned once; `store.sql` registers a fresh one for each query that names
-`matrix` once.
+A reader can be scanned once; `prepare` registers a fresh one for each query that reads
+`matrix` once (a query that reads it twice gets the whole pivot, under a size limit).
 """
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-__all__ = ["pivot", "matrix_reader", "matrix_schema", "matrix_of_lists", "BATCH_MODELS"]
+from benchpress.errors import BadInputError
+
+__all__ = ["pivot", "matrix_reader", "matrix_schema", "matrix_of_lists", "prepare",
+           "BATCH_MODELS"]
 
 #: models per streamed batch (2,048 x 1,000 benchmarks: 16 MB of scores)
 BATCH_MODELS = 2048
@@ -148,3 +152,89 @@ def matrix_of_lists(node, found: list) -> list:
         for value in node:
             matrix_of_lists(value, found)
     return found
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = $1",
+                            [name]).fetchall()[0][0])
+
+
+def _refs(node, name: str) -> int:
+    """How many times a serialized statement reads the table `name`."""
+    if isinstance(node, dict):
+        own = int(node.get("type") == "BASE_TABLE" and str(node.get("table_name", "")).lower() == name)
+        return own + sum(_refs(v, name) for v in node.values())
+    if isinstance(node, list):
+        return sum(_refs(v, name) for v in node)
+    return 0
+
+
+def prepare(con: duckdb.DuckDBPyConnection, tree: dict, names: set[str], *, cells_of=None,
+            max_cells: int) -> None:
+    """Make what a query's wide tables need: `matrix` (models x every benchmark) and
+    `matrix_of([b1, b2, ...])`, the same rows with only the given benchmark columns, in
+    the given order (one list per query).
+
+    `names` are the names the query uses. With `cells_of` (a registry connection,
+    `store.sql.connect`; it returns the cells) a query that reads `matrix` once gets a fresh
+    stream of it (`matrix_reader`: batches of models made as DuckDB asks for them, so
+    ``LIMIT 5`` pivots one batch); one that reads it more than once, and any query on a
+    connection of given frames (a diff), gets the whole pivot, up to `max_cells` cells.
+
+    Raises
+    ------
+    BadInputError
+        `matrix` read more than once on a registry over the size limit, or `matrix_of`
+        with an argument other than one constant list of known benchmark ids, or several
+        lists.
+    """
+    if "matrix" in names:
+        if cells_of is not None and _refs(tree, "matrix") <= 1:
+            con.register("matrix", matrix_reader(*_frames(con)[:2], cells_of))
+        elif cells_of is not None or not _has_table(con, "matrix"):
+            n_m, n_b = con.execute("SELECT (SELECT count(*) FROM models), "
+                                   "(SELECT count(*) FROM benchmarks)").fetchall()[0]
+            if n_m * n_b > max_cells:
+                raise BadInputError(
+                    f"SQL error: this query reads the wide matrix ({n_m} models x {n_b} "
+                    f"benchmarks) more than once, which needs it whole, and it is too large "
+                    f"(limit {max_cells} cells); read it once (a CTE, or a temporary "
+                    "result of one scan), or use matrix_of(['gpqa_diamond','hle']) for the "
+                    "benchmarks you need, or cells")
+            con.register("matrix", pivot(*_frames(con, cells_of=cells_of)).to_arrow())
+    if "matrix_of" not in names:
+        return
+    lists = matrix_of_lists(tree, [])
+    if any(x is None for x in lists) or not lists:
+        raise BadInputError("SQL error: matrix_of takes one constant list of benchmark ids, "
+                            "e.g. matrix_of(['gpqa_diamond','hle'])")
+    if any(x != lists[0] for x in lists):
+        raise BadInputError("SQL error: one query may use matrix_of with one list of benchmarks")
+    models, benchmarks, cells = _frames(con, lists[0], cells_of=cells_of)
+    known = set(benchmarks["benchmark_id"].to_list())
+    unknown = [b for b in lists[0] if b not in known]
+    if unknown or len(set(lists[0])) != len(lists[0]) or not lists[0]:
+        what = f"unknown benchmark '{unknown[0]}'" if unknown else "a repeated or empty list"
+        raise BadInputError(f"SQL error: matrix_of: {what}")
+    order = {b: k for k, b in enumerate(lists[0])}
+    benchmarks = benchmarks.filter(pl.col("benchmark_id").is_in(lists[0])).with_columns(
+        pl.col("benchmark_id").replace_strict(order, return_dtype=pl.Int64).alias("ordinal"))
+    con.register("_matrix_of", pivot(models, benchmarks, cells).to_arrow())
+    con.execute("CREATE OR REPLACE MACRO matrix_of(benchmark_ids) AS TABLE SELECT * FROM _matrix_of")
+
+
+def _frames(con: duckdb.DuckDBPyConnection, only: list[str] | None = None, *, cells_of=None):
+    """models, benchmarks and cells (of the benchmarks `only`, if given) as polars frames;
+    with `cells_of` the cells come from it (a registry's checked file, three columns), not
+    from the connection."""
+    models = con.sql("SELECT model_id, ordinal FROM models").pl()
+    benchmarks = con.sql("SELECT benchmark_id, ordinal FROM benchmarks").pl()
+    if cells_of is not None:
+        cells = cells_of()
+        cells = cells if only is None else cells.filter(pl.col("benchmark_id").is_in(only))
+    elif only is None:
+        cells = con.sql("SELECT model_id, benchmark_id, score FROM cells").pl()
+    else:
+        cells = con.sql("SELECT model_id, benchmark_id, score FROM cells "
+                        "WHERE list_contains($1, benchmark_id)", params=[only]).pl()
+    return models, benchmarks, cells
