@@ -109,7 +109,7 @@ def _batches(model_ids: pl.Series, order: list[str], cells_of, batch: int):
 
 
 def matrix_reader(models: pl.DataFrame, benchmarks: pl.DataFrame, cells_of, *,
-                  batch: int = BATCH_MODELS) -> pa.RecordBatchReader:
+                  batch: int | None = None) -> pa.RecordBatchReader:
     """The wide matrix as a one-pass Arrow stream, `batch` models per record batch.
 
     Parameters
@@ -119,8 +119,8 @@ def matrix_reader(models: pl.DataFrame, benchmarks: pl.DataFrame, cells_of, *,
     cells_of : callable
         Returns the cells (``model_id``, ``benchmark_id``, ``score``, at most one row per
         model and benchmark); called when the first batch is asked for, not before.
-    batch : int
-        Models per batch.
+    batch : int, optional
+        Models per batch (default `BATCH_MODELS`, read at call time).
 
     Returns
     -------
@@ -129,8 +129,8 @@ def matrix_reader(models: pl.DataFrame, benchmarks: pl.DataFrame, cells_of, *,
         shorter.
     """
     model_ids, order = _order(models, benchmarks)
-    return pa.RecordBatchReader.from_batches(matrix_schema(order),
-                                             _batches(model_ids, order, cells_of, batch))
+    return pa.RecordBatchReader.from_batches(
+        matrix_schema(order), _batches(model_ids, order, cells_of, batch or BATCH_MODELS))
 
 
 def matrix_of_lists(node, found: list) -> list:
