@@ -203,6 +203,8 @@ def _load(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
     if lazy is None:
         return
     want = set(names) & set(TABLE_NAMES)
+    if "_scores_in_file_order" in names:
+        want.add("scores")
     for view, reads in _view_reads().items():
         if view in names:
             want |= reads
