@@ -10,8 +10,9 @@ For each rung ``MxB`` (models x benchmarks) this
 1. makes a synthetic score matrix: low-rank (rank 2) logits plus per-model and
    per-benchmark offsets plus Gaussian noise, mapped to 0-100 by a sigmoid; each cell is
    observed with probability ``--fill`` (every model and benchmark gets at least 3 scores);
-2. writes it as a BenchPress JSON file (``models[]``, ``benchmarks[]``, ``scores[]``) and
-   runs ``benchpress init`` on a fresh home for the rung;
+2. writes it as a BenchPress JSON file (``models[]``, ``benchmarks[]``, ``scores[]``), or
+   above ``--part-rows`` cells (default 1,000,000) as a folder of such files, each under the
+   per-file cap, ingested as one source; and runs ``benchpress init`` on a fresh home;
 3. runs each step as its own process (``benchpress ... --home HOME``) and reads that
    process's own wall time and peak resident memory (``os.wait4`` rusage ``ru_maxrss``
    of the finished child, its waited-for children included); a step that runs past
@@ -45,6 +46,8 @@ __all__ = ["make_scores", "write_json", "run_step", "run_rung", "main", "STEPS"]
 STEPS = ("ingest", "snapshot", "sql", "sql_of", "evaluate", "complete", "fit", "predict",
          "probes")
 BIN = Path(sys.executable).with_name("benchpress")
+#: scores per JSON file (about 117 MB): a larger rung is written as a folder of parts
+PART_ROWS = 1_000_000
 
 
 def make_scores(n_models: int, n_benchmarks: int, fill: float, seed: int, *,
@@ -65,16 +68,41 @@ def make_scores(n_models: int, n_benchmarks: int, fill: float, seed: int, *,
     return rows, cols, np.round(100.0 / (1.0 + np.exp(-logit)), 2)
 
 
-def write_json(path: Path, n_models: int, n_benchmarks: int, rows, cols, scores) -> None:
-    """Write a BenchPress JSON file of the cells (see ``benchpress.adapters.benchpress_json``)."""
+def write_json(path: Path, n_models: int, n_benchmarks: int, rows, cols, scores, *,
+               part_rows: int = 0) -> Path:
+    """Write the cells in the BenchPress JSON format (see
+    ``benchpress.adapters.benchpress_json``); returns what to ingest.
+
+    With ``part_rows`` > 0 and more cells than that, ``path`` (without its suffix) becomes a
+    folder of ``part-000.json``, ``part-001.json`` ... of at most ``part_rows`` scores each
+    (so that every file stays under the per-file cap, ``limits.MAX_MEMBER_BYTES``; the models
+    and benchmarks are listed in the first), which is ingested as one source; else one file.
+    Each part is written and released before the next.
+    """
     url = "https://example.org/synthetic"
-    doc = {"models": [{"id": f"m{i:06d}", "name": f"Model {i}"} for i in range(n_models)],
-           "benchmarks": [{"id": f"b{j:04d}", "name": f"Bench {j}", "metric": "accuracy"}
-                          for j in range(n_benchmarks)],
-           "scores": [{"model_id": f"m{i:06d}", "benchmark_id": f"b{j:04d}", "score": float(s),
-                       "reference_url": url}
-                      for i, j, s in zip(rows.tolist(), cols.tolist(), scores.tolist())]}
-    path.write_text(json.dumps(doc))
+    models = [{"id": f"m{i:06d}", "name": f"Model {i}"} for i in range(n_models)]
+    benchmarks = [{"id": f"b{j:04d}", "name": f"Bench {j}", "metric": "accuracy"}
+                  for j in range(n_benchmarks)]
+
+    def part(lo: int, hi: int, listed: bool) -> str:
+        doc = {"models": models if listed else [], "benchmarks": benchmarks if listed else [],
+               "scores": [{"model_id": f"m{i:06d}", "benchmark_id": f"b{j:04d}",
+                           "score": float(s), "reference_url": url}
+                          for i, j, s in zip(rows[lo:hi].tolist(), cols[lo:hi].tolist(),
+                                             scores[lo:hi].tolist())]}
+        return json.dumps(doc)
+
+    n = len(rows)
+    if part_rows <= 0 or n <= part_rows:
+        path.write_text(part(0, n, True))
+        return path
+    folder = path.with_suffix("")
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("part-*.json"):
+        stale.unlink()
+    for k, lo in enumerate(range(0, n, part_rows)):
+        (folder / f"part-{k:03d}.json").write_text(part(lo, min(lo + part_rows, n), k == 0))
+    return folder
 
 
 def run_step(args: list[str], timeout: float, log: Path, max_gb: float = 0.0) -> dict:
@@ -129,13 +157,18 @@ def _commands(home: Path, data: Path, out: Path) -> dict:
 
 
 def run_rung(n_models: int, n_benchmarks: int, fill: float, seed: int, timeout: float,
-             workdir: Path, steps=STEPS, max_gb: float = 0.0) -> dict:
-    """Make one rung's data and home, run ``steps`` in order; results by step name."""
+             workdir: Path, steps=STEPS, max_gb: float = 0.0,
+             part_rows: int = PART_ROWS) -> dict:
+    """Make one rung's data and home, run ``steps`` in order; results by step name.
+
+    The data is one JSON file, or above ``part_rows`` cells a folder of JSON files ingested
+    as one source (see `write_json`)."""
     rung = workdir / f"rung_{n_models}x{n_benchmarks}"
     rung.mkdir(parents=True, exist_ok=True)
-    data, home, log = rung / "synthetic.json", rung / "home", rung / "log.txt"
+    home, log = rung / "home", rung / "log.txt"
     rows, cols, scores = make_scores(n_models, n_benchmarks, fill, seed)
-    write_json(data, n_models, n_benchmarks, rows, cols, scores)
+    data = write_json(rung / "synthetic.json", n_models, n_benchmarks, rows, cols, scores,
+                      part_rows=part_rows)
     init = run_step([str(BIN), "init", str(home), "--no-git"], timeout, log)
     if init["status"] != "ok":
         raise SystemExit(f"benchpress init failed for {rung.name}; see {log}")
@@ -186,6 +219,8 @@ def main(argv=None) -> int:
                     help="address-space cap per step in GB (0: none)")
     ap.add_argument("--workdir", type=Path, default=None,
                     help="where rung homes go (default: a new temporary folder)")
+    ap.add_argument("--part-rows", type=int, default=PART_ROWS,
+                    help="scores per JSON file; more cells make a folder of files (0: one file)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     a = ap.parse_args(argv)
     steps = [s for s in a.steps.split(",") if s]
@@ -198,7 +233,7 @@ def main(argv=None) -> int:
     for r in rungs:
         m, _, b = r.partition("x")
         results.append(run_rung(int(m), int(b), a.fill, a.seed, a.timeout, workdir, steps,
-                                a.max_gb))
+                                a.max_gb, a.part_rows))
     print(table(rungs, results, steps))
     if a.json:
         a.json.write_text(json.dumps({"rungs": rungs, "fill": a.fill, "seed": a.seed,

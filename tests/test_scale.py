@@ -126,8 +126,10 @@ def test_matrix_of_refuses_bad_arguments_in_one_line(tiny_home, bad, says):
 
 def test_a_large_matrix_is_refused_with_a_pointer(tiny_home, monkeypatch):
     monkeypatch.setattr(sql, "MATRIX_MAX_CELLS", 100)
+    # one scan streams (no size limit); two scans need the whole pivot, refused above it
+    assert sql.query(tiny_home, "SELECT * FROM matrix LIMIT 5").shape == (5, 9)
     with pytest.raises(BadInputError, match="matrix_of"):
-        sql.query(tiny_home, "SELECT * FROM matrix LIMIT 5")
+        sql.query(tiny_home, "SELECT * FROM matrix a JOIN matrix b USING (model_id) LIMIT 5")
     got = sql.query(tiny_home, "SELECT * FROM matrix_of(['b0001']) LIMIT 5")
     assert got.shape == (5, 2)
     # a query that does not name the matrix does not pay for it

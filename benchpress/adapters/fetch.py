@@ -226,7 +226,10 @@ def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
             while chunk := src.read(CHUNK):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise FetchError(f"{name}: larger than the {max_bytes:,}-byte cap")
+                    raise FetchError(f"{name}: larger than the {max_bytes:,}-byte cap (a large "
+                                     "export can be ingested as a folder of files under the "
+                                     "cap, such as part-000.json, part-001.json ...; or raise "
+                                     "BENCHPRESS_MAX_DOWNLOAD_BYTES)")
                 out.write(chunk)
         return _into_cache(tmp, cache, expected_sha256, name)
     finally:

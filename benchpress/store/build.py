@@ -241,6 +241,7 @@ def build_locked(home: Home, *, mirror: Path | None = None,
             list(output.notes), vconf.version,
         )
         summaries.append(summary)
+        del output, prepared  # the raw frames: only the prepared parts above stay
         source_rows.append({
             "source_id": config.id, "source_version": vconf.version, "adapter": adapter.name,
             "url": vconf.url, "path": vconf.path, "sha256": digest, "retrieved_at": retrieved_at,

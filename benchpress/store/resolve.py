@@ -36,21 +36,47 @@ def latest_versions(scores: pl.DataFrame) -> pl.DataFrame:
 
 def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
                   source_rank: dict[str, int]) -> pl.DataFrame:
-    """One row per (model_id, benchmark_id); `source_rank` is higher for newer sources."""
+    """One row per (model_id, benchmark_id); `source_rank` is higher for newer sources.
+
+    Only the columns a cell shows are carried through the ranking sort (a lazy query over
+    them), not every column of `scores`: at 5 million observations that is the difference
+    between copying 9 columns and 19.
+    """
     worst = max(source_priority.values(), default=0) + 1
-    scores = latest_versions(scores).filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
-    ranked = scores.with_row_index("_pos").with_columns(
-        (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
-        pl.col("source_type").replace_strict(source_priority, default=worst,
-                                             return_dtype=pl.Int64).alias("_priority"),
-        (-pl.col("source_id").replace_strict(source_rank, default=0,
-                                             return_dtype=pl.Int64)).alias("_age"),
-    ).sort("_dropped", "_priority", "_age", "_pos")
+    if "source_version" not in scores.columns:
+        scores = scores.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
+    shown = ["model_id", "benchmark_id", "score", "source_id", "reference_url", "source_type",
+             "reported_setting", "audit_status", "source_version"]
+    newest = pl.col("source_version").max().over("source_id")
+    ranked = (
+        scores.lazy().select(shown)
+        .filter(newest.is_null() | (pl.col("source_version") == newest))
+        .filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
+        .with_row_index("_pos").with_columns(
+            (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
+            pl.col("source_type").replace_strict(source_priority, default=worst,
+                                                 return_dtype=pl.Int64).alias("_priority"),
+            (-pl.col("source_id").replace_strict(source_rank, default=0,
+                                                 return_dtype=pl.Int64)).alias("_age"),
+        )
+    )
     key = ["model_id", "benchmark_id"]
+    # cells in key order, each cell's observations in rank order: a cell's winner is its
+    # first row, and a cell is a run of equal keys (numbered by `_cell`)
+    ranked = ranked.sort(*key, "_dropped", "_priority", "_age", "_pos").with_columns(
+        ((pl.col("model_id") != pl.col("model_id").shift())
+         | (pl.col("benchmark_id") != pl.col("benchmark_id").shift()))
+        .fill_null(True).cum_sum().alias("_cell")).collect()
+    if ranked.height == 0 or ranked["_cell"][-1] == ranked.height:  # one observation a cell
+        return ranked.with_columns(
+            pl.lit(1, dtype=pl.Int64).alias("n_observations"),
+            pl.lit(0, dtype=pl.Int64).alias("n_disagreeing"),
+            pl.col("score").alias("min_score"), pl.col("score").alias("max_score"),
+        ).select(list(Cells.to_schema().columns))
     return (
-        ranked.group_by(key, maintain_order=True)
+        ranked.group_by("_cell", maintain_order=True)
         .agg(
-            pl.col("score", "source_id", "reference_url", "source_type", "reported_setting",
+            pl.col(*key, "score", "source_id", "reference_url", "source_type", "reported_setting",
                    "audit_status", "source_version").first(),
             pl.len().cast(pl.Int64).alias("n_observations"),
             ((pl.col("score") - pl.col("score").first()).abs() > 1e-9).sum()
@@ -59,5 +85,4 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
             pl.col("score").max().alias("max_score"),
         )
         .select(list(Cells.to_schema().columns))
-        .sort(key)
     )

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from benchpress.digest import sha256_of
@@ -63,6 +64,7 @@ MANIFEST = "manifest.json"
 _EXTRA_FILES = ("build.json",)
 _VOLATILE = {"retrieved_at"}           # when a file was fetched, not what it says
 _RESERVED = {"latest", "current"}
+_DIGEST_ROWS = 200_000                 # rows per CSV slice hashed by `table_digest`
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$")
 
 
@@ -97,8 +99,32 @@ def table_digest(df: pl.DataFrame) -> str:
     df = df.select([c for c in df.columns if c not in _VOLATILE])
     h = hashlib.sha256(json.dumps([[c, str(t)] for c, t in df.schema.items()]).encode())
     if df.width and df.height:
-        h.update(df.sort(df.columns, nulls_last=True).write_csv().encode("utf-8"))
+        for k, chunk in enumerate(_sorted_chunks(df)):
+            h.update(chunk.write_csv(include_header=k == 0).encode("utf-8"))
     return h.hexdigest()
+
+
+def _sorted_chunks(df: pl.DataFrame):
+    """The rows of `df` sorted on all its columns (nulls last), as consecutive frames of
+    about `_DIGEST_ROWS` rows: their CSVs (the header once) are the bytes of one
+    ``df.sort(df.columns).write_csv()``, without a sorted copy of the whole table.
+
+    The rows are ordered on the first column alone (an index, not a copy); a chunk ends
+    where that column's value changes, so sorting each chunk on every column gives the
+    global order. A value that fills more than a chunk makes a larger chunk.
+    """
+    first = df.columns[0]
+    order = df[first].arg_sort(nulls_last=True)
+    keys = df[first].gather(order)
+    starts = keys.ne_missing(keys.shift(1)).fill_null(True).arg_true().to_numpy()
+    starts = np.append(starts, df.height)
+    starts[0] = 0
+    lo = 0
+    while lo < df.height:
+        hi = int(starts[np.searchsorted(starts, lo + _DIGEST_ROWS)]) if lo + _DIGEST_ROWS < df.height \
+            else df.height
+        yield df[order[lo:hi]].sort(df.columns, nulls_last=True)
+        lo = hi
 
 
 def content_id(digests: dict[str, str]) -> str:
@@ -132,6 +158,20 @@ def _metrics(tables: dict[str, pl.DataFrame]) -> dict:
         "fill": round(cells.height / size, 6) if size else 0.0,
         "per_source": dict(zip(per_source["source_id"], per_source["len"])),
     }
+
+
+def _digested(folder: Path) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
+    """(tables, content digests) of a registry folder, read one table at a time; of the
+    large tables only what the manifest needs is kept (`cells`: `n_disagreeing`; `scores`:
+    `source_id`; their row counts are those of the full tables)."""
+    keep = {"cells": ["n_disagreeing"], "scores": ["source_id"]}
+    tables, digests = {}, {}
+    for name in TABLE_NAMES:
+        df = read_table(folder, name)
+        digests[name] = table_digest(df)
+        tables[name] = df.select(keep[name]) if name in keep else df
+        del df
+    return tables, digests
 
 
 def _check_tag(tag: str) -> None:
@@ -213,8 +253,7 @@ def create_snapshot(home: Home, *, tag: str | None = None,
             raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress build`")
         home.snapshots.mkdir(parents=True, exist_ok=True)
         _clean_leftovers(home.snapshots)
-        tables = {name: read_table(home.registry, name) for name in TABLE_NAMES}
-        digests = {name: table_digest(df) for name, df in tables.items()}
+        tables, digests = _digested(home.registry)
         sid = content_id(digests)
         target = home.snapshots / sid
         holders = [s for s in tagged(home, tag) if s.id != sid] if tag else []

@@ -1,14 +1,17 @@
 """SQL over the registry: a sealed, in-memory DuckDB over verified tables, read-only, with limits.
 
-`connect` reads every table through `tables.read_table` (each file checked against the digest
-its folder recorded), hands the frames to a DuckDB connection that was opened with external
-access off, no temporary directory, no extension loading and its configuration locked, and
+`connect` checks every table file against the digest its folder recorded
+(`tables.read_table`), opens a DuckDB connection with external access off, no temporary
+directory, no extension loading and its configuration locked, registers each table (an
+empty stand-in with its columns until a query first reads it: `run_select` then decodes the
+checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million scores), and
 only then defines the views: the package's own `views.sql` (never a copy from a data
-folder). The wide `matrix` (models x benchmarks, pivoted in polars) is made on a query's
-first reference to it, up to `MATRIX_MAX_CELLS` cells; `matrix_of(['b1','b2'])` pivots
-only the benchmarks it lists, so a query over a few columns of a large registry stays cheap. So no statement runs
-before the sandbox is sealed, no SQL text comes from the data, and a query can neither read
-nor write a file.
+folder). The wide `matrix` (models x benchmarks) is streamed per query in batches of
+models (`store.wide`), so ``SELECT * FROM matrix LIMIT 5`` pivots one batch at any size; a
+query that reads it twice needs it whole, up to `MATRIX_MAX_CELLS` cells;
+`matrix_of(['b1','b2'])` pivots only the benchmarks it lists. So no statement runs before
+the sandbox is sealed, no SQL text comes from the data, and a query can neither read nor
+write a file.
 
 `execute` accepts one SELECT, refuses functions and catalog tables that disclose settings
 or run SQL text (`current_setting`, `duckdb_settings()`, `pg_settings`, `query()` ...), and
@@ -19,9 +22,12 @@ cap, so a huge result is never materialised.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +36,10 @@ import polars as pl
 import pyarrow as pa
 
 from benchpress.errors import BadInputError, BenchPressError
-from benchpress.store.tables import TABLE_NAMES, read_table, require_registry, views_sql
+from benchpress.store import wide
+from benchpress.store.tables import (
+    TABLE_NAMES, read_table, require_registry, table_schema, views_sql,
+)
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
            "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
@@ -39,7 +48,8 @@ __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "che
 DEFAULT_TIMEOUT = 30.0          # seconds
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_MAX_ROWS = 10_000       # what `benchpress sql` prints at most
-#: Largest wide `matrix` (models x benchmarks) built for a query; larger: `matrix_of`.
+#: Largest wide `matrix` (models x benchmarks) built whole, for a query that reads it
+#: twice (one read streams at any size); larger: `matrix_of`.
 MATRIX_MAX_CELLS = 20_000_000
 _BATCH_ROWS = 8192
 _SEAL = {
@@ -114,25 +124,61 @@ def sealed_connection(tables: dict[str, pl.DataFrame], *,
     return con
 
 
-def _matrix(models: pl.DataFrame, benchmarks: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
-    """(n_models, 1 + n_benchmarks): model_id then one score column per benchmark, in
-    registry order; null where a model has no cell."""
-    order = benchmarks.sort("ordinal")["benchmark_id"].to_list()
-    rows = models.sort("ordinal").select("model_id")
-    if cells.height:
-        wide = cells.pivot(on="benchmark_id", index="model_id", values="score",
-                           aggregate_function="max")
-        rows = rows.join(wide, on="model_id", how="left")
-    return rows.with_columns(pl.lit(None, pl.Float64).alias(b) for b in order
-                             if b not in rows.columns).select("model_id", *order)
+def _with_derived(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """`tables` plus what the views read besides them: `_scores_in_file_order` (scores with
+    their `file_row_number`) when `scores` is among them."""
+    out = dict(tables)
+    if "scores" in tables:
+        scores = tables["scores"]
+        if "source_version" not in scores.columns:  # a registry built before versions
+            scores = out["scores"] = scores.with_columns(
+                pl.lit(None, dtype=pl.String).alias("source_version"))
+        out["_scores_in_file_order"] = scores.with_row_index("file_row_number")
+    return out
+
+
+@dataclass
+class _Lazy:
+    """A registry connection's folder and the tables still registered as empty stand-ins."""
+
+    folder: Path
+    pending: set[str]
+
+
+# connection -> its registry folder and stand-in tables (`connect`); gone with the connection
+_LAZY: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, _Lazy]" = weakref.WeakKeyDictionary()
+_VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS(.*?);", re.S)
+
+
+@functools.cache
+def _view_reads() -> dict[str, set[str]]:
+    """For each view of `views.sql`, the tables it reads (through other views too)."""
+    body = {name: set(re.findall(r"\w+", text)) for name, text in _VIEW.findall(views_sql())}
+    known = set(TABLE_NAMES) | {"_scores_in_file_order"}
+    reads = {}
+    for name in body:
+        seen, todo, found = set(), [name], set()
+        while todo:
+            view = todo.pop()
+            for word in body[view] - seen:
+                seen.add(word)
+                if word in body:
+                    todo.append(word)
+                elif word in known:
+                    found.add("scores" if word == "_scores_in_file_order" else word)
+        reads[name] = found
+    return reads
 
 
 def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """A sealed DuckDB connection over a registry or snapshot folder's verified tables.
 
-    Tables: models, benchmarks, scores, cells, aliases, sources, quarantine; views from the
-    package's `views.sql`. The wide `matrix` and `matrix_of([...])` are made by `run_select`
-    when a query names them (see `_prepare_wide`).
+    Tables: models, benchmarks, scores, cells, aliases, sources, quarantine and the wide
+    `matrix`; views from the package's `views.sql`. Every file is checked against its
+    recorded digest here, but a table's rows are decoded only when a query first reads it
+    (`run_select` loads what the query names, through the views it names); until then an
+    empty table with its columns stands in. The `matrix` rows are streamed per query (see
+    `_prepare_wide`).
 
     Raises
     ------
@@ -140,92 +186,46 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
         No registry, or a table that does not match its recorded digest or cannot be read.
     """
     folder = require_registry(registry)
-    tables = {name: read_table(folder, name) for name in TABLE_NAMES}
-    if "source_version" not in tables["scores"].columns:  # a registry built before versions
-        tables["scores"] = tables["scores"].with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
-    frames = dict(tables)
-    frames["_scores_in_file_order"] = tables["scores"].with_row_index("file_row_number")
+    empty = {name: pl.DataFrame(schema=table_schema(folder, name)) for name in TABLE_NAMES}
+    frames = _with_derived(empty)
+    benchmarks = read_table(folder, "benchmarks", columns=["benchmark_id", "ordinal"])
+    frames["matrix"] = wide.pivot(empty["models"], benchmarks, empty["cells"])
     con = sealed_connection(frames, memory_limit=memory_limit)
     con.execute(views_sql())  # shipped with the code, never a data folder's copy
+    _LAZY[con] = _Lazy(folder, set(TABLE_NAMES))
     return con
 
 
-def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = $1",
-                            [name]).fetchall()[0][0])
-
-
-def _matrix_of_lists(node, found: list) -> list:
-    """The argument of every `matrix_of(...)` call in a serialized statement: a list of
-    strings when it is a constant list of strings, else None."""
-    if isinstance(node, dict):
-        if node.get("function_name") == "matrix_of" and "arguments" in node:
-            args = node["arguments"]
-            expr = args[0].get("expression", {}) if len(args) == 1 else {}
-            items = expr.get("arguments", []) if expr.get("function_name") == "list_value" else None
-            lits = None if items is None else [a.get("expression", {}).get("literal", {})
-                                                for a in items]
-            found.append([v["text"] for v in lits] if lits and all(
-                v.get("kind") == "STRING" for v in lits) else None)
-        for value in node.values():
-            _matrix_of_lists(value, found)
-    elif isinstance(node, list):
-        for value in node:
-            _matrix_of_lists(value, found)
-    return found
+def _load(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
+    """Decode and register (once per connection) the tables that `names`, the tables,
+    views and wide tables a query names, read."""
+    lazy = _LAZY.get(con)
+    if lazy is None:
+        return
+    want = set(names) & set(TABLE_NAMES)
+    if "_scores_in_file_order" in names:
+        want.add("scores")
+    for view, reads in _view_reads().items():
+        if view in names:
+            want |= reads
+    if names & {"matrix", "matrix_of"}:
+        want |= {"models", "benchmarks"}
+    want &= lazy.pending
+    if not want:
+        return
+    for name, df in _with_derived({n: read_table(lazy.folder, n) for n in sorted(want)}).items():
+        con.register(name, df.to_arrow())
+    lazy.pending -= want
 
 
 def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
-    """Make what a query's wide tables need, from the registered tables: `matrix`
-    (models x every benchmark) on its first reference, when it has at most
-    `MATRIX_MAX_CELLS` cells; and `matrix_of([b1, b2, ...])`, the same rows with only the
-    given benchmark columns, in the given order (one list per query).
-
-    Raises
-    ------
-    BadInputError
-        `matrix` named on a registry over the size limit, or `matrix_of` with an
-        argument other than one constant list of known benchmark ids, or several lists.
-    """
-    names = _names(tree, set())
-    if "matrix" in names and not _has_table(con, "matrix"):
-        n_m, n_b = con.execute("SELECT (SELECT count(*) FROM models), "
-                               "(SELECT count(*) FROM benchmarks)").fetchall()[0]
-        if n_m * n_b > MATRIX_MAX_CELLS:
-            raise BadInputError(
-                f"SQL error: the wide matrix ({n_m} models x {n_b} benchmarks) is too large to "
-                f"build for a query (limit {MATRIX_MAX_CELLS} cells); use "
-                "matrix_of(['gpqa_diamond','hle']) for the benchmarks you need, or cells")
-        con.register("matrix", _matrix(*_frames(con)).to_arrow())
-    if "matrix_of" not in names:
-        return
-    lists = _matrix_of_lists(tree, [])
-    if any(x is None for x in lists) or not lists:
-        raise BadInputError("SQL error: matrix_of takes one constant list of benchmark ids, "
-                            "e.g. matrix_of(['gpqa_diamond','hle'])")
-    if any(x != lists[0] for x in lists):
-        raise BadInputError("SQL error: one query may use matrix_of with one list of benchmarks")
-    models, benchmarks, cells = _frames(con, lists[0])
-    known = set(benchmarks["benchmark_id"].to_list())
-    unknown = [b for b in lists[0] if b not in known]
-    if unknown or len(set(lists[0])) != len(lists[0]) or not lists[0]:
-        what = f"unknown benchmark '{unknown[0]}'" if unknown else "a repeated or empty list"
-        raise BadInputError(f"SQL error: matrix_of: {what}")
-    order = {b: k for k, b in enumerate(lists[0])}
-    benchmarks = benchmarks.filter(pl.col("benchmark_id").is_in(lists[0])).with_columns(
-        pl.col("benchmark_id").replace_strict(order, return_dtype=pl.Int64).alias("ordinal"))
-    con.register("_matrix_of", _matrix(models, benchmarks, cells).to_arrow())
-    con.execute("CREATE OR REPLACE MACRO matrix_of(benchmark_ids) AS TABLE SELECT * FROM _matrix_of")
-
-
-def _frames(con: duckdb.DuckDBPyConnection, only: list[str] | None = None):
-    """models, benchmarks and cells (of the benchmarks `only`, if given) as polars frames."""
-    models = con.sql("SELECT model_id, ordinal FROM models").pl()
-    benchmarks = con.sql("SELECT benchmark_id, ordinal FROM benchmarks").pl()
-    cells = (con.sql("SELECT model_id, benchmark_id, score FROM cells").pl() if only is None
-             else con.sql("SELECT model_id, benchmark_id, score FROM cells "
-                          "WHERE list_contains($1, benchmark_id)", params=[only]).pl())
-    return models, benchmarks, cells
+    """`wide.prepare` for this connection: a registry connection (`connect`) streams
+    `matrix` and reads the cells' three columns from the checked file."""
+    lazy = _LAZY.get(con)
+    cells_of = None if lazy is None else (lambda: read_table(
+        lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"]))
+    wide.prepare(con, tree, _names(tree, set()), cells_of=cells_of,
+                 max_cells=MATRIX_MAX_CELLS)
 
 
 def _names(node, found: set[str]) -> set[str]:
@@ -291,7 +291,9 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     QueryCancelled
         The time limit passed, or Ctrl-C.
     """
-    _prepare_wide(con, check_select(con, sql, what=what))
+    tree = check_select(con, sql, what=what)
+    _load(con, _names(tree, set()))
+    _prepare_wide(con, tree)
     out: dict = {}
     done = threading.Event()
 

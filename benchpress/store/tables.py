@@ -27,7 +27,7 @@ from benchpress.digest import sha256_of
 from benchpress.errors import RegistryError
 
 __all__ = ["views_sql", "TABLE_NAMES", "write_registry", "write_folder_atomic", "write_atomic",
-           "write_json_atomic", "fsync_path", "read_table", "readable", "recover",
+           "write_json_atomic", "fsync_path", "read_table", "table_schema", "readable", "recover",
            "locked", "registry_exists", "require_registry"]
 
 TABLE_NAMES = ("models", "benchmarks", "scores", "cells", "aliases", "sources", "quarantine")
@@ -212,19 +212,9 @@ def _expected_digests(folder: Path) -> tuple[str, dict[str, str] | None]:
     return f"registry {folder}", files if isinstance(files, dict) else None
 
 
-def read_table(registry: Path, name: str) -> pl.DataFrame:
-    """One table of a registry or snapshot folder, checked against its recorded digest.
-
-    The bytes read are the bytes hashed and parsed, so what is served is what was checked.
-    A file is hashed once per process: later reads of the same (path, size, mtime, inode)
-    reuse the digest.
-
-    Raises
-    ------
-    RegistryError
-        No registry yet; the file is missing, differs from its manifest digest, or cannot
-        be decoded as Parquet (always one line).
-    """
+def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
+    """(bytes, label, restore hint) of one table file, checked against its recorded digest
+    (hashed once per process for the same path, size, mtime and inode)."""
     folder = require_registry(registry)
     label, expected = _expected_digests(folder)
     path = folder / f"{name}.parquet"
@@ -243,9 +233,38 @@ def read_table(registry: Path, name: str) -> pl.DataFrame:
             raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
                                 f"(damaged or edited: {path}); {restore}")
         _DIGESTS[key] = digest
+    return data, label, restore
+
+
+def _decoded(read, name: str, label: str, restore: str):
     try:
-        return pl.read_parquet(io.BytesIO(data))
+        return read()
     except (Exception, pl.exceptions.PanicException) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RegistryError(f"{label}: {path.name} is not readable Parquet ({reason}); "
+        raise RegistryError(f"{label}: {name}.parquet is not readable Parquet ({reason}); "
                             f"{restore}") from None
+
+
+def read_table(registry: Path, name: str, columns: list[str] | None = None) -> pl.DataFrame:
+    """One table of a registry or snapshot folder, checked against its recorded digest.
+
+    The bytes read are the bytes hashed and parsed, so what is served is what was checked.
+    A file is hashed once per process: later reads of the same (path, size, mtime, inode)
+    reuse the digest. `columns` decodes only those columns (the file is still checked whole).
+
+    Raises
+    ------
+    RegistryError
+        No registry yet; the file is missing, differs from its manifest digest, or cannot
+        be decoded as Parquet (always one line).
+    """
+    data, label, restore = _verified(registry, name)
+    return _decoded(lambda: pl.read_parquet(io.BytesIO(data), columns=columns), name, label,
+                    restore)
+
+
+def table_schema(registry: Path, name: str) -> dict[str, pl.DataType]:
+    """The column names and types of one table, from its footer, once the file's bytes have
+    been checked as in `read_table` (the rows are not decoded)."""
+    data, label, restore = _verified(registry, name)
+    return _decoded(lambda: dict(pl.read_parquet_schema(io.BytesIO(data))), name, label, restore)

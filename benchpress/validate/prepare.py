@@ -231,8 +231,21 @@ def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
                 default="unknown", return_dtype=pl.String)
             ).fill_null("unknown"),
         )
-        .join(scales, on="benchmark_id", how="left", maintain_order="left")
+        .pipe(_with_scales, scales)
     )
+
+
+def _with_scales(scores: pl.DataFrame, scales: pl.DataFrame) -> pl.DataFrame:
+    """`scores` with each benchmark's scale, lower and upper bound (null for an unknown
+    benchmark): a left join, done as three lookups when each benchmark has one row, so that
+    the wide frame is not copied."""
+    if scales["benchmark_id"].is_duplicated().any():
+        return scores.join(scales, on="benchmark_id", how="left", maintain_order="left")
+    keys = scales["benchmark_id"]
+    return scores.with_columns(
+        pl.col("benchmark_id").replace_strict(keys, scales[c], default=None,
+                                              return_dtype=scales.schema[c]).alias(c)
+        for c in scales.columns if c != "benchmark_id")
 
 
 def _detect_mislabels(scores: pl.DataFrame, info: SourceInfo) -> pl.DataFrame:
@@ -256,8 +269,13 @@ def _detect_mislabels(scores: pl.DataFrame, info: SourceInfo) -> pl.DataFrame:
 
 def _mark_duplicates(scores: pl.DataFrame) -> pl.DataFrame:
     """Step 4: `duplicate_of` names the first row of the same observation (model,
-    benchmark, value, citation, setting) on every later copy."""
+    benchmark, value, citation, setting) on every later copy.
+
+    A source without a repeated observation (checked with one pass over the key, not a
+    window per row) gets an all-null column straight away."""
     key = ["model_id", "benchmark_id", "score", "reference_url", "reported_setting"]
+    if scores.select(pl.struct(key).is_first_distinct().all()).item():
+        return scores.with_columns(pl.lit(None, dtype=pl.String).alias("duplicate_of"))
     return scores.with_columns(
         pl.when(pl.int_range(pl.len()).over(key) > 0)
         .then(pl.col("row").first().over(key)).otherwise(None).alias("duplicate_of"))
