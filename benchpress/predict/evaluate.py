@@ -128,7 +128,7 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
     with single_blas_thread():
         for k, i, j, fitted in fold_fits(predictor, Y, scales, folds, covariates=covariates,
                                              progress=progress):
-            parts.append((k, i, j, Y[i, j], fitted.complete(keep_observed=False)[i, j]))
+            parts.append((k, i, j, Y[i, j], fitted.predict_cells(i, j)))
     seconds = time.perf_counter() - t0
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)
     ii = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, int)
