@@ -64,6 +64,11 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
 @matrix_options
 def complete(out, intervals, fmt, bp, home):
     """Fill in every missing cell of the matrix (observed cells are kept)."""
+    if out is not None and not intervals and out.suffix != ".csv":  # in row blocks
+        with progress_bar("completing the matrix"):
+            shape = write_parquet_blocks(out, bp.complete_blocks())
+        stderr.print(f"wrote {shape[0]} models x {shape[1] - 1} benchmarks to {out}")
+        return
     with progress_bar("completing the matrix"):
         full = bp.complete(intervals=intervals)
     if out is None:
@@ -73,6 +78,29 @@ def complete(out, intervals, fmt, bp, home):
                  if out.suffix == ".csv" else full.write_parquet)
     stderr.print(f"wrote {full.height} cells with intervals to {out}" if intervals else
                  f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
+
+
+def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
+    """Write polars frames of one schema to the Parquet file `out`, one row group at a
+    time (atomically: the file appears whole or not at all); returns (rows, columns)."""
+    import pyarrow.parquet as pq
+
+    shape = [0, 0]
+
+    def writer(tmp: Path) -> None:
+        w = None
+        try:
+            for f in frames:
+                table = f.to_arrow()
+                w = w or pq.ParquetWriter(tmp, table.schema)
+                w.write_table(table)
+                shape[0], shape[1] = shape[0] + f.height, f.width
+        finally:
+            if w is not None:
+                w.close()
+
+    write_atomic(out, writer)
+    return shape[0], shape[1]
 
 
 @click.command()

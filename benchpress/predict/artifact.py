@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.ensemble import ALSEnsemble
@@ -30,11 +31,15 @@ from benchpress.predict.predictor import ALSPredictor, make_predictor
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS"]
+__all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS",
+           "SPARSE_SUPPORT_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
 SUPPORT_ARRAYS = ("Z", "P", "Zhat", "spread_z", "row_count", "col_count", "row_rms",
                   "col_rms", "near")
+#: The same for a predictor fitted on the sparse path: per-model and per-benchmark
+#: features and the candidate sample of the nearest-model feature (bounded size).
+SPARSE_SUPPORT_ARRAYS = ("row_count", "col_count", "row_rms", "col_rms", "cand", "Zc")
 _TRANSFORM = ("mean_", "std_", "n_observed_")
 _ENSEMBLE = ("mu_", "model_bias_", "benchmark_bias_", "U_", "V_")
 _REGRESSION = ("slope_", "intercept_", "r2_", "weight_")
@@ -91,12 +96,14 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
     _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
     arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
+    sparse = bool(getattr(predictor, "sparse_", False))
     if predictor.regression_ is not None:
         _put(arrays, "regression_", predictor.regression_, _REGRESSION)
-        arrays["regression_z"] = np.asarray(predictor.regression_z_)
+        if not sparse:
+            arrays["regression_z"] = np.asarray(predictor.regression_z_)
     support = support if support is not None else MatrixSupport(predictor)
     _put(arrays, "support_transform_", support.transform, _TRANSFORM)
-    for n in SUPPORT_ARRAYS:
+    for n in SPARSE_SUPPORT_ARRAYS if sparse else SUPPORT_ARRAYS:
         arrays["support_" + n] = np.asarray(getattr(support, n))
     cal_meta = {}
     for regime, cal in (calibrators or {}).items():
@@ -106,6 +113,8 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     params = predictor.get_params()
     meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
             "regression": predictor.regression_ is not None, "calibrators": cal_meta}
+    if sparse:  # only then, so that the artifacts of small matrices stay as they were
+        meta["sparse"] = True
     return arrays, meta
 
 
@@ -133,13 +142,25 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     if meta.get("regression"):
         pred.regression_ = PairwiseRegression(power=pred.regression_power)
         _get(arrays, "regression_", pred.regression_, _REGRESSION)
-        pred.regression_z_ = np.asarray(arrays["regression_z"])
+        pred.regression_z_ = None if meta.get("sparse") else np.asarray(arrays["regression_z"])
+    pred.sparse_ = bool(meta.get("sparse"))
+    if pred.sparse_:
+        r, c = np.nonzero(~np.isnan(Y))
+        pred.train_z_ = sp.csr_matrix((pred.transform_.transform(Y[r, c], cols=c), (r, c)),
+                                      shape=Y.shape)
     if pred.ensemble_.V_.shape[1] != Y.shape[1] or pred.ensemble_.U_.shape[1] != Y.shape[0]:
         raise BadInputError("artifact arrays do not match its matrix's shape "
                             f"{Y.shape}")
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales, LOGIT_RULE, EPS)
+    if pred.sparse_:
+        support.sparse = True
+        for n in SPARSE_SUPPORT_ARRAYS:
+            setattr(support, n, np.asarray(arrays["support_" + n]))
+        support.train_z = sp.csr_matrix((support.transform.transform(Y[r, c], cols=c), (r, c)),
+                                        shape=Y.shape)
+        return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
     support.obs = ~np.isnan(Y)
     if "support_near" not in arrays and "support_C" in arrays:  # saved before `near`
         C = np.asarray(arrays["support_C"])  # (n_models, n_models), diagonal 0
@@ -148,10 +169,14 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
              for j in range(Y.shape[1])], axis=1).reshape(Y.shape)}
     for n in SUPPORT_ARRAYS:
         setattr(support, n, np.asarray(arrays["support_" + n]))
+    return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
+
+
+def _calibrators(arrays, meta: dict) -> dict:
     calibrators = {}
     for regime, cm in meta.get("calibrators", {}).items():
         cal = IntervalCalibrator(cm["alpha"], ridge=cm["ridge"], regime=cm["regime"])
         _get(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
         cal.q_, cal.n_cal_ = float(cm["q"]), int(cm["n_cal"])
         calibrators[regime] = cal
-    return {"predictor": pred, "support": support, "calibrators": calibrators}
+    return calibrators

@@ -170,6 +170,14 @@ class ALSPredictor(BasePredictor):
         if not getattr(self, "sparse_", False):
             out = self.complete(keep_observed=False)[rows, cols]
             return (out, self.complete_spread()[rows, cols]) if return_spread else out
+        step = max(1, _BLOCK_FLOATS // self.n_starts)
+        if rows.size > step:  # bounded memory: cells in chunks
+            parts = [self.predict_cells(rows[k:k + step], cols[k:k + step],
+                                        return_spread=return_spread)
+                     for k in range(0, rows.size, step)]
+            if not return_spread:
+                return np.concatenate(parts)
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
         Zs = self.ensemble_.cells_starts(rows, cols)
         if self.regression_ is not None:
             order = np.argsort(rows, kind="stable")
@@ -248,15 +256,24 @@ class ALSPredictor(BasePredictor):
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
+        if getattr(self, "sparse_", False) and S2.shape[0] > 1:  # in row blocks
+            parts = [self._fold_in_rows(S2[b], return_spread)
+                     for b in self._row_blocks(np.arange(S2.shape[0]))]
+            out = np.vstack([p[0] for p in parts])
+            spread = np.vstack([p[1] for p in parts]) if return_spread else None
+        else:
+            out, spread = self._fold_in_rows(S2, return_spread)
+        if not return_spread:
+            return out[0] if one else out
+        return (out[0], spread[0]) if one else (out, spread)
+
+    def _fold_in_rows(self, S2: np.ndarray, spread: bool):
         Z_new = self.transform_.transform(S2)
         with single_blas_thread():
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
             Zs = self._blend(self.ensemble_.fold_in_starts(Z_new), reg)
         out = self.transform_.to_scores(Zs.mean(axis=0))
-        if not return_spread:
-            return out[0] if one else out
-        spread = self.transform_.to_scores(Zs).std(axis=0)
-        return (out[0], spread[0]) if one else (out, spread)
+        return out, (self.transform_.to_scores(Zs).std(axis=0) if spread else None)
 
 
 #: Named configurations of :class:`ALSPredictor`.
