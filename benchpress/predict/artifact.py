@@ -32,14 +32,18 @@ from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS",
-           "SPARSE_SUPPORT_ARRAYS"]
+           "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
 SUPPORT_ARRAYS = ("Z", "P", "Zhat", "spread_z", "row_count", "col_count", "row_rms",
                   "col_rms", "near")
 #: The same for a predictor fitted on the sparse path: per-model and per-benchmark
 #: features and the candidate sample of the nearest-model feature (bounded size).
-SPARSE_SUPPORT_ARRAYS = ("row_count", "col_count", "row_rms", "col_rms", "cand", "Zc")
+SPARSE_SUPPORT_ARRAYS = ("row_count", "col_count", "row_rms", "col_rms", "cand", "Zc",
+                         "points")
+#: The per-model arrays of a sparse-path fit (stored apart: predicting a new model needs
+#: none of them, see ``restore_state(..., Y=None)``).
+ROW_ARRAYS = ("ensemble_U", "ensemble_model_bias", "support_row_count", "support_row_rms")
 _TRANSFORM = ("mean_", "std_", "n_observed_")
 _ENSEMBLE = ("mu_", "model_bias_", "benchmark_bias_", "U_", "V_")
 _REGRESSION = ("slope_", "intercept_", "r2_", "weight_")
@@ -124,14 +128,32 @@ def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: flo
     return t
 
 
+def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
+    """``arrays`` with the per-model ones (:data:`ROW_ARRAYS`) replaced by empty ones."""
+    S, _, rank = np.shape(arrays["ensemble_V"])
+    empty = {"ensemble_U": np.zeros((S, 0, rank)), "ensemble_model_bias": np.zeros((S, 0)),
+             "support_row_count": np.zeros(0, dtype=np.int64), "support_row_rms": np.zeros(0)}
+    return {**arrays, **empty}
+
+
 def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     """The fitted objects of :func:`fitted_state` rebuilt on the training matrix ``Y``
     (n_models, n_benchmarks) and ``scales``: a dict with ``predictor`` (fitted),
-    ``support`` (its MatrixSupport) and ``calibrators`` ({regime: IntervalCalibrator})."""
+    ``support`` (its MatrixSupport) and ``calibrators`` ({regime: IntervalCalibrator}).
+
+    ``Y=None`` (a fit of the sparse path only) restores what predicting new models needs,
+    without the training matrix and the per-model arrays (:data:`ROW_ARRAYS`, which
+    ``arrays`` may then lack): the predictor then has no training rows (``Y_`` is (0,
+    n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
     if not isinstance(pred, ALSPredictor) or meta.get("class") != "ALSPredictor":
         raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor "
                             "artifacts can be loaded")
+    if Y is None:
+        if not meta.get("sparse"):
+            raise BadInputError("only a fit of the sparse path loads without its matrix")
+        Y = np.zeros((0, scales.n_benchmarks))
+        arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)
     pred.Y_, pred.scales_ = Y, scales
     pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps)

@@ -70,6 +70,8 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
     done); it only reports, so the results are the same with or without it.
 
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
+    ``Y`` is changed during each fit (the fold's cells hidden) and restored before the
+    fit is yielded.
     """
     extra = {} if covariates is None else {"covariates": covariates}
     n_m, n_b = Y.shape
@@ -82,12 +84,16 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
         unobserved = int(np.isnan(Y[i, j]).sum())
         if unobserved:
             raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
-        Yt = Y.copy()
-        Yt[i, j] = np.nan
-        fitted = clone(predictor).fit(Yt, scales, **extra)
+        held = Y[i, j]
+        Y[i, j] = np.nan  # hidden in place (no second matrix), restored right after the fit
+        try:
+            fitted = clone(predictor).fit(Y, scales, **extra)
+        finally:
+            Y[i, j] = held
         if progress is not None:
             progress(k + 1, n_folds, f"fold {k + 1} of {n_folds}")
         yield k, i, j, fitted
+        del fitted  # not kept alive through the next fit
 
 
 def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
@@ -129,6 +135,7 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
         for k, i, j, fitted in fold_fits(predictor, Y, scales, folds, covariates=covariates,
                                              progress=progress):
             parts.append((k, i, j, Y[i, j], fitted.predict_cells(i, j)))
+            del fitted  # one fitted copy of the matrix at a time
     seconds = time.perf_counter() - t0
     fold = np.concatenate([np.full(p[1].size, p[0]) for p in parts]) if parts else np.zeros(0, int)
     ii = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, int)

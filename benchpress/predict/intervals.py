@@ -91,6 +91,21 @@ def point_size(scales: BenchmarkScales, Y=None) -> np.ndarray:
     return np.where(np.isfinite(span) & (span > 0), span / 100.0, 1.0)
 
 
+def _points_of_cells(scales: BenchmarkScales, y, cols, n_benchmarks: int) -> np.ndarray:
+    """:func:`point_size` from observed cells ``y`` (n_cells,) in columns ``cols``."""
+    lo, hi = np.full(n_benchmarks, np.inf), np.full(n_benchmarks, -np.inf)
+    order = np.argsort(cols, kind="stable")
+    c, v = cols[order], y[order]
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]]) if c.size else np.zeros(0, int)
+    if c.size:
+        lo[c[starts]] = np.minimum.reduceat(v, starts)
+        hi[c[starts]] = np.maximum.reduceat(v, starts)
+    seen = np.isfinite(lo)
+    span = scales.upper - scales.lower
+    span = np.where(np.isfinite(span), span, np.where(seen & (hi > lo), hi - lo, 100.0))
+    return np.where(np.isfinite(span) & (span > 0), span / 100.0, 1.0)
+
+
 def _pair_corr(A, B, min_overlap: int = 3) -> np.ndarray:
     """Pearson r between rows of A (n_a, p) and rows of B (n_b, p) on shared entries;
     NaN marks missing. Pairs with fewer than ``min_overlap`` shared entries get 0."""
@@ -184,6 +199,7 @@ class MatrixSupport:
         self.row_rms = np.sqrt(np.bincount(r, res2, minlength=n_m) / np.maximum(self.row_count, 1))
         self.col_rms = np.sqrt(np.bincount(c, res2, minlength=n_b) / np.maximum(self.col_count, 1))
         self.train_z = sp.csr_matrix((z, (r, c)), shape=Y.shape)
+        self.points = _points_of_cells(pred.scales_, y, c, n_b)
         n_cand = min(n_m, SPARSE_CANDIDATES)
         self.cand = np.sort(np.random.default_rng(0).choice(n_m, n_cand, replace=False))
         self.Zc = self._dense_rows(self.cand)
@@ -402,7 +418,8 @@ def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, 
     cols = np.tile(np.arange(shape[1]), shape[0])
     ok = np.isfinite(zhat)
     z = np.where(ok, zhat, 0.0)
-    pts = point_size(support.predictor.scales_, support.predictor.Y_)[cols]
+    pts = (support.points if support.sparse else
+           point_size(support.predictor.scales_, support.predictor.Y_))[cols]
     lower, upper = calibrator.predict_interval(z, X, support.transform, cols)
     trust = calibrator.trust(z, X, support.transform, cols, pts)
     nan = np.full(z.shape, np.nan)
