@@ -11,6 +11,7 @@ from benchpress.cli.common import (
     csv_text, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
     split_list, stderr, write_or_emit,
 )
+from benchpress.cli.fit_cmds import stored_fit_first
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic
 from benchpress.errors import UsageError
@@ -28,6 +29,7 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
 @format_option()
 @out_option()
 @matrix_options
+@stored_fit_first
 def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 

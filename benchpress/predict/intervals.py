@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.evaluate import fold_fits
 from benchpress.predict.folds import Folds, make_folds
@@ -239,17 +240,45 @@ class MatrixSupport:
     def _near_sample(self, Zr, exclude_rows=None) -> np.ndarray:
         """Sparse path of :meth:`_near_of`: candidates are the stored sample ``Zc``;
         ``exclude_rows`` (training indices of the rows ``Zr``) are not their own neighbour."""
-        C = _pair_corr(Zr, self.Zc)
+        with single_blas_thread():  # small products: BLAS threads cost more than they give
+            C = self._cand_corr(Zr)
         if exclude_rows is not None:
             pos = np.searchsorted(self.cand, exclude_rows)
             pos = np.minimum(pos, self.cand.size - 1)
             hit = self.cand[pos] == exclude_rows
             C[np.flatnonzero(hit), pos[hit]] = 0.0
-        obs = ~np.isnan(self.Zc)
+        obs = self._cand_moments()[0]
+        if Zr.shape[0] * obs.size <= 4_000_000:  # a few rows (a new model): one product
+            return np.max(np.maximum(C, 0.0)[:, :, None] * obs[None], axis=1, initial=0.0)
         out = np.zeros((Zr.shape[0], obs.shape[1]))
+        keep = obs > 0
         for j in range(obs.shape[1]):
-            out[:, j] = np.max(C[:, obs[:, j]], axis=1, initial=0.0)
+            out[:, j] = np.max(C[:, keep[:, j]], axis=1, initial=0.0)
         return out
+
+    def _cand_moments(self):
+        """Sparse path: the candidates' mask, values (0 where missing) and squares, each
+        (n_candidates, n_benchmarks), made once."""
+        if getattr(self, "_moments", None) is None:
+            M = (~np.isnan(self.Zc)).astype(float)
+            B0 = np.nan_to_num(self.Zc)
+            self._moments = (M, B0, B0 * B0)
+        return self._moments
+
+    def _cand_corr(self, A, min_overlap: int = 3) -> np.ndarray:
+        """:func:`_pair_corr` of rows ``A`` with the candidates, their moments reused."""
+        Mb, B0, B2 = self._cand_moments()
+        Ma = (~np.isnan(A)).astype(float)
+        A0 = np.nan_to_num(A)
+        n = Ma @ Mb.T
+        sa, sb = A0 @ Mb.T, Ma @ B0.T
+        saa, sbb = (A0 * A0) @ Mb.T, Ma @ B2.T
+        sab = A0 @ B0.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cov = n * sab - sa * sb
+            var = (n * saa - sa * sa) * (n * sbb - sb * sb)
+            r = cov / np.sqrt(var)
+        return np.where((n >= min_overlap) & (var > 1e-12), np.nan_to_num(r), 0.0)
 
     def _near_of(self, Zr, *, exclude_self: bool = False, exclude_rows=None) -> np.ndarray:
         """Nearest-model feature of rows ``Zr`` (n_rows, n_benchmarks, z space, NaN =
