@@ -83,3 +83,40 @@ def test_predictor_sparse_path_equals_dense(monkeypatch):
     rows = np.array([3, 0, 7])
     np.testing.assert_allclose(sparse.complete_rows(rows), dense.complete()[rows], rtol=0, atol=1e-8)
     np.testing.assert_allclose(sparse.fold_in(Y[:4]), dense.fold_in(Y[:4]), rtol=0, atol=1e-8)
+
+
+def test_complete_writes_parquet_in_row_blocks_equal_to_the_dense_completion(
+        built_2026_05, tmp_path, monkeypatch):
+    import polars as pl
+    from click.testing import CliRunner
+
+    import benchpress.api as api_mod
+    from benchpress.cli import main
+
+    monkeypatch.setenv("BENCHPRESS_FIT_CACHE", "")
+
+    def complete(out):
+        res = CliRunner().invoke(main, ["complete", "--out", str(out), "--param", "n_starts=3",
+                                        "--home", str(built_2026_05.root)],
+                                 catch_exceptions=False)
+        assert res.exit_code == 0, res.stderr
+        return pl.read_parquet(out)
+
+    dense = complete(tmp_path / "dense.parquet")
+    monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
+    blocks = []
+    original = api_mod.BenchPress.complete_blocks
+
+    def small_blocks(self, **kw):  # several row blocks even on a small matrix
+        for frame in original(self, cells_per_block=1000):
+            blocks.append(frame.height)
+            yield frame
+
+    monkeypatch.setattr(api_mod.BenchPress, "complete_blocks", small_blocks)
+    sparse = complete(tmp_path / "sparse.parquet")
+    assert len(blocks) > 3 and sum(blocks) == dense.height
+    assert sparse.columns == dense.columns and sparse["model_id"].equals(dense["model_id"])
+    a, b = dense.drop("model_id").to_numpy(), sparse.drop("model_id").to_numpy()
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
+    assert not list(tmp_path.glob(".*.tmp"))  # written atomically, nothing left behind
