@@ -205,7 +205,6 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     import polars as pl
 
     from benchpress.predict.artifact import restore_state
-    from benchpress.scales import BenchmarkScales
     from benchpress.store.matrix import ScoreMatrix
 
     path = Path(path)
