@@ -109,20 +109,20 @@ class FitsMixin:
     def from_stored_fit(cls, cache_dir: str | Path, folder: Path, predictor, *, home,
                         sources=None, regimes=("new_models",)) -> "BenchPress | None":
         """The stored fit of the registry or snapshot `folder` (its files unchanged since
-        the fit was stored by `use_stored_fit`), loaded lite, without reading the matrix:
-        a `BenchPress` that predicts new models (`predict`), or None when there is no
-        such fit (then load the matrix and `use_stored_fit`). Only fits of the sparse path
-        (large registries) are found this way; its time does not grow with the models."""
+        the fit was stored by `use_stored_fit`), without reading the registry's matrix: a
+        `BenchPress` that predicts new models (`predict`), or None when there is no such
+        fit (then load the matrix and `use_stored_fit`). A fit of the sparse path (a large
+        registry) loads lite (`load_artifact(..., lite=True)`: no matrix at all, its time
+        does not grow with the models); a small one loads whole."""
         from benchpress.artifact import load_artifact, read_manifest
 
-        key = fast_key(folder, sources, predictor)
-        entry = Path(cache_dir) / INDEX_DIR / key
         try:
+            entry = Path(cache_dir) / INDEX_DIR / fast_key(folder, sources, predictor)
             fit = Path(cache_dir) / entry.read_text(encoding="utf-8").strip()
             doc = read_manifest(fit)
-            if not doc.get("sparse") or not set(regimes) <= set(doc.get("calibrators", {})):
+            if not set(regimes) <= set(doc.get("calibrators", {})):
                 return None
-            art = load_artifact(fit, lite=True)
+            art = load_artifact(fit, lite=bool(doc.get("sparse")))
         except (OSError, BadInputError):
             return None
         bp = cls(art["matrix"], predictor, contracts_dir=home.schemas)
@@ -164,10 +164,10 @@ class FitsMixin:
 
     def _index_fit(self, cache_dir: Path, fit: Path) -> None:
         """Note that the fit `fit` belongs to this registry folder's current files (see
-        `from_stored_fit`); only for fits of the sparse path, loaded from a folder."""
+        `from_stored_fit`), for a matrix loaded from a folder."""
         from benchpress.store.tables import write_atomic
 
-        if self.folder is None or not getattr(self.predictor, "sparse_", False):
+        if self.folder is None:
             return
         key = fast_key(self.folder, self.sources, self.estimator)
         try:

@@ -167,7 +167,7 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
     first = run(*args)
     assert first.exit_code == 0, first.stderr
     assert first.stderr == ""  # progress is drawn only on a terminal
-    stored = list((tmp_path / "fits").iterdir())
+    stored = [d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]
     assert len(stored) == 1 and (stored[0] / "manifest.json").is_file()
     compare = ("compare", "gpt-5", "claude-opus-4.5", "--param", "n_starts=3", "--format", "json")
     before = run(*compare)  # adds the calibrator of known models' cells to the stored fit
@@ -187,7 +187,8 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
     assert run(*args).stdout == first.stdout
     monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
     other = run("predict", "--scores", "gpqa_diamond=71.2", "--param", "n_starts=4")
-    assert other.exit_code == 0 and len(list((tmp_path / "fits").iterdir())) == 2
+    assert other.exit_code == 0 and len(
+        [d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]) == 2
 
 
 def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
