@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.ensemble import ALSEnsemble
@@ -166,7 +165,10 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         _get(arrays, "regression_", pred.regression_, _REGRESSION)
         pred.regression_z_ = None if meta.get("sparse") else np.asarray(arrays["regression_z"])
     pred.sparse_ = bool(meta.get("sparse"))
-    if pred.sparse_:
+    pred.train_z_ = None  # without training rows (Y=None), nothing to hold
+    if pred.sparse_ and Y.shape[0]:
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+
         r, c = np.nonzero(~np.isnan(Y))
         pred.train_z_ = sp.csr_matrix((pred.transform_.transform(Y[r, c], cols=c), (r, c)),
                                       shape=Y.shape)
@@ -180,8 +182,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         support.sparse = True
         for n in SPARSE_SUPPORT_ARRAYS:
             setattr(support, n, np.asarray(arrays["support_" + n]))
-        support.train_z = sp.csr_matrix((support.transform.transform(Y[r, c], cols=c), (r, c)),
-                                        shape=Y.shape)
+        support.train_z = None if pred.train_z_ is None else sp.csr_matrix(
+            (support.transform.transform(Y[r, c], cols=c), (r, c)), shape=Y.shape)
         return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
     support.obs = ~np.isnan(Y)
     if "support_near" not in arrays and "support_C" in arrays:  # saved before `near`

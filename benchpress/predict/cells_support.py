@@ -12,7 +12,6 @@ new model without the training matrix).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
@@ -51,6 +50,8 @@ class CellsSupport:
         ``SPARSE_CANDIDATES`` candidate rows (z, dense) for the nearest-model feature;
         the predictions, spread and nearest-model feature of a cell are made on demand
         (:meth:`cells`), never as (n_models, n_benchmarks) arrays."""
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+
         pred = self.predictor
         Y = pred.Y_
         n_m, n_b = Y.shape

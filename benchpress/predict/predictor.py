@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import fields
 
 import numpy as np
-import scipy.sparse as sp
 
 from benchpress.errors import UsageError
 from benchpress.predict._threads import single_blas_thread
@@ -115,6 +114,7 @@ class ALSPredictor(BasePredictor):
     def _fit_cells(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         """The sparse path (:data:`~benchpress.predict.sparse_als.SPARSE_MIN_CELLS`):
         transform, ensemble and regression fitted on the observed cells only."""
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
         r, c = np.nonzero(~np.isnan(Y))
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
                                                      eps=self.eps).fit_cells(Y[r, c], c, Y.shape[1])

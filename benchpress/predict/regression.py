@@ -19,7 +19,6 @@ local, pairwise signal complements the global low-rank fit.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 
@@ -73,6 +72,8 @@ class PairwiseRegression:
         (n_models, n_benchmarks) array; the same figures up to the order of sums)."""
         if self.k is not None and self.k < 1:
             raise UsageError(f"k must be >= 1, got {self.k}")
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+
         z = np.asarray(z, dtype=float)
         M = sp.csr_matrix((np.ones(z.size), (rows, cols)), shape=shape)
         Zs = sp.csr_matrix((z, (rows, cols)), shape=shape)

@@ -16,7 +16,6 @@ takes (:func:`use_sparse`).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from benchpress.predict.als import _cholesky_solve, _triu
 
@@ -55,6 +54,7 @@ class Cells:
     """
 
     def __init__(self, rows, cols, z, shape, w=None):
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         z = np.asarray(z, dtype=float)
