@@ -176,7 +176,7 @@ class MatrixSupport(CellsSupport):
         Candidates: every training model, or above ``max_candidates`` a fixed seeded
         sample of that many. With ``exclude_self``, ``Zr`` is the training matrix and a
         model is not its own neighbour."""
-        if self.sparse:
+        if getattr(self, "sparse", False):  # (stubs of the dense path have no flag)
             return self._near_sample(Zr, exclude_rows)
         n_r, n_train = Zr.shape[0], self.Z.shape[0]
         cand = np.arange(n_train)
