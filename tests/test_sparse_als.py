@@ -74,6 +74,8 @@ def test_predictor_sparse_path_equals_dense(monkeypatch):
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
     sparse = make_predictor("default", n_starts=5).fit(Y, scales)
     assert sparse.sparse_ and not dense.sparse_
+    # the side-information subclass reads dense per-start completions: it stays dense
+    assert not make_predictor("side", n_starts=2).fit(Y, scales).sparse_
     np.testing.assert_allclose(sparse.complete(), dense.complete(), rtol=0, atol=1e-8)
     np.testing.assert_allclose(sparse.complete_spread(), dense.complete_spread(), rtol=0, atol=1e-8)
     i, j = rng.integers(0, n, 300), rng.integers(0, m, 300)

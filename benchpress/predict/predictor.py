@@ -99,7 +99,8 @@ class ALSPredictor(BasePredictor):
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         if not 0.0 <= self.regression_weight <= 1.0:
             raise UsageError(f"regression_weight must lie in [0, 1], got {self.regression_weight}")
-        self.sparse_ = use_sparse(*Y.shape)
+        # subclasses (side information) read dense per-start completions: dense path
+        self.sparse_ = type(self) is ALSPredictor and use_sparse(*Y.shape)
         if self.sparse_:
             return self._fit_cells(Y, scales)
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
