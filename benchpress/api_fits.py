@@ -173,6 +173,10 @@ class FitsMixin:
         try:
             write_atomic(cache_dir / INDEX_DIR / key,
                          lambda tmp: tmp.write_text(fit.name, encoding="utf-8"))
+            for entry in (cache_dir / INDEX_DIR).iterdir():  # entries of pruned fits go too
+                if entry.is_file() and not entry.name.startswith(".") and not (
+                        cache_dir / entry.read_text(encoding="utf-8").strip()).is_dir():
+                    entry.unlink(missing_ok=True)
         except OSError:
             pass
 

@@ -273,10 +273,12 @@ def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, m
     doc = read_manifest(stored)
     assert doc["sparse"] and "rows.npz" in doc["files"]
     assert len(list((fits / ".index").iterdir())) == 1
+    (fits / ".index" / "stale").write_text("no-such-fit")  # an entry of a pruned fit
 
     def refused(*a, **k):
         raise AssertionError("the matrix was loaded or refitted")
 
+    originals = BenchPress.__dict__["from_snapshot"], ALSPredictor._fit
     monkeypatch.setattr(BenchPress, "from_snapshot", refused)
     monkeypatch.setattr(ALSPredictor, "_fit", refused)
     second = run(*args)
@@ -288,6 +290,11 @@ def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, m
     row = np.full(full["matrix"].values.shape[1], np.nan)
     row[:4] = [50.0, 60.0, 40.0, 55.0]
     np.testing.assert_array_equal(lite["predictor"].fold_in(row), full["predictor"].fold_in(row))
+    monkeypatch.setattr(BenchPress, "from_snapshot", originals[0])
+    monkeypatch.setattr(ALSPredictor, "_fit", originals[1])
+    other = run(*args[:-2], "--param", "n_starts=4", "--format", "json")
+    assert other.exit_code == 0  # another fit: its entry written, stale gone
+    assert not (fits / ".index" / "stale").exists()
 
 
 def test_lite_load_is_refused_for_a_dense_fit(fitted):
