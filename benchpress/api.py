@@ -178,9 +178,21 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
                     **{k: ci[k].ravel() for k in ("predicted", "lower", "upper", "trust")}}
             return pl.DataFrame({k: (v.tolist() if v.dtype == object else v) for k, v in cols.items()}
                                 ).fill_nan(None)
-        full = self.predictor.complete()
-        return pl.DataFrame({"model_id": self.matrix.model_ids}).hstack(
-            pl.DataFrame(full, schema=self.matrix.benchmark_ids, orient="row"))
+        return pl.concat(list(self.complete_blocks()))
+
+    def complete_blocks(self, *, cells_per_block: int = 5_000_000):
+        """`complete()` (wide, observed cells kept) as a sequence of row-block frames, so a
+        large completion can be written without holding it all: one block unless the
+        predictor has the sparse path (then about `cells_per_block` cells per block)."""
+        pred, ids, bids = self.predictor, self.matrix.model_ids, self.matrix.benchmark_ids
+        n_m = len(ids)
+        step = max(1, cells_per_block // max(len(bids), 1)) if getattr(pred, "sparse_", False) \
+            else max(n_m, 1)
+        for k in range(0, max(n_m, 1), step):
+            rows = np.arange(k, min(k + step, n_m))
+            full = pred.complete() if step >= n_m else pred.complete_rows(rows)
+            yield pl.DataFrame({"model_id": ids[k:k + step]}).hstack(
+                pl.DataFrame(full, schema=bids, orient="row"))
 
     def folds(self, folds_file: Path | None = None, *, n_folds: int | None = None, seed: int = 42,
               n_seeds: int = 1, folds_sources: list[str] | None = None) -> Folds:

@@ -17,7 +17,7 @@ import polars as pl
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import intervals as conformal
 
-__all__ = ["FitsMixin", "fit_cache_dir"]
+__all__ = ["FitsMixin", "fit_cache_dir", "fast_key", "INDEX_DIR"]
 
 
 class FitsMixin:
@@ -105,6 +105,31 @@ class FitsMixin:
             return json.loads(manifest.read_text(encoding="utf-8")).get("id")
         return None if self.artifact is None else (self.artifact.get("snapshot") or {}).get("id")
 
+    @classmethod
+    def from_stored_fit(cls, cache_dir: str | Path, folder: Path, predictor, *, home,
+                        sources=None, regimes=("new_models",)) -> "BenchPress | None":
+        """The stored fit of the registry or snapshot `folder` (its files unchanged since
+        the fit was stored by `use_stored_fit`), without reading the registry's matrix: a
+        `BenchPress` that predicts new models (`predict`), or None when there is no such
+        fit (then load the matrix and `use_stored_fit`). A fit of the sparse path (a large
+        registry) loads lite (`load_artifact(..., lite=True)`: no matrix at all, its time
+        does not grow with the models); a small one loads whole."""
+        from benchpress.artifact import load_artifact, read_manifest
+
+        try:
+            entry = Path(cache_dir) / INDEX_DIR / fast_key(folder, sources, predictor)
+            fit = Path(cache_dir) / entry.read_text(encoding="utf-8").strip()
+            doc = read_manifest(fit)
+            if not set(regimes) <= set(doc.get("calibrators", {})):
+                return None
+            art = load_artifact(fit, lite=bool(doc.get("sparse")))
+        except (OSError, BadInputError):
+            return None
+        bp = cls(art["matrix"], predictor, contracts_dir=home.schemas)
+        bp._attach(art)
+        bp.sources, bp.lite = sources, True
+        return bp
+
     def use_stored_fit(self, cache_dir: str | Path, *, regimes=("cells", "new_models"),
                        progress=None) -> "BenchPress":
         """Reuse the fit of this very matrix, method and parameters from `cache_dir`
@@ -127,13 +152,33 @@ class FitsMixin:
             if art is not None and art["matrix"].model_ids == self.matrix.model_ids:
                 self._attach(art)
                 if set(regimes) <= set(art["calibrators"]):
+                    self._index_fit(Path(cache_dir), folder)
                     return self
         try:
             self.save_pretrained(folder, regimes=regimes, progress=progress)
             _prune(Path(cache_dir), keep=folder)
+            self._index_fit(Path(cache_dir), folder)
         except OSError:  # a cache that cannot be written costs the next call a refit, no more
             pass
         return self
+
+    def _index_fit(self, cache_dir: Path, fit: Path) -> None:
+        """Note that the fit `fit` belongs to this registry folder's current files (see
+        `from_stored_fit`), for a matrix loaded from a folder."""
+        from benchpress.store.tables import write_atomic
+
+        if self.folder is None:
+            return
+        key = fast_key(self.folder, self.sources, self.estimator)
+        try:
+            write_atomic(cache_dir / INDEX_DIR / key,
+                         lambda tmp: tmp.write_text(fit.name, encoding="utf-8"))
+            for entry in (cache_dir / INDEX_DIR).iterdir():  # entries of pruned fits go too
+                if entry.is_file() and not entry.name.startswith(".") and not (
+                        cache_dir / entry.read_text(encoding="utf-8").strip()).is_dir():
+                    entry.unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def __repr__(self) -> str:
         m = self.matrix
@@ -190,6 +235,28 @@ class FitsMixin:
             pl.when(pl.col("given").is_null()).then(pl.col("pm")).alias(f"{name}_pm"),
         ).hstack([pl.Series(m, full[i]) for m, i in zip(near, idx)]).with_columns(
             pl.col(near).fill_nan(None))
+
+#: Folder (in the fit cache) of the index from registry-folder fingerprints to fits.
+INDEX_DIR = ".index"
+
+
+def fast_key(folder: Path, sources, predictor) -> str:
+    """A registry or snapshot folder's current state, cheaply: the names, sizes and
+    modification times of its files, with the sources, method, parameters and predictor
+    code (any change to the files gives another key, so an index entry is never stale)."""
+    import hashlib
+    import json
+
+    from benchpress.artifact import FORMAT_VERSION, code_digest
+
+    files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                   for p in Path(folder).iterdir() if p.is_file())
+    spec = json.dumps({"folder": str(Path(folder).resolve()), "files": files,
+                       "sources": sources, "method": predictor.method,
+                       "params": predictor.get_params(), "code": code_digest(),
+                       "format": FORMAT_VERSION}, sort_keys=True, default=str)
+    return hashlib.sha256(spec.encode()).hexdigest()[:32]
+
 
 def fit_cache_dir(home) -> Path | None:
     """Where fits of unchanged registries are kept: `<home>/.cache/fits/` (env:

@@ -38,6 +38,8 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "DEFAULT_ARTIFACT", "save_art
 FORMAT = "benchpress-fit"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+#: The per-model arrays of a sparse-path fit (see `load_artifact(..., lite=True)`).
+ROWS_FILE = "rows.npz"
 #: The artifact shipped inside the package (fitted on params.yaml's predict.sources).
 DEFAULT_ARTIFACT = Path(__file__).resolve().parent / "pretrained" / "default"
 _CONTRACT_FILES = ("benchmarks.csv", "aliases.csv", "scales.yaml", "source_priority.csv",
@@ -109,8 +111,14 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
                           "benchmark_id": [matrix.benchmark_ids[k] for k in j],
                           "score": matrix.values[i, j]})
 
+    from benchpress.predict.artifact import ROW_ARRAYS
+
+    row_arrays = {k: arrays.pop(k) for k in ROW_ARRAYS} if meta.get("sparse") else {}
+
     def fill(tmp: Path) -> None:
         np.savez(tmp / "arrays.npz", **arrays)
+        if row_arrays:  # per-model arrays apart: predicting a new model reads none of them
+            np.savez(tmp / ROWS_FILE, **row_arrays)
         cells.write_parquet(tmp / "matrix.parquet")
         matrix.models.write_parquet(tmp / "models.parquet")
         matrix.benchmarks.write_parquet(tmp / "benchmarks.parquet")
@@ -160,15 +168,18 @@ def read_manifest(path) -> dict:
     return doc
 
 
-def verify_artifact(path, doc: dict | None = None) -> dict:
-    """Check every file of the artifact at `path` against its manifest's sha256 (and the
-    format version); returns the manifest, BadInputError (one line) when damaged."""
+def verify_artifact(path, doc: dict | None = None, *, skip=()) -> dict:
+    """Check every file of the artifact at `path` (but those named in `skip`) against its
+    manifest's sha256 (and the format version); returns the manifest, BadInputError (one
+    line) when damaged."""
     path = Path(path)
     doc = doc or read_manifest(path)
     files = doc.get("files")
     if not isinstance(files, dict) or "arrays.npz" not in files:
         raise BadInputError(f"{path}: artifact manifest lists no files")
     for name, digest in files.items():
+        if name in skip:
+            continue
         f = path / name
         if not f.is_file():
             raise BadInputError(f"{path}: artifact file {name} is missing; remake it with "
@@ -179,32 +190,38 @@ def verify_artifact(path, doc: dict | None = None) -> dict:
     return doc
 
 
-def load_artifact(path) -> dict:
+def load_artifact(path, *, lite: bool = False) -> dict:
     """Read and verify the artifact at `path`.
 
     Returns a dict: ``manifest``, ``matrix`` (ScoreMatrix), ``predictor`` (fitted),
     ``support``, ``calibrators`` ({regime: IntervalCalibrator}) and ``contracts_dir``
     (Path or None).
+
+    ``lite=True`` (an artifact of a sparse-path fit only, see ``manifest["sparse"]``)
+    reads and verifies only what predicting a new model needs: not the training scores,
+    the model table nor the per-model arrays; ``matrix`` then has no rows (its
+    benchmarks and scales are complete). Its time does not grow with the models.
     """
     import polars as pl
 
     from benchpress.predict.artifact import restore_state
-    from benchpress.scales import BenchmarkScales
     from benchpress.store.matrix import ScoreMatrix
 
     path = Path(path)
+    if lite:
+        return _load_lite(path)
     doc = verify_artifact(path)
     try:
         with np.load(path / "arrays.npz", allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
+        if (path / ROWS_FILE).is_file():
+            with np.load(path / ROWS_FILE, allow_pickle=False) as npz:
+                arrays.update({k: npz[k] for k in npz.files})
         cells = pl.read_parquet(path / "matrix.parquet")
         models = pl.read_parquet(path / "models.parquet")
         benchmarks = pl.read_parquet(path / "benchmarks.parquet")
         model_ids, bench_ids = list(doc["model_ids"]), list(doc["benchmark_ids"])
-        sc = doc["scales"]
-        scales = BenchmarkScales(np.array(sc["kind"], dtype=str),
-                                 np.array([np.nan if v is None else v for v in sc["lower"]]),
-                                 np.array([np.nan if v is None else v for v in sc["upper"]]))
+        scales = _scales(doc)
         row = {m: k for k, m in enumerate(model_ids)}
         col = {b: k for k, b in enumerate(bench_ids)}
         values = np.full((len(model_ids), len(bench_ids)), np.nan)
@@ -222,4 +239,44 @@ def load_artifact(path) -> dict:
         raise BadInputError(f"{path}: artifact matrix does not match its manifest digest")
     contracts = path / "contracts"
     return {"manifest": doc, "path": path, "matrix": matrix, **state,
+            "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}
+
+
+def _scales(doc: dict):
+    from benchpress.scales import BenchmarkScales
+
+    sc = doc["scales"]
+    return BenchmarkScales(np.array(sc["kind"], dtype=str),
+                           np.array([np.nan if v is None else v for v in sc["lower"]]),
+                           np.array([np.nan if v is None else v for v in sc["upper"]]))
+
+
+def _load_lite(path: Path) -> dict:
+    """:func:`load_artifact` with ``lite=True``."""
+    import polars as pl
+
+    from benchpress.predict.artifact import restore_state
+    from benchpress.store.matrix import ScoreMatrix
+
+    doc = read_manifest(path)
+    if not doc.get("sparse"):
+        raise BadInputError(f"{path}: only an artifact of a sparse-path fit loads lite")
+    verify_artifact(path, doc, skip=("matrix.parquet", "models.parquet", ROWS_FILE))
+    try:
+        with np.load(path / "arrays.npz", allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        models = pl.read_parquet(path / "models.parquet", n_rows=0)
+        benchmarks = pl.read_parquet(path / "benchmarks.parquet")
+        bench_ids = list(doc["benchmark_ids"])
+        scales = _scales(doc)
+        matrix = ScoreMatrix(np.zeros((0, len(bench_ids))), [], bench_ids, benchmarks, models,
+                             (doc.get("snapshot") or {}).get("label") or "", scales)
+        state = restore_state(arrays, doc, None, scales)
+    except BadInputError as exc:
+        raise BadInputError(f"{path}: {exc}") from None
+    except (KeyError, ValueError, TypeError, OSError) as exc:
+        raise BadInputError(f"{path}: inconsistent artifact ({type(exc).__name__}: {exc}); "
+                            "remake it with `benchpress fit`") from None
+    contracts = path / "contracts"
+    return {"manifest": doc, "path": path, "matrix": matrix, **state, "lite": True,
             "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}

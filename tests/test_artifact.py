@@ -167,7 +167,7 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
     first = run(*args)
     assert first.exit_code == 0, first.stderr
     assert first.stderr == ""  # progress is drawn only on a terminal
-    stored = list((tmp_path / "fits").iterdir())
+    stored = [d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]
     assert len(stored) == 1 and (stored[0] / "manifest.json").is_file()
     compare = ("compare", "gpt-5", "claude-opus-4.5", "--param", "n_starts=3", "--format", "json")
     before = run(*compare)  # adds the calibrator of known models' cells to the stored fit
@@ -187,7 +187,8 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
     assert run(*args).stdout == first.stdout
     monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
     other = run("predict", "--scores", "gpqa_diamond=71.2", "--param", "n_starts=4")
-    assert other.exit_code == 0 and len(list((tmp_path / "fits").iterdir())) == 2
+    assert other.exit_code == 0 and len(
+        [d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]) == 2
 
 
 def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
@@ -249,3 +250,53 @@ def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
     new = shipped.compare_models("gpt-5", scores={"mine": {"hle": 20.1, "zzz": 3}},
                                  ignore_unknown=True)
     assert new.filter(pl.col("benchmark_id") == "hle")["mine"].to_list() == [20.1]
+
+
+@pytest.fixture
+def force_sparse(monkeypatch):
+    """Every fit takes the sparse path (as a large registry's would)."""
+    import benchpress.predict.intervals as intervals_mod
+    import benchpress.predict.predictor as predictor_mod
+
+    monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
+    monkeypatch.setattr(intervals_mod, "use_sparse", lambda *a, **k: True)
+
+
+def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, monkeypatch,
+                                                                 force_sparse):
+    args = ("predict", "--scores", "gpqa_diamond=71.2,hle=20.1", "--param", "n_starts=3",
+            "--format", "json")
+    first = run(*args)
+    assert first.exit_code == 0, first.stderr
+    fits = tmp_path / "fits"
+    (stored,) = [d for d in fits.iterdir() if not d.name.startswith(".")]
+    doc = read_manifest(stored)
+    assert doc["sparse"] and "rows.npz" in doc["files"]
+    assert len(list((fits / ".index").iterdir())) == 1
+    (fits / ".index" / "stale").write_text("no-such-fit")  # an entry of a pruned fit
+
+    def refused(*a, **k):
+        raise AssertionError("the matrix was loaded or refitted")
+
+    originals = BenchPress.__dict__["from_snapshot"], ALSPredictor._fit
+    monkeypatch.setattr(BenchPress, "from_snapshot", refused)
+    monkeypatch.setattr(ALSPredictor, "_fit", refused)
+    second = run(*args)
+    assert second.exit_code == 0, second.stderr
+    assert second.stdout == first.stdout
+    lite = load_artifact(stored, lite=True)
+    full = load_artifact(stored)
+    assert lite["matrix"].values.shape == (0, full["matrix"].values.shape[1])
+    row = np.full(full["matrix"].values.shape[1], np.nan)
+    row[:4] = [50.0, 60.0, 40.0, 55.0]
+    np.testing.assert_array_equal(lite["predictor"].fold_in(row), full["predictor"].fold_in(row))
+    monkeypatch.setattr(BenchPress, "from_snapshot", originals[0])
+    monkeypatch.setattr(ALSPredictor, "_fit", originals[1])
+    other = run(*args[:-2], "--param", "n_starts=4", "--format", "json")
+    assert other.exit_code == 0  # another fit: its entry written, stale gone
+    assert not (fits / ".index" / "stale").exists()
+
+
+def test_lite_load_is_refused_for_a_dense_fit(fitted):
+    with pytest.raises(BadInputError, match="sparse"):
+        load_artifact(fitted[1], lite=True)

@@ -176,3 +176,33 @@ def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monk
         np.testing.assert_allclose(blocks[k], one[k], rtol=1e-12, atol=0, equal_nan=True)
     rows = complete_intervals(bp05.predictor, calibrated, rows=[3, 50, 7])
     np.testing.assert_allclose(rows["upper"], one["upper"][[3, 50, 7]], rtol=1e-12, equal_nan=True)
+
+
+def test_sparse_support_features_equal_the_dense_ones_on_a_small_matrix(monkeypatch):
+    """With at most SPARSE_CANDIDATES models the candidate sample is every model, so the
+    sparse path's on-demand features equal the dense path's arrays (up to float sums)."""
+    import benchpress.predict.predictor as predictor_mod
+    from benchpress.predict import make_predictor
+    from benchpress.predict.intervals import MatrixSupport
+    from benchpress.scales import BenchmarkScales
+
+    rng = np.random.default_rng(5)
+    n, m = 150, 20
+    Y = np.clip(50 + 15 * rng.normal(size=(n, 1)) + 10 * rng.normal(size=(1, m))
+                + 5 * rng.normal(size=(n, m)), 0, 100)
+    Y[rng.random((n, m)) < 0.6] = np.nan
+    scales = BenchmarkScales(np.array(["percent"] * m), np.zeros(m), np.full(m, 100.0))
+    dense = MatrixSupport(make_predictor("default", n_starts=3).fit(Y, scales))
+    monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
+    sparse = MatrixSupport(make_predictor("default", n_starts=3).fit(Y, scales))
+    assert sparse.sparse and not dense.sparse and not hasattr(sparse, "near")
+    i, j = rng.integers(0, n, 400), rng.integers(0, m, 400)
+    zd, Xd = dense.cells(i, j)
+    zs, Xs = sparse.cells(i, j)
+    np.testing.assert_allclose(zs, zd, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(Xs, Xd, rtol=0, atol=1e-8)
+    assert (Xd[:, 5] > 0).any()  # the nearest-model feature is really compared
+    S = np.where(rng.random((3, m)) < 0.3, Y[:3], np.nan)
+    P, spread = dense.predictor.fold_in(S, return_spread=True)
+    for a, b in zip(dense.new_rows(S, P, spread), sparse.new_rows(S, P, spread)):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)

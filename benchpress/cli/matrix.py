@@ -118,8 +118,12 @@ def matrix_options(f):
 
         given = parse_params(params, method)
         click.get_current_context().meta[_GIVEN] = given
-        bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
-                                      predictor=make_predictor(method, **given))
+        estimator = make_predictor(method, **given)
+        fast = getattr(f, "stored_fit_first", None)  # predict: a stored fit, no matrix load
+        bp = fast(home, snapshot, split_list(sources), estimator, kwargs) if fast else None
+        if bp is None:
+            bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
+                                          predictor=estimator)
         bp.ignore_unknown, bp.on_unknown = ignore_unknown, warn_unknown
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper

@@ -11,6 +11,7 @@ from benchpress.cli.common import (
     csv_text, executor_option, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
     split_list, stderr, write_or_emit,
 )
+from benchpress.cli.fit_cmds import stored_fit_first
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic
 from benchpress.errors import UsageError
@@ -28,6 +29,7 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
 @format_option()
 @out_option()
 @matrix_options
+@stored_fit_first
 def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 
@@ -64,6 +66,11 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
 @matrix_options
 def complete(out, intervals, fmt, bp, home):
     """Fill in every missing cell of the matrix (observed cells are kept)."""
+    if out is not None and not intervals and out.suffix != ".csv":  # in row blocks
+        with progress_bar("completing the matrix"):
+            shape = write_parquet_blocks(out, bp.complete_blocks())
+        stderr.print(f"wrote {shape[0]} models x {shape[1] - 1} benchmarks to {out}")
+        return
     with progress_bar("completing the matrix"):
         full = bp.complete(intervals=intervals)
     if out is None:
@@ -73,6 +80,29 @@ def complete(out, intervals, fmt, bp, home):
                  if out.suffix == ".csv" else full.write_parquet)
     stderr.print(f"wrote {full.height} cells with intervals to {out}" if intervals else
                  f"wrote {full.height} models x {full.width - 1} benchmarks to {out}")
+
+
+def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
+    """Write polars frames of one schema to the Parquet file `out`, one row group at a
+    time (atomically: the file appears whole or not at all); returns (rows, columns)."""
+    import pyarrow.parquet as pq
+
+    shape = [0, 0]
+
+    def writer(tmp: Path) -> None:
+        w = None
+        try:
+            for f in frames:
+                table = f.to_arrow()
+                w = w or pq.ParquetWriter(tmp, table.schema)
+                w.write_table(table)
+                shape[0], shape[1] = shape[0] + f.height, f.width
+        finally:
+            if w is not None:
+                w.close()
+
+    write_atomic(out, writer)
+    return shape[0], shape[1]
 
 
 @click.command()

@@ -30,11 +30,19 @@ from benchpress.predict.predictor import ALSPredictor, make_predictor
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS"]
+__all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS",
+           "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
 SUPPORT_ARRAYS = ("Z", "P", "Zhat", "spread_z", "row_count", "col_count", "row_rms",
                   "col_rms", "near")
+#: The same for a predictor fitted on the sparse path: per-model and per-benchmark
+#: features and the candidate sample of the nearest-model feature (bounded size).
+SPARSE_SUPPORT_ARRAYS = ("row_count", "col_count", "row_rms", "col_rms", "cand", "Zc",
+                         "points")
+#: The per-model arrays of a sparse-path fit (stored apart: predicting a new model needs
+#: none of them, see ``restore_state(..., Y=None)``).
+ROW_ARRAYS = ("ensemble_U", "ensemble_model_bias", "support_row_count", "support_row_rms")
 _TRANSFORM = ("mean_", "std_", "n_observed_")
 _ENSEMBLE = ("mu_", "model_bias_", "benchmark_bias_", "U_", "V_")
 _REGRESSION = ("slope_", "intercept_", "r2_", "weight_")
@@ -91,12 +99,14 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
     _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
     arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
+    sparse = bool(getattr(predictor, "sparse_", False))
     if predictor.regression_ is not None:
         _put(arrays, "regression_", predictor.regression_, _REGRESSION)
-        arrays["regression_z"] = np.asarray(predictor.regression_z_)
+        if not sparse:
+            arrays["regression_z"] = np.asarray(predictor.regression_z_)
     support = support if support is not None else MatrixSupport(predictor)
     _put(arrays, "support_transform_", support.transform, _TRANSFORM)
-    for n in SUPPORT_ARRAYS:
+    for n in SPARSE_SUPPORT_ARRAYS if sparse else SUPPORT_ARRAYS:
         arrays["support_" + n] = np.asarray(getattr(support, n))
     cal_meta = {}
     for regime, cal in (calibrators or {}).items():
@@ -106,6 +116,8 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     params = predictor.get_params()
     meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
             "regression": predictor.regression_ is not None, "calibrators": cal_meta}
+    if sparse:  # only then, so that the artifacts of small matrices stay as they were
+        meta["sparse"] = True
     return arrays, meta
 
 
@@ -115,14 +127,32 @@ def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: flo
     return t
 
 
+def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
+    """``arrays`` with the per-model ones (:data:`ROW_ARRAYS`) replaced by empty ones."""
+    S, _, rank = np.shape(arrays["ensemble_V"])
+    empty = {"ensemble_U": np.zeros((S, 0, rank)), "ensemble_model_bias": np.zeros((S, 0)),
+             "support_row_count": np.zeros(0, dtype=np.int64), "support_row_rms": np.zeros(0)}
+    return {**arrays, **empty}
+
+
 def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     """The fitted objects of :func:`fitted_state` rebuilt on the training matrix ``Y``
     (n_models, n_benchmarks) and ``scales``: a dict with ``predictor`` (fitted),
-    ``support`` (its MatrixSupport) and ``calibrators`` ({regime: IntervalCalibrator})."""
+    ``support`` (its MatrixSupport) and ``calibrators`` ({regime: IntervalCalibrator}).
+
+    ``Y=None`` (a fit of the sparse path only) restores what predicting new models needs,
+    without the training matrix and the per-model arrays (:data:`ROW_ARRAYS`, which
+    ``arrays`` may then lack): the predictor then has no training rows (``Y_`` is (0,
+    n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
     if not isinstance(pred, ALSPredictor) or meta.get("class") != "ALSPredictor":
         raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor "
                             "artifacts can be loaded")
+    if Y is None:
+        if not meta.get("sparse"):
+            raise BadInputError("only a fit of the sparse path loads without its matrix")
+        Y = np.zeros((0, scales.n_benchmarks))
+        arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)
     pred.Y_, pred.scales_ = Y, scales
     pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps)
@@ -133,13 +163,28 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     if meta.get("regression"):
         pred.regression_ = PairwiseRegression(power=pred.regression_power)
         _get(arrays, "regression_", pred.regression_, _REGRESSION)
-        pred.regression_z_ = np.asarray(arrays["regression_z"])
+        pred.regression_z_ = None if meta.get("sparse") else np.asarray(arrays["regression_z"])
+    pred.sparse_ = bool(meta.get("sparse"))
+    pred.train_z_ = None  # without training rows (Y=None), nothing to hold
+    if pred.sparse_ and Y.shape[0]:
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+
+        r, c = np.nonzero(~np.isnan(Y))
+        pred.train_z_ = sp.csr_matrix((pred.transform_.transform(Y[r, c], cols=c), (r, c)),
+                                      shape=Y.shape)
     if pred.ensemble_.V_.shape[1] != Y.shape[1] or pred.ensemble_.U_.shape[1] != Y.shape[0]:
         raise BadInputError("artifact arrays do not match its matrix's shape "
                             f"{Y.shape}")
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales, LOGIT_RULE, EPS)
+    if pred.sparse_:
+        support.sparse = True
+        for n in SPARSE_SUPPORT_ARRAYS:
+            setattr(support, n, np.asarray(arrays["support_" + n]))
+        support.train_z = None if pred.train_z_ is None else sp.csr_matrix(
+            (support.transform.transform(Y[r, c], cols=c), (r, c)), shape=Y.shape)
+        return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
     support.obs = ~np.isnan(Y)
     if "support_near" not in arrays and "support_C" in arrays:  # saved before `near`
         C = np.asarray(arrays["support_C"])  # (n_models, n_models), diagonal 0
@@ -148,10 +193,14 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
              for j in range(Y.shape[1])], axis=1).reshape(Y.shape)}
     for n in SUPPORT_ARRAYS:
         setattr(support, n, np.asarray(arrays["support_" + n]))
+    return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
+
+
+def _calibrators(arrays, meta: dict) -> dict:
     calibrators = {}
     for regime, cm in meta.get("calibrators", {}).items():
         cal = IntervalCalibrator(cm["alpha"], ridge=cm["ridge"], regime=cm["regime"])
         _get(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
         cal.q_, cal.n_cal_ = float(cm["q"]), int(cm["n_cal"])
         calibrators[regime] = cal
-    return {"predictor": pred, "support": support, "calibrators": calibrators}
+    return calibrators

@@ -113,6 +113,17 @@ class BasePredictor:
             P = np.where(obs, self.Y_, P)
         return P
 
+    def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
+        """Rows ``rows`` (model indices) of :meth:`complete`, shape (n_rows,
+        n_benchmarks); predictors with a cheaper way (the sparse ALS path) override it."""
+        return self.complete(keep_observed=keep_observed)[np.asarray(rows, dtype=np.int64)]
+
+    def predict_cells(self, rows, cols) -> np.ndarray:
+        """Predictions at cells ``(rows, cols)`` (n_cells,): ``complete(keep_observed=
+        False)[rows, cols]``; predictors with a cheaper way override it."""
+        return self.complete(keep_observed=False)[np.asarray(rows, dtype=np.int64),
+                                                  np.asarray(cols, dtype=np.int64)]
+
     def fold_in(self, scores, *, refit: bool | None = None) -> np.ndarray:
         """Predict full score rows for new models from their known scores.
 

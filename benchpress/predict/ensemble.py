@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict.als import ALSConfig, fit_starts, fold_in_batched
+from benchpress.predict.als import ALSConfig, fit_starts, fold_in_batched, weights_from
+from benchpress.predict.base import check_scores
+from benchpress.predict.sparse_als import cell_values, fit_cells, use_sparse
 
 __all__ = ["ALSEnsemble", "start_seeds"]
 
@@ -47,14 +49,48 @@ class ALSEnsemble:
     def __init__(self, config: ALSConfig | None = None):
         self.config = config if config is not None else ALSConfig()
 
-    def fit(self, Z, sample_weight=None) -> "ALSEnsemble":
-        """Fit all starts on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing."""
+    def fit(self, Z, sample_weight=None, *, sparse: bool | None = None) -> "ALSEnsemble":
+        """Fit all starts on ``Z`` (n_models, n_benchmarks), z-scored, NaN = missing.
+
+        ``sparse`` forces the observed-cells path (True) or the dense one (False); None
+        chooses by size (:func:`~benchpress.predict.sparse_als.use_sparse`)."""
         cfg = self.config
+        if use_sparse(*np.shape(Z), sparse):
+            Z = check_scores(Z)
+            r, c = np.nonzero(~np.isnan(Z))
+            w = None if sample_weight is None else weights_from(Z, sample_weight)[r, c]
+            return self.fit_cells(r, c, Z[r, c], Z.shape, w)
         self.seeds_ = start_seeds(cfg.random_state, cfg.n_starts)
         (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
          self.V_) = fit_starts(Z, self.seeds_, cfg.reg_diagonal(), n_iter=cfg.n_iter,
                                init_scale=cfg.init_scale, sample_weight=sample_weight)
         return self
+
+    def fit_cells(self, rows, cols, z, shape, w=None) -> "ALSEnsemble":
+        """Fit all starts on observed cells only (:mod:`~benchpress.predict.sparse_als`):
+        ``rows, cols, z`` (n_cells,) of a ``shape`` (n_models, n_benchmarks) matrix,
+        optional cell weights ``w`` (n_cells,)."""
+        cfg = self.config
+        self.seeds_ = start_seeds(cfg.random_state, cfg.n_starts)
+        (self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
+         self.V_) = fit_cells(rows, cols, z, shape, self.seeds_, cfg.reg_diagonal(),
+                              n_iter=cfg.n_iter, init_scale=cfg.init_scale, w=w)
+        return self
+
+    def cells_starts(self, rows, cols) -> np.ndarray:
+        """Per-start predictions at cells ``(rows, cols)`` (n_cells,), shape (n_starts,
+        n_cells), z units (no (n_models, n_benchmarks) array)."""
+        self._fitted()
+        return cell_values(self.mu_, self.model_bias_, self.benchmark_bias_, self.U_,
+                           self.V_, rows, cols)
+
+    def rows_starts(self, rows) -> np.ndarray:
+        """Per-start completion of the models ``rows``, shape (n_starts, n_rows,
+        n_benchmarks), z units."""
+        self._fitted()
+        rows = np.asarray(rows, dtype=np.int64)
+        return (self.mu_[:, None, None] + self.model_bias_[:, rows, None]
+                + self.benchmark_bias_[:, None, :] + self.U_[:, rows] @ self.V_.transpose(0, 2, 1))
 
     def _fitted(self) -> None:
         if not hasattr(self, "V_"):

@@ -89,7 +89,7 @@ def _predict_fold(cells, *, predictor, Y, scales, extra, in_place=False):
     Yt[i, j] = np.nan
     try:
         with single_blas_thread():
-            return clone(predictor).fit(Yt, scales, **extra).complete(keep_observed=False)[i, j]
+            return clone(predictor).fit(Yt, scales, **extra).predict_cells(i, j)
     finally:
         Yt[i, j] = held
 
@@ -106,24 +106,23 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
     done); it only reports, so the results are the same with or without it.
 
     Raises BadInputError when a held-out cell is out of range or not observed in ``Y``.
+    ``Y`` is changed during each fit (the fold's cells hidden) and restored before the
+    fit is yielded.
     """
     extra = {} if covariates is None else {"covariates": covariates}
-    n_m, n_b = Y.shape
-    n_folds = len(folds.test_cells)
-    for k, cells in enumerate(folds.test_cells):
-        cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
-        if cells.size and (cells[:, 0].max() >= n_m or cells[:, 1].max() >= n_b or cells.min() < 0):
-            raise BadInputError(f"fold {k}: cell index out of range for a {n_m}x{n_b} matrix")
-        i, j = cells[:, 0], cells[:, 1]
-        unobserved = int(np.isnan(Y[i, j]).sum())
-        if unobserved:
-            raise BadInputError(f"fold {k}: {unobserved} held-out cells are not observed")
-        Yt = Y.copy()
-        Yt[i, j] = np.nan
-        fitted = clone(predictor).fit(Yt, scales, **extra)
+    cells = _fold_cells(Y, folds)
+    n_folds = len(cells)
+    for k, (i, j) in enumerate(cells):
+        held = Y[i, j]
+        Y[i, j] = np.nan  # hidden in place (no second matrix), restored right after the fit
+        try:
+            fitted = clone(predictor).fit(Y, scales, **extra)
+        finally:
+            Y[i, j] = held
         if progress is not None:
             progress(k + 1, n_folds, f"fold {k + 1} of {n_folds}")
         yield k, i, j, fitted
+        del fitted  # not kept alive through the next fit
 
 
 def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,

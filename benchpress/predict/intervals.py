@@ -34,15 +34,18 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.cells_support import SPARSE_CANDIDATES, CellsSupport
 from benchpress.predict.evaluate import fold_fits
 from benchpress.predict.folds import Folds, make_folds
 from benchpress.predict.side import covariate_kwargs
+from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
            "new_model_records", "calibrate", "complete_intervals", "fold_in_intervals",
            "point_size", "score_bounds", "TRUST_POINTS", "REGIMES", "EXACT_MAX_MODELS",
-           "BLOCK_ROWS", "MAX_CANDIDATES"]
+           "BLOCK_ROWS", "MAX_CANDIDATES", "SPARSE_CANDIDATES",
+           "CALIBRATION_MAX_MODELS"]
 
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
@@ -61,6 +64,11 @@ BLOCK_ROWS = 256
 #: Above this many training models the nearest-model feature searches a seeded sample of
 #: this many candidates (approximate; exact at or below it, e.g. the 2026-05 matrices).
 MAX_CANDIDATES = 4096
+#: Above this many models, on the sparse path (a large registry), :func:`calibrate`
+#: fits its held-out refits on a seeded sample of this many models (rows), so that
+#: calibrating costs a bounded number of small fits; the risk model then describes fits
+#: on fewer models than the full fit, so its intervals err on the wide side.
+CALIBRATION_MAX_MODELS = 20_000
 #: What held-out data a calibrator is fitted on: missing cells of known models, or new
 #: models folded in from a few scores.
 REGIMES = ("cells", "new_models")
@@ -95,7 +103,7 @@ def _pair_corr(A, B, min_overlap: int = 3) -> np.ndarray:
     return np.where((n >= min_overlap) & (var > 1e-12), np.nan_to_num(r), 0.0)
 
 
-class MatrixSupport:
+class MatrixSupport(CellsSupport):
     """Risk features (module doc, step 2) of cells of a fitted ``predictor`` (its
     ``complete_spread`` is used when it has one), in the interval space given by
     ``logit_rule`` and ``eps``.
@@ -113,6 +121,13 @@ class MatrixSupport:
 
     # defaults, also for supports restored from an artifact
     block_rows, exact_max_models, max_candidates = BLOCK_ROWS, EXACT_MAX_MODELS, MAX_CANDIDATES
+    sparse = False
+
+    def predicted_at(self, rows, cols) -> np.ndarray:
+        """The predictor's predictions (score units) at cells ``(rows, cols)`` (n_cells,)."""
+        if self.sparse:
+            return self.predictor.predict_cells(rows, cols)
+        return self.P[rows, cols]
 
     def __init__(self, predictor: BasePredictor, *, logit_rule: str = LOGIT_RULE,
                  eps: float = EPS, block_rows: int = BLOCK_ROWS,
@@ -122,6 +137,12 @@ class MatrixSupport:
             raise NotFittedError("MatrixSupport needs a fitted predictor")
         self.predictor = predictor
         Y, scales = predictor.Y_, predictor.scales_
+        self.block_rows, self.exact_max_models = int(block_rows), int(exact_max_models)
+        self.max_candidates = int(max_candidates)
+        self.sparse = bool(getattr(predictor, "sparse_", False))
+        if self.sparse:
+            self._init_cells(logit_rule, eps)
+            return
         self.transform = ScaleTransform.from_scales(scales, logit_rule=logit_rule,
                                                     eps=eps).fit(Y)
         self.Z = self.transform.transform(Y)
@@ -136,8 +157,6 @@ class MatrixSupport:
         self.col_count = self.obs.sum(axis=0)
         self.row_rms = np.sqrt(res2.sum(axis=1) / np.maximum(self.row_count, 1))
         self.col_rms = np.sqrt(res2.sum(axis=0) / np.maximum(self.col_count, 1))
-        self.block_rows, self.exact_max_models = int(block_rows), int(exact_max_models)
-        self.max_candidates = int(max_candidates)
         self.near = self._near_of(self.Z, exclude_self=True)
 
     def _spread_z(self, P, spread) -> np.ndarray:
@@ -150,13 +169,15 @@ class MatrixSupport:
             np.log(spread_z + 1e-3), np.log1p(nm), np.log1p(nb), rrms, crms, near,
             np.abs(np.nan_to_num(zhat))])
 
-    def _near_of(self, Zr, *, exclude_self: bool = False) -> np.ndarray:
+    def _near_of(self, Zr, *, exclude_self: bool = False, exclude_rows=None) -> np.ndarray:
         """Nearest-model feature of rows ``Zr`` (n_rows, n_benchmarks, z space, NaN =
         missing): for each row and benchmark j, the largest Pearson r (floored at 0) with a
         candidate training model that has a score on j; shape (n_rows, n_benchmarks).
         Candidates: every training model, or above ``max_candidates`` a fixed seeded
         sample of that many. With ``exclude_self``, ``Zr`` is the training matrix and a
         model is not its own neighbour."""
+        if getattr(self, "sparse", False):  # (stubs of the dense path have no flag)
+            return self._near_sample(Zr, exclude_rows)
         n_r, n_train = Zr.shape[0], self.Z.shape[0]
         cand = np.arange(n_train)
         if n_train > self.max_candidates:
@@ -181,6 +202,8 @@ class MatrixSupport:
     def cells(self, rows, cols) -> tuple[np.ndarray, np.ndarray]:
         """z predictions (n_cells,) and features (n_cells, n_features) of cells (rows, cols)."""
         i, j = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        if self.sparse:
+            return self._cells_sparse(i, j)
         zhat = self.Zhat[i, j]
         X = self._features(self.spread_z[i, j], self.row_count[i], self.col_count[j],
                            self.row_rms[i], self.col_rms[j], self.near[i, j], zhat)
@@ -306,7 +329,8 @@ def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, 
     cols = np.tile(np.arange(shape[1]), shape[0])
     ok = np.isfinite(zhat)
     z = np.where(ok, zhat, 0.0)
-    pts = point_size(support.predictor.scales_, support.predictor.Y_)[cols]
+    pts = (support.points if support.sparse else
+           point_size(support.predictor.scales_, support.predictor.Y_))[cols]
     lower, upper = calibrator.predict_interval(z, X, support.transform, cols)
     trust = calibrator.trust(z, X, support.transform, cols, pts)
     nan = np.full(z.shape, np.nan)
@@ -324,14 +348,16 @@ def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
     of the full result. The cells' risk features are made `BLOCK_ROWS` models at a time,
     so memory stays bounded on a large registry (same numbers)."""
     support = support or MatrixSupport(predictor)
-    n_m, n_b = support.P.shape
+    n_m, n_b = support.predictor.Y_.shape
     r = np.arange(n_m) if rows is None else np.asarray(rows, dtype=np.int64)
+    if support.sparse:
+        pred = {"predicted": support.predictor.complete_rows(r, keep_observed=False)}
     parts = []
     for block in np.split(r, np.arange(BLOCK_ROWS, r.size, BLOCK_ROWS)):
         i, j = np.repeat(block, n_b), np.tile(np.arange(n_b), block.size)
         zhat, X = support.cells(i, j)
         parts.append(_intervals(support, calibrator, zhat, X, (block.size, n_b)))
-    return {"predicted": support.P[r],
+    return {"predicted": pred["predicted"] if support.sparse else support.P[r],
             **{k: np.vstack([p[k] for p in parts]) if parts else np.full((0, n_b), np.nan)
                for k in ("lower", "upper", "trust")}}
 
@@ -400,7 +426,7 @@ def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds:
                                      **covariate_kwargs(predictor, covariates)):
         support = MatrixSupport(fitted)
         zhat, X = support.cells(i, j)
-        parts.append(_part(k, support, Y, i, j, support.P[i, j], zhat, X,
+        parts.append(_part(k, support, Y, i, j, support.predicted_at(i, j), zhat, X,
                            support.row_count[i], pts))
     return _records(parts)
 
@@ -455,6 +481,12 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
         raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
+    if folds is None and use_sparse(*Y.shape) and Y.shape[0] > CALIBRATION_MAX_MODELS:
+        keep = np.sort(np.random.default_rng(seed).choice(Y.shape[0], CALIBRATION_MAX_MODELS,
+                                                           replace=False))
+        Y = Y[keep]
+        if covariates is not None:
+            covariates = np.asarray(covariates)[keep]
     if regime == "new_models":
         rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates)
     else:

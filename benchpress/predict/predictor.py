@@ -26,6 +26,7 @@ from benchpress.predict.baselines import (
 from benchpress.predict.als import ALSConfig
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.regression import PairwiseRegression
+from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods",
@@ -33,6 +34,9 @@ __all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_me
 
 
 _ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
+#: Sparse path: rows per block of a completion are chosen so that a block's per-start
+#: values (n_starts * rows * n_benchmarks) stay under this many floats (~160 MB).
+_BLOCK_FLOATS = 20_000_000
 
 
 class ALSPredictor(BasePredictor):
@@ -93,16 +97,109 @@ class ALSPredictor(BasePredictor):
         return ALSEnsemble(self.als_config())
 
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
-        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
-                                                     eps=self.eps).fit(Y)
         if not 0.0 <= self.regression_weight <= 1.0:
             raise UsageError(f"regression_weight must lie in [0, 1], got {self.regression_weight}")
+        # subclasses (side information) read dense per-start completions: dense path
+        self.sparse_ = type(self) is ALSPredictor and use_sparse(*Y.shape)
+        if self.sparse_:
+            return self._fit_cells(Y, scales)
+        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
+                                                     eps=self.eps).fit(Y)
         Z = self.transform_.transform(Y)
         self.ensemble_ = self._ensemble().fit(Z)
         self.regression_ = None
         if self.regression_weight > 0:
             self.regression_ = PairwiseRegression(power=self.regression_power).fit(Z)
             self.regression_z_ = self.regression_.predict(Z)
+
+    def _fit_cells(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
+        """The sparse path (:data:`~benchpress.predict.sparse_als.SPARSE_MIN_CELLS`):
+        transform, ensemble and regression fitted on the observed cells only."""
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+        r, c = np.nonzero(~np.isnan(Y))
+        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
+                                                     eps=self.eps).fit_cells(Y[r, c], c, Y.shape[1])
+        z = self.transform_.transform(Y[r, c], cols=c)
+        self.ensemble_ = self._ensemble().fit_cells(r, c, z, Y.shape)
+        self.regression_ = self.regression_z_ = None
+        self.train_z_ = sp.csr_matrix((z, (r, c)), shape=Y.shape)   # z of the observed cells
+        if self.regression_weight > 0:
+            self.regression_ = PairwiseRegression(power=self.regression_power).fit_cells(
+                r, c, z, Y.shape)
+
+    def _rows_z(self, rows) -> np.ndarray:
+        """Sparse path: per-start blended completion of models ``rows``, (S, n_rows,
+        n_benchmarks), z units."""
+        Zs = self.ensemble_.rows_starts(rows)
+        if self.regression_ is None:
+            return Zs
+        Zt = self.train_z_[rows]
+        M = Zt.copy()
+        M.data[:] = 1.0
+        return self._blend(Zs, self.regression_.predict_csr(Zt, M))
+
+    def _row_blocks(self, rows):
+        rows = np.asarray(rows, dtype=np.int64)
+        step = max(1, _BLOCK_FLOATS // (self.n_starts * max(self.Y_.shape[1], 1)))
+        return [rows[k:k + step] for k in range(0, rows.size, step)]
+
+    def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
+        """Rows ``rows`` of :meth:`complete`, shape (n_rows, n_benchmarks), made in row
+        blocks on the sparse path (memory ~ n_starts * block * n_benchmarks floats)."""
+        self._fitted()
+        if not getattr(self, "sparse_", False):
+            return super().complete_rows(rows, keep_observed=keep_observed)
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((rows.size, self.Y_.shape[1]))
+        k = 0
+        with single_blas_thread():
+            for block in self._row_blocks(rows):
+                out[k:k + block.size] = self.transform_.to_scores(self._rows_z(block).mean(axis=0))
+                k += block.size
+        if keep_observed:
+            Y = self.Y_[rows]
+            out = np.where(np.isnan(Y), out, Y)
+        return out
+
+    def predict_cells(self, rows, cols, *, return_spread: bool = False):
+        """Predictions (score units) at cells ``(rows, cols)`` (n_cells,), as
+        ``complete(keep_observed=False)[rows, cols]``; on the sparse path computed at
+        those cells only (and the start spread too with ``return_spread``)."""
+        self._fitted()
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = np.asarray(cols, dtype=np.int64)
+        if not getattr(self, "sparse_", False):
+            out = self.complete(keep_observed=False)[rows, cols]
+            return (out, self.complete_spread()[rows, cols]) if return_spread else out
+        step = max(1, _BLOCK_FLOATS // self.n_starts)
+        if rows.size > step:  # bounded memory: cells in chunks
+            parts = [self.predict_cells(rows[k:k + step], cols[k:k + step],
+                                        return_spread=return_spread)
+                     for k in range(0, rows.size, step)]
+            if not return_spread:
+                return np.concatenate(parts)
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        Zs = self.ensemble_.cells_starts(rows, cols)
+        if self.regression_ is not None:
+            order = np.argsort(rows, kind="stable")
+            reg = np.empty(rows.size)
+            bounds = np.searchsorted(rows[order], [b[0] for b in self._row_blocks(
+                np.unique(rows))] + [np.iinfo(np.int64).max])
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                sel = order[lo:hi]
+                if sel.size == 0:
+                    continue
+                u, inv = np.unique(rows[sel], return_inverse=True)
+                Zt = self.train_z_[u]
+                M = Zt.copy()
+                M.data[:] = 1.0
+                reg[sel] = self.regression_.predict_csr(Zt, M)[inv, cols[sel]]
+            Zs = self._blend(Zs, reg)
+        out = self.transform_.to_scores_at(Zs.mean(axis=0), cols)
+        if not return_spread:
+            return out
+        per = self.transform_.to_scores_at(Zs.ravel(), np.tile(cols, Zs.shape[0]))
+        return out, per.reshape(Zs.shape).std(axis=0)
 
     def _blend(self, Z_als: np.ndarray, Z_reg: np.ndarray | None) -> np.ndarray:
         if self.regression_ is None:
@@ -111,6 +208,8 @@ class ALSPredictor(BasePredictor):
         return np.where(np.isnan(Z_reg), Z_als, (1.0 - w) * Z_als + w * Z_reg)
 
     def _predict(self) -> np.ndarray:
+        if getattr(self, "sparse_", False):
+            return self.complete_rows(np.arange(self.Y_.shape[0]), keep_observed=False)
         reg = self.regression_z_ if self.regression_ is not None else None
         return self.transform_.to_scores(self._blend(self.ensemble_.predict(), reg))
 
@@ -120,6 +219,13 @@ class ALSPredictor(BasePredictor):
         A measure of fit instability for interval work (it is not a calibrated error).
         """
         self._fitted()
+        if getattr(self, "sparse_", False):
+            out = np.empty(self.Y_.shape)
+            k = 0
+            for block in self._row_blocks(np.arange(self.Y_.shape[0])):
+                out[k:k + block.size] = self.transform_.to_scores(self._rows_z(block)).std(axis=0)
+                k += block.size
+            return out
         reg = self.regression_z_ if self.regression_ is not None else None
         Zs = self._blend(self.ensemble_.predict_starts(), reg)
         return self.transform_.to_scores(Zs).std(axis=0)
@@ -151,15 +257,24 @@ class ALSPredictor(BasePredictor):
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
+        if getattr(self, "sparse_", False) and S2.shape[0] > 1:  # in row blocks
+            parts = [self._fold_in_rows(S2[b], return_spread)
+                     for b in self._row_blocks(np.arange(S2.shape[0]))]
+            out = np.vstack([p[0] for p in parts])
+            spread = np.vstack([p[1] for p in parts]) if return_spread else None
+        else:
+            out, spread = self._fold_in_rows(S2, return_spread)
+        if not return_spread:
+            return out[0] if one else out
+        return (out[0], spread[0]) if one else (out, spread)
+
+    def _fold_in_rows(self, S2: np.ndarray, spread: bool):
         Z_new = self.transform_.transform(S2)
         with single_blas_thread():
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
             Zs = self._blend(self.ensemble_.fold_in_starts(Z_new), reg)
         out = self.transform_.to_scores(Zs.mean(axis=0))
-        if not return_spread:
-            return out[0] if one else out
-        spread = self.transform_.to_scores(Zs).std(axis=0)
-        return (out[0], spread[0]) if one else (out, spread)
+        return out, (self.transform_.to_scores(Zs).std(axis=0) if spread else None)
 
 
 #: Named configurations of :class:`ALSPredictor`.

@@ -64,8 +64,28 @@ class PairwiseRegression:
         n = m.T @ m                             # [j, l] models observed on both
         s_t = z.T @ m                           # [j, l] sum of z_j over shared models
         ss_t = (z * z).T @ m                    # [j, l] sum of z_j^2 over shared models
+        return self._fit_moments(n, s_t, ss_t, z.T @ z)
+
+    def fit_cells(self, rows, cols, z, shape) -> "PairwiseRegression":
+        """:meth:`fit` from the observed cells ``(rows, cols)`` (n_cells,) with values
+        ``z`` of a ``shape`` (n_models, n_benchmarks) matrix, by sparse products (no
+        (n_models, n_benchmarks) array; the same figures up to the order of sums)."""
+        if self.k is not None and self.k < 1:
+            raise UsageError(f"k must be >= 1, got {self.k}")
+        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+
+        z = np.asarray(z, dtype=float)
+        M = sp.csr_matrix((np.ones(z.size), (rows, cols)), shape=shape)
+        Zs = sp.csr_matrix((z, (rows, cols)), shape=shape)
+        Z2 = sp.csr_matrix((z * z, (rows, cols)), shape=shape)
+        dense = (lambda A: np.asarray(A.toarray()))
+        return self._fit_moments(dense(M.T @ M), dense(Zs.T @ M), dense(Z2.T @ M),
+                                 dense(Zs.T @ Zs))
+
+    def _fit_moments(self, n, s_t, ss_t, s_tp) -> "PairwiseRegression":
+        """The lines from the (n_benchmarks, n_benchmarks) moment matrices: shared counts
+        ``n``, target sums ``s_t`` and squares ``ss_t``, cross products ``s_tp``."""
         s_p, ss_p = s_t.T, ss_t.T               # same for the predictor l
-        s_tp = z.T @ z                          # [j, l] sum of z_j z_l
         with np.errstate(invalid="ignore", divide="ignore"):
             mean_t, mean_p = s_t / n, s_p / n
             var_t = ss_t / n - mean_t**2
@@ -81,6 +101,19 @@ class PairwiseRegression:
         self.r2_ = np.where(ok, r2, 0.0)
         self.weight_ = self.r2_ ** float(self.power)
         return self
+
+    def predict_csr(self, Zs, M) -> np.ndarray:
+        """:meth:`predict` (with ``k=None``) of rows given sparse: ``Zs`` and ``M``, CSR
+        (n_rows, n_benchmarks) of the known values (z units) and of ones at the same
+        cells. Returns (n_rows, n_benchmarks), NaN where no usable predictor is known."""
+        if not hasattr(self, "r2_"):
+            raise NotFittedError("PairwiseRegression is not fitted; call fit(Z) first")
+        if self.k is not None:
+            raise UsageError("predict_csr supports k=None only")
+        w = self.weight_
+        num = Zs @ (w * self.slope_).T + M @ (w * self.intercept_).T
+        tot = M @ w.T
+        return np.where(tot > 0, num / np.where(tot > 0, tot, 1.0), np.nan)
 
     def predict(self, Z) -> np.ndarray:
         """Predict every cell of the rows ``Z`` (n_rows, n_benchmarks) from their own

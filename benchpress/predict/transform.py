@@ -147,6 +147,26 @@ class ScaleTransform:
         self.n_observed_ = n
         return self
 
+    def fit_cells(self, values, cols, n_benchmarks: int) -> "ScaleTransform":
+        """:meth:`fit` from observed cells only: ``values`` (n_cells,) in score units in
+        benchmark columns ``cols`` (n_cells,), of a matrix with ``n_benchmarks`` columns
+        (no (n_models, n_benchmarks) array; the same figures up to the order of sums)."""
+        cols = np.asarray(cols, dtype=np.int64)
+        X = self.to_latent(np.asarray(values, dtype=float), cols=cols)
+        if self.logit.shape[0] != int(n_benchmarks):
+            raise BadInputError(f"expected {self.logit.shape[0]} benchmark columns, got "
+                                f"{n_benchmarks}")
+        n = np.bincount(cols, minlength=n_benchmarks)
+        s = np.bincount(cols, weights=X, minlength=n_benchmarks)
+        mean = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
+        dev = X - mean[cols]
+        var = np.divide(np.bincount(cols, weights=dev * dev, minlength=n_benchmarks), n,
+                        out=np.zeros_like(s), where=n > 0)
+        std = np.sqrt(var)
+        std[std < _STD_FLOOR] = 1.0
+        self.mean_, self.std_, self.n_observed_ = mean, std, n
+        return self
+
     def _fitted(self) -> None:
         if not hasattr(self, "mean_"):
             raise NotFittedError("ScaleTransform is not fitted; call fit(Y) first")
@@ -172,6 +192,11 @@ class ScaleTransform:
         """:meth:`inverse_transform` (clipped), NaN for benchmarks without any score in
         the fitted matrix (they cannot be predicted). ``Z`` is (..., n_benchmarks)."""
         return np.where(self.n_observed_ > 0, self.inverse_transform(Z), np.nan)
+
+    def to_scores_at(self, z, cols) -> np.ndarray:
+        """:meth:`to_scores` of single cells: ``z`` (n_cells,) in benchmark columns ``cols``."""
+        cols = np.asarray(cols, dtype=np.int64)
+        return np.where(self.n_observed_[cols] > 0, self.inverse_transform(z, cols=cols), np.nan)
 
     def fit_transform(self, Y) -> np.ndarray:
         """``fit(Y).transform(Y)``."""
