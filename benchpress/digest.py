@@ -11,9 +11,10 @@ any layer may use it).
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
-__all__ = ["sha256_bytes", "sha256_of", "CHUNK"]
+__all__ = ["sha256_bytes", "sha256_of", "json_digest", "CHUNK"]
 
 CHUNK = 1 << 16  # bytes read at a time from files and streams
 
@@ -30,3 +31,14 @@ def sha256_of(path: Path) -> str:
         for chunk in iter(lambda: fh.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def json_digest(doc, length: int = 16) -> str:
+    """The first ``length`` hex digits of the sha256 of ``doc`` as JSON with sorted keys
+    (values JSON cannot hold are written as ``str``): one name for one content, however
+    the dict was built.
+
+    >>> json_digest({"b": 1, "a": 2}) == json_digest({"a": 2, "b": 1})
+    True
+    """
+    return sha256_bytes(json.dumps(doc, sort_keys=True, default=str).encode())[:length]

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.digest import sha256_of
+from benchpress.digest import json_digest, sha256_of
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
 from benchpress.home import Home
 from benchpress.store.journal import settle
@@ -129,8 +129,7 @@ def _sorted_chunks(df: pl.DataFrame):
 
 def content_id(digests: dict[str, str]) -> str:
     """The snapshot id: 16 hex digits of a sha256 over the per-table digests."""
-    text = json.dumps({name: digests[name] for name in TABLE_NAMES}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return json_digest({name: digests[name] for name in TABLE_NAMES})
 
 
 def registry_metrics(folder: Path) -> dict:

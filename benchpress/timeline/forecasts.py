@@ -17,7 +17,6 @@ their first few scores).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from benchpress.digest import json_digest
 from benchpress.api import BenchPress
 from benchpress.errors import BadInputError
 from benchpress.home import Home
@@ -57,9 +57,7 @@ def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
 
 def forecast_key(method: str, params: dict, sources: list[str] | None) -> str:
     """16 hex digits naming a forecast file: the method, its parameters and the sources."""
-    doc = json.dumps({"method": method, "params": params, "sources": sources or []},
-                     sort_keys=True, default=str)
-    return hashlib.sha256(doc.encode()).hexdigest()[:16]
+    return json_digest({"method": method, "params": params, "sources": sources or []})
 
 
 def compute_forecasts(bp: BenchPress) -> pl.DataFrame:

@@ -29,7 +29,6 @@ snapshot id and fit parameters under `<home>/replay/<name>/analysis/`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -42,6 +41,7 @@ import polars as pl
 import yaml
 
 from benchpress.adapters.fetch import tree_sha256
+from benchpress.digest import json_digest
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.store.build import build, reuse_prepared
@@ -166,10 +166,6 @@ class Timeline:
                 "timeline": self.rows}
 
 
-def _digest(doc) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 def _load(path: Path) -> dict | None:
     """A cached analysis, or None (missing; a damaged cache entry is recomputed)."""
     if path.is_file():
@@ -205,7 +201,7 @@ def _compare_task(pair: tuple, *, root: str, plan: Plan) -> dict:
 def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None) -> tuple[str, bool]:
     """The snapshot of `date` (built unless the same inputs made one before); (id, built)."""
     configs = plan.configs_until(date)
-    key = _digest({"configs": [asdict(c) for c in configs], "version": __version__,
+    key = json_digest({"configs": [asdict(c) for c in configs], "version": __version__,
                    "schemas": tree_sha256(rhome.schemas)})
     sid = state.get(key)
     if sid and (rhome.snapshots / sid / "manifest.json").is_file():
@@ -287,7 +283,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     rhome = replay_home(home, plan)
     state_file = rhome.root / "state.json"
     state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else {}
-    fit_key = _digest({"sources": plan.fit_sources, "method": plan.method, "probes": plan.probes,
+    fit_key = json_digest({"sources": plan.fit_sources, "method": plan.method, "probes": plan.probes,
                        "probe_sources": plan.probe_sources, "version": __version__})
     timeline = Timeline(plan.name, rhome.root)
     limits = DriftThresholds()
