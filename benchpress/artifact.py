@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -211,7 +212,7 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     if lite:
         return _load_lite(path)
     doc = verify_artifact(path)
-    try:
+    with _read_errors(path):
         with np.load(path / "arrays.npz", allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         if (path / ROWS_FILE).is_file():
@@ -230,16 +231,23 @@ def load_artifact(path, *, lite: bool = False) -> dict:
         label = (doc.get("snapshot") or {}).get("label") or ""
         matrix = ScoreMatrix(values, model_ids, bench_ids, benchmarks, models, label, scales)
         state = restore_state(arrays, doc, values, scales)
-    except BadInputError as exc:
-        raise BadInputError(f"{path}: {exc}") from None
-    except (KeyError, ValueError, TypeError, OSError) as exc:
-        raise BadInputError(f"{path}: inconsistent artifact ({type(exc).__name__}: {exc}); "
-                            "remake it with `benchpress fit`") from None
     if matrix_digest(matrix) != doc.get("matrix_sha256"):
         raise BadInputError(f"{path}: artifact matrix does not match its manifest digest")
     contracts = path / "contracts"
     return {"manifest": doc, "path": path, "matrix": matrix, **state,
             "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}
+
+
+@contextmanager
+def _read_errors(path: Path):
+    """Turn what reading an artifact's files can raise into one line naming ``path``."""
+    try:
+        yield
+    except BadInputError as exc:
+        raise BadInputError(f"{path}: {exc}") from None
+    except (KeyError, ValueError, TypeError, OSError) as exc:
+        raise BadInputError(f"{path}: inconsistent artifact ({type(exc).__name__}: {exc}); "
+                            "remake it with `benchpress fit`") from None
 
 
 def _scales(doc: dict):
@@ -262,7 +270,7 @@ def _load_lite(path: Path) -> dict:
     if not doc.get("sparse"):
         raise BadInputError(f"{path}: only an artifact of a sparse-path fit loads lite")
     verify_artifact(path, doc, skip=("matrix.parquet", "models.parquet", ROWS_FILE))
-    try:
+    with _read_errors(path):
         with np.load(path / "arrays.npz", allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         models = pl.read_parquet(path / "models.parquet", n_rows=0)
@@ -272,11 +280,6 @@ def _load_lite(path: Path) -> dict:
         matrix = ScoreMatrix(np.zeros((0, len(bench_ids))), [], bench_ids, benchmarks, models,
                              (doc.get("snapshot") or {}).get("label") or "", scales)
         state = restore_state(arrays, doc, None, scales)
-    except BadInputError as exc:
-        raise BadInputError(f"{path}: {exc}") from None
-    except (KeyError, ValueError, TypeError, OSError) as exc:
-        raise BadInputError(f"{path}: inconsistent artifact ({type(exc).__name__}: {exc}); "
-                            "remake it with `benchpress fit`") from None
     contracts = path / "contracts"
     return {"manifest": doc, "path": path, "matrix": matrix, **state, "lite": True,
             "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}

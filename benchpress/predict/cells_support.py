@@ -16,7 +16,7 @@ import numpy as np
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
-__all__ = ["CellsSupport", "SPARSE_CANDIDATES"]
+__all__ = ["CellsSupport", "SPARSE_CANDIDATES", "pair_corr_moments"]
 
 #: For a predictor fitted on the sparse path (large registries), the nearest-model
 #: feature searches a fixed seeded sample of at most this many training models, kept as
@@ -37,6 +37,24 @@ def points_of_cells(scales: BenchmarkScales, y, cols, n_benchmarks: int) -> np.n
     span = scales.upper - scales.lower
     span = np.where(np.isfinite(span), span, np.where(seen & (hi > lo), hi - lo, 100.0))
     return np.where(np.isfinite(span) & (span > 0), span / 100.0, 1.0)
+
+
+def pair_corr_moments(A, Mb, B0, B2, *, min_overlap: int = 3) -> np.ndarray:
+    """Pearson r between rows of ``A`` (n_a, p; NaN = missing) and rows of a matrix B given
+    by its moments: mask ``Mb``, values with 0 where missing ``B0`` and their squares
+    ``B2``, each (n_b, p). Computed on shared entries only; pairs with fewer than
+    ``min_overlap`` shared entries get 0. Returns (n_a, n_b)."""
+    Ma = (~np.isnan(A)).astype(float)
+    A0 = np.nan_to_num(A)
+    n = Ma @ Mb.T
+    sa, sb = A0 @ Mb.T, Ma @ B0.T
+    saa, sbb = (A0 * A0) @ Mb.T, Ma @ B2.T
+    sab = A0 @ B0.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = n * sab - sa * sb
+        var = (n * saa - sa * sa) * (n * sbb - sb * sb)
+        r = cov / np.sqrt(var)
+    return np.where((n >= min_overlap) & (var > 1e-12), np.nan_to_num(r), 0.0)
 
 
 class CellsSupport:
@@ -124,18 +142,7 @@ class CellsSupport:
 
     def _cand_corr(self, A, min_overlap: int = 3) -> np.ndarray:
         """:func:`_pair_corr` of rows ``A`` with the candidates, their moments reused."""
-        Mb, B0, B2 = self._cand_moments()
-        Ma = (~np.isnan(A)).astype(float)
-        A0 = np.nan_to_num(A)
-        n = Ma @ Mb.T
-        sa, sb = A0 @ Mb.T, Ma @ B0.T
-        saa, sbb = (A0 * A0) @ Mb.T, Ma @ B2.T
-        sab = A0 @ B0.T
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cov = n * sab - sa * sb
-            var = (n * saa - sa * sa) * (n * sbb - sb * sb)
-            r = cov / np.sqrt(var)
-        return np.where((n >= min_overlap) & (var > 1e-12), np.nan_to_num(r), 0.0)
+        return pair_corr_moments(A, *self._cand_moments(), min_overlap=min_overlap)
 
     def _cells_sparse(self, i, j) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`MatrixSupport.cells` on the sparse path: z predictions (n_cells,) and

@@ -34,7 +34,7 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
-from benchpress.predict.cells_support import SPARSE_CANDIDATES, CellsSupport
+from benchpress.predict.cells_support import SPARSE_CANDIDATES, CellsSupport, pair_corr_moments
 from benchpress.predict.evaluate import fold_fits
 from benchpress.predict.folds import Folds, make_folds
 from benchpress.predict.side import covariate_kwargs
@@ -90,18 +90,9 @@ def point_size(scales: BenchmarkScales, Y=None) -> np.ndarray:
 def _pair_corr(A, B, min_overlap: int = 3) -> np.ndarray:
     """Pearson r between rows of A (n_a, p) and rows of B (n_b, p) on shared entries;
     NaN marks missing. Pairs with fewer than ``min_overlap`` shared entries get 0."""
-    Ma, Mb = (~np.isnan(A)).astype(float), (~np.isnan(B)).astype(float)
-    A0, B0 = np.nan_to_num(A), np.nan_to_num(B)
-    n = Ma @ Mb.T
-    sa, sb = A0 @ Mb.T, Ma @ B0.T
-    saa, sbb = (A0 * A0) @ Mb.T, Ma @ (B0 * B0).T
-    sab = A0 @ B0.T
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cov = n * sab - sa * sb
-        var = (n * saa - sa * sa) * (n * sbb - sb * sb)
-        r = cov / np.sqrt(var)
-    return np.where((n >= min_overlap) & (var > 1e-12), np.nan_to_num(r), 0.0)
-
+    B0 = np.nan_to_num(B)
+    return pair_corr_moments(A, (~np.isnan(B)).astype(float), B0, B0 * B0,
+                             min_overlap=min_overlap)
 
 class MatrixSupport(CellsSupport):
     """Risk features (module doc, step 2) of cells of a fitted ``predictor`` (its
