@@ -10,14 +10,21 @@ computed from scores):
    factors ``[a_i, U_i]`` are ridge-regressed on the standardised covariates; a model's
    row is then solved against the fitted benchmark parameters with its ridge penalty
    centred on that prediction instead of 0 (``(A + L) d = b - A p``, ``theta = p + d``).
+   The solve is a Gaussian posterior (``prior_cov_scale``): the prior covariance of
+   ``[a_i, U_i]`` is the covariance of the training rows' residuals from that regression
+   (times ``prior_cov_scale``) and the noise variance the training cells' residual variance,
+   per start, so a row with few scores leans on its covariates along the directions its
+   scores leave open and a row with many scores on its scores
+   (``(V'V / s2 + Sigma^-1) d = V'(z - base) / s2``; ``prior_cov_scale=None`` is the
+   earlier isotropic ridge, ``(A + prior_weight * L) d = b - A p``).
    It is used when folding in new models with covariates (``fold_in(..., covariates=)``)
    and, with ``prior_in_fit``, to re-solve the training rows once after the fit.
 2. **covariate x benchmark residual effects** (``effect_alpha``): per benchmark, a ridge
    regression of the training residuals (z units) on the covariates, added to every
    prediction of a row with covariates.
 
-The defaults (prior 3, in the fit, weight 3; effects 5; blend weight 0.5 with covariates)
-were chosen on our own partitions
+The defaults (prior 3, in the fit, Gaussian with covariance scale 0.5; effects 5; blend
+weight 0.5 with covariates) were chosen on our own partitions
 only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
 scores; ``benchmarks/side_info_study.py``), never on the published folds.
 
@@ -164,6 +171,10 @@ class SideInfoPredictor(ALSPredictor):
         larger: rows with more scores lean less on their covariates).
     prior_n : float, default 5.0
         The score count at which the weight is exactly ``prior_weight``.
+    prior_cov_scale : float or None, default 0.5
+        The Gaussian prior's covariance is the residual covariance of the prior regression
+        times this (smaller = rows stay closer to their covariates' prediction); None = the
+        isotropic ridge of ``prior_weight`` and ``prior_decay`` (the earlier solve).
     covariate_regression_weight : float or None, default 0.5
         The ALS/regression blend weight used when covariates are present (the prior makes
         the ALS part better at few scores, so it leans more on the regression: 0.5 was
@@ -184,8 +195,8 @@ class SideInfoPredictor(ALSPredictor):
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
-                 prior_n: float = 5.0, covariate_regression_weight: float | None = 0.5,
-                 **als_params):
+                 prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
+                 covariate_regression_weight: float | None = 0.5, **als_params):
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
@@ -193,13 +204,14 @@ class SideInfoPredictor(ALSPredictor):
         self.effect_alpha = effect_alpha
         self.prior_decay = prior_decay
         self.prior_n = prior_n
+        self.prior_cov_scale = prior_cov_scale
         self.covariate_regression_weight = covariate_regression_weight
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
                                            "effect_alpha", "prior_decay", "prior_n",
-                                           "covariate_regression_weight"]
+                                           "prior_cov_scale", "covariate_regression_weight"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -238,6 +250,8 @@ class SideInfoPredictor(ALSPredictor):
             self.theta_mean_ = T.mean(axis=0)
             self.theta_coef_ = _ridge(Xs, T - self.theta_mean_, self.prior_alpha)
         Z = self.transform_.transform(Y)
+        if self.prior_alpha is not None and self.prior_cov_scale is not None:
+            self._fit_prior_covariance(Z, Xs)
         self.base_z_ = self._row_z(Z, Xs) if self._use_prior_in_fit() else None
         self.effects_ = None
         if self.effect_alpha is not None:
@@ -258,9 +272,41 @@ class SideInfoPredictor(ALSPredictor):
         th = self.theta_mean_ + Xs @ self.theta_coef_
         return th.reshape(len(Xs), S, r + 1).transpose(1, 0, 2)
 
+    def _fit_prior_covariance(self, Z, Xs) -> None:
+        """Per start: the prior precision ``prior_precision_`` (S, rank+1, rank+1), the
+        inverse of ``prior_cov_scale`` times the covariance of the fitted ``[a_i, U_i]``
+        about their covariate prediction, and the noise variance ``noise_var_`` (S,), the
+        mean squared residual of the start on the observed training cells (z units)."""
+        ens = self.ensemble_
+        S, n_m, r = ens.U_.shape
+        T = np.concatenate([ens.model_bias_[:, :, None], ens.U_], axis=2)
+        D = T - self._prior_theta(Xs)
+        cov = np.einsum("smk,sml->skl", D, D) / n_m * float(self.prior_cov_scale)
+        self.prior_precision_ = np.linalg.inv(cov + 1e-9 * np.eye(r + 1))
+        obs = ~np.isnan(Z)
+        res = np.where(obs, Z, 0.0)[None] - np.where(obs, ens.predict_starts(), 0.0)
+        self.noise_var_ = (res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1)
+
+    def _row_z_gauss(self, Z_rows, Xs):
+        """Per-start posterior-mean z rows under the Gaussian covariate prior:
+        (S, n_rows, n_benchmarks)."""
+        ens = self.ensemble_
+        S, n_b, _ = ens.V_.shape
+        Va = np.concatenate([np.ones((S, n_b, 1)), ens.V_], axis=2)  # (S, n_b, rank+1)
+        base = (ens.mu_[:, None, None] + ens.benchmark_bias_[:, None, :]
+                + self._prior_theta(Xs) @ Va.transpose(0, 2, 1))
+        W = (~np.isnan(Z_rows)).astype(float)
+        R = np.where(W > 0, Z_rows, 0.0)[None] - W[None] * base
+        s2 = self.noise_var_[:, None, None, None]
+        A = np.einsum("nb,sbk,sbl->snkl", W, Va, Va) / s2 + self.prior_precision_[:, None]
+        rhs = np.einsum("snb,sbk->snk", R, Va)[..., None] / s2
+        return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1)
+
     def _row_z(self, Z_rows, Xs):
         """Per-start z rows solved against the fitted benchmarks with the covariate prior:
         (S, n_rows, n_benchmarks)."""
+        if self.prior_cov_scale is not None:
+            return self._row_z_gauss(Z_rows, Xs)
         ens = self.ensemble_
         W = (~np.isnan(Z_rows)).astype(float)
         if self.prior_decay:  # reg * f per row == cell weights / f per row
