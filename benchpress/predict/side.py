@@ -39,7 +39,7 @@ from datetime import date
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
@@ -175,6 +175,11 @@ class SideInfoPredictor(ALSPredictor):
         The Gaussian prior's covariance is the residual covariance of the prior regression
         times this (smaller = rows stay closer to their covariates' prediction); None = the
         isotropic ridge of ``prior_weight`` and ``prior_decay`` (the earlier solve).
+    outside_range : {"default", "clip"}, default "default"
+        A new row with a covariate outside the training range (a release date after every
+        training model's, a provider column no training model has) is folded in as the
+        default predictor does ("default": the covariates' effects are not extrapolated)
+        or with its covariates clipped to the range ("clip", the earlier rule).
     covariate_regression_weight : float or None, default 0.5
         The ALS/regression blend weight used when covariates are present (the prior makes
         the ALS part better at few scores, so it leans more on the regression: 0.5 was
@@ -196,7 +201,10 @@ class SideInfoPredictor(ALSPredictor):
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
+                 outside_range: str = "default",
                  covariate_regression_weight: float | None = 0.5, **als_params):
+        if outside_range not in ("default", "clip"):
+            raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
@@ -205,13 +213,15 @@ class SideInfoPredictor(ALSPredictor):
         self.prior_decay = prior_decay
         self.prior_n = prior_n
         self.prior_cov_scale = prior_cov_scale
+        self.outside_range = outside_range
         self.covariate_regression_weight = covariate_regression_weight
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
                                            "effect_alpha", "prior_decay", "prior_n",
-                                           "prior_cov_scale", "covariate_regression_weight"]
+                                           "prior_cov_scale", "outside_range",
+                                           "covariate_regression_weight"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -360,7 +370,8 @@ class SideInfoPredictor(ALSPredictor):
                 return_spread: bool = False):
         """Predict full rows of new models from known scores and optional covariates
         (n_rows, n_features, the training features); without covariates, or without
-        covariates at fit time, exactly the default predictor's fold-in."""
+        covariates at fit time, exactly the default predictor's fold-in, and so for the
+        rows outside the training range (``outside_range="default"``)."""
         self._fitted()
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
@@ -375,6 +386,37 @@ class SideInfoPredictor(ALSPredictor):
                 covariates=np.vstack([self._raw_covariates, X]))
             out = twin.complete(keep_observed=False)[self.Y_.shape[0]:]
             return out[0] if one else out
+        outside = self._outside(X)
+        if outside.all():
+            return super().fold_in(scores, refit=refit, return_spread=return_spread)
+        out, spread = self._fold_in_covariates(S2, Xs)
+        if outside.any():  # these rows as the default folds them in
+            out[outside], spread[outside] = super().fold_in(S2[outside], return_spread=True)
+        if not return_spread:
+            return out[0] if one else out
+        return (out[0], spread[0]) if one else (out, spread)
+
+    def covariates_apply(self, covariates) -> np.ndarray:
+        """(n_rows,) bool: which new rows ``covariates`` (n_rows, n_features) would be
+        folded in with their covariates (False: as the default predictor, see
+        ``outside_range``; all False when the fit had none)."""
+        self._fitted()
+        if self.covariates_ is None:
+            return np.zeros(len(covariates), dtype=bool)
+        X = check_covariates(np.atleast_2d(covariates), len(covariates), self.covariates_.shape[1])
+        return ~self._outside(X)
+
+    def _outside(self, X) -> np.ndarray:
+        """(n_rows,) bool: rows with a covariate outside the training range (e.g. a model
+        released after every training model) when ``outside_range="default"``."""
+        if self.outside_range == "clip":
+            return np.zeros(len(X), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            return ((X < self.x_min_) | (X > self.x_max_)).any(axis=1)
+
+    def _fold_in_covariates(self, S2, Xs):
+        """Fold-in of rows ``S2`` (n_rows, n_benchmarks) with standardised covariates
+        ``Xs``: the ensemble-mean scores and the starts' spread, both (n_rows, n_benchmarks)."""
         Z_new = self.transform_.transform(S2)
         with single_blas_thread():
             Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
@@ -383,8 +425,4 @@ class SideInfoPredictor(ALSPredictor):
             Zs = self._side_blend(Zs, reg)
             if self.effects_ is not None:
                 Zs = Zs + (Xs @ self.effects_)[None]
-        out = self.transform_.to_scores(Zs.mean(axis=0))
-        if not return_spread:
-            return out[0] if one else out
-        spread = self.transform_.to_scores(Zs).std(axis=0)
-        return (out[0], spread[0]) if one else (out, spread)
+        return self.transform_.to_scores(Zs.mean(axis=0)), self.transform_.to_scores(Zs).std(axis=0)
