@@ -180,6 +180,10 @@ class SideInfoPredictor(ALSPredictor):
         training model's, a provider column no training model has) is folded in as the
         default predictor does ("default": the covariates' effects are not extrapolated)
         or with its covariates clipped to the range ("clip", the earlier rule).
+    spread_disagreement : float, default 0.5
+        The spread that the interval risk features read (``complete_spread``, fold-in
+        ``return_spread``) adds this multiple of the ALS/regression disagreement to the
+        starts' spread, for rows with covariates (0: the starts' spread alone).
     covariate_regression_weight : float or None, default 0.5
         The ALS/regression blend weight used when covariates are present (the prior makes
         the ALS part better at few scores, so it leans more on the regression: 0.5 was
@@ -201,7 +205,7 @@ class SideInfoPredictor(ALSPredictor):
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
-                 outside_range: str = "default",
+                 outside_range: str = "default", spread_disagreement: float = 0.5,
                  covariate_regression_weight: float | None = 0.5, **als_params):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
@@ -214,13 +218,14 @@ class SideInfoPredictor(ALSPredictor):
         self.prior_n = prior_n
         self.prior_cov_scale = prior_cov_scale
         self.outside_range = outside_range
+        self.spread_disagreement = spread_disagreement
         self.covariate_regression_weight = covariate_regression_weight
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
                                            "effect_alpha", "prior_decay", "prior_n",
-                                           "prior_cov_scale", "outside_range",
+                                           "prior_cov_scale", "outside_range", "spread_disagreement",
                                            "covariate_regression_weight"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
@@ -355,16 +360,33 @@ class SideInfoPredictor(ALSPredictor):
         return self.transform_.to_scores(Zb)
 
     def complete_spread(self) -> np.ndarray:
-        """Per-cell std of the starts' predictions in score units, (n_models, n_benchmarks),
-        side information included (see :meth:`ALSPredictor.complete_spread`)."""
+        """Per-cell uncertainty spread in score units, (n_models, n_benchmarks), side
+        information included: the starts' std, widened by ``spread_disagreement`` times the
+        ALS/regression disagreement (see :meth:`_spread`); what the interval risk features
+        read (see :meth:`ALSPredictor.complete_spread`)."""
         self._fitted()
         if self.covariates_ is None:
             return super().complete_spread()
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
-        Zs = self._side_blend(Zs, self.regression_z_ if self.regression_ is not None else None)
-        if self.effects_ is not None:
-            Zs = Zs + (self.covariates_ @ self.effects_)[None]
-        return self.transform_.to_scores(Zs).std(axis=0)
+        return self._spread(Zs, self.regression_z_ if self.regression_ is not None else None,
+                            None if self.effects_ is None else self.covariates_ @ self.effects_)
+
+    def _spread(self, Zs, reg, effects):
+        """Spread in score units (n_rows, n_benchmarks) of per-start ALS rows ``Zs`` (S,
+        n_rows, n_benchmarks, z), the regression's ``reg`` (n_rows, n_benchmarks or None)
+        and the covariate ``effects`` (n_rows, n_benchmarks or None): with
+        ``spread_disagreement`` k > 0, the z-unit ``s = sqrt(var_starts + (k * (mean ALS -
+        regression))**2)`` mapped to score units as half the width of ``mean +- s``; with
+        0, the std of the blended starts in score units (the earlier spread)."""
+        Zb = self._side_blend(Zs, reg)
+        if effects is not None:
+            Zb = Zb + effects[None]
+        k = float(self.spread_disagreement or 0.0)
+        if not k or reg is None:
+            return self.transform_.to_scores(Zb).std(axis=0)
+        m = Zb.mean(axis=0)
+        sd = np.sqrt(Zb.var(axis=0) + (k * np.nan_to_num(Zs.mean(axis=0) - reg)) ** 2)
+        return np.abs(self.transform_.to_scores(m + sd) - self.transform_.to_scores(m - sd)) / 2.0
 
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
                 return_spread: bool = False):
@@ -422,7 +444,8 @@ class SideInfoPredictor(ALSPredictor):
             Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
                   else self.ensemble_.fold_in_starts(Z_new))
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
-            Zs = self._side_blend(Zs, reg)
-            if self.effects_ is not None:
-                Zs = Zs + (Xs @ self.effects_)[None]
-        return self.transform_.to_scores(Zs.mean(axis=0)), self.transform_.to_scores(Zs).std(axis=0)
+            effects = None if self.effects_ is None else Xs @ self.effects_
+            Zb = self._side_blend(Zs, reg)
+            if effects is not None:
+                Zb = Zb + effects[None]
+        return self.transform_.to_scores(Zb.mean(axis=0)), self._spread(Zs, reg, effects)
