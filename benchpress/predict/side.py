@@ -34,115 +34,19 @@ folded in without them) every number equals ``make_predictor("default")``'s.
 
 from __future__ import annotations
 
-from datetime import date
-
 import numpy as np
-import polars as pl
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
+from benchpress.predict.side_covariates import (METADATA_FIELDS, check_covariates,
+                                                covariate_kwargs, metadata_covariates,
+                                                model_covariates)
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
            "covariate_kwargs", "METADATA_FIELDS"]
-
-_EPOCH = date(2024, 1, 1)
-_MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
-
-
-def _years(value) -> float:
-    """Years from 2024-01-01 of an ISO date, a year-month (mid-month) or a year (mid-year);
-    NaN when missing or unreadable."""
-    text = str(value or "")[:10]
-    for fmt, pad in ((10, ""), (7, "-15"), (4, "-07-01")):
-        if len(text) == fmt:
-            try:
-                return (date.fromisoformat(text + pad) - _EPOCH).days / 365.25
-            except ValueError:
-                return np.nan
-    return np.nan
-
-
-def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
-                     providers: bool = True, reference: pl.DataFrame | None = None
-                     ) -> np.ndarray | None:
-    """Per-model covariates from a models frame, shape (n_models, n_features), float.
-
-    Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
-    the 2026-05 matrix's mean release), is_reasoning, open_weights (0/1), a named reasoning
-    effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
-    with at least ``min_provider`` models in the frame (when ``providers``). Missing values
-    are NaN (the predictor fills them with the training mean). None when the frame carries
-    none of these fields (e.g. ``ScoreMatrix.from_arrays``). ``reference`` (default:
-    ``models``) is the frame whose providers are counted, so that rows of a new model
-    get the columns of the fit's covariates.
-    """
-    cols = []
-    if "release_date" in models.columns:
-        years = [_years(v) for v in models["release_date"].to_list()]
-        cols += [years, [(y - _MID) ** 2 for y in years]]
-    for name in ("is_reasoning", "open_weights"):
-        if name in models.columns:
-            cols.append([np.nan if v is None else float(v) for v in models[name].to_list()])
-    if "effort" in models.columns:
-        cols.append([float(bool(v)) for v in models["effort"].to_list()])
-    if providers and "provider" in models.columns:
-        prov = models["provider"].to_list()
-        ref = prov if reference is None else reference["provider"].to_list()
-        counts = {p: ref.count(p) for p in set(ref) if p}
-        for p in sorted(k for k, n in counts.items() if n >= min_provider):
-            cols.append([float(v == p) for v in prov])
-    if not cols:
-        return None
-    return np.asarray(cols, dtype=float).T.reshape(models.height, len(cols))
-
-
-METADATA_FIELDS = ("provider", "release_date", "is_reasoning", "open_weights", "effort")
-
-
-def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
-    """Covariates (1, n_features) of one new model from ``metadata`` (keys among
-    :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
-    :func:`model_covariates` gives the registry's models frame ``reference``; None when
-    ``reference`` has no such field. An unknown key raises BadInputError."""
-    unknown = sorted(set(metadata) - set(METADATA_FIELDS))
-    if unknown:
-        raise BadInputError(f"unknown metadata field(s) {', '.join(unknown)}; "
-                            f"use {', '.join(METADATA_FIELDS)}")
-    cols = [c for c in METADATA_FIELDS if c in reference.columns]
-    row = pl.DataFrame({c: [None if metadata.get(c) is None else str(metadata[c])]
-                        if c in ("provider", "release_date", "effort") else
-                        [None if metadata.get(c) is None else bool(metadata[c])] for c in cols},
-                       schema={c: pl.String if c in ("provider", "release_date", "effort")
-                               else pl.Boolean for c in cols})
-    return model_covariates(row, reference=reference) if cols else None
-
-
-def check_covariates(covariates, n_rows: int, n_features: int | None = None):
-    """``covariates`` as a float (n_rows, n_features) array (None stays None); a wrong shape
-    or an infinite value raises BadInputError in one line."""
-    if covariates is None:
-        return None
-    X = np.array(covariates, dtype=float, copy=True)
-    if X.ndim != 2 or X.shape[0] != n_rows or (n_features is not None and X.shape[1] != n_features):
-        want = f"({n_rows}, {'n_features' if n_features is None else n_features})"
-        raise BadInputError(f"covariates must have shape {want}, got {X.shape}")
-    if np.isinf(X).any():
-        raise BadInputError("covariates contain infinite values")
-    return X
-
-
-def covariate_kwargs(predictor, covariates, rows=None) -> dict:
-    """``{"covariates": covariates[rows]}`` for a ``fit``/``fold_in`` call when
-    ``predictor`` accepts covariates and ``covariates`` (n_models, n_features) is given;
-    ``{}`` otherwise (every other predictor is called exactly as before). ``rows`` is any
-    numpy row index (ints or a bool mask); None = all rows."""
-    if covariates is None or not getattr(predictor, "accepts_covariates", False):
-        return {}
-    X = np.asarray(covariates, dtype=float)
-    return {"covariates": X if rows is None else X[rows]}
 
 
 def _ridge(X, T, alpha):
