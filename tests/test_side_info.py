@@ -251,3 +251,87 @@ def test_drift_profile_fits_side_with_the_versions_metadata():
                       probe_predictor=make_predictor("default", **FAST))
     assert side.predictor_.covariates_.shape == (len(Y), 2)  # date and its square
     assert side.medae != default.medae
+
+
+def _held_rows(Y, held, k, seed=1):
+    rng = np.random.RandomState(seed)
+    S = np.full((len(held), Y.shape[1]), np.nan)
+    for r, i in enumerate(held):
+        order = rng.permutation(np.flatnonzero(~np.isnan(Y[i])))
+        S[r, order[:k]] = Y[i, order[:k]]
+    return S
+
+
+def test_gaussian_prior_weighs_covariates_against_scores():
+    """The fold-in prior's covariance scale moves a new row between its covariates'
+    prediction (scale -> 0: the scores no longer matter) and its scores (scale -> inf:
+    the covariates no longer matter once the scores determine bias and factors); ALS part
+    alone (no blend, no effects)."""
+    Y, scales, X = _synthetic()
+    keep, held = np.arange(80), np.arange(80, 84)
+    S = _held_rows(Y, held, 4)
+    S_other = _held_rows(Y, held, 4, seed=2)
+    only_als = dict(FAST, covariate_regression_weight=0.0, effect_alpha=None)
+
+    def fitted(scale):
+        return make_predictor("side", prior_cov_scale=scale, **only_als).fit(
+            Y[keep], scales, covariates=X[keep])
+
+    tight, loose = fitted(1e-8), fitted(1e8)
+    assert np.allclose(tight.fold_in(S, covariates=X[held]),
+                       tight.fold_in(S_other, covariates=X[held]), atol=1e-3)
+    assert not np.allclose(loose.fold_in(S, covariates=X[held]),
+                           loose.fold_in(S_other, covariates=X[held]), atol=1e-3)
+    many = _held_rows(Y, held, 12)  # more scores than bias + factors: the scores decide
+    assert np.allclose(loose.fold_in(many, covariates=X[held]),
+                       loose.fold_in(many, covariates=1.0 - X[held]), atol=1e-3)
+    assert not np.allclose(tight.fold_in(S, covariates=X[held]),
+                           tight.fold_in(S, covariates=1.0 - X[held]), atol=1e-3)
+
+
+def test_rows_outside_the_training_range_fold_in_like_the_default():
+    Y, scales, X = _synthetic()
+    keep = np.flatnonzero(X[:, 0] < 0.8)  # the fit sees covariates below 0.8 only
+    held = np.setdiff1d(np.arange(len(Y)), keep)[:3]
+    S = _held_rows(Y, held, 3)
+    side = make_predictor("side", **FAST).fit(Y[keep], scales, covariates=X[keep])
+    default = make_predictor("default", **FAST).fit(Y[keep], scales)
+    inside = X[keep][:3]
+    X_new = np.vstack([X[held], inside])  # 3 rows outside the range, then 3 inside
+    S_new = np.vstack([S, S])
+    assert side.covariates_apply(X_new).tolist() == [False] * 3 + [True] * 3
+    both, spread = side.fold_in(S_new, covariates=X_new, return_spread=True)
+    assert np.array_equal(both[:3], default.fold_in(S))
+    assert np.array_equal(spread[:3], default.fold_in(S, return_spread=True)[1])
+    assert np.array_equal(both[3:], side.fold_in(S, covariates=inside))
+    clip = make_predictor("side", outside_range="clip", **FAST).fit(Y[keep], scales,
+                                                                    covariates=X[keep])
+    assert clip.covariates_apply(X[held]).all()
+    assert not np.array_equal(clip.fold_in(S, covariates=X[held]), default.fold_in(S))
+    with pytest.raises(Exception, match="outside_range"):
+        make_predictor("side", outside_range="extrapolate")
+
+
+def test_backtest_of_releases_after_every_training_model_is_the_defaults():
+    """The release date as a covariate: every new release lies after the training range,
+    so side folds them in as the default does and chooses its probes so too."""
+    from benchpress.predict.backtest import backtest
+
+    Y, scales, _ = _synthetic()
+    Y = Y[:60]
+    dates = [f"2025-{1 + i % 12:02d}-01" for i in range(len(Y))]
+    X = np.array([[float(d[5:7])] for d in dates])  # the month: later releases, larger
+    a = backtest(make_predictor("side", **FAST), Y, scales, dates, "2025-10-01", probes=2,
+                 covariates=X)
+    b = backtest(make_predictor("default", **FAST), Y, scales, dates, "2025-10-01", probes=2)
+    assert a.probes == b.probes and a.medae == b.medae and a.n_test == b.n_test > 0
+    clip = backtest(make_predictor("side", outside_range="clip", **FAST), Y, scales, dates,
+                    "2025-10-01", probes=list(a.probes), covariates=X)
+    assert clip.medae != a.medae
+
+
+def test_spread_grows_with_the_disagreement_weight():
+    Y, scales, X = _synthetic()
+    spreads = [make_predictor("side", spread_disagreement=k, **FAST).fit(
+        Y, scales, covariates=X).complete_spread() for k in (0.5, 2.0)]
+    assert (spreads[1] >= spreads[0] - 1e-12).all() and (spreads[1] > spreads[0]).mean() > 0.5
