@@ -217,8 +217,10 @@ class SideInfoPredictor(ALSPredictor):
         W = (~np.isnan(Z_rows)).astype(float)
         R = np.where(W > 0, Z_rows, 0.0)[None] - W[None] * base
         s2 = self.noise_var_[:, None, None, None]
-        A = np.einsum("nb,sbk,sbl->snkl", W, Va, Va) / s2 + self.prior_precision_[:, None]
-        rhs = np.einsum("snb,sbk->snk", R, Va)[..., None] / s2
+        k = Va.shape[2]
+        VV = (Va[:, :, :, None] * Va[:, :, None, :]).reshape(S, n_b, k * k)
+        A = (W @ VV).reshape(S, -1, k, k) / s2 + self.prior_precision_[:, None]
+        rhs = (R @ Va)[..., None] / s2
         return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1)
 
     def _row_z(self, Z_rows, Xs):
