@@ -7,26 +7,32 @@ covariates ``X`` of shape (n_models, n_features), built from the registry's mode
 computed from scores):
 
 1. **a model-level prior** (``prior_alpha``): for every start, the fitted model bias and
-   factors ``[a_i, U_i]`` are ridge-regressed on the standardised covariates; a model's
-   row is then solved against the fitted benchmark parameters with its ridge penalty
-   centred on that prediction instead of 0 (``(A + L) d = b - A p``, ``theta = p + d``).
-   The solve is a Gaussian posterior (``prior_cov_scale``): the prior covariance of
-   ``[a_i, U_i]`` is the covariance of the training rows' residuals from that regression
-   (times ``prior_cov_scale``) and the noise variance the training cells' residual variance,
-   per start, so a row with few scores leans on its covariates along the directions its
-   scores leave open and a row with many scores on its scores
-   (``(V'V / s2 + Sigma^-1) d = V'(z - base) / s2``; ``prior_cov_scale=None`` is the
-   earlier isotropic ridge, ``(A + prior_weight * L) d = b - A p``).
-   It is used when folding in new models with covariates (``fold_in(..., covariates=)``)
-   and, with ``prior_in_fit``, to re-solve the training rows once after the fit.
+   factors ``[a_i, U_i]`` are ridge-regressed on the standardised covariates (the prior
+   mean ``p``). A model's row is solved against the fitted benchmark parameters as a
+   Gaussian posterior (``prior_cov_scale``): the prior covariance of ``[a_i, U_i]`` is the
+   covariance of the training rows' residuals from that regression (times
+   ``prior_cov_scale``), the noise variance the training cells' residual variance, per
+   start (``(V'V / s2 + Sigma^-1) d = V'(z - base) / s2``, ``theta = p + d``): a row with
+   few scores leans on its covariates along the directions its scores leave open, a row
+   with many on its scores. (``prior_cov_scale=None``: the earlier isotropic ridge
+   ``(A + prior_weight * L) d = b - A p``.) It is used when folding in new models with
+   covariates (``fold_in(..., covariates=)``) and, with ``prior_in_fit``, to re-solve the
+   training rows once after the fit.
 2. **covariate x benchmark residual effects** (``effect_alpha``): per benchmark, a ridge
    regression of the training residuals (z units) on the covariates, added to every
    prediction of a row with covariates.
 
+No extrapolation: a new row with a covariate outside the training range (a model released
+after every training model) is folded in exactly as the default does
+(``outside_range="default"``; :meth:`SideInfoPredictor.covariates_apply` tells which rows
+use their covariates). For the interval risk features, the spread of a row with covariates
+adds half the ALS/regression disagreement to the starts' spread (``spread_disagreement``).
+
 The defaults (prior 3, in the fit, Gaussian with covariance scale 0.5; effects 5; blend
-weight 0.5 with covariates) were chosen on our own partitions
-only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
-scores; ``benchmarks/side_info_study.py``), never on the published folds.
+weight 0.5 with covariates; spread 0.5) were chosen on our own partitions only (seeds
+1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5 scores;
+intervals calibrated on 1001-1002 and measured on 1003-1005;
+``benchmarks/side_info_study.py``), never on the published folds.
 
 Without covariates (``fit(Y, scales)``, a covariate matrix with no columns, or a new row
 folded in without them) every number equals ``make_predictor("default")``'s.
@@ -140,9 +146,8 @@ class SideInfoPredictor(ALSPredictor):
         return super().fit(Y, scales)
 
     def _standardise(self, X):
-        """Standardised covariates, NaN -> 0; values outside the training range (e.g. a
-        release date after every training model's) are clipped to it: the prior and the
-        effects are not extrapolated."""
+        """Standardised covariates, NaN -> 0; values outside the training range are clipped
+        to it (they reach this only with ``outside_range="clip"``)."""
         X = np.clip(X, self.x_min_, self.x_max_)
         return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0)
 
