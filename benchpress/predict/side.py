@@ -47,9 +47,9 @@ from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
-from benchpress.predict.side_covariates import (METADATA_FIELDS, check_covariates,
-                                                covariate_kwargs, metadata_covariates,
-                                                model_covariates)
+from benchpress.predict.side_covariates import (FAMILY_LEVEL, METADATA_FIELDS,
+                                                check_covariates, covariate_kwargs,
+                                                metadata_covariates, model_covariates)
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
            "covariate_kwargs", "METADATA_FIELDS"]
@@ -116,7 +116,8 @@ class SideInfoPredictor(ALSPredictor):
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
                  outside_range: str = "default", spread_disagreement: float = 0.5,
-                 covariate_regression_weight: float | None = 0.5, **als_params):
+                 covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
+                 **als_params):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         super().__init__(rank, **als_params)
@@ -130,13 +131,14 @@ class SideInfoPredictor(ALSPredictor):
         self.outside_range = outside_range
         self.spread_disagreement = spread_disagreement
         self.covariate_regression_weight = covariate_regression_weight
+        self.family_scale = family_scale
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
                                            "effect_alpha", "prior_decay", "prior_n",
                                            "prior_cov_scale", "outside_range", "spread_disagreement",
-                                           "covariate_regression_weight"]
+                                           "covariate_regression_weight", "family_scale"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -149,7 +151,7 @@ class SideInfoPredictor(ALSPredictor):
         """Standardised covariates, NaN -> 0; values outside the training range are clipped
         to it (they reach this only with ``outside_range="clip"``)."""
         X = np.clip(X, self.x_min_, self.x_max_)
-        return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0)
+        return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0) * self.x_weight_
 
     def _fit(self, Y, scales) -> None:
         super()._fit(Y, scales)
@@ -165,6 +167,11 @@ class SideInfoPredictor(ALSPredictor):
         self.x_scale_ = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
         self.x_min_ = np.where(n_seen > 0, np.where(seen, X, np.inf).min(axis=0), -np.inf)
         self.x_max_ = np.where(n_seen > 0, np.where(seen, X, -np.inf).max(axis=0), np.inf)
+        # family indicators (coded 0 / FAMILY_LEVEL): ridge penalty / family_scale**2 in
+        # both regressions, so a family's effect is shrunk towards its provider's
+        coded = seen & ((X == 0) | (X == FAMILY_LEVEL))
+        family = coded.all(axis=0) & (X == FAMILY_LEVEL).any(axis=0)
+        self.x_weight_ = np.where(family, float(self.family_scale), 1.0)
         Xs = self.covariates_ = self._standardise(X)
         ens = self.ensemble_
         S, n_m, r = ens.U_.shape
