@@ -49,10 +49,11 @@ from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
 from benchpress.predict.side_covariates import (FAMILY_LEVEL, METADATA_FIELDS,
                                                 check_covariates, covariate_kwargs,
-                                                metadata_covariates, model_covariates)
+                                                metadata_covariates, model_covariates,
+                                                model_family, name_tier)
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
-           "covariate_kwargs", "METADATA_FIELDS"]
+           "covariate_kwargs", "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier"]
 
 
 def _ridge(X, T, alpha):
@@ -117,7 +118,7 @@ class SideInfoPredictor(ALSPredictor):
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
                  outside_range: str = "default", spread_disagreement: float = 0.5,
                  covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
-                 **als_params):
+                 spread_posterior: float = 1.0, **als_params):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         super().__init__(rank, **als_params)
@@ -132,13 +133,15 @@ class SideInfoPredictor(ALSPredictor):
         self.spread_disagreement = spread_disagreement
         self.covariate_regression_weight = covariate_regression_weight
         self.family_scale = family_scale
+        self.spread_posterior = spread_posterior
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
                                            "effect_alpha", "prior_decay", "prior_n",
                                            "prior_cov_scale", "outside_range", "spread_disagreement",
-                                           "covariate_regression_weight", "family_scale"]
+                                           "covariate_regression_weight", "family_scale",
+                                           "spread_posterior"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -183,7 +186,9 @@ class SideInfoPredictor(ALSPredictor):
         Z = self.transform_.transform(Y)
         if self.prior_alpha is not None and self.prior_cov_scale is not None:
             self._fit_prior_covariance(Z, Xs)
+        self._last_postvar = None
         self.base_z_ = self._row_z(Z, Xs) if self._use_prior_in_fit() else None
+        self.base_postvar_ = self._last_postvar
         self.effects_ = None
         if self.effect_alpha is not None:
             resid = Z - self._als_blend_z()
@@ -220,7 +225,9 @@ class SideInfoPredictor(ALSPredictor):
 
     def _row_z_gauss(self, Z_rows, Xs):
         """Per-start posterior-mean z rows under the Gaussian covariate prior:
-        (S, n_rows, n_benchmarks)."""
+        (S, n_rows, n_benchmarks); the posterior predictive variance of each cell's mean,
+        averaged over starts, (n_rows, n_benchmarks, z units squared), is kept in
+        ``_last_postvar``."""
         ens = self.ensemble_
         S, n_b, _ = ens.V_.shape
         Va = np.concatenate([np.ones((S, n_b, 1)), ens.V_], axis=2)  # (S, n_b, rank+1)
@@ -233,6 +240,9 @@ class SideInfoPredictor(ALSPredictor):
         VV = (Va[:, :, :, None] * Va[:, :, None, :]).reshape(S, n_b, k * k)
         A = (W @ VV).reshape(S, -1, k, k) / s2 + self.prior_precision_[:, None]
         rhs = (R @ Va)[..., None] / s2
+        if self.spread_posterior:  # v_j' A^-1 v_j per start, row and benchmark
+            Ainv = np.linalg.inv(A)  # (S, n_rows, k, k)
+            self._last_postvar = np.einsum("sbk,srkl,sbl->rb", Va, Ainv, Va) / S
         return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1)
 
     def _row_z(self, Z_rows, Xs):
@@ -287,15 +297,18 @@ class SideInfoPredictor(ALSPredictor):
             return super().complete_spread()
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
         return self._spread(Zs, self.regression_z_ if self.regression_ is not None else None,
-                            None if self.effects_ is None else self.covariates_ @ self.effects_)
+                            None if self.effects_ is None else self.covariates_ @ self.effects_,
+                            self.base_postvar_ if self.base_z_ is not None else None)
 
-    def _spread(self, Zs, reg, effects):
+    def _spread(self, Zs, reg, effects, postvar=None):
         """Spread in score units (n_rows, n_benchmarks) of per-start ALS rows ``Zs`` (S,
         n_rows, n_benchmarks, z), the regression's ``reg`` (n_rows, n_benchmarks or None)
         and the covariate ``effects`` (n_rows, n_benchmarks or None): with
         ``spread_disagreement`` k > 0, the z-unit ``s = sqrt(var_starts + (k * (mean ALS -
-        regression))**2)`` mapped to score units as half the width of ``mean +- s``; with
-        0, the std of the blended starts in score units (the earlier spread)."""
+        regression))**2 + spread_posterior * postvar)`` mapped to score units as half the
+        width of ``mean +- s`` (``postvar``: the Gaussian fold-in's posterior predictive
+        variance, (n_rows, n_benchmarks) or None); with k = 0, the std of the blended
+        starts in score units (the earlier spread)."""
         Zb = self._side_blend(Zs, reg)
         if effects is not None:
             Zb = Zb + effects[None]
@@ -303,7 +316,10 @@ class SideInfoPredictor(ALSPredictor):
         if not k or reg is None:
             return self.transform_.to_scores(Zb).std(axis=0)
         m = Zb.mean(axis=0)
-        sd = np.sqrt(Zb.var(axis=0) + (k * np.nan_to_num(Zs.mean(axis=0) - reg)) ** 2)
+        var = Zb.var(axis=0) + (k * np.nan_to_num(Zs.mean(axis=0) - reg)) ** 2
+        if self.spread_posterior and postvar is not None:
+            var = var + float(self.spread_posterior) * postvar
+        sd = np.sqrt(var)
         return np.abs(self.transform_.to_scores(m + sd) - self.transform_.to_scores(m - sd)) / 2.0
 
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
@@ -358,12 +374,15 @@ class SideInfoPredictor(ALSPredictor):
         """Fold-in of rows ``S2`` (n_rows, n_benchmarks) with standardised covariates
         ``Xs``: the ensemble-mean scores and the starts' spread, both (n_rows, n_benchmarks)."""
         Z_new = self.transform_.transform(S2)
+        self._last_postvar = None
         with single_blas_thread():
             Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
                   else self.ensemble_.fold_in_starts(Z_new))
+            postvar = self._last_postvar
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
             effects = None if self.effects_ is None else Xs @ self.effects_
             Zb = self._side_blend(Zs, reg)
             if effects is not None:
                 Zb = Zb + effects[None]
-        return self.transform_.to_scores(Zb.mean(axis=0)), self._spread(Zs, reg, effects)
+        return (self.transform_.to_scores(Zb.mean(axis=0)),
+                self._spread(Zs, reg, effects, postvar))
