@@ -186,9 +186,8 @@ class SideInfoPredictor(ALSPredictor):
         Z = self.transform_.transform(Y)
         if self.prior_alpha is not None and self.prior_cov_scale is not None:
             self._fit_prior_covariance(Z, Xs)
-        self._last_postvar = None
-        self.base_z_ = self._row_z(Z, Xs) if self._use_prior_in_fit() else None
-        self.base_postvar_ = self._last_postvar
+        self.base_z_, self.base_postvar_ = (self._row_z(Z, Xs, with_var=True)
+                                            if self._use_prior_in_fit() else (None, None))
         self.effects_ = None
         if self.effect_alpha is not None:
             resid = Z - self._als_blend_z()
@@ -223,11 +222,11 @@ class SideInfoPredictor(ALSPredictor):
         res = np.where(obs, Z, 0.0)[None] - np.where(obs, ens.predict_starts(), 0.0)
         self.noise_var_ = (res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1)
 
-    def _row_z_gauss(self, Z_rows, Xs):
-        """Per-start posterior-mean z rows under the Gaussian covariate prior:
-        (S, n_rows, n_benchmarks); the posterior predictive variance of each cell's mean,
-        averaged over starts, (n_rows, n_benchmarks, z units squared), is kept in
-        ``_last_postvar``."""
+    def _row_z_gauss(self, Z_rows, Xs, with_var=False):
+        """Per-start posterior-mean z rows under the Gaussian covariate prior, (S, n_rows,
+        n_benchmarks), and (``with_var`` and ``spread_posterior``; else None) the posterior
+        predictive variance of each cell's mean averaged over starts, (n_rows,
+        n_benchmarks, z units squared)."""
         ens = self.ensemble_
         S, n_b, _ = ens.V_.shape
         Va = np.concatenate([np.ones((S, n_b, 1)), ens.V_], axis=2)  # (S, n_b, rank+1)
@@ -240,16 +239,17 @@ class SideInfoPredictor(ALSPredictor):
         VV = (Va[:, :, :, None] * Va[:, :, None, :]).reshape(S, n_b, k * k)
         A = (W @ VV).reshape(S, -1, k, k) / s2 + self.prior_precision_[:, None]
         rhs = (R @ Va)[..., None] / s2
-        if self.spread_posterior:  # v_j' A^-1 v_j per start, row and benchmark
-            Ainv = np.linalg.inv(A)  # (S, n_rows, k, k)
-            self._last_postvar = np.einsum("sbk,srkl,sbl->rb", Va, Ainv, Va) / S
-        return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1)
+        var = None
+        if with_var and self.spread_posterior:  # v_j' A^-1 v_j per start, row and benchmark
+            var = np.einsum("sbk,srkl,sbl->rb", Va, np.linalg.inv(A), Va) / S
+        return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1), var
 
-    def _row_z(self, Z_rows, Xs):
-        """Per-start z rows solved against the fitted benchmarks with the covariate prior:
-        (S, n_rows, n_benchmarks)."""
+    def _row_z(self, Z_rows, Xs, with_var=False):
+        """Per-start z rows solved against the fitted benchmarks with the covariate prior,
+        (S, n_rows, n_benchmarks), and the Gaussian posterior variance (see
+        :meth:`_row_z_gauss`; None for the isotropic ridge)."""
         if self.prior_cov_scale is not None:
-            return self._row_z_gauss(Z_rows, Xs)
+            return self._row_z_gauss(Z_rows, Xs, with_var)
         ens = self.ensemble_
         W = (~np.isnan(Z_rows)).astype(float)
         if self.prior_decay:  # reg * f per row == cell weights / f per row
@@ -264,7 +264,7 @@ class SideInfoPredictor(ALSPredictor):
         for s in range(base.shape[0]):  # the offset differs per start: one batch each
             out[s] = base[s] + fold_in_batched(Z_rows - base[s], W, np.zeros(1), zero_c,
                                                ens.V_[s:s + 1], reg_diag=reg)[0]
-        return out
+        return out, None
 
     def _side_blend(self, Z_als, Z_reg):
         """The default's blend with ``covariate_regression_weight`` (rows with covariates)."""
@@ -345,9 +345,13 @@ class SideInfoPredictor(ALSPredictor):
         outside = self._outside(X)
         if outside.all():
             return super().fold_in(scores, refit=refit, return_spread=return_spread)
-        out, spread = self._fold_in_covariates(S2, Xs)
+        out, spread = self._fold_in_covariates(S2, Xs, return_spread)
         if outside.any():  # these rows as the default folds them in
-            out[outside], spread[outside] = super().fold_in(S2[outside], return_spread=True)
+            dflt = super().fold_in(S2[outside], return_spread=return_spread)
+            if return_spread:
+                out[outside], spread[outside] = dflt
+            else:
+                out[outside] = dflt
         if not return_spread:
             return out[0] if one else out
         return (out[0], spread[0]) if one else (out, spread)
@@ -370,19 +374,18 @@ class SideInfoPredictor(ALSPredictor):
         with np.errstate(invalid="ignore"):
             return ((X < self.x_min_) | (X > self.x_max_)).any(axis=1)
 
-    def _fold_in_covariates(self, S2, Xs):
+    def _fold_in_covariates(self, S2, Xs, with_spread=True):
         """Fold-in of rows ``S2`` (n_rows, n_benchmarks) with standardised covariates
-        ``Xs``: the ensemble-mean scores and the starts' spread, both (n_rows, n_benchmarks)."""
+        ``Xs``: the ensemble-mean scores and (``with_spread``; else None) the spread, both
+        (n_rows, n_benchmarks)."""
         Z_new = self.transform_.transform(S2)
-        self._last_postvar = None
         with single_blas_thread():
-            Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
-                  else self.ensemble_.fold_in_starts(Z_new))
-            postvar = self._last_postvar
+            Zs, postvar = (self._row_z(Z_new, Xs, with_spread) if self.prior_alpha is not None
+                           else (self.ensemble_.fold_in_starts(Z_new), None))
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
             effects = None if self.effects_ is None else Xs @ self.effects_
             Zb = self._side_blend(Zs, reg)
             if effects is not None:
                 Zb = Zb + effects[None]
         return (self.transform_.to_scores(Zb.mean(axis=0)),
-                self._spread(Zs, reg, effects, postvar))
+                self._spread(Zs, reg, effects, postvar) if with_spread else None)
