@@ -306,7 +306,16 @@ def test_rows_outside_the_training_range_fold_in_like_the_default():
     assert side.covariates_apply(X_new).tolist() == [False] * 3 + [True] * 3
     both, spread = side.fold_in(S_new, covariates=X_new, return_spread=True)
     assert np.array_equal(both[:3], default.fold_in(S))
-    assert np.array_equal(spread[:3], default.fold_in(S, return_spread=True)[1])
+    # their spread is read as for rows with covariates (one calibrator serves both): the
+    # same as without covariates, and the default's when it adds nothing to the starts'
+    alone, alone_spread = side.fold_in(S, return_spread=True)
+    assert np.array_equal(alone, both[:3]) and np.array_equal(alone_spread, spread[:3])
+    assert not np.allclose(spread[:3], default.fold_in(S, return_spread=True)[1])
+    bare = make_predictor("side", spread_disagreement=0.0, spread_posterior=0.0, **FAST).fit(
+        Y[keep], scales, covariates=X[keep])
+    assert np.array_equal(bare.fold_in(S_new, covariates=X_new, return_spread=True)[1][:3],
+                          default.fold_in(S, return_spread=True)[1])
+    assert np.array_equal(side.fold_in(S), default.fold_in(S))
     # the rows inside: as folded in alone (a batch of another size: float rounding at most)
     assert np.allclose(both[3:], side.fold_in(S, covariates=inside), rtol=1e-12, atol=1e-9)
     clip = make_predictor("side", outside_range="clip", **FAST).fit(Y[keep], scales,

@@ -2,40 +2,37 @@
 
 :class:`SideInfoPredictor` (``--method side``) is the default predictor (logit/z transform,
 rank-4 bias-ALS ensemble blended with pairwise regression) plus two uses of per-model
-covariates ``X`` of shape (n_models, n_features), built from the registry's model rows by
-:func:`model_covariates` (release date, reasoning, open weights, provider; never a field
-computed from scores):
+covariates ``X`` (n_models, n_features) from the registry's model rows
+(:func:`model_covariates`: release date, reasoning, open weights, provider, and from the
+id a small-tier word, a named size and the family; never a field computed from scores):
 
-1. **a model-level prior** (``prior_alpha``): for every start, the fitted model bias and
-   factors ``[a_i, U_i]`` are ridge-regressed on the standardised covariates (the prior
-   mean ``p``). A model's row is solved against the fitted benchmark parameters as a
-   Gaussian posterior (``prior_cov_scale``): the prior covariance of ``[a_i, U_i]`` is the
-   covariance of the training rows' residuals from that regression (times
-   ``prior_cov_scale``), the noise variance the training cells' residual variance, per
-   start (``(V'V / s2 + Sigma^-1) d = V'(z - base) / s2``, ``theta = p + d``): a row with
-   few scores leans on its covariates along the directions its scores leave open, a row
-   with many on its scores. (``prior_cov_scale=None``: the earlier isotropic ridge
-   ``(A + prior_weight * L) d = b - A p``.) It is used when folding in new models with
-   covariates (``fold_in(..., covariates=)``) and, with ``prior_in_fit``, to re-solve the
-   training rows once after the fit.
+1. **a model-level prior** (``prior_alpha``): per start, the fitted ``[a_i, U_i]`` are
+   ridge-regressed on the standardised covariates (prior mean ``p``); a row is solved
+   against the fitted benchmarks as a Gaussian posterior (prior covariance: the training
+   rows' residual covariance from that regression times ``prior_cov_scale``; noise: the
+   training cells' residual variance; ``(V'V / s2 + Sigma^-1) d = V'(z - base) / s2``,
+   ``theta = p + d``), so a row with few scores leans on its covariates, one with many on
+   its scores (``prior_cov_scale=None``: the earlier isotropic ridge). Used to fold in
+   new rows with covariates and (``prior_in_fit``) to re-solve the training rows.
 2. **covariate x benchmark residual effects** (``effect_alpha``): per benchmark, a ridge
-   regression of the training residuals (z units) on the covariates, added to every
-   prediction of a row with covariates.
+   regression of the training residuals (z units) on the covariates.
 
-No extrapolation: a new row with a covariate outside the training range (a model released
-after every training model) is folded in exactly as the default does
-(``outside_range="default"``; :meth:`SideInfoPredictor.covariates_apply` tells which rows
-use their covariates). For the interval risk features, the spread of a row with covariates
-adds half the ALS/regression disagreement to the starts' spread (``spread_disagreement``).
+Family indicators (coded :data:`FAMILY_LEVEL`) get ``family_scale`` times their
+standardised values in both regressions (penalty / family_scale**2: shrunk towards the
+provider's effect). No extrapolation: a new row with a covariate outside the training
+range is folded in exactly as the default does (``outside_range="default"``;
+:meth:`SideInfoPredictor.covariates_apply`). The spread behind the interval risk features
+adds ``spread_disagreement`` times the ALS/regression disagreement and
+``spread_posterior`` times the Gaussian posterior variance; rows folded in without
+covariates get the same kind of spread around the default's numbers.
 
-The defaults (prior 3, in the fit, Gaussian with covariance scale 0.5; effects 5; blend
-weight 0.5 with covariates; spread 0.5) were chosen on our own partitions only (seeds
-1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5 scores;
-intervals calibrated on 1001-1002 and measured on 1003-1005;
-``benchmarks/side_info_study.py``), never on the published folds.
-
-Without covariates (``fit(Y, scales)``, a covariate matrix with no columns, or a new row
-folded in without them) every number equals ``make_predictor("default")``'s.
+The defaults (prior 3, in the fit, covariance scale 0.5; effects 5; blend weight 0.5 with
+covariates; family scale 0.3; spread 0.5 and 1.0) were chosen on our own partitions only
+(seeds 1001-1005, cells and whole new models from 3 and 5 scores; intervals calibrated on
+1001-1002, measured on 1003-1005; ``benchmarks/side_info_study.py``), never on the
+published folds. Without covariates (``fit(Y, scales)`` or a matrix with no columns)
+every number equals ``make_predictor("default")``'s; so do the predictions of a row
+folded in without them.
 """
 
 from __future__ import annotations
@@ -91,15 +88,15 @@ class SideInfoPredictor(ALSPredictor):
         training model's, a provider column no training model has) is folded in as the
         default predictor does ("default": the covariates' effects are not extrapolated)
         or with its covariates clipped to the range ("clip", the earlier rule).
-    spread_disagreement : float, default 0.5
+    spread_disagreement, spread_posterior : float, default 0.5 and 1.0
         The spread that the interval risk features read (``complete_spread``, fold-in
-        ``return_spread``) adds this multiple of the ALS/regression disagreement to the
-        starts' spread, for rows with covariates (0: the starts' spread alone).
+        ``return_spread``) adds these multiples of the ALS/regression disagreement and of
+        the Gaussian posterior variance to the starts' (0 and 0: the starts' alone).
     covariate_regression_weight : float or None, default 0.5
-        The ALS/regression blend weight used when covariates are present (the prior makes
-        the ALS part better at few scores, so it leans more on the regression: 0.5 was
-        chosen on seeds 1001-1005); None = ``regression_weight``. Without covariates the
-        blend is the default's.
+        The ALS/regression blend weight with covariates (None = ``regression_weight``).
+    family_scale : float, default 0.3
+        Family indicator columns (coded ``FAMILY_LEVEL``) are scaled by this after
+        standardising (0: families have no effect beyond their provider's).
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -228,21 +225,33 @@ class SideInfoPredictor(ALSPredictor):
         predictive variance of each cell's mean averaged over starts, (n_rows,
         n_benchmarks, z units squared)."""
         ens = self.ensemble_
-        S, n_b, _ = ens.V_.shape
-        Va = np.concatenate([np.ones((S, n_b, 1)), ens.V_], axis=2)  # (S, n_b, rank+1)
+        W = (~np.isnan(Z_rows)).astype(float)
+        Va, A = self._gauss_system(W)
         base = (ens.mu_[:, None, None] + ens.benchmark_bias_[:, None, :]
                 + self._prior_theta(Xs) @ Va.transpose(0, 2, 1))
-        W = (~np.isnan(Z_rows)).astype(float)
         R = np.where(W > 0, Z_rows, 0.0)[None] - W[None] * base
-        s2 = self.noise_var_[:, None, None, None]
+        rhs = (R @ Va)[..., None] / self.noise_var_[:, None, None, None]
+        var = self._posterior_var(Va, A) if with_var and self.spread_posterior else None
+        return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1), var
+
+    def _gauss_system(self, W):
+        """Benchmark parameters ``Va = [1, V]`` (S, n_benchmarks, rank+1) and the posterior
+        precision ``A`` (S, n_rows, rank+1, rank+1) of rows with observed-cell mask ``W``
+        (n_rows, n_benchmarks, float)."""
+        ens = self.ensemble_
+        S, n_b, _ = ens.V_.shape
+        Va = np.concatenate([np.ones((S, n_b, 1)), ens.V_], axis=2)
         k = Va.shape[2]
         VV = (Va[:, :, :, None] * Va[:, :, None, :]).reshape(S, n_b, k * k)
-        A = (W @ VV).reshape(S, -1, k, k) / s2 + self.prior_precision_[:, None]
-        rhs = (R @ Va)[..., None] / s2
-        var = None
-        if with_var and self.spread_posterior:  # v_j' A^-1 v_j per start, row and benchmark
-            var = np.einsum("sbk,srkl,sbl->rb", Va, np.linalg.inv(A), Va) / S
-        return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1), var
+        A = ((W @ VV).reshape(S, -1, k, k) / self.noise_var_[:, None, None, None]
+             + self.prior_precision_[:, None])
+        return Va, A
+
+    @staticmethod
+    def _posterior_var(Va, A):
+        """Posterior predictive variance of each cell's mean, ``v_j' A^-1 v_j`` averaged
+        over starts: (n_rows, n_benchmarks), z units squared."""
+        return np.einsum("sbk,srkl,sbl->rb", Va, np.linalg.inv(A), Va) / len(Va)
 
     def _row_z(self, Z_rows, Xs, with_var=False):
         """Per-start z rows solved against the fitted benchmarks with the covariate prior,
@@ -300,7 +309,7 @@ class SideInfoPredictor(ALSPredictor):
                             None if self.effects_ is None else self.covariates_ @ self.effects_,
                             self.base_postvar_ if self.base_z_ is not None else None)
 
-    def _spread(self, Zs, reg, effects, postvar=None):
+    def _spread(self, Zs, reg, effects, postvar=None, blend=None):
         """Spread in score units (n_rows, n_benchmarks) of per-start ALS rows ``Zs`` (S,
         n_rows, n_benchmarks, z), the regression's ``reg`` (n_rows, n_benchmarks or None)
         and the covariate ``effects`` (n_rows, n_benchmarks or None): with
@@ -309,7 +318,7 @@ class SideInfoPredictor(ALSPredictor):
         width of ``mean +- s`` (``postvar``: the Gaussian fold-in's posterior predictive
         variance, (n_rows, n_benchmarks) or None); with k = 0, the std of the blended
         starts in score units (the earlier spread)."""
-        Zb = self._side_blend(Zs, reg)
+        Zb = (blend or self._side_blend)(Zs, reg)
         if effects is not None:
             Zb = Zb + effects[None]
         k = float(self.spread_disagreement or 0.0)
@@ -332,8 +341,11 @@ class SideInfoPredictor(ALSPredictor):
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
-        if self.covariates_ is None or covariates is None:
+        if self.covariates_ is None or (covariates is None and (refit or not return_spread)):
             return super().fold_in(scores, refit=refit, return_spread=return_spread)
+        if covariates is None:  # the default's rows, with a spread read as with covariates
+            out, spread = self._default_rows(S2)
+            return (out[0], spread[0]) if one else (out, spread)
         X = check_covariates(np.atleast_2d(covariates), S2.shape[0], self.covariates_.shape[1])
         Xs = self._standardise(X)
         if refit:
@@ -343,15 +355,14 @@ class SideInfoPredictor(ALSPredictor):
             out = twin.complete(keep_observed=False)[self.Y_.shape[0]:]
             return out[0] if one else out
         outside = self._outside(X)
-        if outside.all():
+        if outside.all() and not return_spread:
             return super().fold_in(scores, refit=refit, return_spread=return_spread)
         out, spread = self._fold_in_covariates(S2, Xs, return_spread)
         if outside.any():  # these rows as the default folds them in
-            dflt = super().fold_in(S2[outside], return_spread=return_spread)
             if return_spread:
-                out[outside], spread[outside] = dflt
+                out[outside], spread[outside] = self._default_rows(S2[outside])
             else:
-                out[outside] = dflt
+                out[outside] = super().fold_in(S2[outside])
         if not return_spread:
             return out[0] if one else out
         return (out[0], spread[0]) if one else (out, spread)
@@ -373,6 +384,23 @@ class SideInfoPredictor(ALSPredictor):
             return np.zeros(len(X), dtype=bool)
         with np.errstate(invalid="ignore"):
             return ((X < self.x_min_) | (X > self.x_max_)).any(axis=1)
+
+    def _default_rows(self, S2):
+        """Rows ``S2`` (n_rows, n_benchmarks) folded in as the default predictor does (the
+        same numbers) and their spread as :meth:`_spread` reads it for rows with
+        covariates (disagreement and, with the Gaussian prior, the posterior variance of a
+        row at the prior's mean), so that one interval calibrator serves rows with and
+        without covariates; both (n_rows, n_benchmarks)."""
+        Z_new = self.transform_.transform(S2)
+        with single_blas_thread():
+            Zs = self.ensemble_.fold_in_starts(Z_new)
+            reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
+            postvar = None
+            if self.spread_posterior and self.prior_alpha is not None and self.prior_cov_scale:
+                W = (~np.isnan(Z_new)).astype(float)
+                postvar = self._posterior_var(*self._gauss_system(W))
+        out = self.transform_.to_scores(self._blend(Zs, reg).mean(axis=0))
+        return out, self._spread(Zs, reg, None, postvar, blend=self._blend)
 
     def _fold_in_covariates(self, S2, Xs, with_spread=True):
         """Fold-in of rows ``S2`` (n_rows, n_benchmarks) with standardised covariates
