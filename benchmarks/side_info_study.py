@@ -19,9 +19,20 @@ matrix (`--sources benchpress`) with covariates from its model rows
 Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
 were run with the first covariate set: date, reasoning, open weights, providers with 3+
 models), then `--covariate-sets`, then `--ablate`, then `--decay` (not adopted) and
-`--blend` (blend weight 0.5 with covariates adopted). `--report` adds fresh seeds
+`--blend` (blend weight 0.5 with covariates adopted), then `--gauss` (the Gaussian
+posterior fold-in, covariance scale 0.5 in the fit, adopted) and `--spread` (the
+ALS/regression disagreement in the interval spread, 0.5 adopted; intervals calibrated on
+seeds 1001-1002, chosen on 1003-1005). Rounds one to six ran without the covariates from
+the model's id (`--no-identity` reproduces them); `--identity` (seventh: small-tier word,
+log10 named size, family indicators with family_scale 0.3 adopted), `--count-blend` (blend
+weight per score count, not adopted), `--posterior` (eighth: the Gaussian fold-in's
+posterior variance in the interval spread, 1.0 adopted) and `--benchmark-scale` (a
+per-benchmark conformal scale, measured, not in the product) came after. `--pseudo-backtest` compares the two rules for a
+model outside the covariates' training range on our own temporal splits (models released
+before 2026-01-01, cutoffs 2025-07-01 and 2025-09-01). `--report` adds fresh seeds
 (2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
-`--intervals` measures the 90% intervals (`--risk-covariates`: covariates as risk features).
+`--intervals` measures the 90% intervals (`--risk-covariates`: covariates as risk features);
+`--backtest` the reported backtest from 2026-01-01 (5 probes).
 """
 
 from __future__ import annotations
@@ -46,28 +57,33 @@ def cell_errors(pred, Y, scales, X, folds):
     return res.cells["abs_error"].drop_nulls().to_numpy(), res.seconds
 
 
-def new_model_errors(pred, Y, scales, X, seed, ks=(3, 5), min_scores=8, n_groups=5):
-    """Pooled absolute errors per k of whole held-out models folded in from k scores."""
+def new_model_errors(pred, Y, scales, X, seed, ks=(3, 5), min_scores=8, n_groups=5,
+                     weights=None):
+    """Pooled absolute errors per k of whole held-out models folded in from k scores (per
+    (k, w) with ``weights``: each fit folds in with each covariate blend weight w)."""
     rng = np.random.RandomState(seed)
     obs = ~np.isnan(Y)
     eligible = np.flatnonzero(obs.sum(axis=1) >= min_scores)
     groups = np.array_split(rng.permutation(eligible), n_groups)
     orders = {i: rng.permutation(np.flatnonzero(obs[i])) for i in eligible}
-    errs = {k: [] for k in ks}
+    keys = [(k, w) for k in ks for w in weights] if weights else [(k, None) for k in ks]
+    errs = {key: [] for key in keys}
     for g in groups:
         keep = np.setdiff1d(np.arange(len(Y)), g)
         kw = {} if X is None else {"covariates": X[keep]}
         fitted = type(pred)(**pred.get_params()).fit(Y[keep], scales, **kw)
-        for k in ks:
+        for k, w in keys:
             S = np.full((len(g), Y.shape[1]), np.nan)
             for r, i in enumerate(g):
                 S[r, orders[i][:k]] = Y[i, orders[i][:k]]
+            if w is not None:
+                fitted.covariate_regression_weight = w
             P = (fitted.fold_in(S) if X is None or not hasattr(fitted, "covariates_")
                  else fitted.fold_in(S, covariates=X[g]))
             for r, i in enumerate(g):
                 rest = orders[i][k:]
-                errs[k].append(np.abs(P[r, rest] - Y[i, rest]))
-    return {k: np.concatenate(v) for k, v in errs.items()}
+                errs[(k, w)].append(np.abs(P[r, rest] - Y[i, rest]))
+    return {(key if weights else key[0]): np.concatenate(v) for key, v in errs.items()}
 
 
 def score(pred, Y, scales, X, seeds):
@@ -131,10 +147,13 @@ def risk_covariates(bp, X) -> None:
                   f"{np.median(up[pct] - lo[pct]):.2f}", flush=True)
 
 
+# rounds one to four ran before the Gaussian fold-in: their grids keep the rules of then
+EARLIER = dict(prior_cov_scale=None, outside_range="clip")
 # third round (task: new models from 5 scores): the prior's weight per row as a function
-# of its score count, weight * (prior_n / n) ** prior_decay
-DECAY = [dict(prior_weight=w, prior_decay=d, prior_n=n)
-         for w in (3.0, 10.0) for d in (0.5, 1.0, 2.0) for n in (3.0, 5.0, 8.0)]
+# of its score count, weight * (prior_n / n) ** prior_decay; the negative decays (rows with
+# more scores lean more on their covariates: the other direction) were added later
+DECAY = [dict(prior_weight=w, prior_decay=d, prior_n=n, **EARLIER)
+         for w in (3.0, 10.0) for d in (-1.0, -0.5, 0.5, 1.0, 2.0) for n in (3.0, 5.0, 8.0)]
 
 
 def covariate_sets(m) -> None:
@@ -143,7 +162,7 @@ def covariate_sets(m) -> None:
     then providers)."""
     Y, scales, pred = m.values, m.scales, make_predictor("side")
     for mp in (3, 5):
-        X = model_covariates(m.models, min_provider=mp)
+        X = model_covariates(m.models, min_provider=mp, identity=False)
         prov = list(range(5, X.shape[1]))
         for name, cols in (("date, reasoning, open", [0, 2, 3]),
                            ("+ providers", [0, 2, 3] + prov),
@@ -155,20 +174,146 @@ def covariate_sets(m) -> None:
                   *(f"{v:.3f}" for v in r), flush=True)
 
 
-GRID = [dict(prior_alpha=a, prior_in_fit=f, prior_weight=w, effect_alpha=e)
+GRID = [dict(prior_alpha=a, prior_in_fit=f, prior_weight=w, effect_alpha=e, **EARLIER)
         for a in (None, 3.0, 10.0, 30.0) for f in (False, True) for w in (1.0, 3.0)
         for e in (None, 30.0, 100.0)
         if not (a is None and (f or w != 1.0))]
 # second round, around the best of the first (prior 3, in fit, weight 3, effects 30)
-FINE = [dict(prior_alpha=a, prior_in_fit=True, prior_weight=w, effect_alpha=e)
+FINE = [dict(prior_alpha=a, prior_in_fit=True, prior_weight=w, effect_alpha=e, **EARLIER)
         for a in (1.0, 3.0) for w in (3.0, 10.0) for e in (5.0, 10.0, 20.0)]
 
 
 # fourth round (new models from 5 scores): the regression blend and the ALS ridge with
 # side information (the default's values were chosen without it)
-BLEND = [dict(regression_weight=w, regularization=r)
+BLEND = [dict(regression_weight=w, regularization=r, **EARLIER)
          for w in (0.2, 0.35, 0.5) for r in (0.05, 0.1, 0.2) if (w, r) != (0.35, 0.1)]
-BLEND += [dict(regression_weight=w, regularization=0.1) for w in (0.6, 0.7)]
+BLEND += [dict(regression_weight=w, regularization=0.1, **EARLIER) for w in (0.6, 0.7)]
+
+
+# fifth round (new models from 5 scores): the Gaussian posterior fold-in instead of the
+# isotropic ridge (prior_cov_scale None), with and without re-solving the training rows
+GAUSS = [dict(prior_cov_scale=c, prior_in_fit=f) for c in (None, 0.25, 0.35, 0.5, 0.7, 1.0, 2.0)
+         for f in (False, True)]
+# sixth round (intervals): how much ALS/regression disagreement widens the spread
+SPREAD = [dict(spread_disagreement=k, spread_posterior=0.0)
+          for k in (0.0, 0.25, 0.35, 0.5, 0.7, 1.0, 2.0)]
+# eighth round (intervals): the Gaussian fold-in's posterior predictive variance in the
+# spread, then the disagreement weight again with it
+POSTERIOR = ([dict(spread_posterior=w) for w in (0.0, 0.5, 1.0, 2.0, 4.0)]
+             + [dict(spread_posterior=1.0, spread_disagreement=k) for k in (0.35, 0.7, 1.0)])
+
+
+def spread_grid(bp, X, grid) -> None:
+    """90% interval coverage and median width (percent cells) per `grid` entry: calibrated
+    on seeds 1001-1002, measured on seeds 1003-1005 (the choice)."""
+    from benchpress.predict.coverage import coverage_json, evaluate_intervals
+
+    m = bp.matrix
+    folds = make_folds(~np.isnan(m.values), n_folds=3, seed=1003, n_seeds=3)
+    for cfg in grid:
+        js = coverage_json(evaluate_intervals(make_predictor("side", **cfg), m.values, m.scales,
+                                              folds, covariates=X))
+        print(cfg, f"coverage {js['coverage']:.3f} median width {js['median_width']:.2f}",
+              flush=True)
+
+
+# seventh round (new models from 5 scores): covariates from the model's id (small-tier word,
+# log10 of a named parameter count, family indicators shrunk by family_scale)
+def identity_grid(m) -> None:
+    """New-model and cell MedAE (seeds 1001-1005) per id covariate set and family_scale."""
+    from benchpress.predict.side import FAMILY_LEVEL
+
+    Y, scales = m.values, m.scales
+    X = model_covariates(m.models)
+    n_old = model_covariates(m.models, identity=False).shape[1]
+    fam = list(np.flatnonzero((X == FAMILY_LEVEL).any(axis=0)))
+    base = list(range(n_old))
+    for name, cols, scale in (("no id covariates", base, 0.3),
+                              ("+ small tier", base + [n_old], 0.3),
+                              ("+ small tier, log10 size", base + [n_old, n_old + 1], 0.3),
+                              *((f"+ families, family_scale {c}", list(range(X.shape[1])), c)
+                                for c in (0.15, 0.3, 0.5, 1.0))):
+        r = score(make_predictor("side", family_scale=scale), Y, scales, X[:, cols], CHOICE)
+        print(f"{name} ({len(cols)} columns, {len(fam)} families)", *(f"{v:.3f}" for v in r),
+              flush=True)
+
+
+def count_blend(m, X, weights=(0.35, 0.5, 0.6, 0.7, 0.8)) -> None:
+    """New models folded in from 3 and 5 scores (seeds 1001-1005) with the ALS/regression
+    blend weight set per score count: one fit per group, one fold-in per weight."""
+    errs = [new_model_errors(make_predictor("side"), m.values, m.scales, X, s, weights=weights)
+            for s in CHOICE]
+    for key in errs[0]:
+        print(f"from {key[0]} scores, blend weight {key[1]}: "
+              f"{np.median(np.concatenate([e[key] for e in errs])):.3f}", flush=True)
+
+
+def benchmark_scale(bp, X, shrinks=(10.0, 30.0, 100.0)) -> None:
+    """A per-benchmark conformal scale on top of the risk model (not in the product: it
+    would change the calibrator and its artifact): log |r / s| per benchmark, shrunk to 0
+    with weight ``shrink`` cells, rescales each benchmark's risk; the global quantile is
+    then taken on the rescaled ratios. Calibrated on seeds 1001-1002; coverage and median
+    width (percent cells) on 1003-1005 (choice) and 2001-2005 (reported)."""
+    from benchpress.predict.intervals import IntervalCalibrator, heldout_records, score_bounds
+
+    m = bp.matrix
+    Y, scales, obs, nb = m.values, m.scales, ~np.isnan(m.values), m.values.shape[1]
+    side = make_predictor("side")
+    cal_rec = heldout_records(side, Y, scales, make_folds(obs, n_folds=3, seed=1001, n_seeds=2),
+                              covariates=X)
+    cal = IntervalCalibrator(0.1).fit(cal_rec["residual_z"], cal_rec["X"])
+    r = cal_rec["residual_z"]
+    ok = np.isfinite(r)
+    ratio, jj = np.abs(r[ok] / cal.risk(cal_rec["X"][ok])), cal_rec["j"][ok]
+    lr = np.log(ratio + 1e-6)
+    qs = {"global": np.full(nb, cal.q_)}
+    for lam in shrinks:
+        b = np.bincount(jj, weights=lr - lr.mean(), minlength=nb) / (
+            np.bincount(jj, minlength=nb) + lam)
+        adj = ratio / np.exp(b[jj])
+        level = min(1.0, np.ceil((adj.size + 1) * 0.9) / adj.size)
+        qs[f"shrink {lam:g}"] = float(np.quantile(adj, level, method="higher")) * np.exp(b)
+    for label, seed, n in (("1003-1005", 1003, 3), ("2001-2005", 2001, 5)):
+        rec = heldout_records(side, Y, scales, make_folds(obs, n_folds=3, seed=seed, n_seeds=n),
+                              covariates=X)
+        s = cal.risk(rec["X"])
+        pct = scales.kind[rec["j"]] == "percent"
+        for name, q in qs.items():
+            half = q[rec["j"]] * s
+            lo, up = np.empty(s.size), np.empty(s.size)
+            for k, tr in enumerate(rec["transforms"]):
+                sel = rec["fold"] == k
+                lo[sel], up[sel] = score_bounds(tr, rec["zhat"][sel] - half[sel],
+                                                rec["zhat"][sel] + half[sel], rec["j"][sel])
+            a = rec["actual"][pct]
+            cov = np.mean((a >= lo[pct] - 1e-9) & (a <= up[pct] + 1e-9))
+            print(f"{label}, {name}: coverage {cov:.3f} median width "
+                  f"{np.median(up[pct] - lo[pct]):.2f}", flush=True)
+
+
+def backtests(m, X, pseudo: bool) -> None:
+    """Backtests, 5 probes chosen on the training models: pooled MedAE (probe cells exact)
+    and non-probe MedAE. ``pseudo``: our own temporal splits (models released before
+    2026-01-01; cutoffs 2025-07-01 and 2025-09-01) for the rule on rows outside the
+    covariates' training range (`outside_range`); else the reported 2026-01-01 backtest."""
+    from benchpress.predict.backtest import as_date, backtest
+
+    dates = m.models["release_date"].to_list()
+    keep = np.arange(len(dates))
+    if pseudo:
+        keep = np.array([i for i, d in enumerate(dates)
+                         if as_date(d) is not None and as_date(d) < as_date("2026-01-01")])
+    Y, Xk, dk = m.values[keep], X[keep], [dates[i] for i in keep]
+    runs = [("default", make_predictor("default"), None)]
+    rules = ("default", "clip") if pseudo else ("default",)
+    runs += [(f"side, outside_range={r}", make_predictor("side", outside_range=r), Xk)
+             for r in rules]
+    for cut in (("2025-07-01", "2025-09-01") if pseudo else ("2026-01-01",)):
+        for name, pred, Xp in runs:
+            r = backtest(pred, Y, m.scales, dk, cut, probes=5, benchmark_ids=m.benchmark_ids,
+                         covariates=Xp)
+            print(f"cutoff {cut}, {name}: pooled {r.medae:.3f} non-probe {r.overall.medae:.3f} "
+                  f"({r.n_test} new releases; probes {', '.join(r.probes)})", flush=True)
 
 
 def main() -> None:
@@ -183,16 +328,41 @@ def main() -> None:
     ap.add_argument("--covariate-sets", action="store_true",
                     help="which covariates earn their keep (default parameters)")
     ap.add_argument("--ablate", action="store_true", help="the chosen config minus each part")
+    ap.add_argument("--gauss", action="store_true", help="the fifth grid: Gaussian fold-in")
+    ap.add_argument("--spread", action="store_true", help="the sixth grid: interval spread")
+    ap.add_argument("--identity", action="store_true", help="the seventh grid: id covariates")
+    ap.add_argument("--count-blend", action="store_true",
+                    help="blend weight per score count of new models")
+    ap.add_argument("--posterior", action="store_true",
+                    help="the eighth grid: posterior variance in the interval spread")
+    ap.add_argument("--benchmark-scale", action="store_true",
+                    help="a per-benchmark conformal scale on top of the risk model")
+    ap.add_argument("--pseudo-backtest", action="store_true",
+                    help="rows outside the covariates' range, on our own temporal splits")
+    ap.add_argument("--backtest", action="store_true", help="the 2026-01-01 backtest")
     ap.add_argument("--no-providers", action="store_true", help="covariates without providers")
+    ap.add_argument("--no-identity", action="store_true",
+                    help="covariates without the id's (as rounds one to six ran)")
     args = ap.parse_args()
     bp = BenchPress.from_snapshot(".", sources=["benchpress"])
     m = bp.matrix
     Y, scales = m.values, m.scales
-    X = model_covariates(m.models, providers=not args.no_providers)
+    X = model_covariates(m.models, providers=not args.no_providers,
+                         identity=not args.no_identity)
     print(f"matrix {Y.shape}, covariates {X.shape}")
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
+    if args.spread or args.posterior:
+        return spread_grid(bp, X, POSTERIOR if args.posterior else SPREAD)
+    if args.identity:
+        return identity_grid(m)
+    if args.count_blend:
+        return count_blend(m, X)
+    if args.benchmark_scale:
+        return benchmark_scale(bp, X)
+    if args.pseudo_backtest or args.backtest:
+        return backtests(m, X, args.pseudo_backtest)
     if args.risk_covariates:
         return risk_covariates(bp, X)
     if args.covariate_sets:
@@ -208,7 +378,8 @@ def main() -> None:
     if not args.report:
         print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
         print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
-        grid = BLEND if args.blend else DECAY if args.decay else FINE if args.fine else GRID
+        grid = (GAUSS if args.gauss else BLEND if args.blend else DECAY if args.decay
+                else FINE if args.fine else GRID)
         for cfg in grid:
             t = time.perf_counter()
             r = score(make_predictor("side", **cfg), Y, scales, X, CHOICE)

@@ -79,15 +79,18 @@ def test_model_covariates_from_metadata():
                            "provider": ["P", "P", "P", "Q"],
                            "effort": ["high", None, None, "max"]})
     X = model_covariates(models, min_provider=3)
-    # date, date squared, reasoning, open weights, effort, provider P (Q has one model)
-    assert X.shape == (4, 6)
+    # date, date squared, reasoning, open weights, effort, provider P (Q has one model),
+    # then from the ids: small tier, log10 parameters (no family has 3 models)
+    assert X.shape == (4, 8)
     assert X[0, 0] == pytest.approx(366 / 365.25) and np.isnan(X[2, 0])
     assert X[3, 0] == pytest.approx(182 / 365.25)  # a bare year: mid-year (2024 is leap)
     assert X[0, 1] == pytest.approx((366 - 456) ** 2 / 365.25 ** 2)  # about 2025-04-01
     assert np.isnan(X[2, 2]) and np.isnan(X[3, 3])
     assert X[:, 4].tolist() == [1.0, 0.0, 0.0, 1.0]
     assert X[:, 5].tolist() == [1.0, 1.0, 1.0, 0.0]
-    assert model_covariates(models).shape == (4, 5)  # no provider has 5 models
+    assert X[:, 6].tolist() == [0.0] * 4 and np.isnan(X[:, 7]).all()
+    assert model_covariates(models).shape == (4, 7)  # no provider has 5 models
+    assert model_covariates(models, identity=False).shape == (4, 5)
     assert model_covariates(models.select("model_id")) is None
 
 
@@ -249,5 +252,168 @@ def test_drift_profile_fits_side_with_the_versions_metadata():
                    probe_predictor=make_predictor("default", **FAST))
     default = profile(m, cfg, predictor=make_predictor("default", **FAST),
                       probe_predictor=make_predictor("default", **FAST))
-    assert side.predictor_.covariates_.shape == (len(Y), 2)  # date and its square
+    # date and its square, then from the ids: small tier and log10 parameters
+    assert side.predictor_.covariates_.shape == (len(Y), 4)
     assert side.medae != default.medae
+
+
+def _held_rows(Y, held, k, seed=1):
+    rng = np.random.RandomState(seed)
+    S = np.full((len(held), Y.shape[1]), np.nan)
+    for r, i in enumerate(held):
+        order = rng.permutation(np.flatnonzero(~np.isnan(Y[i])))
+        S[r, order[:k]] = Y[i, order[:k]]
+    return S
+
+
+def test_gaussian_prior_weighs_covariates_against_scores():
+    """The fold-in prior's covariance scale moves a new row between its covariates'
+    prediction (scale -> 0: the scores no longer matter) and its scores (scale -> inf:
+    the covariates no longer matter once the scores determine bias and factors); ALS part
+    alone (no blend, no effects)."""
+    Y, scales, X = _synthetic()
+    keep, held = np.arange(80), np.arange(80, 84)
+    S = _held_rows(Y, held, 4)
+    S_other = _held_rows(Y, held, 4, seed=2)
+    only_als = dict(FAST, covariate_regression_weight=0.0, effect_alpha=None)
+
+    def fitted(scale):
+        return make_predictor("side", prior_cov_scale=scale, **only_als).fit(
+            Y[keep], scales, covariates=X[keep])
+
+    tight, loose = fitted(1e-8), fitted(1e8)
+    assert np.allclose(tight.fold_in(S, covariates=X[held]),
+                       tight.fold_in(S_other, covariates=X[held]), atol=1e-3)
+    assert not np.allclose(loose.fold_in(S, covariates=X[held]),
+                           loose.fold_in(S_other, covariates=X[held]), atol=1e-3)
+    many = _held_rows(Y, held, 12)  # more scores than bias + factors: the scores decide
+    assert np.allclose(loose.fold_in(many, covariates=X[held]),
+                       loose.fold_in(many, covariates=1.0 - X[held]), atol=1e-3)
+    assert not np.allclose(tight.fold_in(S, covariates=X[held]),
+                           tight.fold_in(S, covariates=1.0 - X[held]), atol=1e-3)
+
+
+def test_rows_outside_the_training_range_fold_in_like_the_default():
+    Y, scales, X = _synthetic()
+    keep = np.flatnonzero(X[:, 0] < 0.8)  # the fit sees covariates below 0.8 only
+    held = np.setdiff1d(np.arange(len(Y)), keep)[:3]
+    S = _held_rows(Y, held, 3)
+    side = make_predictor("side", **FAST).fit(Y[keep], scales, covariates=X[keep])
+    default = make_predictor("default", **FAST).fit(Y[keep], scales)
+    inside = X[keep][:3]
+    X_new = np.vstack([X[held], inside])  # 3 rows outside the range, then 3 inside
+    S_new = np.vstack([S, S])
+    assert side.covariates_apply(X_new).tolist() == [False] * 3 + [True] * 3
+    both, spread = side.fold_in(S_new, covariates=X_new, return_spread=True)
+    assert np.array_equal(both[:3], default.fold_in(S))
+    # their spread is read as for rows with covariates (one calibrator serves both): the
+    # same as without covariates, and the default's when it adds nothing to the starts'
+    alone, alone_spread = side.fold_in(S, return_spread=True)
+    assert np.array_equal(alone, both[:3]) and np.array_equal(alone_spread, spread[:3])
+    assert not np.allclose(spread[:3], default.fold_in(S, return_spread=True)[1])
+    bare = make_predictor("side", spread_disagreement=0.0, spread_posterior=0.0, **FAST).fit(
+        Y[keep], scales, covariates=X[keep])
+    assert np.array_equal(bare.fold_in(S_new, covariates=X_new, return_spread=True)[1][:3],
+                          default.fold_in(S, return_spread=True)[1])
+    assert np.array_equal(side.fold_in(S), default.fold_in(S))
+    # the rows inside: as folded in alone (a batch of another size: float rounding at most)
+    assert np.allclose(both[3:], side.fold_in(S, covariates=inside), rtol=1e-12, atol=1e-9)
+    clip = make_predictor("side", outside_range="clip", **FAST).fit(Y[keep], scales,
+                                                                    covariates=X[keep])
+    assert clip.covariates_apply(X[held]).all()
+    assert not np.array_equal(clip.fold_in(S, covariates=X[held]), default.fold_in(S))
+    with pytest.raises(Exception, match="outside_range"):
+        make_predictor("side", outside_range="extrapolate")
+
+
+def test_backtest_of_releases_after_every_training_model_is_the_defaults():
+    """The release date as a covariate: every new release lies after the training range,
+    so side folds them in as the default does and chooses its probes so too."""
+    from benchpress.predict.backtest import backtest
+
+    Y, scales, _ = _synthetic()
+    Y = Y[:60]
+    dates = [f"2025-{1 + i % 12:02d}-01" for i in range(len(Y))]
+    X = np.array([[float(d[5:7])] for d in dates])  # the month: later releases, larger
+    a = backtest(make_predictor("side", **FAST), Y, scales, dates, "2025-10-01", probes=2,
+                 covariates=X)
+    b = backtest(make_predictor("default", **FAST), Y, scales, dates, "2025-10-01", probes=2)
+    assert a.probes == b.probes and a.medae == b.medae and a.n_test == b.n_test > 0
+    clip = backtest(make_predictor("side", outside_range="clip", **FAST), Y, scales, dates,
+                    "2025-10-01", probes=list(a.probes), covariates=X)
+    assert clip.medae != a.medae
+
+
+def test_spread_grows_with_the_disagreement_weight():
+    Y, scales, X = _synthetic()
+    spreads = [make_predictor("side", spread_disagreement=k, **FAST).fit(
+        Y, scales, covariates=X).complete_spread() for k in (0.5, 2.0)]
+    assert (spreads[1] >= spreads[0] - 1e-12).all() and (spreads[1] > spreads[0]).mean() > 0.5
+
+
+def test_family_and_tier_come_from_the_id_alone():
+    from benchpress.predict.side import FAMILY_LEVEL, metadata_covariates, model_family, name_tier
+
+    assert model_family("claude-opus-4.5") == "claude-opus-4"
+    assert model_family("gpt-5.1") == model_family("gpt-5-mini") == "gpt5"
+    assert model_family("qwen-2.5-7b") == model_family("qwen2.5-72b-instruct") == "qwen2"
+    assert model_family("deepseek-r1-0528") == model_family("deepseek-r1") == "deepseek-r1"
+    assert name_tier("o4-mini-high") == (1.0, name_tier("o4-mini-high")[1])
+    assert np.isnan(name_tier("gpt-5.1")[1]) and name_tier("gpt-5.1")[0] == 0.0
+    assert name_tier("qwen3-235b")[1] == pytest.approx(np.log10(235))
+    assert name_tier("Gemma 3 27B")[1] == pytest.approx(np.log10(27))
+    assert all(np.isnan(v) for v in name_tier(None))
+    ids = ["gpt-5", "gpt-5.1", "gpt-5-mini", "qwen3-8b", "qwen3-32b", "o3-high"]
+    models = pl.DataFrame({"model_id": ids, "provider": ["OpenAI"] * 3 + ["Alibaba"] * 2
+                           + ["OpenAI"], "release_date": ["2025-08-01"] * 6})
+    X = model_covariates(models, min_provider=2, min_family=2)
+    # date, date squared, providers Alibaba and OpenAI, small, log10 size, families gpt5, qwen3
+    assert X.shape == (6, 8)
+    assert X[:, 6].tolist() == [FAMILY_LEVEL] * 3 + [0.0] * 3
+    assert X[:, 7].tolist() == [0.0] * 3 + [FAMILY_LEVEL] * 2 + [0.0]
+    assert X[:, 4].tolist() == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    # defaults (providers with 5 models, families with 3): date, date squared, small,
+    # log10 size, family gpt5; a new model's metadata gives its row the same columns
+    X = model_covariates(models)
+    assert X.shape == (6, 5) and X[:, 4].tolist() == [FAMILY_LEVEL] * 3 + [0.0] * 3
+    one = metadata_covariates({"model_id": "qwen3-32b", "provider": "Alibaba",
+                               "release_date": "2025-08-01"}, models)
+    assert np.array_equal(one, X[4:5], equal_nan=True)
+    sibling = metadata_covariates({"model_id": "gpt-5.2", "release_date": "2025-08-01"}, models)
+    assert np.array_equal(sibling, X[1:2], equal_nan=True)
+    no_id = metadata_covariates({"provider": "Alibaba"}, models)
+    assert np.isnan(no_id[0, 2:4]).all() and no_id[0, 4] == 0
+
+
+def test_family_effects_shrink_towards_the_provider():
+    """Family indicators are marked (coded FAMILY_LEVEL): their standardised columns are
+    scaled by family_scale, so 0 leaves what the other covariates give (the provider's
+    effect) and larger values let the family move the prediction."""
+    Y, scales, X = _synthetic()
+    from benchpress.predict.side import FAMILY_LEVEL
+
+    fam = (np.arange(len(Y)) % 3 == 0) * FAMILY_LEVEL
+    Xf = np.column_stack([X, fam])
+    keep, held = np.arange(80), np.arange(80, 84)
+    S = _held_rows(Y, held, 3)
+
+    def fold(scale, cov):
+        return make_predictor("side", family_scale=scale, **FAST).fit(
+            Y[keep], scales, covariates=cov[keep]).fold_in(S, covariates=cov[held])
+
+    fitted = make_predictor("side", **FAST).fit(Y[keep], scales, covariates=Xf[keep])
+    assert fitted.x_weight_.tolist() == [1.0, 0.3]
+    assert np.allclose(fold(0.0, Xf), fold(0.3, X), rtol=1e-9, atol=1e-6)
+    assert not np.allclose(fold(0.3, Xf), fold(1.0, Xf), atol=1e-3)
+
+
+def test_spread_grows_with_the_posterior_variance_weight():
+    Y, scales, X = _synthetic()
+    fits = [make_predictor("side", spread_posterior=w, **FAST).fit(Y, scales, covariates=X)
+            for w in (0.0, 1.0)]
+    a, b = (f.complete_spread() for f in fits)
+    assert (b >= a - 1e-12).all() and (b > a).mean() > 0.5
+    assert fits[1].base_postvar_.shape == Y.shape and (fits[1].base_postvar_ > 0).all()
+    S = _held_rows(Y, np.arange(3), 3)
+    sa, sb = (f.fold_in(S, covariates=X[:3], return_spread=True)[1] for f in fits)
+    assert (sb >= sa - 1e-12).all() and (sb > sa).mean() > 0.5

@@ -150,9 +150,13 @@ def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates
     if not test.any():
         raise BadInputError(f"no model with scores was released on or after {cut}")
     Y_train = Y[before]
+    train_kw = covariate_kwargs(predictor, covariates, before)
+    pred = clone(predictor).fit(Y_train, scales, **train_kw)
+    test_kw = covariate_kwargs(predictor, covariates, test)
+    if test_kw and not pred.covariates_apply(test_kw["covariates"]).any():
+        train_kw = {}  # the new releases are folded in without them: choose probes so too
     if isinstance(probes, (int, np.integer)):
-        search = ProbeSearch(predictor).fit(Y_train, scales, benchmark_ids=bids,
-                                            **covariate_kwargs(predictor, covariates, before))
+        search = ProbeSearch(predictor).fit(Y_train, scales, benchmark_ids=bids, **train_kw)
         recent, chosen_on = None, "training models"
         if recent_months:
             start = months_before(cut, recent_months)
@@ -170,10 +174,9 @@ def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates
             raise BadInputError(f"unknown probe benchmarks: {', '.join(unknown)}")
         chosen_on = "given"
     pmask = np.isin(np.asarray(bids, dtype=object), chosen)
-    pred = clone(predictor).fit(Y_train, scales, **covariate_kwargs(predictor, covariates, before))
     Y_test = Y[test]
     rows = np.where(pmask, Y_test, np.nan)
-    P = np.atleast_2d(pred.fold_in(rows, **covariate_kwargs(predictor, covariates, test)))
+    P = np.atleast_2d(pred.fold_in(rows, **test_kw))
     obs = ~np.isnan(Y_test)
     ti, tj = np.nonzero(obs)
     is_probe = pmask[tj]

@@ -2,140 +2,55 @@
 
 :class:`SideInfoPredictor` (``--method side``) is the default predictor (logit/z transform,
 rank-4 bias-ALS ensemble blended with pairwise regression) plus two uses of per-model
-covariates ``X`` of shape (n_models, n_features), built from the registry's model rows by
-:func:`model_covariates` (release date, reasoning, open weights, provider; never a field
-computed from scores):
+covariates ``X`` (n_models, n_features) from the registry's model rows
+(:func:`model_covariates`: release date, reasoning, open weights, provider, and from the
+id a small-tier word, a named size and the family; never a field computed from scores):
 
-1. **a model-level prior** (``prior_alpha``): for every start, the fitted model bias and
-   factors ``[a_i, U_i]`` are ridge-regressed on the standardised covariates; a model's
-   row is then solved against the fitted benchmark parameters with its ridge penalty
-   centred on that prediction instead of 0 (``(A + L) d = b - A p``, ``theta = p + d``).
-   It is used when folding in new models with covariates (``fold_in(..., covariates=)``)
-   and, with ``prior_in_fit``, to re-solve the training rows once after the fit.
+1. **a model-level prior** (``prior_alpha``): per start, the fitted ``[a_i, U_i]`` are
+   ridge-regressed on the standardised covariates (prior mean ``p``); a row is solved
+   against the fitted benchmarks as a Gaussian posterior (prior covariance: the training
+   rows' residual covariance from that regression times ``prior_cov_scale``; noise: the
+   training cells' residual variance; ``(V'V / s2 + Sigma^-1) d = V'(z - base) / s2``,
+   ``theta = p + d``), so a row with few scores leans on its covariates, one with many on
+   its scores (``prior_cov_scale=None``: the earlier isotropic ridge). Used to fold in
+   new rows with covariates and (``prior_in_fit``) to re-solve the training rows.
 2. **covariate x benchmark residual effects** (``effect_alpha``): per benchmark, a ridge
-   regression of the training residuals (z units) on the covariates, added to every
-   prediction of a row with covariates.
+   regression of the training residuals (z units) on the covariates.
 
-The defaults (prior 3, in the fit, weight 3; effects 5; blend weight 0.5 with covariates)
-were chosen on our own partitions
-only (seeds 1001-1005: per-model 3-fold cells and whole new models folded in from 3 and 5
-scores; ``benchmarks/side_info_study.py``), never on the published folds.
+Family indicators (coded :data:`FAMILY_LEVEL`) get ``family_scale`` times their
+standardised values in both regressions (penalty / family_scale**2: shrunk towards the
+provider's effect). No extrapolation: a new row with a covariate outside the training
+range is folded in exactly as the default does (``outside_range="default"``;
+:meth:`SideInfoPredictor.covariates_apply`). The spread behind the interval risk features
+adds ``spread_disagreement`` times the ALS/regression disagreement and
+``spread_posterior`` times the Gaussian posterior variance; rows folded in without
+covariates get the same kind of spread around the default's numbers.
 
-Without covariates (``fit(Y, scales)``, a covariate matrix with no columns, or a new row
-folded in without them) every number equals ``make_predictor("default")``'s.
+The defaults (prior 3, in the fit, covariance scale 0.5; effects 5; blend weight 0.5 with
+covariates; family scale 0.3; spread 0.5 and 1.0) were chosen on our own partitions only
+(seeds 1001-1005, cells and whole new models from 3 and 5 scores; intervals calibrated on
+1001-1002, measured on 1003-1005; ``benchmarks/side_info_study.py``), never on the
+published folds. Without covariates (``fit(Y, scales)`` or a matrix with no columns)
+every number equals ``make_predictor("default")``'s; so do the predictions of a row
+folded in without them.
 """
 
 from __future__ import annotations
 
-from datetime import date
-
 import numpy as np
-import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import UsageError
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.als import fold_in_batched
 from benchpress.predict.base import check_scores
 from benchpress.predict.predictor import ALSPredictor
+from benchpress.predict.side_covariates import (FAMILY_LEVEL, METADATA_FIELDS,
+                                                check_covariates, covariate_kwargs,
+                                                metadata_covariates, model_covariates,
+                                                model_family, name_tier)
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
-           "covariate_kwargs", "METADATA_FIELDS"]
-
-_EPOCH = date(2024, 1, 1)
-_MID = (date(2025, 4, 1) - _EPOCH).days / 365.25  # centre of the squared date term
-
-
-def _years(value) -> float:
-    """Years from 2024-01-01 of an ISO date, a year-month (mid-month) or a year (mid-year);
-    NaN when missing or unreadable."""
-    text = str(value or "")[:10]
-    for fmt, pad in ((10, ""), (7, "-15"), (4, "-07-01")):
-        if len(text) == fmt:
-            try:
-                return (date.fromisoformat(text + pad) - _EPOCH).days / 365.25
-            except ValueError:
-                return np.nan
-    return np.nan
-
-
-def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
-                     providers: bool = True, reference: pl.DataFrame | None = None
-                     ) -> np.ndarray | None:
-    """Per-model covariates from a models frame, shape (n_models, n_features), float.
-
-    Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
-    the 2026-05 matrix's mean release), is_reasoning, open_weights (0/1), a named reasoning
-    effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
-    with at least ``min_provider`` models in the frame (when ``providers``). Missing values
-    are NaN (the predictor fills them with the training mean). None when the frame carries
-    none of these fields (e.g. ``ScoreMatrix.from_arrays``). ``reference`` (default:
-    ``models``) is the frame whose providers are counted, so that rows of a new model
-    get the columns of the fit's covariates.
-    """
-    cols = []
-    if "release_date" in models.columns:
-        years = [_years(v) for v in models["release_date"].to_list()]
-        cols += [years, [(y - _MID) ** 2 for y in years]]
-    for name in ("is_reasoning", "open_weights"):
-        if name in models.columns:
-            cols.append([np.nan if v is None else float(v) for v in models[name].to_list()])
-    if "effort" in models.columns:
-        cols.append([float(bool(v)) for v in models["effort"].to_list()])
-    if providers and "provider" in models.columns:
-        prov = models["provider"].to_list()
-        ref = prov if reference is None else reference["provider"].to_list()
-        counts = {p: ref.count(p) for p in set(ref) if p}
-        for p in sorted(k for k, n in counts.items() if n >= min_provider):
-            cols.append([float(v == p) for v in prov])
-    if not cols:
-        return None
-    return np.asarray(cols, dtype=float).T.reshape(models.height, len(cols))
-
-
-METADATA_FIELDS = ("provider", "release_date", "is_reasoning", "open_weights", "effort")
-
-
-def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
-    """Covariates (1, n_features) of one new model from ``metadata`` (keys among
-    :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
-    :func:`model_covariates` gives the registry's models frame ``reference``; None when
-    ``reference`` has no such field. An unknown key raises BadInputError."""
-    unknown = sorted(set(metadata) - set(METADATA_FIELDS))
-    if unknown:
-        raise BadInputError(f"unknown metadata field(s) {', '.join(unknown)}; "
-                            f"use {', '.join(METADATA_FIELDS)}")
-    cols = [c for c in METADATA_FIELDS if c in reference.columns]
-    row = pl.DataFrame({c: [None if metadata.get(c) is None else str(metadata[c])]
-                        if c in ("provider", "release_date", "effort") else
-                        [None if metadata.get(c) is None else bool(metadata[c])] for c in cols},
-                       schema={c: pl.String if c in ("provider", "release_date", "effort")
-                               else pl.Boolean for c in cols})
-    return model_covariates(row, reference=reference) if cols else None
-
-
-def check_covariates(covariates, n_rows: int, n_features: int | None = None):
-    """``covariates`` as a float (n_rows, n_features) array (None stays None); a wrong shape
-    or an infinite value raises BadInputError in one line."""
-    if covariates is None:
-        return None
-    X = np.array(covariates, dtype=float, copy=True)
-    if X.ndim != 2 or X.shape[0] != n_rows or (n_features is not None and X.shape[1] != n_features):
-        want = f"({n_rows}, {'n_features' if n_features is None else n_features})"
-        raise BadInputError(f"covariates must have shape {want}, got {X.shape}")
-    if np.isinf(X).any():
-        raise BadInputError("covariates contain infinite values")
-    return X
-
-
-def covariate_kwargs(predictor, covariates, rows=None) -> dict:
-    """``{"covariates": covariates[rows]}`` for a ``fit``/``fold_in`` call when
-    ``predictor`` accepts covariates and ``covariates`` (n_models, n_features) is given;
-    ``{}`` otherwise (every other predictor is called exactly as before). ``rows`` is any
-    numpy row index (ints or a bool mask); None = all rows."""
-    if covariates is None or not getattr(predictor, "accepts_covariates", False):
-        return {}
-    X = np.asarray(covariates, dtype=float)
-    return {"covariates": X if rows is None else X[rows]}
+           "covariate_kwargs", "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier"]
 
 
 def _ridge(X, T, alpha):
@@ -164,11 +79,24 @@ class SideInfoPredictor(ALSPredictor):
         larger: rows with more scores lean less on their covariates).
     prior_n : float, default 5.0
         The score count at which the weight is exactly ``prior_weight``.
+    prior_cov_scale : float or None, default 0.5
+        The Gaussian prior's covariance is the residual covariance of the prior regression
+        times this (smaller = rows stay closer to their covariates' prediction); None = the
+        isotropic ridge of ``prior_weight`` and ``prior_decay`` (the earlier solve).
+    outside_range : {"default", "clip"}, default "default"
+        A new row with a covariate outside the training range (a release date after every
+        training model's, a provider column no training model has) is folded in as the
+        default predictor does ("default": the covariates' effects are not extrapolated)
+        or with its covariates clipped to the range ("clip", the earlier rule).
+    spread_disagreement, spread_posterior : float, default 0.5 and 1.0
+        The spread that the interval risk features read (``complete_spread``, fold-in
+        ``return_spread``) adds these multiples of the ALS/regression disagreement and of
+        the Gaussian posterior variance to the starts' (0 and 0: the starts' alone).
     covariate_regression_weight : float or None, default 0.5
-        The ALS/regression blend weight used when covariates are present (the prior makes
-        the ALS part better at few scores, so it leans more on the regression: 0.5 was
-        chosen on seeds 1001-1005); None = ``regression_weight``. Without covariates the
-        blend is the default's.
+        The ALS/regression blend weight with covariates (None = ``regression_weight``).
+    family_scale : float, default 0.3
+        Family indicator columns (coded ``FAMILY_LEVEL``) are scaled by this after
+        standardising (0: families have no effect beyond their provider's).
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -184,8 +112,12 @@ class SideInfoPredictor(ALSPredictor):
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
-                 prior_n: float = 5.0, covariate_regression_weight: float | None = 0.5,
-                 **als_params):
+                 prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
+                 outside_range: str = "default", spread_disagreement: float = 0.5,
+                 covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
+                 spread_posterior: float = 1.0, **als_params):
+        if outside_range not in ("default", "clip"):
+            raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
@@ -193,13 +125,20 @@ class SideInfoPredictor(ALSPredictor):
         self.effect_alpha = effect_alpha
         self.prior_decay = prior_decay
         self.prior_n = prior_n
+        self.prior_cov_scale = prior_cov_scale
+        self.outside_range = outside_range
+        self.spread_disagreement = spread_disagreement
         self.covariate_regression_weight = covariate_regression_weight
+        self.family_scale = family_scale
+        self.spread_posterior = spread_posterior
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
                                            "effect_alpha", "prior_decay", "prior_n",
-                                           "covariate_regression_weight"]
+                                           "prior_cov_scale", "outside_range", "spread_disagreement",
+                                           "covariate_regression_weight", "family_scale",
+                                           "spread_posterior"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -209,11 +148,10 @@ class SideInfoPredictor(ALSPredictor):
         return super().fit(Y, scales)
 
     def _standardise(self, X):
-        """Standardised covariates, NaN -> 0; values outside the training range (e.g. a
-        release date after every training model's) are clipped to it: the prior and the
-        effects are not extrapolated."""
+        """Standardised covariates, NaN -> 0; values outside the training range are clipped
+        to it (they reach this only with ``outside_range="clip"``)."""
         X = np.clip(X, self.x_min_, self.x_max_)
-        return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0)
+        return np.nan_to_num((X - self.x_mean_) / self.x_scale_, nan=0.0) * self.x_weight_
 
     def _fit(self, Y, scales) -> None:
         super()._fit(Y, scales)
@@ -229,6 +167,11 @@ class SideInfoPredictor(ALSPredictor):
         self.x_scale_ = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
         self.x_min_ = np.where(n_seen > 0, np.where(seen, X, np.inf).min(axis=0), -np.inf)
         self.x_max_ = np.where(n_seen > 0, np.where(seen, X, -np.inf).max(axis=0), np.inf)
+        # family indicators (coded 0 / FAMILY_LEVEL): ridge penalty / family_scale**2 in
+        # both regressions, so a family's effect is shrunk towards its provider's
+        coded = seen & ((X == 0) | (X == FAMILY_LEVEL))
+        family = coded.all(axis=0) & (X == FAMILY_LEVEL).any(axis=0)
+        self.x_weight_ = np.where(family, float(self.family_scale), 1.0)
         Xs = self.covariates_ = self._standardise(X)
         ens = self.ensemble_
         S, n_m, r = ens.U_.shape
@@ -238,7 +181,10 @@ class SideInfoPredictor(ALSPredictor):
             self.theta_mean_ = T.mean(axis=0)
             self.theta_coef_ = _ridge(Xs, T - self.theta_mean_, self.prior_alpha)
         Z = self.transform_.transform(Y)
-        self.base_z_ = self._row_z(Z, Xs) if self._use_prior_in_fit() else None
+        if self.prior_alpha is not None and self.prior_cov_scale is not None:
+            self._fit_prior_covariance(Z, Xs)
+        self.base_z_, self.base_postvar_ = (self._row_z(Z, Xs, with_var=True)
+                                            if self._use_prior_in_fit() else (None, None))
         self.effects_ = None
         if self.effect_alpha is not None:
             resid = Z - self._als_blend_z()
@@ -258,9 +204,61 @@ class SideInfoPredictor(ALSPredictor):
         th = self.theta_mean_ + Xs @ self.theta_coef_
         return th.reshape(len(Xs), S, r + 1).transpose(1, 0, 2)
 
-    def _row_z(self, Z_rows, Xs):
-        """Per-start z rows solved against the fitted benchmarks with the covariate prior:
-        (S, n_rows, n_benchmarks)."""
+    def _fit_prior_covariance(self, Z, Xs) -> None:
+        """Per start: the prior precision ``prior_precision_`` (S, rank+1, rank+1), the
+        inverse of ``prior_cov_scale`` times the covariance of the fitted ``[a_i, U_i]``
+        about their covariate prediction, and the noise variance ``noise_var_`` (S,), the
+        mean squared residual of the start on the observed training cells (z units)."""
+        ens = self.ensemble_
+        S, n_m, r = ens.U_.shape
+        T = np.concatenate([ens.model_bias_[:, :, None], ens.U_], axis=2)
+        D = T - self._prior_theta(Xs)
+        cov = np.einsum("smk,sml->skl", D, D) / n_m * float(self.prior_cov_scale)
+        self.prior_precision_ = np.linalg.inv(cov + 1e-9 * np.eye(r + 1))
+        obs = ~np.isnan(Z)
+        res = np.where(obs, Z, 0.0)[None] - np.where(obs, ens.predict_starts(), 0.0)
+        self.noise_var_ = (res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1)
+
+    def _row_z_gauss(self, Z_rows, Xs, with_var=False):
+        """Per-start posterior-mean z rows under the Gaussian covariate prior, (S, n_rows,
+        n_benchmarks), and (``with_var`` and ``spread_posterior``; else None) the posterior
+        predictive variance of each cell's mean averaged over starts, (n_rows,
+        n_benchmarks, z units squared)."""
+        ens = self.ensemble_
+        W = (~np.isnan(Z_rows)).astype(float)
+        Va, A = self._gauss_system(W)
+        base = (ens.mu_[:, None, None] + ens.benchmark_bias_[:, None, :]
+                + self._prior_theta(Xs) @ Va.transpose(0, 2, 1))
+        R = np.where(W > 0, Z_rows, 0.0)[None] - W[None] * base
+        rhs = (R @ Va)[..., None] / self.noise_var_[:, None, None, None]
+        var = self._posterior_var(Va, A) if with_var and self.spread_posterior else None
+        return base + np.linalg.solve(A, rhs)[..., 0] @ Va.transpose(0, 2, 1), var
+
+    def _gauss_system(self, W):
+        """Benchmark parameters ``Va = [1, V]`` (S, n_benchmarks, rank+1) and the posterior
+        precision ``A`` (S, n_rows, rank+1, rank+1) of rows with observed-cell mask ``W``
+        (n_rows, n_benchmarks, float)."""
+        ens = self.ensemble_
+        S, n_b, _ = ens.V_.shape
+        Va = np.concatenate([np.ones((S, n_b, 1)), ens.V_], axis=2)
+        k = Va.shape[2]
+        VV = (Va[:, :, :, None] * Va[:, :, None, :]).reshape(S, n_b, k * k)
+        A = ((W @ VV).reshape(S, -1, k, k) / self.noise_var_[:, None, None, None]
+             + self.prior_precision_[:, None])
+        return Va, A
+
+    @staticmethod
+    def _posterior_var(Va, A):
+        """Posterior predictive variance of each cell's mean, ``v_j' A^-1 v_j`` averaged
+        over starts: (n_rows, n_benchmarks), z units squared."""
+        return np.einsum("sbk,srkl,sbl->rb", Va, np.linalg.inv(A), Va) / len(Va)
+
+    def _row_z(self, Z_rows, Xs, with_var=False):
+        """Per-start z rows solved against the fitted benchmarks with the covariate prior,
+        (S, n_rows, n_benchmarks), and the Gaussian posterior variance (see
+        :meth:`_row_z_gauss`; None for the isotropic ridge)."""
+        if self.prior_cov_scale is not None:
+            return self._row_z_gauss(Z_rows, Xs, with_var)
         ens = self.ensemble_
         W = (~np.isnan(Z_rows)).astype(float)
         if self.prior_decay:  # reg * f per row == cell weights / f per row
@@ -275,7 +273,7 @@ class SideInfoPredictor(ALSPredictor):
         for s in range(base.shape[0]):  # the offset differs per start: one batch each
             out[s] = base[s] + fold_in_batched(Z_rows - base[s], W, np.zeros(1), zero_c,
                                                ens.V_[s:s + 1], reg_diag=reg)[0]
-        return out
+        return out, None
 
     def _side_blend(self, Z_als, Z_reg):
         """The default's blend with ``covariate_regression_weight`` (rows with covariates)."""
@@ -299,28 +297,55 @@ class SideInfoPredictor(ALSPredictor):
         return self.transform_.to_scores(Zb)
 
     def complete_spread(self) -> np.ndarray:
-        """Per-cell std of the starts' predictions in score units, (n_models, n_benchmarks),
-        side information included (see :meth:`ALSPredictor.complete_spread`)."""
+        """Per-cell uncertainty spread in score units, (n_models, n_benchmarks), side
+        information included: the starts' std, widened by ``spread_disagreement`` times the
+        ALS/regression disagreement (see :meth:`_spread`); what the interval risk features
+        read (see :meth:`ALSPredictor.complete_spread`)."""
         self._fitted()
         if self.covariates_ is None:
             return super().complete_spread()
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
-        Zs = self._side_blend(Zs, self.regression_z_ if self.regression_ is not None else None)
-        if self.effects_ is not None:
-            Zs = Zs + (self.covariates_ @ self.effects_)[None]
-        return self.transform_.to_scores(Zs).std(axis=0)
+        return self._spread(Zs, self.regression_z_ if self.regression_ is not None else None,
+                            None if self.effects_ is None else self.covariates_ @ self.effects_,
+                            self.base_postvar_ if self.base_z_ is not None else None)
+
+    def _spread(self, Zs, reg, effects, postvar=None, blend=None):
+        """Spread in score units (n_rows, n_benchmarks) of per-start ALS rows ``Zs`` (S,
+        n_rows, n_benchmarks, z), the regression's ``reg`` (n_rows, n_benchmarks or None)
+        and the covariate ``effects`` (n_rows, n_benchmarks or None): with
+        ``spread_disagreement`` k > 0, the z-unit ``s = sqrt(var_starts + (k * (mean ALS -
+        regression))**2 + spread_posterior * postvar)`` mapped to score units as half the
+        width of ``mean +- s`` (``postvar``: the Gaussian fold-in's posterior predictive
+        variance, (n_rows, n_benchmarks) or None); with k = 0, the std of the blended
+        starts in score units (the earlier spread)."""
+        Zb = (blend or self._side_blend)(Zs, reg)
+        if effects is not None:
+            Zb = Zb + effects[None]
+        k = float(self.spread_disagreement or 0.0)
+        if not k or reg is None:
+            return self.transform_.to_scores(Zb).std(axis=0)
+        m = Zb.mean(axis=0)
+        var = Zb.var(axis=0) + (k * np.nan_to_num(Zs.mean(axis=0) - reg)) ** 2
+        if self.spread_posterior and postvar is not None:
+            var = var + float(self.spread_posterior) * postvar
+        sd = np.sqrt(var)
+        return np.abs(self.transform_.to_scores(m + sd) - self.transform_.to_scores(m - sd)) / 2.0
 
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
                 return_spread: bool = False):
         """Predict full rows of new models from known scores and optional covariates
         (n_rows, n_features, the training features); without covariates, or without
-        covariates at fit time, exactly the default predictor's fold-in."""
+        covariates at fit time, exactly the default predictor's fold-in, and so for the
+        rows outside the training range (``outside_range="default"``)."""
         self._fitted()
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
-        if self.covariates_ is None or covariates is None:
+        if self.covariates_ is None or (covariates is None and (refit or not return_spread)):
             return super().fold_in(scores, refit=refit, return_spread=return_spread)
+        if covariates is None:  # the default's rows, with a spread read as with covariates
+            out, spread = self._default_rows(S2)
+            return (out[0], spread[0]) if one else (out, spread)
         X = check_covariates(np.atleast_2d(covariates), S2.shape[0], self.covariates_.shape[1])
         Xs = self._standardise(X)
         if refit:
@@ -329,16 +354,66 @@ class SideInfoPredictor(ALSPredictor):
                 covariates=np.vstack([self._raw_covariates, X]))
             out = twin.complete(keep_observed=False)[self.Y_.shape[0]:]
             return out[0] if one else out
-        Z_new = self.transform_.transform(S2)
-        with single_blas_thread():
-            Zs = (self._row_z(Z_new, Xs) if self.prior_alpha is not None
-                  else self.ensemble_.fold_in_starts(Z_new))
-            reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
-            Zs = self._side_blend(Zs, reg)
-            if self.effects_ is not None:
-                Zs = Zs + (Xs @ self.effects_)[None]
-        out = self.transform_.to_scores(Zs.mean(axis=0))
+        outside = self._outside(X)
+        if outside.all() and not return_spread:
+            return super().fold_in(scores, refit=refit, return_spread=return_spread)
+        out, spread = self._fold_in_covariates(S2, Xs, return_spread)
+        if outside.any():  # these rows as the default folds them in
+            if return_spread:
+                out[outside], spread[outside] = self._default_rows(S2[outside])
+            else:
+                out[outside] = super().fold_in(S2[outside])
         if not return_spread:
             return out[0] if one else out
-        spread = self.transform_.to_scores(Zs).std(axis=0)
         return (out[0], spread[0]) if one else (out, spread)
+
+    def covariates_apply(self, covariates) -> np.ndarray:
+        """(n_rows,) bool: which new rows ``covariates`` (n_rows, n_features) would be
+        folded in with their covariates (False: as the default predictor, see
+        ``outside_range``; all False when the fit had none)."""
+        self._fitted()
+        if self.covariates_ is None:
+            return np.zeros(len(covariates), dtype=bool)
+        X = check_covariates(np.atleast_2d(covariates), len(covariates), self.covariates_.shape[1])
+        return ~self._outside(X)
+
+    def _outside(self, X) -> np.ndarray:
+        """(n_rows,) bool: rows with a covariate outside the training range (e.g. a model
+        released after every training model) when ``outside_range="default"``."""
+        if self.outside_range == "clip":
+            return np.zeros(len(X), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            return ((X < self.x_min_) | (X > self.x_max_)).any(axis=1)
+
+    def _default_rows(self, S2):
+        """Rows ``S2`` (n_rows, n_benchmarks) folded in as the default predictor does (the
+        same numbers) and their spread as :meth:`_spread` reads it for rows with
+        covariates (disagreement and, with the Gaussian prior, the posterior variance of a
+        row at the prior's mean), so that one interval calibrator serves rows with and
+        without covariates; both (n_rows, n_benchmarks)."""
+        Z_new = self.transform_.transform(S2)
+        with single_blas_thread():
+            Zs = self.ensemble_.fold_in_starts(Z_new)
+            reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
+            postvar = None
+            if self.spread_posterior and self.prior_alpha is not None and self.prior_cov_scale:
+                W = (~np.isnan(Z_new)).astype(float)
+                postvar = self._posterior_var(*self._gauss_system(W))
+        out = self.transform_.to_scores(self._blend(Zs, reg).mean(axis=0))
+        return out, self._spread(Zs, reg, None, postvar, blend=self._blend)
+
+    def _fold_in_covariates(self, S2, Xs, with_spread=True):
+        """Fold-in of rows ``S2`` (n_rows, n_benchmarks) with standardised covariates
+        ``Xs``: the ensemble-mean scores and (``with_spread``; else None) the spread, both
+        (n_rows, n_benchmarks)."""
+        Z_new = self.transform_.transform(S2)
+        with single_blas_thread():
+            Zs, postvar = (self._row_z(Z_new, Xs, with_spread) if self.prior_alpha is not None
+                           else (self.ensemble_.fold_in_starts(Z_new), None))
+            reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
+            effects = None if self.effects_ is None else Xs @ self.effects_
+            Zb = self._side_blend(Zs, reg)
+            if effects is not None:
+                Zb = Zb + effects[None]
+        return (self.transform_.to_scores(Zb.mean(axis=0)),
+                self._spread(Zs, reg, effects, postvar) if with_spread else None)
