@@ -260,8 +260,9 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
 
         `metadata` (`--method side` only; others ignore it): what is known about the new
         model, e.g. `{"provider": "OpenAI", "release_date": "2026-04-01", "is_reasoning":
-        True}` (also `open_weights`, `effort`); without it the model is folded in without
-        covariates."""
+        True}` (also `open_weights`, `effort`, and `model_id`, from which the size word,
+        a parameter count and the family are read); without it the model is folded in
+        without covariates."""
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
