@@ -14,7 +14,7 @@ import hashlib
 import json
 from pathlib import Path
 
-__all__ = ["sha256_bytes", "sha256_of", "json_digest", "CHUNK"]
+__all__ = ["sha256_bytes", "sha256_of", "json_digest", "HashingWriter", "CHUNK"]
 
 CHUNK = 1 << 16  # bytes read at a time from files and streams
 
@@ -42,3 +42,26 @@ def json_digest(doc, length: int = 16) -> str:
     True
     """
     return sha256_bytes(json.dumps(doc, sort_keys=True, default=str).encode())[:length]
+
+
+class HashingWriter:
+    """A file opened for binary writing that hashes what passes through it, so a copy or a
+    download is read once: ``with HashingWriter(path) as out: out.write(chunk)``, then
+    ``out.hexdigest()`` is :func:`sha256_of` of the written file."""
+
+    def __init__(self, path: Path):
+        self._file = open(path, "wb")
+        self._digest = hashlib.sha256()
+
+    def write(self, chunk: bytes) -> int:
+        self._digest.update(chunk)
+        return self._file.write(chunk)
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+    def __enter__(self) -> "HashingWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._file.close()

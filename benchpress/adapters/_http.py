@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
 from benchpress import limits
-from benchpress.digest import CHUNK
+from benchpress.digest import CHUNK, HashingWriter
 from benchpress.errors import FetchError
 
 __all__ = ["download", "url_scheme"]
@@ -132,8 +132,9 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 
 
 def download(url: str, dest: Path, *, max_bytes: int, timeout: float, ends: float,
-             deadline_s: float) -> str:
-    """Stream `url` into `dest`; returns the final URL after redirects.
+             deadline_s: float) -> tuple[str, str]:
+    """Stream `url` into `dest`; returns the final URL after redirects and the sha256 of
+    the bytes written (hashed on the way, not read again).
 
     `timeout` bounds each read, `ends` (a `time.monotonic()` value, `deadline_s` seconds after
     the fetch began) the whole download; past it a `FetchError` names the deadline.
@@ -148,7 +149,7 @@ def download(url: str, dest: Path, *, max_bytes: int, timeout: float, ends: floa
                                              _Redirects)
         request = urllib.request.Request(url, headers={"User-Agent": "benchpress-registry/0.1"})
         try:
-            final = _stream(opener, request, dest, max_bytes, min(timeout, left))
+            final, digest = _stream(opener, request, dest, max_bytes, min(timeout, left))
         except (OSError, http.client.HTTPException):
             if watchdog.fired:
                 raise late from None
@@ -158,16 +159,16 @@ def download(url: str, dest: Path, *, max_bytes: int, timeout: float, ends: floa
     if urlsplit(final).hostname != urlsplit(url).hostname:
         log.warning("warning: %s redirected to another host: %s (recorded as the final URL)",
                     url, final)
-    return final
+    return final, digest
 
 
-def _stream(opener, request, dest: Path, max_bytes: int, timeout: float) -> str:
+def _stream(opener, request, dest: Path, max_bytes: int, timeout: float) -> tuple[str, str]:
     url = request.full_url
     with opener.open(request, timeout=timeout) as response:
         declared = int(response.headers.get("Content-Length") or 0)
         if declared > max_bytes:
             raise FetchError(f"{url}: {declared:,} bytes is larger than the {max_bytes:,}-byte cap")
-        with open(dest, "wb") as out, Progress(
+        with HashingWriter(dest) as out, Progress(
             "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
             TransferSpeedColumn(), transient=True, disable=not sys.stderr.isatty(),
         ) as bar:
@@ -181,4 +182,4 @@ def _stream(opener, request, dest: Path, max_bytes: int, timeout: float) -> str:
                 bar.advance(task, len(chunk))
         if declared and received < declared:  # the connection ended early: worth another try
             raise http.client.IncompleteRead(b"", declared - received)
-        return response.geturl()
+        return response.geturl(), out.hexdigest()

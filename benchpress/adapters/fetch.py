@@ -49,7 +49,7 @@ from pathlib import Path, PurePosixPath
 from benchpress import limits
 from benchpress.adapters._files import zip_digests
 from benchpress.adapters._http import download, url_scheme
-from benchpress.digest import CHUNK, sha256_of
+from benchpress.digest import CHUNK, HashingWriter, sha256_of
 from benchpress.errors import BadInputError, FetchError
 
 __all__ = ["FetchResult", "fetch", "store_file", "store_tree", "tree_sha256", "url_scheme",
@@ -184,8 +184,10 @@ def store_tree(folder: Path, cache: Path, *, expected_sha256: str | None = None)
     return target, digest
 
 
-def _into_cache(tmp: Path, cache: Path, expected: str | None, what: str) -> tuple[Path, str]:
-    digest = sha256_of(tmp)
+def _into_cache(tmp: Path, cache: Path, expected: str | None, what: str,
+                digest: str) -> tuple[Path, str]:
+    """Move ``tmp`` (whose sha256 is ``digest``, hashed while it was written) into the
+    cache under its digest, after checking it against the pin ``expected``."""
     if expected and digest != expected and zipfile.is_zipfile(tmp):
         try:
             if tree_sha256(tmp) == expected:
@@ -221,7 +223,7 @@ def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
         raise FetchError(f"{name}: no such file")
     tmp = _part(cache)
     try:
-        with open(path, "rb") as src, open(tmp, "wb") as out:
+        with open(path, "rb") as src, HashingWriter(tmp) as out:
             size = 0
             while chunk := src.read(CHUNK):
                 size += len(chunk)
@@ -231,7 +233,7 @@ def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
                                      "cap, such as part-000.json, part-001.json ...; or raise "
                                      "BENCHPRESS_MAX_DOWNLOAD_BYTES)")
                 out.write(chunk)
-        return _into_cache(tmp, cache, expected_sha256, name)
+        return _into_cache(tmp, cache, expected_sha256, name, out.hexdigest())
     finally:
         tmp.unlink(missing_ok=True)  # gone already when it landed in the cache
 
@@ -292,9 +294,9 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
     for attempt in range(retries):
         tmp = _part(cache)
         try:
-            final = download(url, tmp, max_bytes=max_bytes, timeout=timeout, ends=ends,
-                             deadline_s=deadline_s)
-            path, digest = _into_cache(tmp, cache, expected_sha256, url)
+            final, digest = download(url, tmp, max_bytes=max_bytes, timeout=timeout, ends=ends,
+                                     deadline_s=deadline_s)
+            path, digest = _into_cache(tmp, cache, expected_sha256, url, digest)
             return FetchResult(path, digest, utc_now(), "http", final_url=final)
         except urllib.error.HTTPError as exc:
             last = exc
