@@ -41,6 +41,7 @@ import polars as pl
 import yaml
 
 from benchpress.adapters.fetch import tree_sha256
+from benchpress.artifact import code_digest
 from benchpress.digest import json_digest
 from benchpress.errors import BadInputError
 from benchpress.home import Home
@@ -198,11 +199,13 @@ def _compare_task(pair: tuple, *, root: str, plan: Plan) -> dict:
     return _compare(Home(Path(root)), a, b, plan, Path(cells_file))
 
 
-def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None) -> tuple[str, bool]:
-    """The snapshot of `date` (built unless the same inputs made one before); (id, built)."""
+def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None,
+            schemas_sha256: str) -> tuple[str, bool]:
+    """The snapshot of `date` (built unless the same inputs made one before: the configs,
+    the package version and the contracts' tree digest `schemas_sha256`); (id, built)."""
     configs = plan.configs_until(date)
     key = json_digest({"configs": [asdict(c) for c in configs], "version": __version__,
-                   "schemas": tree_sha256(rhome.schemas)})
+                       "schemas": schemas_sha256})
     sid = state.get(key)
     if sid and (rhome.snapshots / sid / "manifest.json").is_file():
         return sid, False
@@ -283,8 +286,11 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     rhome = replay_home(home, plan)
     state_file = rhome.root / "state.json"
     state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else {}
-    fit_key = json_digest({"sources": plan.fit_sources, "method": plan.method, "probes": plan.probes,
-                       "probe_sources": plan.probe_sources, "version": __version__})
+    # the analyses depend on the predictor's code itself, not only on the package version
+    fit_key = json_digest({"sources": plan.fit_sources, "method": plan.method,
+                           "probes": plan.probes, "probe_sources": plan.probe_sources,
+                           "code": code_digest()})
+    schemas_sha256 = tree_sha256(rhome.schemas)  # once: the contracts do not change mid-run
     timeline = Timeline(plan.name, rhome.root)
     limits = DriftThresholds()
     dates = plan.dates()
@@ -293,7 +299,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
         for k, date in enumerate(dates):
             if on_step:
                 on_step(k, len(dates), date)
-            sid, built = _freeze(rhome, plan, date, state, mirror)
+            sid, built = _freeze(rhome, plan, date, state, mirror, schemas_sha256)
             timeline.built += built
             write_json_atomic(state_file, state, sort_keys=True)
             snaps.append(sid)
