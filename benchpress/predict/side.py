@@ -97,6 +97,10 @@ class SideInfoPredictor(ALSPredictor):
     family_scale : float, default 0.3
         Family indicator columns (coded ``FAMILY_LEVEL``) are scaled by this after
         standardising (0: families have no effect beyond their provider's).
+    interval_eps : float, default 0.5
+        Logit margin (percentage points) of the interval space of a fit with covariates
+        (``interval_eps_``, read by :class:`~benchpress.predict.intervals.MatrixSupport`;
+        the predictor's own margin; the default predictor's intervals use 0.05).
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -105,6 +109,8 @@ class SideInfoPredictor(ALSPredictor):
     ----------
     covariates_ : ndarray (n_models, n_features) or None
         Standardised training covariates (NaN -> 0).
+    interval_eps_ : float or None
+        ``interval_eps`` with covariates, None without (the default's interval space).
     """
 
     accepts_covariates = True
@@ -115,7 +121,7 @@ class SideInfoPredictor(ALSPredictor):
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
                  outside_range: str = "default", spread_disagreement: float = 0.5,
                  covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
-                 spread_posterior: float = 1.0, **als_params):
+                 spread_posterior: float = 1.0, interval_eps: float = 0.5, **als_params):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         super().__init__(rank, **als_params)
@@ -131,6 +137,7 @@ class SideInfoPredictor(ALSPredictor):
         self.covariate_regression_weight = covariate_regression_weight
         self.family_scale = family_scale
         self.spread_posterior = spread_posterior
+        self.interval_eps = interval_eps
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -138,7 +145,7 @@ class SideInfoPredictor(ALSPredictor):
                                            "effect_alpha", "prior_decay", "prior_n",
                                            "prior_cov_scale", "outside_range", "spread_disagreement",
                                            "covariate_regression_weight", "family_scale",
-                                           "spread_posterior"]
+                                           "spread_posterior", "interval_eps"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -156,9 +163,10 @@ class SideInfoPredictor(ALSPredictor):
     def _fit(self, Y, scales) -> None:
         super()._fit(Y, scales)
         X = self._raw_covariates
-        self.covariates_ = None
+        self.covariates_ = self.interval_eps_ = None
         if X is None:
             return
+        self.interval_eps_ = float(self.interval_eps)
         seen = ~np.isnan(X)
         n_seen = seen.sum(axis=0)
         self.x_mean_ = np.where(seen, X, 0.0).sum(axis=0) / np.maximum(n_seen, 1)
