@@ -417,3 +417,25 @@ def test_spread_grows_with_the_posterior_variance_weight():
     S = _held_rows(Y, np.arange(3), 3)
     sa, sb = (f.fold_in(S, covariates=X[:3], return_spread=True)[1] for f in fits)
     assert (sb >= sa - 1e-12).all() and (sb > sa).mean() > 0.5
+
+
+def test_interval_space_uses_the_predictors_margin_only_with_covariates():
+    from benchpress.predict.intervals import (EPS, IntervalCalibrator, MatrixSupport,
+                                              complete_intervals)
+
+    Y, scales, X = _synthetic()
+    default = make_predictor("default", **FAST).fit(Y, scales)
+    bare = make_predictor("side", **FAST).fit(Y, scales)
+    side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
+    narrow = make_predictor("side", interval_eps=EPS, **FAST).fit(Y, scales, covariates=X)
+    assert bare.interval_eps_ is None and side.interval_eps_ == 0.5 and EPS == 0.05
+    assert MatrixSupport(default).transform.eps == MatrixSupport(bare).transform.eps == EPS
+    assert MatrixSupport(side).transform.eps == 0.5 and MatrixSupport(narrow).transform.eps == EPS
+    assert MatrixSupport(side, eps=0.2).transform.eps == 0.2  # an explicit margin wins
+    # the margin moves the risk features of cells near the ends of the range
+    assert not np.array_equal(MatrixSupport(side).spread_z, MatrixSupport(narrow).spread_z)
+    # without covariates the intervals are the default's, to the bit
+    rng = np.random.RandomState(3)
+    cal = IntervalCalibrator(0.1).fit(rng.normal(size=200), rng.normal(size=(200, 7)))
+    a, b = complete_intervals(bare, cal), complete_intervals(default, cal)
+    assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in ("lower", "upper", "trust"))
