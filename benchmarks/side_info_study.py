@@ -26,8 +26,9 @@ seeds 1001-1002, chosen on 1003-1005). Rounds one to six ran without the covaria
 the model's id (`--no-identity` reproduces them); `--identity` (seventh: small-tier word,
 log10 named size, family indicators with family_scale 0.3 adopted), `--count-blend` (blend
 weight per score count, not adopted), `--posterior` (eighth: the Gaussian fold-in's
-posterior variance in the interval spread, 1.0 adopted) and `--benchmark-scale` (a
-per-benchmark conformal scale, measured, not in the product) came after. `--pseudo-backtest` compares the two rules for a
+posterior variance in the interval spread, 1.0 adopted), `--benchmark-scale` (a
+per-benchmark conformal scale, measured, not in the product) and `--interval-eps` (ninth:
+the logit margin of the interval space, the predictor's own 0.5 adopted) came after. `--pseudo-backtest` compares the two rules for a
 model outside the covariates' training range on our own temporal splits (models released
 before 2026-01-01, cutoffs 2025-07-01 and 2025-09-01). `--report` adds fresh seeds
 (2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
@@ -201,6 +202,12 @@ SPREAD = [dict(spread_disagreement=k, spread_posterior=0.0)
 # spread, then the disagreement weight again with it
 POSTERIOR = ([dict(spread_posterior=w) for w in (0.0, 0.5, 1.0, 2.0, 4.0)]
              + [dict(spread_posterior=1.0, spread_disagreement=k) for k in (0.35, 0.7, 1.0)])
+# ninth round (intervals): the logit margin of the interval space of a fit with covariates
+# (0.05 is the default predictor's; 0.5 the predictor's own, adopted), then the spread
+# weights again with it
+INTERVAL_EPS = ([dict(interval_eps=e) for e in (0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0)]
+                + [dict(spread_posterior=w) for w in (0.5, 2.0)]
+                + [dict(spread_disagreement=k) for k in (0.35, 0.7)])
 
 
 def spread_grid(bp, X, grid) -> None:
@@ -335,6 +342,8 @@ def main() -> None:
                     help="blend weight per score count of new models")
     ap.add_argument("--posterior", action="store_true",
                     help="the eighth grid: posterior variance in the interval spread")
+    ap.add_argument("--interval-eps", action="store_true",
+                    help="the ninth grid: logit margin of the interval space")
     ap.add_argument("--benchmark-scale", action="store_true",
                     help="a per-benchmark conformal scale on top of the risk model")
     ap.add_argument("--pseudo-backtest", action="store_true",
@@ -353,8 +362,9 @@ def main() -> None:
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
-    if args.spread or args.posterior:
-        return spread_grid(bp, X, POSTERIOR if args.posterior else SPREAD)
+    if args.spread or args.posterior or args.interval_eps:
+        return spread_grid(bp, X, INTERVAL_EPS if args.interval_eps
+                           else POSTERIOR if args.posterior else SPREAD)
     if args.identity:
         return identity_grid(m)
     if args.count_blend:
