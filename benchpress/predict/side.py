@@ -24,10 +24,11 @@ range is folded in exactly as the default does (``outside_range="default"``;
 :meth:`SideInfoPredictor.covariates_apply`). The spread behind the interval risk features
 adds ``spread_disagreement`` times the ALS/regression disagreement and
 ``spread_posterior`` times the Gaussian posterior variance; rows folded in without
-covariates get the same kind of spread around the default's numbers.
+covariates get the same kind of spread around the default's numbers. A fit with covariates
+has its intervals in a space with the predictor's own logit margin (``interval_eps``).
 
 The defaults (prior 3, in the fit, covariance scale 0.5; effects 5; blend weight 0.5 with
-covariates; family scale 0.3; spread 0.5 and 1.0) were chosen on our own partitions only
+covariates; family scale 0.3; spread 0.5 and 1.0; interval margin 0.5) were chosen on our own partitions only
 (seeds 1001-1005, cells and whole new models from 3 and 5 scores; intervals calibrated on
 1001-1002, measured on 1003-1005; ``benchmarks/side_info_study.py``), never on the
 published folds. Without covariates (``fit(Y, scales)`` or a matrix with no columns)
