@@ -28,7 +28,9 @@ log10 named size, family indicators with family_scale 0.3 adopted), `--count-ble
 weight per score count, not adopted), `--posterior` (eighth: the Gaussian fold-in's
 posterior variance in the interval spread, 1.0 adopted), `--benchmark-scale` (a
 per-benchmark conformal scale, measured, not in the product) and `--interval-eps` (ninth:
-the logit margin of the interval space, the predictor's own 0.5 adopted) came after. `--pseudo-backtest` compares the two rules for a
+the logit margin of the interval space, the predictor's own 0.5 adopted) and
+`--rank-average` (side fits of other ranks averaged in, `extra_ranks`; not adopted) came
+after. `--pseudo-backtest` compares the two rules for a
 model outside the covariates' training range on our own temporal splits (models released
 before 2026-01-01, cutoffs 2025-07-01 and 2025-09-01). `--report` adds fresh seeds
 (2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
@@ -378,6 +380,8 @@ def main() -> None:
                     help="the eighth grid: posterior variance in the interval spread")
     ap.add_argument("--interval-eps", action="store_true",
                     help="the ninth grid: logit margin of the interval space")
+    ap.add_argument("--rank-average", action="store_true",
+                    help="side fits of ranks 3 (and 2) averaged with the rank-4 one")
     ap.add_argument("--benchmark-scale", action="store_true",
                     help="a per-benchmark conformal scale on top of the risk model")
     ap.add_argument("--pseudo-backtest", action="store_true",
@@ -405,6 +409,14 @@ def main() -> None:
         return count_blend(m, X)
     if args.benchmark_scale:
         return benchmark_scale(bp, X)
+    if args.rank_average:  # tenth round: measured, not adopted (probes, fit time)
+        for cfg in (dict(extra_ranks=()), dict(extra_ranks=(3,)), dict(extra_ranks=(2, 3))):
+            p = make_predictor("side", **cfg)
+            print(cfg, "cells / new k=3 / k=5, choice:",
+                  *(f"{v:.3f}" for v in score(p, Y, scales, X, CHOICE)), "fresh:",
+                  *(f"{v:.3f}" for v in score(p, Y, scales, X, FRESH)), flush=True)
+            intervals(bp, X, cfg)
+        return
     if args.pseudo_backtest or args.backtest:
         return backtests(m, X, args.pseudo_backtest)
     if args.risk_covariates:
