@@ -26,8 +26,11 @@ seeds 1001-1002, chosen on 1003-1005). Rounds one to six ran without the covaria
 the model's id (`--no-identity` reproduces them); `--identity` (seventh: small-tier word,
 log10 named size, family indicators with family_scale 0.3 adopted), `--count-blend` (blend
 weight per score count, not adopted), `--posterior` (eighth: the Gaussian fold-in's
-posterior variance in the interval spread, 1.0 adopted) and `--benchmark-scale` (a
-per-benchmark conformal scale, measured, not in the product) came after. `--pseudo-backtest` compares the two rules for a
+posterior variance in the interval spread, 1.0 adopted), `--benchmark-scale` (a
+per-benchmark conformal scale, measured, not in the product) and `--interval-eps` (ninth:
+the logit margin of the interval space, the predictor's own 0.5 adopted) and
+`--rank-average` (side fits of other ranks averaged in, `extra_ranks`; not adopted) came
+after. `--pseudo-backtest` compares the two rules for a
 model outside the covariates' training range on our own temporal splits (models released
 before 2026-01-01, cutoffs 2025-07-01 and 2025-09-01). `--report` adds fresh seeds
 (2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
@@ -201,6 +204,12 @@ SPREAD = [dict(spread_disagreement=k, spread_posterior=0.0)
 # spread, then the disagreement weight again with it
 POSTERIOR = ([dict(spread_posterior=w) for w in (0.0, 0.5, 1.0, 2.0, 4.0)]
              + [dict(spread_posterior=1.0, spread_disagreement=k) for k in (0.35, 0.7, 1.0)])
+# ninth round (intervals): the logit margin of the interval space of a fit with covariates
+# (0.05 is the default predictor's; 0.5 the predictor's own, adopted), then the spread
+# weights again with it
+INTERVAL_EPS = ([dict(interval_eps=e) for e in (0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0)]
+                + [dict(spread_posterior=w) for w in (0.5, 2.0)]
+                + [dict(spread_disagreement=k) for k in (0.35, 0.7)])
 
 
 def spread_grid(bp, X, grid) -> None:
@@ -289,6 +298,40 @@ def benchmark_scale(bp, X, shrinks=(10.0, 30.0, 100.0)) -> None:
             cov = np.mean((a >= lo[pct] - 1e-9) & (a <= up[pct] + 1e-9))
             print(f"{label}, {name}: coverage {cov:.3f} median width "
                   f"{np.median(up[pct] - lo[pct]):.2f}", flush=True)
+    # the same cells are held out in every partition: learned on half the models' cells
+    # (shrink 30), is the scale any sharper on the other half's? Width at 90% coverage on
+    # 1003-1005 (each set's own multiplier), ten random halves
+    rec = heldout_records(side, Y, scales, make_folds(obs, n_folds=3, seed=1003, n_seeds=3),
+                          covariates=X)
+    pct = scales.kind[rec["j"]] == "percent"
+    out = []
+    for rep in range(10):
+        half = np.random.default_rng(100 + rep).random(Y.shape[0]) < 0.5
+        a = half[cal_rec["i"][ok]]
+        c = IntervalCalibrator(0.1).fit(r[ok][a], cal_rec["X"][ok][a])
+        lr_a = np.log(np.abs(r[ok][a]) / c.risk(cal_rec["X"][ok][a]) + 1e-6)
+        b = np.bincount(jj[a], weights=lr_a - lr_a.mean(), minlength=nb) / (
+            np.bincount(jj[a], minlength=nb) + 30.0)
+        s = c.risk(rec["X"])
+        out.append([_width_at(rec, pct & (half[rec["i"]] == same), sc)
+                    for same in (False, True) for sc in (s, s * np.exp(b[rec["j"]]))])
+    print("90%%-coverage width, other models: global %.2f, per benchmark %.2f; same models: "
+          "global %.2f, per benchmark %.2f" % tuple(np.mean(out, axis=0)), flush=True)
+
+
+def _width_at(rec, sel, s, level=0.9) -> float:
+    """Median width (score units) of the cells ``sel`` of held-out records ``rec`` with
+    half-widths ``q * s`` (z units), ``q`` the ``level`` quantile of their own ``|r / s|``."""
+    from benchpress.predict.intervals import score_bounds
+
+    q = np.quantile(np.abs(rec["residual_z"][sel] / s[sel]), level)
+    w = np.empty(0)
+    for k, tr in enumerate(rec["transforms"]):
+        m = sel & (rec["fold"] == k)
+        lo, up = score_bounds(tr, rec["zhat"][m] - q * s[m], rec["zhat"][m] + q * s[m],
+                              rec["j"][m])
+        w = np.concatenate([w, up - lo])
+    return float(np.median(w))
 
 
 def backtests(m, X, pseudo: bool) -> None:
@@ -335,6 +378,10 @@ def main() -> None:
                     help="blend weight per score count of new models")
     ap.add_argument("--posterior", action="store_true",
                     help="the eighth grid: posterior variance in the interval spread")
+    ap.add_argument("--interval-eps", action="store_true",
+                    help="the ninth grid: logit margin of the interval space")
+    ap.add_argument("--rank-average", action="store_true",
+                    help="side fits of ranks 3 (and 2) averaged with the rank-4 one")
     ap.add_argument("--benchmark-scale", action="store_true",
                     help="a per-benchmark conformal scale on top of the risk model")
     ap.add_argument("--pseudo-backtest", action="store_true",
@@ -353,14 +400,23 @@ def main() -> None:
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
-    if args.spread or args.posterior:
-        return spread_grid(bp, X, POSTERIOR if args.posterior else SPREAD)
+    if args.spread or args.posterior or args.interval_eps:
+        return spread_grid(bp, X, INTERVAL_EPS if args.interval_eps
+                           else POSTERIOR if args.posterior else SPREAD)
     if args.identity:
         return identity_grid(m)
     if args.count_blend:
         return count_blend(m, X)
     if args.benchmark_scale:
         return benchmark_scale(bp, X)
+    if args.rank_average:  # tenth round: measured, not adopted (probes, fit time)
+        for cfg in (dict(extra_ranks=()), dict(extra_ranks=(3,)), dict(extra_ranks=(2, 3))):
+            p = make_predictor("side", **cfg)
+            print(cfg, "cells / new k=3 / k=5, choice:",
+                  *(f"{v:.3f}" for v in score(p, Y, scales, X, CHOICE)), "fresh:",
+                  *(f"{v:.3f}" for v in score(p, Y, scales, X, FRESH)), flush=True)
+            intervals(bp, X, cfg)
+        return
     if args.pseudo_backtest or args.backtest:
         return backtests(m, X, args.pseudo_backtest)
     if args.risk_covariates:

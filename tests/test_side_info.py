@@ -417,3 +417,45 @@ def test_spread_grows_with_the_posterior_variance_weight():
     S = _held_rows(Y, np.arange(3), 3)
     sa, sb = (f.fold_in(S, covariates=X[:3], return_spread=True)[1] for f in fits)
     assert (sb >= sa - 1e-12).all() and (sb > sa).mean() > 0.5
+
+
+def test_interval_space_uses_the_predictors_margin_only_with_covariates():
+    from benchpress.predict.intervals import (EPS, IntervalCalibrator, MatrixSupport,
+                                              complete_intervals)
+
+    Y, scales, X = _synthetic()
+    default = make_predictor("default", **FAST).fit(Y, scales)
+    bare = make_predictor("side", **FAST).fit(Y, scales)
+    side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
+    narrow = make_predictor("side", interval_eps=EPS, **FAST).fit(Y, scales, covariates=X)
+    assert bare.interval_eps_ is None and side.interval_eps_ == 0.5 and EPS == 0.05
+    assert MatrixSupport(default).transform.eps == MatrixSupport(bare).transform.eps == EPS
+    assert MatrixSupport(side).transform.eps == 0.5 and MatrixSupport(narrow).transform.eps == EPS
+    assert MatrixSupport(side, eps=0.2).transform.eps == 0.2  # an explicit margin wins
+    # the margin moves the risk features of cells near the ends of the range
+    assert not np.array_equal(MatrixSupport(side).spread_z, MatrixSupport(narrow).spread_z)
+    # without covariates the intervals are the default's, to the bit
+    rng = np.random.RandomState(3)
+    cal = IntervalCalibrator(0.1).fit(rng.normal(size=200), rng.normal(size=(200, 7)))
+    a, b = complete_intervals(bare, cal), complete_intervals(default, cal)
+    assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in ("lower", "upper", "trust"))
+
+
+def test_extra_ranks_average_fits_with_covariates_only():
+    Y, scales, X = _synthetic()
+    avg = make_predictor("side", extra_ranks=(2, 3), **FAST).fit(Y, scales, covariates=X)
+    fits = [make_predictor("side", rank=r, **FAST).fit(Y, scales, covariates=X)
+            for r in (4, 2, 3)]
+    assert [m.rank for m in avg.members_] == [2, 3]
+    P = np.stack([f.complete(keep_observed=False) for f in fits])
+    assert np.allclose(avg.complete(keep_observed=False), P.mean(axis=0), rtol=0, atol=1e-9)
+    spreads = np.stack([f.complete_spread() for f in fits])
+    assert np.allclose(avg.complete_spread(), np.sqrt((spreads ** 2).mean(axis=0) + P.var(axis=0)))
+    S = _held_rows(Y, np.arange(3), 3)
+    rows = np.stack([f.fold_in(S, covariates=X[:3]) for f in fits])
+    assert np.allclose(avg.fold_in(S, covariates=X[:3]), rows.mean(axis=0), atol=1e-9)
+    # rows without covariates, and fits without them, are this rank's alone: the default's
+    assert np.array_equal(avg.fold_in(S), fits[0].fold_in(S))
+    bare = make_predictor("side", extra_ranks=(2, 3), **FAST).fit(Y, scales)
+    assert bare.members_ == [] and np.array_equal(
+        bare.complete(), make_predictor("default", **FAST).fit(Y, scales).complete())

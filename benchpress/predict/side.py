@@ -24,10 +24,11 @@ range is folded in exactly as the default does (``outside_range="default"``;
 :meth:`SideInfoPredictor.covariates_apply`). The spread behind the interval risk features
 adds ``spread_disagreement`` times the ALS/regression disagreement and
 ``spread_posterior`` times the Gaussian posterior variance; rows folded in without
-covariates get the same kind of spread around the default's numbers.
+covariates get the same kind of spread around the default's numbers. A fit with covariates
+has its intervals in a space with the predictor's own logit margin (``interval_eps``).
 
 The defaults (prior 3, in the fit, covariance scale 0.5; effects 5; blend weight 0.5 with
-covariates; family scale 0.3; spread 0.5 and 1.0) were chosen on our own partitions only
+covariates; family scale 0.3; spread 0.5 and 1.0; interval margin 0.5) were chosen on our own partitions only
 (seeds 1001-1005, cells and whole new models from 3 and 5 scores; intervals calibrated on
 1001-1002, measured on 1003-1005; ``benchmarks/side_info_study.py``), never on the
 published folds. Without covariates (``fit(Y, scales)`` or a matrix with no columns)
@@ -97,6 +98,17 @@ class SideInfoPredictor(ALSPredictor):
     family_scale : float, default 0.3
         Family indicator columns (coded ``FAMILY_LEVEL``) are scaled by this after
         standardising (0: families have no effect beyond their provider's).
+    extra_ranks : tuple of int, default ()
+        With covariates, side fits of these ranks are made beside this one
+        (``members_``) and every completion, and the fold-in of rows with covariates, is
+        the average of all of them; the spread adds the fits' disagreement. Rows folded in
+        without covariates (or outside the range) use this fit alone: the default's
+        numbers. () = this rank alone (chosen: (2, 3) is more accurate on cells and new
+        models but chooses worse probes, for 2.4 times the fit time).
+    interval_eps : float, default 0.5
+        Logit margin (percentage points) of the interval space of a fit with covariates
+        (``interval_eps_``, read by :class:`~benchpress.predict.intervals.MatrixSupport`;
+        the predictor's own margin; the default predictor's intervals use 0.05).
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -105,6 +117,8 @@ class SideInfoPredictor(ALSPredictor):
     ----------
     covariates_ : ndarray (n_models, n_features) or None
         Standardised training covariates (NaN -> 0).
+    interval_eps_ : float or None
+        ``interval_eps`` with covariates, None without (the default's interval space).
     """
 
     accepts_covariates = True
@@ -115,7 +129,8 @@ class SideInfoPredictor(ALSPredictor):
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
                  outside_range: str = "default", spread_disagreement: float = 0.5,
                  covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
-                 spread_posterior: float = 1.0, **als_params):
+                 spread_posterior: float = 1.0, interval_eps: float = 0.5,
+                 extra_ranks: tuple = (), **als_params):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         super().__init__(rank, **als_params)
@@ -131,6 +146,8 @@ class SideInfoPredictor(ALSPredictor):
         self.covariate_regression_weight = covariate_regression_weight
         self.family_scale = family_scale
         self.spread_posterior = spread_posterior
+        self.interval_eps = interval_eps
+        self.extra_ranks = tuple(int(r) for r in extra_ranks)
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -138,14 +155,20 @@ class SideInfoPredictor(ALSPredictor):
                                            "effect_alpha", "prior_decay", "prior_n",
                                            "prior_cov_scale", "outside_range", "spread_disagreement",
                                            "covariate_regression_weight", "family_scale",
-                                           "spread_posterior"]
+                                           "spread_posterior", "interval_eps", "extra_ranks"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
         (n_models, n_features); without covariates this is the default predictor."""
         X = check_covariates(covariates, np.shape(Y)[0]) if np.ndim(Y) == 2 else None
         self._raw_covariates = None if X is None or X.shape[1] == 0 else X
-        return super().fit(Y, scales)
+        super().fit(Y, scales)
+        self.members_ = []
+        if self._raw_covariates is not None:
+            params = {**self.get_params(), "extra_ranks": ()}
+            self.members_ = [type(self)(**{**params, "rank": r}).fit(Y, scales, covariates=X)
+                             for r in self.extra_ranks if r != self.rank]
+        return self
 
     def _standardise(self, X):
         """Standardised covariates, NaN -> 0; values outside the training range are clipped
@@ -156,9 +179,10 @@ class SideInfoPredictor(ALSPredictor):
     def _fit(self, Y, scales) -> None:
         super()._fit(Y, scales)
         X = self._raw_covariates
-        self.covariates_ = None
+        self.covariates_ = self.interval_eps_ = None
         if X is None:
             return
+        self.interval_eps_ = float(self.interval_eps)
         seen = ~np.isnan(X)
         n_seen = seen.sum(axis=0)
         self.x_mean_ = np.where(seen, X, 0.0).sum(axis=0) / np.maximum(n_seen, 1)
@@ -183,8 +207,9 @@ class SideInfoPredictor(ALSPredictor):
         Z = self.transform_.transform(Y)
         if self.prior_alpha is not None and self.prior_cov_scale is not None:
             self._fit_prior_covariance(Z, Xs)
-        self.base_z_, self.base_postvar_ = (self._row_z(Z, Xs, with_var=True)
-                                            if self._use_prior_in_fit() else (None, None))
+        # the training rows' posterior variance: made when a spread is first asked for
+        self.base_z_ = self._row_z(Z, Xs)[0] if self._use_prior_in_fit() else None
+        self.base_postvar_ = None
         self.effects_ = None
         if self.effect_alpha is not None:
             resid = Z - self._als_blend_z()
@@ -288,7 +313,23 @@ class SideInfoPredictor(ALSPredictor):
         reg = self.regression_z_ if self.regression_ is not None else None
         return self._side_blend(Zs.mean(axis=0), reg)
 
+    def _fits(self) -> list:
+        """This fit and its ``members_`` (other ranks; none without covariates)."""
+        return [self] + list(getattr(self, "members_", None) or ())
+
     def _predict(self) -> np.ndarray:
+        fits = self._fits()
+        if len(fits) == 1:
+            return self._predict_one()
+        return np.mean([f._predict_one() for f in fits], axis=0)
+
+    @staticmethod
+    def _pooled(P, spreads):
+        """Spread of the average of fits with predictions ``P`` and spreads ``spreads``
+        (each (n_fits, n_rows, n_benchmarks)): sqrt(mean spread**2 + variance of P)."""
+        return np.sqrt((np.asarray(spreads) ** 2).mean(axis=0) + np.asarray(P).var(axis=0))
+
+    def _predict_one(self) -> np.ndarray:
         if self.covariates_ is None:
             return super()._predict()
         Zb = self._als_blend_z()
@@ -299,15 +340,34 @@ class SideInfoPredictor(ALSPredictor):
     def complete_spread(self) -> np.ndarray:
         """Per-cell uncertainty spread in score units, (n_models, n_benchmarks), side
         information included: the starts' std, widened by ``spread_disagreement`` times the
-        ALS/regression disagreement (see :meth:`_spread`); what the interval risk features
-        read (see :meth:`ALSPredictor.complete_spread`)."""
+        ALS/regression disagreement (see :meth:`_spread`) and, with ``members_``, pooled
+        with theirs and their disagreement (:meth:`_pooled`); what the interval risk
+        features read (see :meth:`ALSPredictor.complete_spread`)."""
+        fits = self._fits()
+        if len(fits) == 1:
+            return self._complete_spread_one()
+        return self._pooled([f._predict_one() for f in fits],
+                            [f._complete_spread_one() for f in fits])
+
+    def _complete_spread_one(self) -> np.ndarray:
         self._fitted()
         if self.covariates_ is None:
             return super().complete_spread()
         Zs = self.base_z_ if self.base_z_ is not None else self.ensemble_.predict_starts()
         return self._spread(Zs, self.regression_z_ if self.regression_ is not None else None,
                             None if self.effects_ is None else self.covariates_ @ self.effects_,
-                            self.base_postvar_ if self.base_z_ is not None else None)
+                            self._base_postvar() if self.base_z_ is not None else None)
+
+    def _base_postvar(self):
+        """The training rows' Gaussian posterior variance (see :meth:`_row_z_gauss`),
+        (n_models, n_benchmarks), made on first use and kept in ``base_postvar_``; None
+        without it."""
+        if (self.base_postvar_ is None and self.spread_posterior
+                and self.prior_cov_scale is not None):
+            with single_blas_thread():
+                W = (~np.isnan(self.Y_)).astype(float)
+                self.base_postvar_ = self._posterior_var(*self._gauss_system(W))
+        return self.base_postvar_
 
     def _spread(self, Zs, reg, effects, postvar=None, blend=None):
         """Spread in score units (n_rows, n_benchmarks) of per-start ALS rows ``Zs`` (S,
@@ -336,7 +396,26 @@ class SideInfoPredictor(ALSPredictor):
         """Predict full rows of new models from known scores and optional covariates
         (n_rows, n_features, the training features); without covariates, or without
         covariates at fit time, exactly the default predictor's fold-in, and so for the
-        rows outside the training range (``outside_range="default"``)."""
+        rows outside the training range (``outside_range="default"``). Rows with
+        covariates average this fit's fold-in with its ``members_``'."""
+        fits = self._fits()
+        if len(fits) == 1 or covariates is None or refit:
+            return self._fold_in_one(scores, covariates=covariates, refit=refit,
+                                     return_spread=return_spread)
+        one = np.ndim(scores) == 1
+        S2, X2 = np.atleast_2d(np.asarray(scores, dtype=float)), np.atleast_2d(covariates)
+        res = [f._fold_in_one(S2, covariates=X2, return_spread=return_spread) for f in fits]
+        P = np.stack([r[0] for r in res] if return_spread else res)
+        inside = self.covariates_apply(X2)[:, None]
+        out = np.where(inside, P.mean(axis=0), P[0])
+        if not return_spread:
+            return out[0] if one else out
+        spread = np.where(inside, self._pooled(P, [r[1] for r in res]), res[0][1])
+        return (out[0], spread[0]) if one else (out, spread)
+
+    def _fold_in_one(self, scores, *, covariates=None, refit: bool | None = None,
+                     return_spread: bool = False):
+        """:meth:`fold_in` by this fit alone."""
         self._fitted()
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
