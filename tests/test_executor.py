@@ -16,7 +16,7 @@ from benchpress.cli import main
 from benchpress.cli.common import parse_scores
 from benchpress.errors import UsageError
 from benchpress.executor import DaskExecutor, LocalExecutor, get_executor
-from tests.conftest import SHARED_DATA
+from tests.conftest import BP_2026_05, MATRIX_2026_02, SHARED_DATA
 
 FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
 
@@ -206,3 +206,28 @@ def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster):
         doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
     assert a == b and len(b["selection"]["probes"]) == 3
     assert f"executor: {cluster}, 2 workers" in remote.stderr
+
+
+@pytest.mark.slow
+def test_build_on_the_cluster_writes_the_same_registry(tmp_path, shared_data, cluster):
+    """`build --executor`: every source version read and checked on the workers (which see
+    the home at the same path); the same report and byte-identical tables."""
+    root = tmp_path / "ws"
+    assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
+    for src, sid in ((BP_2026_05, "bp05"), (MATRIX_2026_02, "bp02")):
+        got = CliRunner().invoke(main, ["ingest", str(src), "--id", sid, "--home", str(root),
+                                        "--allow-rejects"])
+        assert got.exit_code == 0, got.stderr
+
+    def tables():
+        return {p.name: p.read_bytes() for p in sorted((root / "registry").glob("*.parquet"))}
+
+    local = CliRunner().invoke(main, ["build", "--home", str(root)])
+    assert local.exit_code == 0, local.stderr
+    before = tables()
+    remote = CliRunner().invoke(main, ["build", "--home", str(root), "--executor", cluster])
+    assert remote.exit_code == 0, remote.stderr
+    assert f"executor: {cluster}, 2 workers" in remote.stderr
+    report = remote.stderr.replace(f"executor: {cluster}, 2 workers\n", "")
+    assert report == local.stderr and "bp02" in local.stderr
+    assert len(before) >= 7 and tables() == before

@@ -369,7 +369,8 @@ def executor_option(f):
 
     @click.option("--executor", "executor_spec", default="local", show_default=True,
                   envvar=ENV, metavar="local|ADDRESS",
-                  help="Where the independent fits run: 'local' (this process) or a Dask "
+                  help="Where the independent work runs (folds, probe fits, replay dates, "
+                       "sources): 'local' (this process) or a Dask "
                        "scheduler address, e.g. tcp://127.0.0.1:8786 (see README, 'Running "
                        f"on a cluster'; env: {ENV}). The results are the same.")
     @functools.wraps(f)

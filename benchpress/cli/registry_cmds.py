@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, mirror_option, out_option, parse_scores,
+    executor_option, format_option, handle_errors, home_option, mirror_option, out_option, parse_scores,
     progress_bar, render, stderr, terminal_width, write_or_emit,
 )
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
@@ -134,12 +134,15 @@ def init(directory: Path, no_git: bool):
 @mirror_option
 @home_option
 @handle_errors
+@executor_option
 def ingest(location, adapter, source_id, version, licence, url, all_sources, allow_rejects,
-           verbose, mirror, home):
+           verbose, mirror, home, executor):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry.
 
     Exit 0: every row landed; 1: refused, nothing changed; 2: bad usage; 3: the good rows
-    landed and the rest are in the quarantine table (--allow-rejects: exit 0)."""
+    landed and the rest are in the quarantine table (--allow-rejects: exit 0). With
+    --executor ADDRESS the sources are read on a Dask cluster whose workers see this
+    home at the same path."""
     from benchpress.store.build import build as build_registry
     from benchpress.store.ingest import ingest as ingest_source
 
@@ -147,13 +150,13 @@ def ingest(location, adapter, source_id, version, licence, url, all_sources, all
         raise UsageError("give either LOCATION or --all")
     if all_sources:
         with progress_bar("building") as update:
-            report = build_registry(home, mirror=mirror, on_source=update)
+            report = build_registry(home, mirror=mirror, on_source=update, executor=executor)
         rejected = _print_report(report, verbose=verbose)
     else:
         with progress_bar("ingesting") as update:
             sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
                                         licence=licence, url=url, mirror=mirror, on_source=update,
-                                        version=version)
+                                        version=version, executor=executor)
         rejected = _print_report(report, only={sid}, verbose=verbose, limit=20)
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:
@@ -168,12 +171,16 @@ def ingest(location, adapter, source_id, version, licence, url, all_sources, all
 @mirror_option
 @home_option
 @handle_errors
-def build(verbose, mirror, home):
-    """Rebuild the registry from every source under sources/ (what `dvc repro` runs)."""
+@executor_option
+def build(verbose, mirror, home, executor):
+    """Rebuild the registry from every source under sources/ (what `dvc repro` runs).
+
+    With --executor ADDRESS the sources are read and checked on a Dask cluster whose
+    workers see this home at the same path; the tables are the same."""
     from benchpress.store.build import build as build_registry
 
     with progress_bar("building") as update:
-        report = build_registry(home, mirror=mirror, on_source=update)
+        report = build_registry(home, mirror=mirror, on_source=update, executor=executor)
     _print_report(report, verbose=verbose)
 
 

@@ -19,6 +19,7 @@ from benchpress.adapters import get_adapter
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, as_os_error
+from benchpress.executor import LocalExecutor, get_executor
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.resolve import resolve_cells
@@ -172,24 +173,73 @@ def _read_prepared(adapter, path: Path, config: SourceConfig, info: SourceInfo, 
     return got
 
 
+def _label(step) -> str:
+    config, vconf = step
+    return config.id if not vconf.version else f"{config.id}@{vconf.version}"
+
+
+def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts_key: str,
+                  candidate=None) -> dict:
+    """Read and prepare one version of one source (``step = (config, version config)``):
+    a task of the build's executor. Returns the prepared parts (``models``, ``declared``,
+    ``listed``, ``scores``, ``quarantine``), its ``summary`` and its ``sources`` row; the
+    adapter's raw frames are dropped here. ``candidate`` is ``(read_from, extra)``: read
+    that file in place of ``extra``'s own (add-model's new releases file)."""
+    config, vconf = step
+    adapter = get_adapter(config.adapter)
+    read_from, extra = candidate if candidate is not None else (None, None)
+    if extra is not None and config.id == extra.id and vconf.version == extra.version:
+        path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
+    else:
+        path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
+    info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
+                      cites_source=adapter.cites_source)
+    output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
+                                      (contracts_key, adapter.name, digest, repr(info)))
+    summary = SourceSummary(
+        config.id, adapter.name, prepared.rows_read, prepared.scores.height,
+        prepared.rows_merged, prepared.quarantine.height,
+        [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
+         for r in prepared.quarantine.iter_rows(named=True)],
+        list(output.notes), vconf.version,
+    )
+    return {
+        "models": prepared.models, "declared": prepared.benchmarks, "listed": prepared.listed,
+        "scores": prepared.scores.with_columns(
+            pl.lit(vconf.version, dtype=pl.String).alias("source_version")),
+        "quarantine": prepared.quarantine, "summary": summary,
+        "source_row": {
+            "source_id": config.id, "source_version": vconf.version, "adapter": adapter.name,
+            "url": vconf.url, "path": vconf.path, "sha256": digest,
+            "retrieved_at": retrieved_at, "licence": config.licence,
+            "rows_read": summary.rows_read, "rows_accepted": summary.rows_accepted,
+            "rows_merged": summary.rows_merged, "rows_quarantined": summary.rows_quarantined,
+        },
+    }
+
+
 def build(home: Home, *, mirror: Path | None = None,
           on_source: Callable[[int, int, str], None] | None = None,
-          extra: SourceConfig | None = None) -> BuildReport:
+          extra: SourceConfig | None = None, executor=None) -> BuildReport:
     """Rebuild `home.registry` from every source under `home.sources`.
 
     `extra` is a source config not saved yet (it replaces a saved one with the same id): it
     is saved in the same transaction as the registry swap (see `journal`), so a failed or
     killed build saves nothing. `on_source(k, n, source_id)` is called before each of the n
-    sources (progress display).
+    sources (progress display). `executor` (see `benchpress.executor`; None: here, one
+    source after the other) reads and prepares the sources' versions, e.g. on a Dask
+    cluster whose workers see this home at the same path; the tables are the same.
     """
     with locked(home.lock):
-        return build_locked(home, mirror=mirror, on_source=on_source, extra=extra)
+        return build_locked(home, mirror=mirror, on_source=on_source, extra=extra,
+                            executor=executor)
 
 
 def build_locked(home: Home, *, mirror: Path | None = None,
                  on_source: Callable[[int, int, str], None] | None = None,
                  extra: SourceConfig | None = None, read_from: Path | None = None,
-                 publish: dict[Path, Path] | None = None, settled: bool = False) -> BuildReport:
+                 publish: dict[Path, Path] | None = None, settled: bool = False,
+                 executor=None) -> BuildReport:
     """`build` for a caller that holds the lock already.
 
     `read_from` is a candidate file read in place of `extra`'s own file (add-model's new
@@ -212,43 +262,29 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     # of a model wins over older versions')
     steps = [(config, version) for config in configs
              for version in reversed(config_versions(config))]
-    contracts_key = _contracts_key(home)
-    for k, (config, vconf) in enumerate(steps):
-        if on_source:
-            on_source(k, len(steps), config.id if not vconf.version
-                      else f"{config.id}@{vconf.version}")
-        adapter = get_adapter(config.adapter)
-        if (read_from is not None and extra is not None and config.id == extra.id
-                and vconf.version == extra.version):
-            path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
-        else:
-            path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
-        info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
-                          cites_source=adapter.cites_source)
-        output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
-                                          (contracts_key, adapter.name, digest, repr(info)))
-        model_parts.append(prepared.models)
-        declared.append(prepared.benchmarks)
-        listed += prepared.listed
-        score_parts.append(prepared.scores.with_columns(
-            pl.lit(vconf.version, dtype=pl.String).alias("source_version")))
-        quarantine_parts.append(prepared.quarantine)
-        summary = SourceSummary(
-            config.id, adapter.name, prepared.rows_read, prepared.scores.height,
-            prepared.rows_merged, prepared.quarantine.height,
-            [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
-             for r in prepared.quarantine.iter_rows(named=True)],
-            list(output.notes), vconf.version,
-        )
-        summaries.append(summary)
-        del output, prepared  # the raw frames: only the prepared parts above stay
-        source_rows.append({
-            "source_id": config.id, "source_version": vconf.version, "adapter": adapter.name,
-            "url": vconf.url, "path": vconf.path, "sha256": digest, "retrieved_at": retrieved_at,
-            "licence": config.licence, "rows_read": summary.rows_read,
-            "rows_accepted": summary.rows_accepted, "rows_merged": summary.rows_merged,
-            "rows_quarantined": summary.rows_quarantined,
-        })
+    shared = dict(home=home, mirror=mirror, contracts=contracts,
+                  contracts_key=_contracts_key(home),
+                  candidate=(read_from, extra) if read_from is not None and extra is not None
+                  else None)
+    ex = get_executor(executor)
+    if isinstance(ex, LocalExecutor):  # one source after the other, each named as it starts
+        parts = []
+        for k, step in enumerate(steps):
+            if on_source:
+                on_source(k, len(steps), _label(step))
+            parts.append(_prepare_step(step, **shared))
+    else:  # every source version read and prepared on the cluster's workers
+        parts = ex.map(_prepare_step, steps, **shared, progress=None if on_source is None
+                       else lambda k, n: on_source(k, n, f"{k} of {n} sources read"))
+    for part in parts:
+        model_parts.append(part["models"])
+        declared.append(part["declared"])
+        listed += part["listed"]
+        score_parts.append(part["scores"])
+        quarantine_parts.append(part["quarantine"])
+        summaries.append(part["summary"])
+        source_rows.append(part["source_row"])
+    del parts
 
     scores = (pl.concat(score_parts) if score_parts
               else pl.DataFrame(schema=StoredScores.to_schema().columns))

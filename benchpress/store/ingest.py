@@ -36,10 +36,10 @@ __all__ = ["ingest", "rebuild_with", "infer_version", "with_version"]
 
 
 def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
-                 on_source=None) -> BuildReport:
+                 on_source=None, executor=None) -> BuildReport:
     """Rebuild with `config` added; the build saves it in the same transaction as the registry
-    swap, so a failed (or killed) build saves nothing."""
-    return build(home, mirror=mirror, on_source=on_source, extra=config)
+    swap, so a failed (or killed) build saves nothing. `executor`: see `build`."""
+    return build(home, mirror=mirror, on_source=on_source, extra=config, executor=executor)
 
 
 _DATED = re.compile(r"(\d{4}-\d{2}-\d{2}(?:T\d{4,6})?)")
@@ -129,7 +129,7 @@ def _drop_refused(home: Home, got: FetchResult) -> None:
 def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,
            licence: str | None = None, url: str | None = None,
            mirror: Path | None = None, on_source=None,
-           version: str | None = None) -> tuple[str, BuildReport]:
+           version: str | None = None, executor=None) -> tuple[str, BuildReport]:
     """Ingest one file, folder or http(s) URL; returns (source id, build report).
 
     `url` is the canonical address of a local file (recorded as the source's URL and used
@@ -154,7 +154,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                                   adapter=chosen.name, path=str(local.resolve()), url=url,
                                   licence=licence, order=order)
             config = with_version(home, config, version, local, location)
-            return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source)
+            return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
+                                           executor=executor)
         except BenchPressError as exc:
             raise _named(exc, location, [local.resolve(), local.absolute()]) from exc
     got = fetch(location if is_url else str(local.resolve()), home.cache, mirror=mirror,
@@ -177,7 +178,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             order=order,
         )
         config = with_version(home, config, version, got.path, location)
-        return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source)
+        return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
+                                       executor=executor)
     except BaseException as exc:
         _drop_refused(home, got)
         if isinstance(exc, BenchPressError):
