@@ -9,6 +9,7 @@ in is never fitted and its parameters reach every fit. Folds come from
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -78,20 +79,25 @@ def _fold_cells(Y, folds: Folds) -> list:
     return out
 
 
+@contextmanager
+def _hidden(Y, i, j):
+    """``Y`` with cells ``(i, j)`` set to NaN for the block, their values put back after."""
+    held = Y[i, j]
+    Y[i, j] = np.nan
+    try:
+        yield Y
+    finally:
+        Y[i, j] = held
+
+
 def _predict_fold(cells, *, predictor, Y, scales, extra, in_place=False):
     """One fold of :func:`evaluate` (an executor's task, possibly on another machine): a
     clone of ``predictor`` fitted on ``Y`` without ``cells = (i, j)``, and its predictions
     of those cells, shape (n_cells,). ``in_place`` (one task at a time in this process
     only): the cells are hidden in ``Y`` itself during the fit and restored, no copy."""
     i, j = cells
-    held = Y[i, j]
-    Yt = Y if in_place else Y.copy()
-    Yt[i, j] = np.nan
-    try:
-        with single_blas_thread():
-            return clone(predictor).fit(Yt, scales, **extra).predict_cells(i, j)
-    finally:
-        Yt[i, j] = held
+    with _hidden(Y if in_place else Y.copy(), i, j) as Yt, single_blas_thread():
+        return clone(predictor).fit(Yt, scales, **extra).predict_cells(i, j)
 
 
 def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
@@ -113,12 +119,8 @@ def fold_fits(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds
     cells = _fold_cells(Y, folds)
     n_folds = len(cells)
     for k, (i, j) in enumerate(cells):
-        held = Y[i, j]
-        Y[i, j] = np.nan  # hidden in place (no second matrix), restored right after the fit
-        try:
+        with _hidden(Y, i, j):  # in place (no second matrix), restored right after the fit
             fitted = clone(predictor).fit(Y, scales, **extra)
-        finally:
-            Y[i, j] = held
         if progress is not None:
             progress(k + 1, n_folds, f"fold {k + 1} of {n_folds}")
         yield k, i, j, fitted

@@ -133,10 +133,15 @@ class ALSPredictor(BasePredictor):
         Zs = self.ensemble_.rows_starts(rows)
         if self.regression_ is None:
             return Zs
+        return self._blend(Zs, self._regression_rows(rows))
+
+    def _regression_rows(self, rows) -> np.ndarray:
+        """Sparse path: the pairwise regression's completion of training models ``rows``
+        from their own observed cells, (n_rows, n_benchmarks), z units."""
         Zt = self.train_z_[rows]
         M = Zt.copy()
-        M.data[:] = 1.0
-        return self._blend(Zs, self.regression_.predict_csr(Zt, M))
+        M.data[:] = 1.0  # the observed-cell mask, same sparsity
+        return self.regression_.predict_csr(Zt, M)
 
     def _row_blocks(self, rows):
         rows = np.asarray(rows, dtype=np.int64)
@@ -190,10 +195,7 @@ class ALSPredictor(BasePredictor):
                 if sel.size == 0:
                     continue
                 u, inv = np.unique(rows[sel], return_inverse=True)
-                Zt = self.train_z_[u]
-                M = Zt.copy()
-                M.data[:] = 1.0
-                reg[sel] = self.regression_.predict_csr(Zt, M)[inv, cols[sel]]
+                reg[sel] = self._regression_rows(u)[inv, cols[sel]]
             Zs = self._blend(Zs, reg)
         out = self.transform_.to_scores_at(Zs.mean(axis=0), cols)
         if not return_spread:
