@@ -127,6 +127,8 @@ def test_ingest_version_needs_a_source_and_a_date_label(home, tmp_path):
         ingest(home, str(v1), adapter="releases-csv", version="2026-01-08")
     with pytest.raises(BadInputError, match="date label"):
         ingest(home, str(v1), adapter="releases-csv", source_id="board", version="latest")
+    with pytest.raises(BadInputError, match="a real date"):  # the shape of a date, no such day
+        ingest(home, str(v1), adapter="releases-csv", source_id="board", version="2026-02-30")
     ingest(home, str(v1), adapter="releases-csv", source_id="board", version="2026-01-08")
     undated = _csv(tmp_path / "undated.csv", [("m1", "gpqa_diamond", 51, "leaderboard", "")])
     with pytest.raises(BadInputError, match="give --version"):

@@ -21,6 +21,7 @@ message names the file or URL as the user gave it, never its copy in the cache.
 from __future__ import annotations
 
 import re
+from datetime import date
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -71,6 +72,17 @@ def infer_version(path: Path, name: str | None = None) -> str | None:
     return None
 
 
+def _is_date_label(label: str) -> bool:
+    """Whether `label` has the shape of `_VERSION` and names a real day (not 2026-02-30)."""
+    if not _VERSION.match(label):
+        return False
+    try:
+        date.fromisoformat(label[:10])
+    except ValueError:
+        return False
+    return True
+
+
 def with_version(home: Home, config: SourceConfig, version: str | None, given: Path,
                  name: str | None = None) -> SourceConfig:
     """`config` (a new flat config) as a version of the saved source with its id, if any.
@@ -81,9 +93,9 @@ def with_version(home: Home, config: SourceConfig, version: str | None, given: P
     content: without a date to read, give --version or another --source); the same
     content again, or a new source, is taken as it is.
     """
-    if version is not None and not _VERSION.match(version):
+    if version is not None and not _is_date_label(version):
         raise BadInputError(f"--version '{version}': expected a date label such as 2026-06-19 or "
-                            "2026-06-19T0954 (labels must sort in time order)")
+                            "2026-06-19T0954 (labels must sort in time order), a real date")
     existing = next((c for c in load_configs(home.sources) if c.id == config.id), None)
     if version is None:
         # the same content again (a file's digest; a folder read in place: its path)
