@@ -15,7 +15,8 @@ folder. ``fn`` must be a module-level function (it travels to the workers by ref
 and its arguments and results plain data (arrays, predictors, frames).
 
 This module imports nothing from the rest of the package's stages, so every stage may use
-it; ``distributed`` is imported only when a cluster is asked for.
+it (it imports only the neutral `benchpress.errors`); ``distributed`` is imported only
+when a cluster is asked for.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import re
 import socket
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
+
+from benchpress.errors import BenchPressError, UsageError
 
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "get_executor", "ENV",
            "CONNECT_TIMEOUT", "RUN_TIMEOUT"]
@@ -116,8 +119,6 @@ class DaskExecutor(Executor):
 
     # -- connection ----------------------------------------------------------------------
     def _usage(self, why: str):
-        from benchpress.errors import UsageError
-
         return UsageError(f"--executor {self.address}: {why}")
 
     def _probe_socket(self) -> None:
@@ -234,8 +235,6 @@ class DaskExecutor(Executor):
         """The one-line BenchPressError naming the address for a failure of the cluster (a
         worker that died, a lost scheduler, no answer within ``timeout``); another error
         (e.g. one ``fn`` raised, met by ``gather``) is returned as it is."""
-        from benchpress.errors import BenchPressError
-
         kind, text = type(exc).__name__, " ".join(str(exc).split())
         if kind == "KilledWorker":
             return BenchPressError(f"executor {self.address}: a worker died running the work "
@@ -269,7 +268,5 @@ def get_executor(spec: "str | Executor | None" = None, **options) -> Executor:
         return LocalExecutor()
     if _ADDRESS.match(text):
         return DaskExecutor(text, **options)
-    from benchpress.errors import UsageError
-
     raise UsageError(f"--executor {spec!r}: expected 'local' or a Dask scheduler address "
                      "such as tcp://127.0.0.1:8786")
