@@ -28,9 +28,9 @@ log10 named size, family indicators with family_scale 0.3 adopted), `--count-ble
 weight per score count, not adopted), `--posterior` (eighth: the Gaussian fold-in's
 posterior variance in the interval spread, 1.0 adopted), `--benchmark-scale` (a
 per-benchmark conformal scale, measured, not in the product) and `--interval-eps` (ninth:
-the logit margin of the interval space, the predictor's own 0.5 adopted) and
-`--rank-average` (side fits of other ranks averaged in, `extra_ranks`; not adopted) came
-after. `--pseudo-backtest` compares the two rules for a
+the logit margin of the interval space, the predictor's own 0.5 adopted),
+`--rank-average` (side fits of other ranks averaged in, `extra_ranks`; not adopted) and
+`--interval-space` (eleventh: intervals without a logit, adopted) came after. `--pseudo-backtest` compares the two rules for a
 model outside the covariates' training range on our own temporal splits (models released
 before 2026-01-01, cutoffs 2025-07-01 and 2025-09-01). `--report` adds fresh seeds
 (2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
@@ -48,7 +48,7 @@ import numpy as np
 
 from benchpress.api import BenchPress
 from benchpress.folds_io import read_folds
-from benchpress.predict import evaluate, make_folds, make_predictor
+from benchpress.predict import ALSPredictor, evaluate, make_folds, make_predictor
 from benchpress.predict.side import model_covariates
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
@@ -198,18 +198,89 @@ BLEND += [dict(regression_weight=w, regularization=0.1, **EARLIER) for w in (0.6
 GAUSS = [dict(prior_cov_scale=c, prior_in_fit=f) for c in (None, 0.25, 0.35, 0.5, 0.7, 1.0, 2.0)
          for f in (False, True)]
 # sixth round (intervals): how much ALS/regression disagreement widens the spread
-SPREAD = [dict(spread_disagreement=k, spread_posterior=0.0)
+# (rounds six to nine ran in the default's interval space, logit with margin 0.05, then 0.5)
+LOGIT_005 = dict(interval_logit_rule="percent_or_0_100", interval_eps=0.05)
+SPREAD = [dict(spread_disagreement=k, spread_posterior=0.0, **LOGIT_005)
           for k in (0.0, 0.25, 0.35, 0.5, 0.7, 1.0, 2.0)]
 # eighth round (intervals): the Gaussian fold-in's posterior predictive variance in the
 # spread, then the disagreement weight again with it
-POSTERIOR = ([dict(spread_posterior=w) for w in (0.0, 0.5, 1.0, 2.0, 4.0)]
-             + [dict(spread_posterior=1.0, spread_disagreement=k) for k in (0.35, 0.7, 1.0)])
+POSTERIOR = ([dict(spread_posterior=w, **LOGIT_005) for w in (0.0, 0.5, 1.0, 2.0, 4.0)]
+             + [dict(spread_posterior=1.0, spread_disagreement=k, **LOGIT_005)
+                for k in (0.35, 0.7, 1.0)])
 # ninth round (intervals): the logit margin of the interval space of a fit with covariates
 # (0.05 is the default predictor's; 0.5 the predictor's own, adopted), then the spread
 # weights again with it
-INTERVAL_EPS = ([dict(interval_eps=e) for e in (0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0)]
-                + [dict(spread_posterior=w) for w in (0.5, 2.0)]
-                + [dict(spread_disagreement=k) for k in (0.35, 0.7)])
+LOGIT_05 = dict(interval_logit_rule="percent_or_0_100", interval_eps=0.5)
+INTERVAL_EPS = ([dict(interval_logit_rule="percent_or_0_100", interval_eps=e)
+                 for e in (0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0)]
+                + [dict(spread_posterior=w, **LOGIT_05) for w in (0.5, 2.0)]
+                + [dict(spread_disagreement=k, **LOGIT_05) for k in (0.35, 0.7)])
+# eleventh round (intervals): which benchmarks the interval space puts through a logit
+# ("none": z-scores of the scores themselves, clipped to the range; adopted), then the
+# spread weights again in that space
+INTERVAL_SPACE = ([LOGIT_05, dict(interval_logit_rule="percent", interval_eps=0.5),
+                   dict(interval_logit_rule="none")]
+                  + [dict(spread_posterior=w) for w in (0.0, 0.5, 2.0)]
+                  + [dict(spread_disagreement=k) for k in (0.0, 0.35, 0.7)])
+
+
+class _DefaultWithoutLogit(ALSPredictor):
+    """The default predictor with its intervals made as side makes its own (no logit in
+    the interval space): measured here, not in the product (`--interval-space`)."""
+
+    def _fit(self, Y, scales) -> None:
+        super()._fit(Y, scales)
+        self.interval_logit_rule_ = "none"
+
+
+def interval_spaces(bp, X) -> None:
+    """Both interval spaces for the default and for side: coverage and median width
+    (percent cells) on 1003-1005, 2001-2005 and the published folds (the default without
+    the logit: measured only), then per band of predicted score on 2001-2005, and the
+    median width at exactly 90% coverage."""
+    from benchpress.predict.coverage import coverage_json, evaluate_intervals
+    from benchpress.predict.intervals import calibrate, heldout_records, score_bounds
+
+    m = bp.matrix
+    Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
+    configs = (("default", make_predictor("default"), None),
+               ("default without logit",
+                _DefaultWithoutLogit(**make_predictor("default").get_params()), None),
+               ("side with logit", make_predictor("side", **LOGIT_05), X),
+               ("side", make_predictor("side"), X))
+    for name, pred, Xp in configs:
+        for label, folds in (("1003-1005", make_folds(obs, n_folds=3, seed=1003, n_seeds=3)),
+                             ("2001-2005", make_folds(obs, n_folds=3, seed=2001, n_seeds=5)),
+                             ("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids))):
+            js = coverage_json(evaluate_intervals(pred, Y, scales, folds, covariates=Xp))
+            print(f"{name} {label}: coverage {js['coverage']:.3f} median width "
+                  f"{js['median_width']:.2f}", flush=True)
+    for name, pred, Xp in configs:
+        cal = calibrate(pred, Y, scales, covariates=Xp)
+        rec = heldout_records(pred, Y, scales, make_folds(obs, n_folds=3, seed=2001, n_seeds=5),
+                              covariates=Xp)
+        half = cal.q_ * cal.risk(rec["X"])
+        lo, up = np.empty(half.size), np.empty(half.size)
+        for k, tr in enumerate(rec["transforms"]):
+            f = rec["fold"] == k
+            lo[f], up[f] = score_bounds(tr, rec["zhat"][f] - half[f], rec["zhat"][f] + half[f],
+                                        rec["j"][f])
+        pct = scales.kind[rec["j"]] == "percent"
+        hit = (rec["actual"] >= lo - 1e-9) & (rec["actual"] <= up + 1e-9)
+        cells = []
+        for a, b in ((-np.inf, 20), (20, 50), (50, 80), (80, 95), (95, np.inf)):
+            band = pct & (rec["predicted"] >= a) & (rec["predicted"] < b)
+            cells.append(f"{a:g}-{b:g}: {hit[band].mean():.3f} / {np.median((up - lo)[band]):.1f}")
+        print(f"{name}, 2001-2005, coverage / median width by predicted score:",
+              "; ".join(cells), flush=True)
+        at90 = [_width_at(r, scales.kind[r["j"]] == "percent", cal.risk(r["X"]))
+                 for r in (heldout_records(pred, Y, scales, make_folds(obs, n_folds=3, seed=1003,
+                                                                       n_seeds=3), covariates=Xp),
+                           rec, heldout_records(pred, Y, scales, read_folds(
+                               PUBLISHED, m.model_ids, m.benchmark_ids), covariates=Xp))]
+        print(f"{name}, median width at exactly 90% coverage (the same risk model, each set's "
+              "own multiplier), 1003-1005 / 2001-2005 / published: "
+              + " / ".join(f"{w:.2f}" for w in at90), flush=True)
 
 
 def spread_grid(bp, X, grid) -> None:
@@ -380,6 +451,8 @@ def main() -> None:
                     help="the eighth grid: posterior variance in the interval spread")
     ap.add_argument("--interval-eps", action="store_true",
                     help="the ninth grid: logit margin of the interval space")
+    ap.add_argument("--interval-space", action="store_true",
+                    help="the eleventh grid: logit or none in the interval space")
     ap.add_argument("--rank-average", action="store_true",
                     help="side fits of ranks 3 (and 2) averaged with the rank-4 one")
     ap.add_argument("--benchmark-scale", action="store_true",
@@ -400,8 +473,11 @@ def main() -> None:
     base = make_predictor("default")
     if args.intervals:
         return intervals(bp, X)
-    if args.spread or args.posterior or args.interval_eps:
-        return spread_grid(bp, X, INTERVAL_EPS if args.interval_eps
+    if args.interval_space:
+        interval_spaces(bp, X)
+    if args.spread or args.posterior or args.interval_eps or args.interval_space:
+        return spread_grid(bp, X, INTERVAL_SPACE if args.interval_space
+                           else INTERVAL_EPS if args.interval_eps
                            else POSTERIOR if args.posterior else SPREAD)
     if args.identity:
         return identity_grid(m)

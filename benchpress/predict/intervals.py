@@ -97,8 +97,9 @@ def _pair_corr(A, B, min_overlap: int = 3) -> np.ndarray:
 class MatrixSupport(CellsSupport):
     """Risk features (module doc, step 2) of cells of a fitted ``predictor`` (its
     ``complete_spread`` is used when it has one), in the interval space given by
-    ``logit_rule`` and ``eps`` (``eps=None``: the predictor's ``interval_eps_`` when it
-    has one, e.g. a side fit with covariates, else :data:`EPS`).
+    ``logit_rule`` and ``eps`` (``None``: the predictor's ``interval_logit_rule_`` and
+    ``interval_eps_`` when it has them, e.g. a side fit with covariates, else
+    :data:`LOGIT_RULE` and :data:`EPS`).
 
     Memory: the model-by-model correlations behind the nearest-model feature are never
     kept; ``near`` (n_models, n_benchmarks) holds the feature of every cell. Up to
@@ -121,13 +122,15 @@ class MatrixSupport(CellsSupport):
             return self.predictor.predict_cells(rows, cols)
         return self.P[rows, cols]
 
-    def __init__(self, predictor: BasePredictor, *, logit_rule: str = LOGIT_RULE,
+    def __init__(self, predictor: BasePredictor, *, logit_rule: str | None = None,
                  eps: float | None = None, block_rows: int = BLOCK_ROWS,
                  exact_max_models: int = EXACT_MAX_MODELS,
                  max_candidates: int = MAX_CANDIDATES):
         if not hasattr(predictor, "Y_"):
             raise NotFittedError("MatrixSupport needs a fitted predictor")
         self.predictor = predictor
+        if logit_rule is None:
+            logit_rule = getattr(predictor, "interval_logit_rule_", None) or LOGIT_RULE
         if eps is None:
             eps = getattr(predictor, "interval_eps_", None) or EPS
         Y, scales = predictor.Y_, predictor.scales_

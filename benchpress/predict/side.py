@@ -25,10 +25,11 @@ range is folded in exactly as the default does (``outside_range="default"``;
 adds ``spread_disagreement`` times the ALS/regression disagreement and
 ``spread_posterior`` times the Gaussian posterior variance; rows folded in without
 covariates get the same kind of spread around the default's numbers. A fit with covariates
-has its intervals in a space with the predictor's own logit margin (``interval_eps``).
+has its intervals in its own space (``interval_logit_rule``: z-scores of the scores
+themselves, no logit; ``interval_eps`` is the logit margin when a rule with a logit is set).
 
 The defaults (prior 3, in the fit, covariance scale 0.5; effects 5; blend weight 0.5 with
-covariates; family scale 0.3; spread 0.5 and 1.0; interval margin 0.5) were chosen on our own partitions only
+covariates; family scale 0.3; spread 0.5 and 1.0; intervals without a logit) were chosen on our own partitions only
 (seeds 1001-1005, cells and whole new models from 3 and 5 scores; intervals calibrated on
 1001-1002, measured on 1003-1005; ``benchmarks/side_info_study.py``), never on the
 published folds. Without covariates (``fit(Y, scales)`` or a matrix with no columns)
@@ -49,6 +50,7 @@ from benchpress.predict.side_covariates import (FAMILY_LEVEL, METADATA_FIELDS,
                                                 metadata_covariates, model_covariates,
                                                 model_family, name_tier)
 from benchpress.predict.side_prior import CovariatePriorMixin
+from benchpress.scales import LOGIT_RULES
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
            "covariate_kwargs", "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier"]
@@ -105,10 +107,15 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
         without covariates (or outside the range) use this fit alone: the default's
         numbers. () = this rank alone (chosen: (2, 3) is more accurate on cells and new
         models but chooses worse probes, for 2.4 times the fit time).
+    interval_logit_rule : str, default "none"
+        Which benchmarks the interval space of a fit with covariates puts through a logit
+        (one of :data:`~benchpress.scales.LOGIT_RULES`; ``interval_logit_rule_``, read by
+        :class:`~benchpress.predict.intervals.MatrixSupport`). "none": intervals are made
+        in z-scores of the scores themselves and clipped to each benchmark's range (the
+        default predictor's intervals use a logit on percent scales, margin 0.05).
     interval_eps : float, default 0.5
-        Logit margin (percentage points) of the interval space of a fit with covariates
-        (``interval_eps_``, read by :class:`~benchpress.predict.intervals.MatrixSupport`;
-        the predictor's own margin; the default predictor's intervals use 0.05).
+        Logit margin (percentage points) of that space when the rule has a logit
+        (``interval_eps_``; the predictor's own margin).
     **als_params
         :class:`~benchpress.predict.predictor.ALSPredictor` parameters (the default
         preset's values when made by ``make_predictor("side")``).
@@ -117,8 +124,9 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
     ----------
     covariates_ : ndarray (n_models, n_features) or None
         Standardised training covariates (NaN -> 0).
-    interval_eps_ : float or None
-        ``interval_eps`` with covariates, None without (the default's interval space).
+    interval_logit_rule_, interval_eps_ : str or None, float or None
+        ``interval_logit_rule`` and ``interval_eps`` with covariates, None without (the
+        default's interval space).
     """
 
     accepts_covariates = True
@@ -129,10 +137,13 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
                  outside_range: str = "default", spread_disagreement: float = 0.5,
                  covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
-                 spread_posterior: float = 1.0, interval_eps: float = 0.5,
-                 extra_ranks: tuple = (), **als_params):
+                 spread_posterior: float = 1.0, interval_logit_rule: str = "none",
+                 interval_eps: float = 0.5, extra_ranks: tuple = (), **als_params):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
+        if interval_logit_rule not in LOGIT_RULES:
+            raise UsageError(f"interval_logit_rule must be one of {', '.join(LOGIT_RULES)}, "
+                             f"got {interval_logit_rule!r}")
         super().__init__(rank, **als_params)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
@@ -146,6 +157,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
         self.covariate_regression_weight = covariate_regression_weight
         self.family_scale = family_scale
         self.spread_posterior = spread_posterior
+        self.interval_logit_rule = interval_logit_rule
         self.interval_eps = interval_eps
         self.extra_ranks = tuple(int(r) for r in extra_ranks)
 
@@ -155,7 +167,8 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
                                            "effect_alpha", "prior_decay", "prior_n",
                                            "prior_cov_scale", "outside_range", "spread_disagreement",
                                            "covariate_regression_weight", "family_scale",
-                                           "spread_posterior", "interval_eps", "extra_ranks"]
+                                           "spread_posterior", "interval_logit_rule", "interval_eps",
+                                           "extra_ranks"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
@@ -179,9 +192,10 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
     def _fit(self, Y, scales) -> None:
         super()._fit(Y, scales)
         X = self._raw_covariates
-        self.covariates_ = self.interval_eps_ = None
+        self.covariates_ = self.interval_eps_ = self.interval_logit_rule_ = None
         if X is None:
             return
+        self.interval_logit_rule_ = self.interval_logit_rule
         self.interval_eps_ = float(self.interval_eps)
         seen = ~np.isnan(X)
         n_seen = seen.sum(axis=0)
