@@ -73,11 +73,11 @@ class FitsMixin:
         `probes` (benchmark ids) and the contracts used for names. `progress(k, n, label)`
         is called before each step. Returns the folder."""
         from benchpress.artifact import save_artifact
-        from benchpress.predict import ALSPredictor
+        from benchpress.predict.artifact import storable
 
-        if type(self.estimator) is not ALSPredictor:  # say so before any fit (side holds more state)
-            raise UsageError(f"only the ALS methods can be saved as an artifact, not "
-                             f"{self.method!r}")
+        if not storable(self.estimator):  # say so before any fit
+            raise UsageError(f"only the ALS methods and side (without extra_ranks) can be "
+                             f"saved as an artifact, not {self.method!r}")
         steps = [("fit", lambda: self.predictor), ("interval features", lambda: self._support),
                  *((f"calibrating intervals ({r})", lambda r=r: self.calibrator(r))
                    for r in regimes)]
@@ -135,15 +135,22 @@ class FitsMixin:
         """Reuse the fit of this very matrix, method and parameters from `cache_dir`
         (content-addressed: `<matrix digest>-<method, params and code digest>/`), or make
         and store it there first, with interval calibrators for `regimes` (a stored fit
-        that lacks one is completed and stored again). Returns self. Only ALS methods are
-        stored (others fit as usual, on first use)."""
-        from benchpress.artifact import cache_key, load_artifact
-        from benchpress.predict import ALSPredictor
+        that lacks one is completed and stored again). Returns self. Only ALS methods and
+        side are stored (others fit as usual, on first use); side's key holds its
+        covariates too (the model rows' metadata, which the matrix digest leaves out)."""
+        import hashlib
 
-        if type(self.estimator) is not ALSPredictor:  # subclasses (side) hold more state
+        from benchpress.artifact import cache_key, load_artifact
+        from benchpress.predict.artifact import storable
+
+        if not storable(self.estimator):
             return self
-        folder = Path(cache_dir) / cache_key(self.matrix, self.method,
-                                             self.estimator.get_params())
+        params = self.estimator.get_params()
+        X = self._side_info().get("covariates")
+        if X is not None:
+            params = {**params, "covariates_sha256": hashlib.sha256(
+                np.ascontiguousarray(X, dtype="<f8").tobytes()).hexdigest()}
+        folder = Path(cache_dir) / cache_key(self.matrix, self.method, params)
         if (folder / "manifest.json").is_file():
             try:
                 art = load_artifact(folder)

@@ -3,6 +3,7 @@ artifact; `benchpress fit`; predict/compare reusing the stored fit of an unchang
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
@@ -300,3 +301,85 @@ def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, m
 def test_lite_load_is_refused_for_a_dense_fit(fitted):
     with pytest.raises(BadInputError, match="sparse"):
         load_artifact(fitted[1], lite=True)
+
+
+# -- side information (`--method side`): stored and reused like the ALS methods -----------
+@pytest.fixture(scope="module")
+def side_fitted(built_2026_05, tmp_path_factory):
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor("side", n_starts=4))
+    return bp, bp.save_pretrained(tmp_path_factory.mktemp("side") / "fit")
+
+
+def test_side_artifact_is_bit_identical_with_its_covariates(side_fitted):
+    bp, folder = side_fitted
+    assert bp.predictor.covariates_ is not None  # the registry's model rows reached the fit
+    doc = read_manifest(folder)
+    assert doc["method"] == "side" and set(doc["calibrators"]) == {"cells", "new_models"}
+    loaded = BenchPress.from_pretrained(folder)
+    assert loaded.predictor.interval_logit_rule_ == "none"
+    assert loaded._support.transform.logit.sum() == 0  # its own interval space, restored
+    meta = {"provider": "OpenAI", "release_date": "2025-10-01", "is_reasoning": True}
+    for a, b in ((bp.predict(SCORES), loaded.predict(SCORES)),
+                 (bp.predict(SCORES, metadata=meta), loaded.predict(SCORES, metadata=meta)),
+                 (bp.predict_model("gpt-5"), loaded.predict_model("gpt-5"))):
+        assert a.frame.equals(b.frame)
+    assert loaded.complete(intervals=True).equals(bp.complete(intervals=True))
+    # metadata moves a new model's row: the restored prior is in use, not the default's
+    assert not loaded.predict(SCORES, metadata=meta).frame.equals(loaded.predict(SCORES).frame)
+
+
+def test_side_artifact_refuses_unknown_arrays_and_spaces(side_fitted, tmp_path):
+    folder = _copy(side_fitted[1], tmp_path)
+    doc = json.loads((folder / "manifest.json").read_text())
+    for key, value in (("side_arrays", ["__class__"]),
+                       ("support_space", {"logit_rule": "probit", "eps": 0.5})):
+        json_doc = {**doc, key: value}
+        (folder / "manifest.json").write_text(json.dumps(json_doc))
+        with pytest.raises(BadInputError, match="unknown (side arrays|interval space)"):
+            load_artifact(folder)
+    # arrays of the wrong shape (even with digests made to match) are refused too
+    from benchpress.predict.artifact import fitted_state, restore_state
+
+    bp = side_fitted[0]
+    arrays, meta = fitted_state(bp.predictor, support=bp._support)
+    restore_state(arrays, meta, bp.matrix.values, bp.scales)  # as saved: fine
+    arrays["side_effects"] = arrays["side_effects"][:, :5]
+    with pytest.raises(BadInputError, match="side_effects"):
+        restore_state(arrays, meta, bp.matrix.values, bp.scales)
+
+
+def test_side_with_extra_ranks_is_not_stored(built_2026_05, tmp_path):
+    from benchpress.errors import UsageError
+
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor(
+        "side", n_starts=2, extra_ranks=(3,)))
+    with pytest.raises(UsageError, match="extra_ranks"):
+        bp.save_pretrained(tmp_path / "x")
+    assert bp.use_stored_fit(tmp_path / "fits") is bp and not (tmp_path / "fits").exists()
+
+
+def test_predict_side_reuses_its_stored_fit_keyed_by_the_covariates(run, tmp_path,
+                                                                     monkeypatch,
+                                                                     built_2026_05):
+    from benchpress.predict.side import SideInfoPredictor
+
+    args = ("predict", "--method", "side", "--scores", "gpqa_diamond=71.2,hle=20.1",
+            "--param", "n_starts=3", "--format", "json")
+    first = run(*args)
+    assert first.exit_code == 0, first.stderr
+
+    def no_refit(self, Y, scales):
+        raise AssertionError("refitted although the matrix did not change")
+
+    with monkeypatch.context() as m:
+        m.setattr(SideInfoPredictor, "_fit", no_refit)
+        assert run(*args).stdout == first.stdout
+    # the same scores with other model metadata are another fit (the key holds the covariates)
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor("side", n_starts=3))
+    bp.use_stored_fit(tmp_path / "fits")
+    n = len([d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")])
+    models = bp.matrix.models.with_columns(pl.lit(None, dtype=pl.Boolean).alias("is_reasoning"))
+    other = BenchPress(dataclasses.replace(bp.matrix, models=models),
+                       make_predictor("side", n_starts=3))
+    other.use_stored_fit(tmp_path / "fits")
+    assert len([d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]) == n + 1

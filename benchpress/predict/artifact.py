@@ -1,7 +1,7 @@
 """A fitted predictor's state as plain arrays and JSON, and back (no pickle).
 
-:func:`fitted_state` turns a fitted :class:`~benchpress.predict.predictor.ALSPredictor`,
-its :class:`~benchpress.predict.intervals.MatrixSupport` and its interval calibrators
+:func:`fitted_state` turns a fitted :class:`~benchpress.predict.predictor.ALSPredictor`
+(or a :class:`~benchpress.predict.side.SideInfoPredictor` without ``extra_ranks``), its :class:`~benchpress.predict.intervals.MatrixSupport` and its interval calibrators
 into ``(arrays, meta)``: a flat dict of numpy arrays (for ``np.savez``) and a JSON-ready
 dict; :func:`restore_state` rebuilds the same objects from them and the training matrix
 ``Y`` (n_models, n_benchmarks) with its scales. Nothing is refitted or recomputed: every
@@ -28,10 +28,11 @@ from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import EPS, LOGIT_RULE, IntervalCalibrator, MatrixSupport
 from benchpress.predict.predictor import ALSPredictor, make_predictor
 from benchpress.predict.regression import PairwiseRegression
-from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.side import SideInfoPredictor
+from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
-__all__ = ["fitted_state", "restore_state", "make_estimator", "SUPPORT_ARRAYS",
-           "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS"]
+__all__ = ["fitted_state", "restore_state", "make_estimator", "storable", "SUPPORT_ARRAYS",
+           "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS", "SIDE_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
 SUPPORT_ARRAYS = ("Z", "P", "Zhat", "spread_z", "row_count", "col_count", "row_rms",
@@ -47,6 +48,20 @@ _TRANSFORM = ("mean_", "std_", "n_observed_")
 _ENSEMBLE = ("mu_", "model_bias_", "benchmark_bias_", "U_", "V_")
 _REGRESSION = ("slope_", "intercept_", "r2_", "weight_")
 _CALIBRATOR = ("x_mean_", "x_std_", "coef_", "ratios_")
+#: Fitted arrays of a side fit with covariates (each kept when the fit made it).
+SIDE_ARRAYS = ("covariates_", "x_mean_", "x_scale_", "x_min_", "x_max_", "x_weight_",
+               "theta_mean_", "theta_coef_", "prior_precision_", "noise_var_", "base_z_",
+               "effects_")
+
+
+def storable(predictor) -> bool:
+    """Whether :func:`fitted_state` can store ``predictor`` (fitted or not): an
+    ALSPredictor, or a SideInfoPredictor without ``extra_ranks`` (its members are not
+    stored) on the dense path."""
+    if type(predictor) is ALSPredictor:
+        return True
+    return (type(predictor) is SideInfoPredictor and not predictor.extra_ranks
+            and not getattr(predictor, "sparse_", False))
 
 
 def make_estimator(method: str, params: dict):
@@ -78,9 +93,9 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
 
     Parameters
     ----------
-    predictor : ALSPredictor
-        Fitted (methods "published", "default", "als"); other predictors have no
-        fold-in without refit and cannot be stored (UsageError).
+    predictor : ALSPredictor or SideInfoPredictor
+        Fitted (methods "published", "default", "als", "side"; see :func:`storable`);
+        other predictors have no fold-in without refit and cannot be stored (UsageError).
     support : MatrixSupport, optional
         Risk features of ``predictor``'s cells (made here when not given).
     calibrators : dict, optional
@@ -91,9 +106,10 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     arrays : dict of str -> ndarray
     meta : dict (JSON-ready): class, method, params, calibrator settings.
     """
-    if type(predictor) is not ALSPredictor:  # a subclass (side) holds more state
-        raise UsageError(f"only the ALS predictors can be stored as an artifact, not "
-                         f"{type(predictor).__name__} ({predictor.method!r})")
+    if not storable(predictor):
+        raise UsageError(f"only the ALS and side predictors (without extra_ranks) can be "
+                         f"stored as an artifact, not {type(predictor).__name__} "
+                         f"({predictor.method!r})")
     predictor._fitted()
     arrays: dict[str, np.ndarray] = {}
     _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
@@ -118,7 +134,64 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
             "regression": predictor.regression_ is not None, "calibrators": cal_meta}
     if sparse:  # only then, so that the artifacts of small matrices stay as they were
         meta["sparse"] = True
+    if isinstance(predictor, SideInfoPredictor):  # (so do the default's artifacts)
+        _put_side(arrays, meta, predictor, support)
     return arrays, meta
+
+
+def _put_side(arrays: dict, meta: dict, predictor, support: MatrixSupport) -> None:
+    """A side fit's own arrays (those it made) and its interval space."""
+    names = [n for n in SIDE_ARRAYS
+             if predictor.covariates_ is not None and getattr(predictor, n, None) is not None]
+    _put(arrays, "side_", predictor, names)
+    if names:
+        arrays["side_raw_covariates"] = np.asarray(predictor._raw_covariates)
+    meta["side_arrays"] = names
+    meta["support_space"] = {"logit_rule": getattr(predictor, "interval_logit_rule_", None)
+                             or LOGIT_RULE, "eps": support.transform.eps}
+
+
+def _restore_side(pred, arrays, meta: dict) -> None:
+    names = meta.get("side_arrays", [])
+    if not isinstance(names, list) or not set(names) <= set(SIDE_ARRAYS):
+        raise BadInputError(f"artifact names unknown side arrays: {names!r}")
+    for n in SIDE_ARRAYS:
+        setattr(pred, n, None)
+    _get(arrays, "side_", pred, names)
+    with_covariates = bool(names)
+    pred._raw_covariates = (np.asarray(arrays["side_raw_covariates"]) if with_covariates
+                            else None)
+    if with_covariates:
+        _check_side_shapes(pred)
+    pred.members_, pred.base_postvar_ = [], None  # (the posterior variance: made on demand)
+    pred.interval_logit_rule_ = pred.interval_logit_rule if with_covariates else None
+    pred.interval_eps_ = float(pred.interval_eps) if with_covariates else None
+
+
+def _check_side_shapes(pred) -> None:
+    """Every restored side array has the shape the fit would have given it."""
+    S, n_m, r = pred.ensemble_.U_.shape
+    n_b, p = pred.ensemble_.V_.shape[1], np.shape(pred.covariates_)[-1]
+    want = {"covariates_": (n_m, p), "_raw_covariates": (n_m, p), "x_mean_": (p,),
+            "x_scale_": (p,), "x_min_": (p,), "x_max_": (p,), "x_weight_": (p,),
+            "theta_mean_": (S * (r + 1),), "theta_coef_": (p, S * (r + 1)),
+            "prior_precision_": (S, r + 1, r + 1), "noise_var_": (S,),
+            "base_z_": (S, n_m, n_b), "effects_": (p, n_b)}
+    for n, shape in want.items():
+        a = getattr(pred, n)
+        if a is not None and (a.shape != shape or a.dtype.kind != "f"):
+            raise BadInputError(f"artifact array side_{n.strip('_')} has shape {a.shape}, "
+                                f"expected {shape}")
+
+
+def _support_space(meta: dict) -> tuple[str, float]:
+    """The interval space (logit rule, margin) an artifact's support was made in."""
+    space = meta.get("support_space") or {}
+    rule, eps = space.get("logit_rule", LOGIT_RULE), space.get("eps", EPS)
+    if (rule not in LOGIT_RULES or isinstance(eps, bool) or not isinstance(eps, (int, float))
+            or not 0.0 < eps < 50.0):
+        raise BadInputError(f"artifact has an unknown interval space: {space!r}")
+    return rule, float(eps)
 
 
 def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: float):
@@ -145,9 +218,9 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     ``arrays`` may then lack): the predictor then has no training rows (``Y_`` is (0,
     n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
-    if not isinstance(pred, ALSPredictor) or meta.get("class") != "ALSPredictor":
+    if not storable(pred) or meta.get("class") != type(pred).__name__:
         raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor "
-                            "artifacts can be loaded")
+                            "and SideInfoPredictor artifacts can be loaded")
     if Y is None:
         if not meta.get("sparse"):
             raise BadInputError("only a fit of the sparse path loads without its matrix")
@@ -175,9 +248,12 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     if pred.ensemble_.V_.shape[1] != Y.shape[1] or pred.ensemble_.U_.shape[1] != Y.shape[0]:
         raise BadInputError("artifact arrays do not match its matrix's shape "
                             f"{Y.shape}")
+    if isinstance(pred, SideInfoPredictor):
+        _restore_side(pred, arrays, meta)
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
-    support.transform = _transform(arrays, "support_transform_", scales, LOGIT_RULE, EPS)
+    support.transform = _transform(arrays, "support_transform_", scales,
+                                   *_support_space(meta))
     if pred.sparse_:
         support.sparse = True
         for n in SPARSE_SUPPORT_ARRAYS:
