@@ -30,10 +30,11 @@ posterior variance in the interval spread, 1.0 adopted), `--benchmark-scale` (a
 per-benchmark conformal scale, measured, not in the product) and `--interval-eps` (ninth:
 the logit margin of the interval space, the predictor's own 0.5 adopted),
 `--rank-average` (side fits of other ranks averaged in, `extra_ranks`; not adopted) and
-`--interval-space` (eleventh: intervals without a logit, adopted) came after. `--pseudo-backtest` compares the two rules for a
-model outside the covariates' training range on our own temporal splits (models released
-before 2026-01-01, cutoffs 2025-07-01 and 2025-09-01). `--report` adds fresh seeds
-(2001-2005, pooled and per seed) and the published folds (reported, never used for a choice);
+`--interval-space` (eleventh: intervals without a logit, adopted) came after.
+`--pseudo-backtest` compares the two rules for a model outside the covariates' training
+range on our own temporal splits (models released before 2026-01-01, cutoffs 2025-07-01
+and 2025-09-01). `--report` adds fresh seeds (2001-2005, pooled and per seed) and the
+published folds (reported, never used for a choice);
 `--intervals` measures the 90% intervals (`--risk-covariates`: covariates as risk features);
 `--backtest` the reported backtest from 2026-01-01 (5 probes).
 """

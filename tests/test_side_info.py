@@ -475,7 +475,8 @@ def test_interval_space_is_the_predictors_own_only_with_covariates():
     lo = np.broadcast_to(np.nan_to_num(scales.lower, nan=-np.inf), Y.shape)
     up = np.broadcast_to(np.nan_to_num(scales.upper, nan=np.inf), Y.shape)
     ok = ~np.isnan(out["lower"])
-    assert ok[:, pct].any() and (out["lower"][ok] >= lo[ok]).all() and (out["upper"][ok] <= up[ok]).all()
+    assert ok[:, pct].any()
+    assert (out["lower"][ok] >= lo[ok]).all() and (out["upper"][ok] <= up[ok]).all()
     # and some cells reach an end of the range (clipped there, not squeezed by a logit)
     assert ((out["lower"] == lo) | (out["upper"] == up))[ok].any()
     # without covariates the intervals are the default's, to the bit

@@ -1,12 +1,13 @@
 """A fitted predictor's state as plain arrays and JSON, and back (no pickle).
 
 :func:`fitted_state` turns a fitted :class:`~benchpress.predict.predictor.ALSPredictor`
-(or a :class:`~benchpress.predict.side.SideInfoPredictor` without ``extra_ranks``), its :class:`~benchpress.predict.intervals.MatrixSupport` and its interval calibrators
-into ``(arrays, meta)``: a flat dict of numpy arrays (for ``np.savez``) and a JSON-ready
-dict; :func:`restore_state` rebuilds the same objects from them and the training matrix
-``Y`` (n_models, n_benchmarks) with its scales. Nothing is refitted or recomputed: every
-fitted array is restored as saved, so the restored objects give bit-identical predictions
-and intervals. Writing the files (NPZ, JSON, Parquet) is :mod:`benchpress.artifact`'s job.
+(or a :class:`~benchpress.predict.side.SideInfoPredictor` without ``extra_ranks``), its
+:class:`~benchpress.predict.intervals.MatrixSupport` and its interval calibrators into
+``(arrays, meta)``: a flat dict of numpy arrays (for ``np.savez``) and a JSON-ready dict;
+:func:`restore_state` rebuilds the same objects from them and the training matrix ``Y``
+(n_models, n_benchmarks) with its scales. Nothing is refitted or recomputed: every fitted
+array is restored as saved, so the restored objects give bit-identical predictions and
+intervals. Writing the files (NPZ, JSON, Parquet) is :mod:`benchpress.artifact`'s job.
 
 >>> import numpy as np
 >>> from benchpress.predict import BenchmarkScales, make_predictor

@@ -29,12 +29,12 @@ has its intervals in its own space (``interval_logit_rule``: z-scores of the sco
 themselves, no logit; ``interval_eps`` is the logit margin when a rule with a logit is set).
 
 The defaults (prior 3, in the fit, covariance scale 0.5; effects 5; blend weight 0.5 with
-covariates; family scale 0.3; spread 0.5 and 1.0; intervals without a logit) were chosen on our own partitions only
-(seeds 1001-1005, cells and whole new models from 3 and 5 scores; intervals calibrated on
-1001-1002, measured on 1003-1005; ``benchmarks/side_info_study.py``), never on the
-published folds. Without covariates (``fit(Y, scales)`` or a matrix with no columns)
-every number equals ``make_predictor("default")``'s; so do the predictions of a row
-folded in without them.
+covariates; family scale 0.3; spread 0.5 and 1.0; intervals without a logit) were chosen
+on our own partitions only (seeds 1001-1005, cells and whole new models from 3 and 5
+scores; intervals calibrated on 1001-1002, measured on 1003-1005;
+``benchmarks/side_info_study.py``), never on the published folds. Without covariates
+(``fit(Y, scales)`` or a matrix with no columns) every number equals
+``make_predictor("default")``'s; so do the predictions of a row folded in without them.
 """
 
 from __future__ import annotations
@@ -163,12 +163,11 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return ALSPredictor._param_names() + ["prior_alpha", "prior_in_fit", "prior_weight",
-                                           "effect_alpha", "prior_decay", "prior_n",
-                                           "prior_cov_scale", "outside_range", "spread_disagreement",
-                                           "covariate_regression_weight", "family_scale",
-                                           "spread_posterior", "interval_logit_rule", "interval_eps",
-                                           "extra_ranks"]
+        return ALSPredictor._param_names() + [
+            "prior_alpha", "prior_in_fit", "prior_weight", "effect_alpha", "prior_decay",
+            "prior_n", "prior_cov_scale", "outside_range", "spread_disagreement",
+            "covariate_regression_weight", "family_scale", "spread_posterior",
+            "interval_logit_rule", "interval_eps", "extra_ranks"]
 
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
