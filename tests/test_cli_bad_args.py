@@ -180,3 +180,32 @@ def test_a_bare_group_still_shows_its_help():
     for argv in ([], ["snapshot"], ["aliases"]):
         result = CliRunner().invoke(main, argv)
         assert "Usage:" in result.output and "Commands:" in result.output, argv
+
+
+@pytest.mark.parametrize(("typed", "expected"), [
+    ("2,3", (2, 3)), (" 2 , 3 ", (2, 3)), ("[2, 3]", (2, 3)), ("3", (3,)), ("", ()),
+])
+def test_a_tuple_parameter_is_typed_as_integers_with_commas(typed, expected):
+    from benchpress.cli.matrix import parse_params
+
+    assert parse_params([f"extra_ranks={typed}"], "side") == {"extra_ranks": expected}
+
+
+@pytest.mark.parametrize("typed", ["two", "2.5", "true", "2,x"])
+def test_a_tuple_parameter_of_the_wrong_type_says_what_it_takes(typed):
+    from benchpress.cli.matrix import parse_params
+    from benchpress.errors import UsageError
+
+    with pytest.raises(UsageError, match="'extra_ranks' of method 'side' must be integers "
+                                         r"separated by commas, e.g. 2,3 \(default \(\)\)"):
+        parse_params([f"extra_ranks={typed}"], "side")
+
+
+def test_a_tuple_parameter_reaches_the_predictor_and_is_recorded_as_a_list(ws):
+    home, _ = ws
+    result = CliRunner().invoke(main, ["evaluate", "--make-folds", "2", "--method", "side",
+                                       "--param", "extra_ranks=2,3", "--param", "n_starts=2",
+                                       "--format", "json", "--home", str(home.root)])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["params"] == {"extra_ranks": [2, 3], "n_starts": 2} and doc["method"] == "side"

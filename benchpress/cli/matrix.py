@@ -50,7 +50,21 @@ def _kind(default) -> tuple[str, tuple]:
         return "an integer", (int,)
     if isinstance(default, float) or default is None:
         return "a number", (int, float)
+    if isinstance(default, tuple):
+        return "integers separated by commas, e.g. 2,3", (tuple,)
     return "text", (str,)
+
+
+def _as_ints(value):
+    """A tuple-of-integers parameter as typed (``3``, ``2,3``, ``[2, 3]``, empty) -> a tuple
+    of ints, or ``value`` unchanged when it is not one (then refused by the caller)."""
+    items = (value if isinstance(value, list) else [] if value is None
+             else [value] if isinstance(value, int) else str(value).split(","))
+    try:
+        out = tuple(int(str(v).strip()) for v in items if str(v).strip())
+    except ValueError:
+        return value
+    return out if all(not isinstance(v, bool) for v in items) else value
 
 
 def check_params(method: str, params: dict) -> None:
@@ -72,11 +86,13 @@ def check_params(method: str, params: dict) -> None:
                              + (f"; did you mean '{close[0]}'?" if close else "")
                              + f" (its parameters: {', '.join(defaults) or 'none'})")
         what, types = _kind(defaults[key])
+        if isinstance(defaults[key], tuple):
+            value = params[key] = _as_ints(value)
         ok = (isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
               or (value is None and defaults[key] is None))
         if not ok:
             raise UsageError(f"--param {key}={value}: '{key}' of method '{method}' must be "
-                             f"{what} (default {defaults[key]})")
+                             f"{what} (default {defaults[key]!r})")
 
 
 def method_fields(bp) -> dict:
