@@ -221,9 +221,13 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
                         benchmark_ids=m.benchmark_ids, progress=progress, executor=executor,
                         **self._side_info())
 
-    def rank(self, *, seed: int = 42) -> RankDiagnostics:
-        """Held-out error of soft-impute by rank and two-factor variance explained."""
-        return rank_diagnostics(self.matrix.values, self.scales, self.folds(n_folds=3, seed=seed))
+    def rank(self, *, seed: int = 42, progress=None) -> RankDiagnostics:
+        """Held-out error by rank, of soft-impute and (when it has a rank) of this
+        predictor, on the same 3 folds; and the two-factor variance explained."""
+        return rank_diagnostics(self.matrix.values, self.scales, self.folds(n_folds=3, seed=seed),
+                                predictor=self.estimator,
+                                covariates=self._side_info().get("covariates"),
+                                progress=progress)
 
     def _resolve(self, scores: dict[str, float], *, ignore_unknown: bool | None = None
                  ) -> tuple[np.ndarray, list[str], dict[str, str]]:

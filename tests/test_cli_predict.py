@@ -21,6 +21,7 @@ def run(built_2026_05):
     def _run(*args):
         return CliRunner().invoke(main, [str(a) for a in args] + ["--home", built_2026_05.root],
                                   catch_exceptions=False)
+    _run.home = str(built_2026_05.root)
     return _run
 
 
@@ -40,6 +41,26 @@ def test_predict_from_any_subset(run, scores):
     assert len(doc["predictions"]) == 133 and doc["unknown"] == []
     given = {p["benchmark_id"]: p["given"] for p in doc["predictions"] if p["given"] is not None}
     assert len(given) == scores.count("=")
+
+
+def test_predict_table_shows_every_prediction_and_interval_at_80_columns(run):
+    args = ["predict", "--scores", "gpqa_diamond=71.2,hle=20.1", "--method", "published",
+            "--home", run.home]
+    doc = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    table = CliRunner(env={"COLUMNS": "80"}).invoke(main, args)
+    lines = table.stdout.splitlines()
+    assert max(map(len, lines)) <= 80 and "columns not shown" not in table.stderr
+    rows = {ln.split("│")[1].strip(): ln.split("│")[2].strip() for ln in lines
+            if ln.startswith("│")}
+    assert len(rows) == len(doc["predictions"]) == 133
+    for p in doc["predictions"]:
+        shown = rows[p["benchmark_id"]]
+        if p["kind"] == "given":
+            assert shown == f"{p['given']:.1f} given"
+        else:  # the prediction and its interval, as printed in JSON, rounded
+            fmt = lambda v: f"{round(v)}" if abs(v) >= 1000 else f"{round(v, 1)}"  # noqa: E731
+            expected = f"{fmt(p['predicted'])} [{fmt(p['lower'])}, {fmt(p['upper'])}]"
+            assert shown == expected, (p, shown)
 
 
 def test_predict_refuses_unknown_names_unless_asked(run):
@@ -298,3 +319,15 @@ def test_param_overrides_reach_the_predictor_and_are_recorded(run):
     assert bad.exit_code == 2 and "bogus" in bad.stderr
     malformed = run(*base, "--param", "rank")
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.stderr
+
+
+def test_rank_measures_the_chosen_predictor_at_each_rank(run):
+    args = ("rank", "--method", "side", "--param", "n_starts=2")
+    doc = json.loads(run(*args, "--format", "json").stdout)
+    errs = doc["rank_errors"]
+    assert doc["method"] == "side" and [r["rank"] for r in errs] == list(range(1, 9))
+    assert all(r["method_medae"] > 0 for r in errs)
+    assert len({r["method_medae"] for r in errs}) > 1  # the rank reached the predictor
+    table = CliRunner(env={"COLUMNS": "80"}).invoke(main, [*args, "--home", run.home]).stdout
+    assert "side_medae" in table and "soft_impute_medae" in table
+    assert f"side best at {min(errs, key=lambda r: r['method_medae'])['rank']}" in table

@@ -30,3 +30,22 @@ def test_complete_submatrices_are_complete(paper_matrix):
     for rows, cols in subs:
         assert obs[np.ix_(rows, cols)].all()
         assert rows.size >= 10 and cols.size >= 5
+
+
+def test_a_ranked_predictor_is_measured_at_each_rank_on_the_same_folds(paper_matrix):
+    from benchpress.predict import evaluate, make_predictor
+
+    Y, _, _, scales = paper_matrix
+    folds = make_folds(~np.isnan(Y), seed=42)
+    seen = []
+    diag = rank_diagnostics(Y, scales, folds, ranks=(1, 3),
+                            predictor=make_predictor("default", n_starts=3),
+                            progress=lambda k, n, label: seen.append((k, n, label)))
+    own = diag.rank_errors["method_medae"].to_list()
+    assert own == [evaluate(make_predictor("default", n_starts=3, rank=r), Y, scales,
+                            folds).overall.medae for r in (1, 3)]
+    assert own[0] != own[1] and [n for _, n, _ in seen] == [4] * 4
+    assert [label for *_, label in seen][1] == "default, rank 1"
+    plain = rank_diagnostics(Y, scales, folds, ranks=(1,),
+                             predictor=make_predictor("benchmark_mean"))
+    assert "method_medae" not in plain.rank_errors.columns  # no rank to vary

@@ -237,6 +237,23 @@ def _flat(rows: pl.DataFrame) -> pl.DataFrame:
         return_dtype=pl.String) for c in nested)
 
 
+def score_with_interval(score: str, known: pl.Expr, word: str, lower: str | None = None,
+                        upper: str | None = None) -> pl.Expr:
+    """One text cell per row for people: "85.0 <word>" where ``known`` (a boolean
+    expression: an observed or given score), "71.2 [65.0, 77.9]" where the prediction
+    has its 90% interval in columns ``lower`` / ``upper`` (None: a method without
+    intervals), else "71.2" (rounded to 0.1; from 1,000 up to whole numbers, "2141")."""
+    def text(c):
+        whole = pl.col(c).round(0).cast(pl.Int64, strict=False).cast(pl.String)
+        return pl.when(pl.col(c).abs() >= 1000).then(whole).otherwise(
+            pl.col(c).round(1).cast(pl.String))
+    shown = pl.when(known).then(text(score) + pl.lit(f" {word}"))
+    if lower is not None:
+        bounds = pl.lit(" [") + text(lower) + pl.lit(", ") + text(upper) + pl.lit("]")
+        shown = shown.when(pl.col(lower).is_not_null()).then(text(score) + bounds)
+    return shown.otherwise(text(score))
+
+
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
            out: Path | None = None) -> None:
     """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.

@@ -9,7 +9,7 @@ import polars as pl
 
 from benchpress.cli.common import (
     csv_text, executor_option, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
-    split_list, stderr, write_or_emit,
+    score_with_interval, split_list, stderr, write_or_emit,
 )
 from benchpress.cli.fit_cmds import stored_fit_first
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
@@ -51,9 +51,20 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     if not write_or_emit({**method_fields(bp), "unknown": result.unknown,
                           "resolved": result.resolved, "predictions": frame.to_dicts()},
                          out, fmt, rows=frame):
-        render(frame.with_columns(pl.col("predicted", "lower", "upper").round(2),
-                                  pl.col("trust").round(3)), fmt,
-               title=f"predicted scores ({bp.method})")
+        render(_predict_table(frame), fmt, title=f"predicted scores ({bp.method})")
+        stderr.print("score: given, or predicted with its 90% interval [lower, upper]; trust: "
+                     "P(within 10 points)", markup=False)
+
+
+def _predict_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """The predicted row for people (fits 80 columns): benchmark_id, score ("78.0 given"
+    or "42.8 [34.7, 51.3]"), trust and the benchmark's name; csv/json keep every column."""
+    bounds = ("lower", "upper") if "lower" in frame.columns else ()
+    return frame.select("benchmark_id",
+                        score_with_interval("predicted", pl.col("kind") == "given", "given",
+                                            *bounds).alias("score"),
+                        *([pl.col("trust").round(2)] if "trust" in frame.columns else []),
+                        "name")
 
 
 @click.command()
@@ -142,13 +153,23 @@ def evaluate(folds, write_folds, out, fmt, bp, home, executor):
 @matrix_options
 def rank(seed, out, fmt, bp, home):
     """Matrix rank, not model order: held-out error by rank and the variance two factors
-    explain (the rank-2 evidence). How well predictions keep models in order: `benchpress
-    ranking`."""
-    with progress_bar("error by rank"):
-        result = bp.rank(seed=seed)
+    explain (the rank-2 evidence). The error is soft-impute's and, for a predictor with a
+    rank (--method default, side, als, published), that predictor's own at each rank. How
+    well predictions keep models in order: `benchpress ranking`."""
+    with progress_bar("error by rank") as update:
+        result = bp.rank(seed=seed, progress=update)
     report = {**method_fields(bp), **result.to_json()}
     if write_or_emit(report, out, fmt, rows=result.rank_errors):
         return
-    render(result.rank_errors, "table", title=f"held-out error of soft-impute by rank (best: {result.best_rank})")
+    errs = result.rank_errors
+    title = f"held-out error of soft-impute by rank (best: {result.best_rank})"
+    if "method_medae" in errs.columns:  # the predictor's own error first, beside soft-impute's
+        own = int(errs["rank"][errs["method_medae"].arg_min()])
+        errs = errs.select("rank", pl.col("method_medae").alias(f"{bp.method}_medae"),
+                           pl.col("medae").alias("soft_impute_medae"),
+                           pl.col("within5").alias("soft_impute_within5"))
+        title = (f"held-out MedAE by rank ({bp.method} best at {own}, soft-impute at "
+                 f"{result.best_rank})")
+    render(errs, "table", title=title)
     render(result.submatrices.select(pl.exclude("model_indices", "benchmark_indices")), "table",
            title="complete submatrices: cumulative variance explained by the first factors")

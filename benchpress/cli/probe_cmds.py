@@ -9,8 +9,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    executor_option, format_option, natural_width, out_option, progress_bar, render, split_list,
-    stderr, terminal_width, write_or_emit,
+    executor_option, format_option, natural_width, out_option, progress_bar, render,
+    score_with_interval, split_list, stderr, terminal_width, write_or_emit,
 )
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
@@ -282,13 +282,9 @@ def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
     """Who is ahead first (leader, gap, p_ahead), then one text column per model: "85.0 obs"
     or "71.2 [65.0, 77.9]" (rounded); a narrow terminal hides the last models' columns."""
     def cell(name):
-        score = pl.col(name).round(1).cast(pl.String)
-        bounds = (pl.lit(" [") + pl.col(f"{name}_lower").round(1).cast(pl.String) + pl.lit(", ")
-                  + pl.col(f"{name}_upper").round(1).cast(pl.String) + pl.lit("]"))
-        shown = pl.when(pl.col(f"{name}_src") == "observed").then(score + pl.lit(" obs"))
-        if f"{name}_lower" in frame.columns:
-            shown = shown.when(pl.col(f"{name}_lower").is_not_null()).then(score + bounds)
-        return shown.otherwise(score).alias(name)
+        bounds = (f"{name}_lower", f"{name}_upper") if f"{name}_lower" in frame.columns else ()
+        return score_with_interval(name, pl.col(f"{name}_src") == "observed", "obs",
+                                   *bounds).alias(name)
     return frame.select("benchmark_id", "leader", pl.col("gap").round(2),
                         pl.col("p_ahead").round(2), *[cell(n) for n in names])
 

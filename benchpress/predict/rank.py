@@ -3,7 +3,10 @@
 Two checks, as in the BenchPress paper:
 
 1. held-out error of :class:`~benchpress.predict.baselines.SoftImpute` at ranks 1..8 on
-   the same folds (the rank with the lowest pooled MedAE "wins");
+   the same folds (the rank with the lowest pooled MedAE "wins"); beside it, when given a
+   predictor that has a ``rank`` parameter (the default, side, ALS, published), that
+   predictor's own held-out error at each rank (``method_medae``), which is how its rank
+   was chosen;
 2. the share of variance captured by the first singular vectors of large *complete*
    submatrices (no missing cell), after the standard transform (logit for percent
    benchmarks, per-column z-scores computed within the submatrix).
@@ -25,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
-from benchpress.predict.base import check_scores
+from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.baselines import SoftImpute
 from benchpress.predict.evaluate import evaluate
 from benchpress.predict.folds import Folds
@@ -36,19 +39,44 @@ __all__ = ["RankDiagnostics", "rank_errors", "best_rank", "complete_submatrices"
 
 
 
-def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9)) -> pl.DataFrame:
-    """Held-out soft-impute error per rank.
+def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9), *,
+                predictor: BasePredictor | None = None, covariates=None,
+                progress=None) -> pl.DataFrame:
+    """Held-out soft-impute error per rank, and ``predictor``'s own at each rank.
+
+    Parameters
+    ----------
+    predictor : BasePredictor, optional
+        Unfitted; when it has a ``rank`` parameter, a clone of it at each rank is
+        evaluated on the same folds (with ``covariates``, (n_models, n_features), when it
+        takes them). Others (baselines without a rank) add nothing.
+    progress : callable, optional
+        ``progress(k, n, label)`` before each rank's evaluation.
 
     Returns
     -------
     polars.DataFrame
-        Columns ``rank, medae, medape, within3, within5, fold_medae_mean``.
+        Columns ``rank, medae, medape, within3, within5, fold_medae_mean`` (soft-impute)
+        and, with a ranked ``predictor``, ``method_medae``.
     """
+    ranks = [int(r) for r in ranks]
+    ranked = predictor is not None and "rank" in predictor.get_params()
+    extra = {} if covariates is None or not getattr(predictor, "accepts_covariates", False) \
+        else {"covariates": covariates}
+    steps = len(ranks) * (2 if ranked else 1)
     rows = []
-    for r in ranks:
-        m = evaluate(SoftImpute(rank=int(r)), Y, scales, folds).overall
-        rows.append({"rank": int(r), "medae": m.medae, "medape": m.medape, "within3": m.within3,
-                     "within5": m.within5, "fold_medae_mean": m.fold_medae_mean})
+    for k, r in enumerate(ranks):
+        if progress:
+            progress(k * steps // len(ranks), steps, f"soft-impute, rank {r}")
+        m = evaluate(SoftImpute(rank=r), Y, scales, folds).overall
+        row = {"rank": r, "medae": m.medae, "medape": m.medape, "within3": m.within3,
+               "within5": m.within5, "fold_medae_mean": m.fold_medae_mean}
+        if ranked:
+            if progress:
+                progress(k * steps // len(ranks) + 1, steps, f"{predictor.method}, rank {r}")
+            own = clone(predictor).set_params(rank=r)
+            row["method_medae"] = evaluate(own, Y, scales, folds, **extra).overall.medae
+        rows.append(row)
     return pl.DataFrame(rows)
 
 
@@ -123,9 +151,10 @@ class RankDiagnostics:
     Attributes
     ----------
     rank_errors : polars.DataFrame
-        Held-out soft-impute metrics per rank.
+        Held-out soft-impute metrics per rank (and ``method_medae``, the predictor's own,
+        see :func:`rank_errors`).
     best_rank : int
-        Rank with the lowest pooled MedAE.
+        Rank with the lowest pooled soft-impute MedAE.
     submatrices : polars.DataFrame
         One row per complete submatrix: ``n_models, n_benchmarks, var1, var2, var3``
         (cumulative variance shares) and the ``model_indices`` / ``benchmark_indices``.
@@ -142,10 +171,13 @@ class RankDiagnostics:
 
 
 def rank_diagnostics(Y, scales: BenchmarkScales, folds: Folds, *, ranks=range(1, 9),
-                     min_rows: int = 10, min_cols: int = 5) -> RankDiagnostics:
-    """Run both rank checks (see module doc)."""
+                     min_rows: int = 10, min_cols: int = 5, predictor=None, covariates=None,
+                     progress=None) -> RankDiagnostics:
+    """Run both rank checks (see module doc); ``predictor``, ``covariates`` and
+    ``progress`` as in :func:`rank_errors`."""
     Y = check_scores(Y, scales)
-    errs = rank_errors(Y, scales, folds, ranks)
+    errs = rank_errors(Y, scales, folds, ranks, predictor=predictor, covariates=covariates,
+                       progress=progress)
     best = best_rank(errs)
     rows = []
     for r, c in complete_submatrices(~np.isnan(Y), min_rows=min_rows,
