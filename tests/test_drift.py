@@ -122,3 +122,22 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     assert r.exit_code == 1 and "Error: snapshot 'nosuch' not found" in r.output
     r = runner.invoke(main, ["drift", "--home", str(two_snapshots.root), "--param", "n_startz=3"])
     assert r.exit_code == 2 and "Error: unknown parameter 'n_startz' for method 'default'" in r.output
+
+
+@pytest.mark.slow  # two snapshots' fits with covariates; `make test` runs it
+def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_path):
+    common = ["drift", "--home", str(two_snapshots.root), "--max-rank", "2", "--n-boot", "2",
+              "--probes-k", "2", "--format", "json"]
+    side = CliRunner().invoke(main, [*common, "--method", "side", "--probe-method", "side",
+                                     "--param", "n_starts=4"])
+    plain = CliRunner().invoke(main, [*common, "--param", "n_starts=4"])
+    assert side.exit_code == 0 and plain.exit_code == 0, (side.output, plain.output)
+    doc, base = json.loads(side.stdout), json.loads(plain.stdout)
+    assert (doc["method"], doc["probe_method"]) == ("side", "side")
+    # the structure is the matrix's own; the held-out error is the tracked predictor's
+    assert [s["var2"] for s in doc["snapshots"]] == [s["var2"] for s in base["snapshots"]]
+    assert all(np.isfinite(s["medae"]) for s in doc["snapshots"])
+    assert [s["medae"] for s in doc["snapshots"]] != [s["medae"] for s in base["snapshots"]]
+    table = CliRunner().invoke(main, [*common[:-2], "--method", "side", "--probe-method",
+                                      "side", "--param", "n_starts=4"])
+    assert "medae: held-out, side predictor" in " ".join(table.stdout.split())

@@ -145,7 +145,7 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     if write_or_emit(doc, report_file, fmt, rows=snaps):
         return
     render(snaps, "table", title="snapshots (var2: two-factor variance on complete submatrices; "
-                                 "medae: held-out, default predictor)")
+                                 f"medae: held-out, {cfg.method} predictor)")
     for t in doc["transitions"]:
         noise = "" if t["angle_noise_deg"] is None else f" (resampling noise {t['angle_noise_deg']:.1f})"
         regret = "" if t["probe_regret"] is None else f"; old set {100 * t['probe_regret']:+.0f}% MedAE"
