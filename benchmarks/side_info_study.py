@@ -14,7 +14,8 @@ matrix (`--sources benchpress`) with covariates from its model rows
 * new models: models with at least 8 scores are split into 5 groups by seed; each group is
   held out whole, the predictor is fitted on the rest, and every held-out model is folded
   in from the first k (3 or 5) of a seeded random order of its scores; the error is
-  measured on all its other scores.
+  measured on all its other scores, as `benchpress evaluate --new-models 3,5 --seed S`
+  (`benchpress.predict.new_models`).
 
 Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
 were run with the first covariate set: date, reasoning, open weights, providers with 3+
@@ -50,6 +51,7 @@ import numpy as np
 from benchpress.api import BenchPress
 from benchpress.folds_io import read_folds
 from benchpress.predict import ALSPredictor, evaluate, make_folds, make_predictor
+from benchpress.predict.new_models import evaluate_new_models, new_model_split
 from benchpress.predict.side import model_covariates
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
@@ -61,41 +63,29 @@ def cell_errors(pred, Y, scales, X, folds):
     return res.cells["abs_error"].drop_nulls().to_numpy(), res.seconds
 
 
-def new_model_errors(pred, Y, scales, X, seed, ks=(3, 5), min_scores=8, n_groups=5,
-                     weights=None):
-    """Pooled absolute errors per k of whole held-out models folded in from k scores (per
-    (k, w) with ``weights``: each fit folds in with each covariate blend weight w)."""
-    rng = np.random.RandomState(seed)
-    obs = ~np.isnan(Y)
-    eligible = np.flatnonzero(obs.sum(axis=1) >= min_scores)
-    groups = np.array_split(rng.permutation(eligible), n_groups)
-    orders = {i: rng.permutation(np.flatnonzero(obs[i])) for i in eligible}
-    keys = [(k, w) for k in ks for w in weights] if weights else [(k, None) for k in ks]
-    errs = {key: [] for key in keys}
+def blend_weight_errors(pred, Y, scales, X, seed, weights, ks=(3, 5)):
+    """Pooled absolute errors per (k, w) of whole held-out models (the split of
+    `benchpress evaluate --new-models`, :func:`new_model_split`): each group's fit folds
+    its models in from k scores with each covariate blend weight w."""
+    groups, position = new_model_split(~np.isnan(Y), seed)
+    errs = {(k, w): [] for k in ks for w in weights}
     for g in groups:
         keep = np.setdiff1d(np.arange(len(Y)), g)
-        kw = {} if X is None else {"covariates": X[keep]}
-        fitted = type(pred)(**pred.get_params()).fit(Y[keep], scales, **kw)
-        for k, w in keys:
-            S = np.full((len(g), Y.shape[1]), np.nan)
-            for r, i in enumerate(g):
-                S[r, orders[i][:k]] = Y[i, orders[i][:k]]
-            if w is not None:
-                fitted.covariate_regression_weight = w
-            P = (fitted.fold_in(S) if X is None or not hasattr(fitted, "covariates_")
-                 else fitted.fold_in(S, covariates=X[g]))
-            for r, i in enumerate(g):
-                rest = orders[i][k:]
-                errs[(k, w)].append(np.abs(P[r, rest] - Y[i, rest]))
-    return {(key if weights else key[0]): np.concatenate(v) for key, v in errs.items()}
+        fitted = type(pred)(**pred.get_params()).fit(Y[keep], scales, covariates=X[keep])
+        for k, w in errs:
+            pos = position[g]
+            S = np.where((pos >= 0) & (pos < k), Y[g], np.nan)
+            fitted.covariate_regression_weight = w
+            P = fitted.fold_in(S, covariates=X[g])
+            errs[(k, w)].append(np.abs(P - Y[g])[pos >= k])
+    return {key: np.concatenate(v) for key, v in errs.items()}
 
 
 def score(pred, Y, scales, X, seeds):
     cells = np.concatenate([cell_errors(pred, Y, scales, X, make_folds(~np.isnan(Y), n_folds=3,
                                                                         seed=s))[0] for s in seeds])
-    nm = [new_model_errors(pred, Y, scales, X, s) for s in seeds]
-    return (float(np.median(cells)), float(np.median(np.concatenate([d[3] for d in nm]))),
-            float(np.median(np.concatenate([d[5] for d in nm]))))
+    nm = evaluate_new_models(pred, Y, scales, known=(3, 5), seeds=seeds, covariates=X).overall
+    return (float(np.median(cells)), *map(float, nm["medae"]))
 
 
 def intervals(bp, X, side_params=None) -> None:
@@ -322,7 +312,7 @@ def identity_grid(m) -> None:
 def count_blend(m, X, weights=(0.35, 0.5, 0.6, 0.7, 0.8)) -> None:
     """New models folded in from 3 and 5 scores (seeds 1001-1005) with the ALS/regression
     blend weight set per score count: one fit per group, one fold-in per weight."""
-    errs = [new_model_errors(make_predictor("side"), m.values, m.scales, X, s, weights=weights)
+    errs = [blend_weight_errors(make_predictor("side"), m.values, m.scales, X, s, weights)
             for s in CHOICE]
     for key in errs[0]:
         print(f"from {key[0]} scores, blend weight {key[1]}: "

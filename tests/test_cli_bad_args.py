@@ -40,6 +40,8 @@ CASES = [
     (["report", "--probes-k", "x"], USAGE),
     (["drift", "--var2-min", "high"], USAGE),
     (["evaluate", "--folds", "{tmp}/missing.json"], USAGE),
+    (["evaluate", "--new-models", "3,x"], USAGE),
+    (["evaluate", "--new-models", "3", "--make-folds", "3"], USAGE),
     (["compare", "gpt-4.1", "o3-high", "--scores-file", "{tmp}/missing.json"], USAGE),
     (["add-model", "acme-6", "--scores", "hle=25"], USAGE),  # no --source
     (["predict", *S, "--method", "nosuch"], USAGE),

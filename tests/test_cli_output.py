@@ -28,6 +28,7 @@ COMMAND_LINES = {
     "predict": ["predict", "--scores", "gpqa_diamond=78,hle=20", *FAST],
     "compare": ["compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "hle,gpqa_diamond", *FAST],
     "evaluate": ["evaluate", "--make-folds", "2", *FAST],
+    "evaluate new-models": ["evaluate", "--new-models", "3,5", *FAST],
     "rank": ["rank", *FAST],
     "probes": ["probes", "--no-search", *FAST],
     "backtest": ["backtest", "--cutoff", "2025-06-01", "--probes", "2", *FAST],
@@ -39,7 +40,7 @@ COMMAND_LINES = {
 }
 # where --out FILE is not "the bytes printed": the metrics files of the DVC pipeline hold
 # figures only, and drift's full document is --report FILE
-METRICS_OUT = {"evaluate", "intervals"}
+METRICS_OUT = {"evaluate", "evaluate new-models", "intervals"}
 OUT_OPTION = {"drift": "--report"}
 
 

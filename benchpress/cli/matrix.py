@@ -147,7 +147,9 @@ def matrix_options(f):
 
 def folds_options(f):
     """--folds FILE | --make-folds K (with --seed, --n-seeds, --folds-sources) -> `folds`,
-    made by `BenchPress.folds`; goes below `matrix_options`, which supplies `bp`."""
+    made by `BenchPress.folds`; goes below `matrix_options`, which supplies `bp`. A command
+    with a `--new-models` option (evaluate) gets, when it is given, `folds=None` and
+    `seeds` (--seed, --seed+1, ...: one split of whole models each), else `seeds=None`."""
     @click.option("--folds", "folds_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                   help="Fold file: the published index form or "
                        "{'folds': [{'test_cells': [[model_id, benchmark_id], ...]}]}.")
@@ -156,14 +158,24 @@ def folds_options(f):
     @click.option("--make-folds", "n_folds", type=int, default=None,
                   help="Make new per-model K-fold partitions instead of reading a file.")
     @click.option("--seed", type=int, default=42, show_default=True,
-                  help="With --make-folds: seed of the (first) random partition.")
+                  help="With --make-folds or --new-models: seed of the (first) random "
+                       "partition.")
     @click.option("--n-seeds", type=click.IntRange(min=1), default=1, show_default=True,
-                  help="With --make-folds: how many partitions, seeds --seed, --seed+1, ...")
+                  help="With --make-folds or --new-models: how many partitions, seeds --seed, "
+                       "--seed+1, ...")
     @functools.wraps(f)
     def wrapper(*args, folds_file, folds_sources, n_folds, seed, n_seeds, bp, **kwargs):
+        whole = "new_models" in kwargs  # a command that also holds out whole models
+        if whole and kwargs["new_models"] is not None:  # no folds: seeds of the model split
+            if folds_file or n_folds or folds_sources:
+                raise UsageError("--new-models holds out whole models: give it without "
+                                 "--folds, --make-folds or --folds-sources")
+            return f(*args, folds=None, seeds=tuple(range(seed, seed + n_seeds)), bp=bp,
+                     **kwargs)
         if bool(folds_file) == bool(n_folds):
-            raise UsageError("give either --folds FILE or --make-folds K")
+            raise UsageError("give either --folds FILE or --make-folds K"
+                             + (" (or --new-models K)" if whole else ""))
         folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
                          folds_sources=split_list(folds_sources))
-        return f(*args, folds=folds, bp=bp, **kwargs)
+        return f(*args, folds=folds, bp=bp, **({"seeds": None} if whole else {}), **kwargs)
     return wrapper

@@ -121,12 +121,20 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
               help="Save the folds used (id form) to this file.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the overall figures as JSON to this file (for dvc metrics).")
+@click.option("--new-models", "new_models", default=None, metavar="K[,K...]",
+              help="Hold out whole models instead of cells: each model with 8+ scores is "
+                   "folded in from K random scores of its own and scored on the rest (5 "
+                   "groups per seed, --seed / --n-seeds), e.g. 3,5.")
 @format_option()
 @matrix_options
 @folds_options
 @executor_option
-def evaluate(folds, write_folds, out, fmt, bp, home, executor):
-    """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5)."""
+def evaluate(folds, seeds, new_models, write_folds, out, fmt, bp, home, executor):
+    """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5);
+    with --new-models, whole models held out and folded in from a few of their scores."""
+    if new_models is not None:
+        return _evaluate_new_models(_known_counts(new_models), seeds, write_folds, out, fmt,
+                                    bp, executor)
     if write_folds:
         write_json_atomic(write_folds, folds_to_json(folds, bp.matrix.model_ids,
                                                      bp.matrix.benchmark_ids))
@@ -143,6 +151,36 @@ def evaluate(folds, write_folds, out, fmt, bp, home, executor):
     render(pl.DataFrame([overall]), "table", title="held-out error, pooled over all folds")
     worst = result.per_benchmark.sort("medae", descending=True).head(10)
     render(worst, "table", title="benchmarks with the largest median error")
+
+
+def _known_counts(text: str) -> tuple:
+    """``"3,5"`` -> ``(3, 5)``; anything else is a one-line usage error."""
+    try:
+        ks = tuple(int(k) for k in split_list(text) or [])
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise UsageError(f"--new-models {text!r}: expected positive integers separated by "
+                         "commas, e.g. 3,5")
+    return ks
+
+
+def _evaluate_new_models(known, seeds, write_folds, out, fmt, bp, executor) -> None:
+    """`evaluate --new-models`: figures per k, pooled over the seeds' splits."""
+    from benchpress.executor import LocalExecutor
+
+    if write_folds or not isinstance(executor, LocalExecutor):
+        raise UsageError("--new-models runs in this process: --write-folds and --executor "
+                         "apply to held-out cells only")
+    with progress_bar("holding out whole models") as update:
+        result = bp.evaluate_new_models(known, seeds=seeds, progress=update)
+    report = {**result.to_json(), **method_fields(bp)}
+    if write_or_emit(report, out, fmt, written={k: v for k, v in report.items()
+                                                if k != "seconds"}, rows=result.overall):
+        return
+    seeds_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
+    render(result.overall, "table",
+           title=f"new models folded in from K known scores ({bp.method}, {seeds_text})")
 
 
 @click.command()

@@ -14,6 +14,7 @@ Typical use::
 Modules, one job each: ``transform`` (scales, logit/z space), ``als``/``ensemble``
 (bias-ALS solver), ``base``/``predictor``/``baselines``/``regression`` (predictor objects),
 ``folds`` (held-out cell sets), ``metrics`` (error metrics), ``evaluate`` (refit loop),
+``new_models`` (whole models held out, folded in from a few scores),
 ``intervals`` (calibrated intervals), ``coverage`` (interval coverage on held-out data),
 ``probes``/``probe_select`` (probe sets), ``backtest``, ``ranking``, ``rank``, ``drift``.
 """
@@ -31,6 +32,7 @@ from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.evaluate import EvaluationResult, evaluate
 from benchpress.predict.folds import Folds, folds_to_json, make_folds, parse_folds
 from benchpress.predict.metrics import Metrics, compute_metrics
+from benchpress.predict.new_models import NewModelEvaluation, evaluate_new_models
 from benchpress.predict.predictor import (
     METHODS,
     PRESETS,
@@ -76,6 +78,8 @@ __all__ = [
     "complete_submatrices",
     "compute_metrics",
     "evaluate",
+    "evaluate_new_models",
+    "NewModelEvaluation",
     "folds_to_json",
     "make_folds",
     "make_predictor",

@@ -61,6 +61,19 @@ def _ridge(X, T, alpha):
     return np.linalg.solve(X.T @ X + alpha * np.eye(X.shape[1]), X.T @ T)
 
 
+def _masked_grams(obs, Xs, block: int = 1 << 22):
+    """Per column j of the mask ``obs`` (n_rows, n_cols), the Gram matrix of the rows it
+    marks, ``sum_i obs_ij x_i x_i'``: (n_cols, p, p). One matrix product per block of rows
+    (``obs' @`` the rows' outer products), at most ``block`` numbers of those at a time."""
+    n, p = Xs.shape
+    out = np.zeros((obs.shape[1], p * p))
+    step = max(1, block // (p * p))
+    for a in range(0, n, step):
+        outer = (Xs[a:a + step, :, None] * Xs[a:a + step, None, :]).reshape(-1, p * p)
+        out += obs[a:a + step].T.astype(float) @ outer
+    return out.reshape(-1, p, p)
+
+
 class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
     """The default predictor plus per-model covariates (see the module docstring).
 
@@ -229,8 +242,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
             obs = ~np.isnan(resid)
             R = np.where(obs, resid, 0.0)
             # per benchmark j: (X_j' X_j + alpha I) B_j = X_j' r_j over its observed rows
-            A = np.einsum("ij,ik,il->jkl", obs.astype(float), Xs, Xs)
-            A += self.effect_alpha * np.eye(Xs.shape[1])
+            A = _masked_grams(obs, Xs) + self.effect_alpha * np.eye(Xs.shape[1])
             self.effects_ = np.linalg.solve(A, (Xs.T @ R).T[..., None])[..., 0].T  # (p, n_b)
 
     def _use_prior_in_fit(self) -> bool:
