@@ -63,6 +63,9 @@ class Prediction:
     frame: pl.DataFrame
     unknown: list[str] = field(default_factory=list)    # given ids ignored (ignore_unknown)
     resolved: dict[str, str] = field(default_factory=dict)  # given id -> canonical id
+    # True when `metadata` reached the fold-in as covariates (`--method side`, inside the
+    # training range); False: folded in from the scores alone, as the default does
+    with_covariates: bool = False
 
 
 def _home(home) -> Home:
@@ -287,8 +290,9 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
             from benchpress.predict.side import metadata_covariates
 
             cov = metadata_covariates(metadata, self.matrix.models)
+        used = cov is not None and bool(self.predictor.covariates_apply(cov)[0])
         return Prediction(self._predicted_row(row, None if cov is None else cov[0]), unknown,
-                          resolved)
+                          resolved, with_covariates=used)
 
     def _fold_in_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S

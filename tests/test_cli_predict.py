@@ -331,3 +331,40 @@ def test_rank_measures_the_chosen_predictor_at_each_rank(run):
     table = CliRunner(env={"COLUMNS": "80"}).invoke(main, [*args, "--home", run.home]).stdout
     assert "side_medae" in table and "soft_impute_medae" in table
     assert f"side best at {min(errs, key=lambda r: r['method_medae'])['rank']}" in table
+
+
+def test_predict_takes_a_new_models_metadata_for_side(run):
+    base = ["predict", "--scores", "gpqa_diamond=80,hle=20,mmlu_pro=85", "--method", "side",
+            "--param", "n_starts=4", "--format", "json"]
+    plain = json.loads(run(*base).stdout)
+    meta = "model_id=acme-3-mini,provider=OpenAI,release_date=2025-09-01,is_reasoning=true"
+    given = run(*base, "--metadata", meta)
+    assert given.exit_code == 0 and given.stderr == "", given.stderr
+    doc = json.loads(given.stdout)
+    assert doc["with_covariates"] is True and doc["metadata"]["provider"] == "OpenAI"
+    moved = [a["predicted"] != b["predicted"] for a, b in
+             zip(doc["predictions"], plain["predictions"]) if a["kind"] == "predicted"]
+    assert sum(moved) > 100  # the metadata reached the fold-in
+    late = run(*base, "--metadata", "release_date=2030-01-01")  # after every model's
+    assert json.loads(late.stdout)["with_covariates"] is False
+    assert "release_date 2030-01-01 is after every registered model's" in late.stderr
+    assert [p["predicted"] for p in json.loads(late.stdout)["predictions"]] == \
+        [p["predicted"] for p in plain["predictions"]]
+    other = run("predict", "--scores", "gpqa_diamond=80", "--method", "published",
+                "--metadata", "provider=OpenAI", "--format", "json")
+    assert other.exit_code == 0
+    assert "--metadata is used by --method side only" in other.stderr
+
+
+@pytest.mark.parametrize(("metadata", "message", "code"), [
+    ("provider", "'provider' is not KEY=VALUE", 2),
+    ("provider=a,provider=b", "names 'provider' more than once", 2),
+    ("is_reasoning=perhaps", "is_reasoning='perhaps': expected true or false", 1),
+    ("colour=red", "unknown metadata field(s) colour", 1),
+])
+def test_predict_metadata_errors_are_one_line(run, metadata, message, code):
+    bad = run("predict", "--scores", "gpqa_diamond=80", "--method", "side", "--param",
+              "n_starts=2", "--metadata", metadata)
+    assert bad.exit_code == code and message in bad.stderr and bad.stderr.count("\n") == 1
+    with_model = run("predict", "--model", "gpt-5", "--metadata", "provider=OpenAI")
+    assert with_model.exit_code == 2 and "--model uses the registered" in with_model.stderr

@@ -253,8 +253,12 @@ def test_predict_model_and_compare_use_the_models_own_metadata():
     assert np.allclose(own, expect)
     meta = {"release_date": m.models["release_date"][3]}
     assert np.allclose(side.predict(given, metadata=meta).frame["predicted"].to_numpy(), own)
+    assert side.predict(given, metadata=meta).with_covariates
+    assert not side.predict(given).with_covariates
     with pytest.raises(BadInputError, match="unknown metadata"):
         side.predict(given, metadata={"colour": "red"})
+    with pytest.raises(BadInputError, match="release_date='2025-02-30' is not a date"):
+        side.predict(given, metadata={"release_date": "2025-02-30"})
     cmp = side.compare([mid, m.model_ids[4]], new_models={"newbie": dict(list(given.items())[:3])})
     # the registered model's row in compare is its predict_model row (its own metadata)
     assert np.allclose(cmp.frame[mid].to_numpy(), own)
@@ -517,3 +521,19 @@ def test_masked_grams_equal_the_per_benchmark_sums(block):
     X, obs = rng.normal(size=(37, 5)), rng.random((37, 11)) < 0.4
     expected = np.stack([X[obs[:, j]].T @ X[obs[:, j]] for j in range(obs.shape[1])])
     assert np.allclose(_masked_grams(obs, X, block=block), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (True, True), (False, False), ("false", False), ("No", False), ("0", False),
+    ("true", True), (" YES ", True), ("1", True), (None, None)])
+def test_metadata_booleans_are_read_as_words_not_truthiness(value, expected):
+    from benchpress.predict.side_covariates import _metadata_value
+
+    assert _metadata_value("is_reasoning", value) is expected
+
+
+def test_a_metadata_boolean_of_another_kind_is_refused():
+    from benchpress.predict.side_covariates import _metadata_value
+
+    with pytest.raises(BadInputError, match=r"open_weights='maybe': expected true or false"):
+        _metadata_value("open_weights", "maybe")

@@ -26,11 +26,16 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
               help="Known scores from a file: JSON {benchmark: score} or CSV benchmark_id,score.")
 @click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
 @click.option("--benchmarks", default=None, help="Only show these benchmarks, e.g. 'hle,gpqa_diamond'.")
+@click.option("--metadata", "metadata_text", default=None, metavar="KEY=VALUE,...",
+              help="What is known about the new model, for --method side: model_id, "
+                   "provider, release_date, is_reasoning, open_weights, effort, e.g. "
+                   "'model_id=acme-3-mini,provider=Acme,release_date=2026-04-01,"
+                   "is_reasoning=true'.")
 @format_option()
 @out_option()
 @matrix_options
 @stored_fit_first
-def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
+def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 
     A model's row is the fold-in of its known scores against the registry's fit, the same
@@ -39,21 +44,62 @@ def predict(scores_text, scores_file, model_id, benchmarks, fmt, out, bp, home):
     --ignore-unknown."""
     if sum(map(bool, (scores_text, scores_file, model_id))) != 1:
         raise UsageError("give one of --scores, --scores-file or --model")
+    metadata = _parse_metadata(metadata_text) if metadata_text is not None else None
+    if metadata is not None and model_id:
+        raise UsageError("--metadata describes a new model: --model uses the registered "
+                         "model's own metadata")
     wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
     from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
 
     bp = stored_fit(bp, home, regimes=("new_models",))
     result = (bp.predict_model(model_id) if model_id else
-              bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file)))
+              bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
+                         metadata=metadata))
+    if metadata is not None and not result.with_covariates:
+        stderr.print(_metadata_unused(bp, metadata), markup=False)
     frame = result.frame  # full precision in csv/json (README, "Output contract")
     if wanted is not None:
         frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
-    if not write_or_emit({**method_fields(bp), "unknown": result.unknown,
-                          "resolved": result.resolved, "predictions": frame.to_dicts()},
-                         out, fmt, rows=frame):
+    doc = {**method_fields(bp), "unknown": result.unknown, "resolved": result.resolved}
+    if metadata is not None:
+        doc |= {"metadata": metadata, "with_covariates": result.with_covariates}
+    if not write_or_emit({**doc, "predictions": frame.to_dicts()}, out, fmt, rows=frame):
         render(_predict_table(frame), fmt, title=f"predicted scores ({bp.method})")
         stderr.print("score: given, or predicted with its 90% interval [lower, upper]; trust: "
                      "P(within 10 points)", markup=False)
+
+
+def _parse_metadata(text: str) -> dict:
+    """``"provider=Acme,is_reasoning=true"`` -> ``{"provider": "Acme", "is_reasoning":
+    "true"}`` (the values are checked by the predictor); a key given twice or a part
+    without ``=`` is a one-line usage error."""
+    meta = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = (x.strip() for x in part.partition("="))
+        if not sep or not key:
+            raise UsageError(f"--metadata: '{part}' is not KEY=VALUE")
+        if key in meta:
+            raise UsageError(f"--metadata names '{key}' more than once")
+        meta[key] = value
+    if not meta:
+        raise UsageError("--metadata: expected KEY=VALUE pairs, e.g. provider=Acme")
+    return meta
+
+
+def _metadata_unused(bp, metadata: dict) -> str:
+    """Why --metadata did not reach the prediction, as one note."""
+    if not getattr(bp.estimator, "accepts_covariates", False):
+        return (f"note: --metadata is used by --method side only; method '{bp.method}' "
+                "predicted from the scores alone")
+    models = bp.matrix.models
+    dates = models["release_date"].drop_nulls() if "release_date" in models.columns else None
+    given = str(metadata.get("release_date") or "")
+    why = ("a value lies outside what the registered models span (a release date or a "
+           "size named in the id), or the registry has no such fields")
+    if dates is not None and dates.len() and given and given[:10] > str(dates.max())[:10]:
+        why = f"release_date {given} is after every registered model's (latest {dates.max()})"
+    return (f"note: --metadata not used: {why}; predicted from the scores alone, as the "
+            "default does (side does not extrapolate)")
 
 
 def _predict_table(frame: pl.DataFrame) -> pl.DataFrame:

@@ -130,19 +130,41 @@ METADATA_FIELDS = ("provider", "release_date", "is_reasoning", "open_weights", "
 _TEXT_FIELDS = ("provider", "release_date", "effort", "model_id")
 
 
+_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
+
+
+def _metadata_value(field: str, value):
+    """One metadata value as the models table holds it: text, or a boolean for
+    is_reasoning / open_weights (True/False, or the words true/false, yes/no, 1/0: a
+    string "false" is not True); a date that names no day, or another word, raises
+    BadInputError in one line."""
+    if value is None:
+        return None
+    if field in _TEXT_FIELDS:
+        text = str(value).strip()
+        if field == "release_date" and text and np.isnan(_years(text)):
+            raise BadInputError(f"metadata release_date={text!r} is not a date: use YYYY-MM-DD "
+                                "(or YYYY-MM, YYYY)")
+        return text or None
+    word = str(value).strip().lower()
+    if isinstance(value, (bool, np.bool_)) or word in _TRUE + _FALSE:
+        return bool(value) if isinstance(value, (bool, np.bool_)) else word in _TRUE
+    raise BadInputError(f"metadata {field}={value!r}: expected true or false")
+
+
 def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
     """Covariates (1, n_features) of one new model from ``metadata`` (keys among
     :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
     :func:`model_covariates` gives the registry's models frame ``reference``; None when
-    ``reference`` has no such field. An unknown key raises BadInputError."""
+    ``reference`` has no such field. An unknown key or a value of the wrong kind (see
+    :func:`_metadata_value`) raises BadInputError."""
     unknown = sorted(set(metadata) - set(METADATA_FIELDS))
     if unknown:
         raise BadInputError(f"unknown metadata field(s) {', '.join(unknown)}; "
                             f"use {', '.join(METADATA_FIELDS)}")
+    values = {c: _metadata_value(c, metadata.get(c)) for c in METADATA_FIELDS}
     cols = [c for c in METADATA_FIELDS if c in reference.columns]
-    row = pl.DataFrame({c: [None if metadata.get(c) is None else str(metadata[c])]
-                        if c in _TEXT_FIELDS else
-                        [None if metadata.get(c) is None else bool(metadata[c])] for c in cols},
+    row = pl.DataFrame({c: [values[c]] for c in cols},
                        schema={c: pl.String if c in _TEXT_FIELDS else pl.Boolean
                                for c in cols})
     return model_covariates(row, reference=reference) if cols else None
