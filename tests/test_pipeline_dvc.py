@@ -32,7 +32,8 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # the registry's stages (the story below runs the pipeline up to them, `dvc repro
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
-PREDICTOR = {"fit", "pretrained", "evaluate", "intervals", "probes", "drift", "plot_data"}
+PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "intervals", "probes", "drift",
+             "plot_data"}
 PLOTS = {"probe_curve", "drift_error", "drift_structure"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
@@ -212,6 +213,9 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert predictor["n_cells"] == 2605 and 3.0 < predictor["medae"] < 5.5
     drift = json.loads((ws / "metrics" / "drift.json").read_text())
     assert drift["var2"] > 0.8 and drift["alarm"] in (0, False)
+    new = json.loads((ws / "metrics" / "new_models.json").read_text())
+    assert new["regime"] == "new_models" and len(new["seeds"]) == 5
+    assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
     probes = json.loads((ws / "probes" / "probes.json").read_text())
     assert probes  # the probe report of the newest snapshot
     completed = (ws / "fit" / "completed.parquet")
@@ -245,7 +249,8 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
     compared = metrics_diff(ws, "HEAD", "--all")
     assert compared["metrics/predictor.json"]["n_cells"] == {"old": 2605, "new": 2605, "diff": 0}
-    assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json"}
+    assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json",
+                             "metrics/new_models.json"}
     # and the plots across revisions: the committed one beside the new one, whose drift plot
     # now has the second snapshot
     both = plots(ws, "diff", "HEAD")
