@@ -98,6 +98,39 @@ def test_predict_bad_input_is_one_line(client, scores, status, message):
     assert message in d["error"] and "\n" not in d["error"]
 
 
+@pytest.fixture(scope="module")
+def side_state(app_home):
+    return build_state(app_home, "first", method="side")
+
+
+META = "model_id:acme-3-mini,provider:OpenAI,release_date:2025-09-01,is_reasoning:true"
+
+
+def test_predict_with_the_models_details_under_side(side_state, client):
+    scores = {"gpqa_diamond": 71.2, "hle": 20.1}
+    with TestClient(create_app(side_state)) as side:
+        d = get(side, f"/api/predict?scores=gpqa_diamond:71.2,hle:20.1&metadata={META}")
+        plain = get(side, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1")
+        late = get(side, "/api/predict?scores=gpqa_diamond:71.2&metadata=release_date:2031-01-01")
+        bad = get(side, "/api/predict?scores=gpqa_diamond:71.2&metadata=is_reasoning:perhaps", 400)
+    assert d["with_covariates"] is True and d["metadata_note"] is None
+    assert plain["with_covariates"] is False and plain["metadata_note"] is None
+    # the same numbers as the library's predict with the same metadata
+    meta = dict(part.split(":", 1) for part in META.split(","))
+    lib = side_state.engine.bp.predict(scores, metadata=meta).frame
+    got = {p["benchmark_id"]: p for p in d["predictions"]}
+    for row in lib.filter(pl.col("kind") == "predicted").head(20).iter_rows(named=True):
+        assert got[row["benchmark_id"]]["predicted"] == pytest.approx(row["predicted"])
+        assert got[row["benchmark_id"]]["upper"] == pytest.approx(row["upper"])
+    assert any(got[b]["predicted"] != p["predicted"] for b, p in
+               ((p["benchmark_id"], p) for p in plain["predictions"]) if p["given"] is None)
+    assert late["with_covariates"] is False and "outside what the registered" in late["metadata_note"]
+    assert "is_reasoning='perhaps': expected true or false" in bad["error"]
+    # the default app says the details are not its to use
+    other = get(client, f"/api/predict?scores=gpqa_diamond:71.2&metadata={META}")
+    assert "used by the side method only" in other["metadata_note"]
+
+
 def test_run_next_is_the_largest_honest_narrowing(client, state):
     d = get(client, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1,mmlu_pro:80")
     ranked = d["run_next"]["ranked"]

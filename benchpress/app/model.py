@@ -82,6 +82,25 @@ def parse_scores(text: str | None) -> dict[str, float]:
     return scores
 
 
+def parse_metadata(text: str | None) -> dict[str, str] | None:
+    """``"provider:OpenAI,release_date:2025-09-01"`` -> ``{"provider": "OpenAI",
+    "release_date": "2025-09-01"}`` (``:`` or ``=``; empty -> None; the values are
+    checked by the predictor).
+
+    >>> parse_metadata("provider:OpenAI, is_reasoning=true")
+    {'provider': 'OpenAI', 'is_reasoning': 'true'}
+    """
+    meta: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        sep = ":" if ":" in part else "="
+        key, found, value = (x.strip() for x in part.partition(sep))
+        if not found or not key:
+            raise BadInputError(f"'{part}' is not FIELD:VALUE (for example provider:OpenAI)")
+        if value:
+            meta[key] = value
+    return meta or None
+
+
 class Engine:
     """A loaded `BenchPress` with its completion, intervals and support precomputed.
 
@@ -162,24 +181,30 @@ class Engine:
             row[j] = value
         return row, unknown, resolved
 
-    def fold_in(self, rows: np.ndarray) -> dict:
-        """Fold-in predictions with 90% intervals and trust for rows (n_rows, n_benchmarks)."""
+    def fold_in(self, rows: np.ndarray, covariates=None) -> dict:
+        """Fold-in predictions with 90% intervals and trust for rows (n_rows, n_benchmarks),
+        with their covariates (n_rows, n_features) when given (`--method side`)."""
         # one BLAS thread: these products are small, and OpenBLAS's threads only wait on
         # each other when the cores are busy (several times slower on a loaded machine)
+        extra = {} if covariates is None else {"covariates": np.atleast_2d(covariates)}
         with single_blas_thread():
             return conformal.fold_in_intervals(self.predictor, self.cal_new,
-                                               np.atleast_2d(rows), self.support)
+                                               np.atleast_2d(rows), self.support, **extra)
 
     # -- answers ---------------------------------------------------------------------------
-    def predict(self, scores: dict[str, float], *, n_nearest: int = 5) -> dict:
-        """The whole row predicted from known scores, the nearest known models and the
-        benchmark to run next (see `run_next`)."""
+    def predict(self, scores: dict[str, float], *, metadata: dict | None = None,
+                n_nearest: int = 5) -> dict:
+        """The whole row predicted from known scores (and, for `--method side`, what is
+        known about the model: `metadata`, the keys of `BenchPress.predict`), the nearest
+        known models and the benchmark to run next (see `run_next`)."""
         row, unknown, resolved = self.row_of(scores)
         if np.isnan(row).all():
             raise BadInputError("no known benchmark given" + (
                 f" ('{', '.join(unknown)}' matched none after alias resolution)" if unknown else
                 ": enter at least one score, e.g. gpqa_diamond:71.2"))
-        out = {k: v[0] for k, v in self.fold_in(row).items()}
+        cov = self.bp.new_model_covariates(metadata)
+        used = self.bp.uses_covariates(cov)
+        out = {k: v[0] for k, v in self.fold_in(row, cov if used else None).items()}
         given = ~np.isnan(row)
         m = self.bp.matrix
         preds = []
@@ -193,17 +218,25 @@ class Engine:
                 "upper": None if g else _num(out["upper"][j]),
                 "trust": None if g else _num(out["trust"][j]),
                 "n_models": int(self.col_count[j])})
+        note = None
+        if metadata and not used:
+            note = (f"the model's details are used by the side method only (this app runs "
+                    f"'{self.bp.method}')" if not self.bp._side_info() else
+                    "the model's details lie outside what the registered models span (e.g. "
+                    "a release date after all of theirs): predicted from the scores alone")
         return {"unknown": unknown, "resolved": resolved, "predictions": preds,
+                "with_covariates": used, "metadata_note": note,
                 "nearest": self.nearest(row, n_nearest),
-                "run_next": self.run_next(row, out)}
+                "run_next": self.run_next(row, out, covariates=cov if used else None)}
 
-    def run_next(self, row: np.ndarray, out: dict, *, top: int = 5) -> dict:
+    def run_next(self, row: np.ndarray, out: dict, *, top: int = 5, covariates=None) -> dict:
         """Which unobserved benchmark would narrow the other intervals most.
 
         For each candidate (the `MAX_CANDIDATES` unobserved benchmarks with the most
         scores in the matrix), the row is folded in again with that benchmark set to its
         predicted value; the gain is the summed 90% interval width (in points, 1% of each
-        benchmark's range) of the other unobserved benchmarks, before minus after.
+        benchmark's range) of the other unobserved benchmarks, before minus after (with the
+        model's ``covariates`` row, (n_features,), when its prediction used them).
         """
         unobs = np.isnan(row) & np.isfinite(out["lower"])
         cand = np.flatnonzero(unobs)
@@ -212,7 +245,8 @@ class Engine:
             return {"best": None, "ranked": [], "n_candidates": 0}
         R = np.tile(row, (cand.size, 1))
         R[np.arange(cand.size), cand] = out["predicted"][cand]
-        after = self.fold_in(R)
+        after = self.fold_in(R, None if covariates is None else
+                             np.tile(covariates, (cand.size, 1)))
         w0 = (out["upper"] - out["lower"]) / self.points
         w1 = (after["upper"] - after["lower"]) / self.points
         others = np.tile(unobs, (cand.size, 1))

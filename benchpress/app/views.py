@@ -16,7 +16,7 @@ from benchpress.errors import BadInputError
 from benchpress.home import Home
 
 from benchpress.app.jobs import Jobs
-from benchpress.app.model import Engine, parse_scores
+from benchpress.app.model import Engine, parse_metadata, parse_scores
 from benchpress.app.registry import RegistryView
 
 __all__ = ["AppState", "NotFound", "clean", "benchmarks", "models", "resolve", "predict",
@@ -89,9 +89,10 @@ def resolve(state: AppState, names: str | None) -> dict:
 
 
 # -- predict -----------------------------------------------------------------------------
-def predict(state: AppState, scores: str | None) -> dict:
+def predict(state: AppState, scores: str | None, metadata: str | None = None) -> dict:
     t0 = time.perf_counter()
-    return _timed(state.engine.predict(parse_scores(scores)), t0)
+    return _timed(state.engine.predict(parse_scores(scores), metadata=parse_metadata(metadata)),
+                  t0)
 
 
 # -- one model -----------------------------------------------------------------------------

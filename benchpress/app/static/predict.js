@@ -46,19 +46,29 @@
     return parts.join(",");
   }
 
+  const metaInputs = [...document.querySelectorAll(".meta")];
+
+  function metadataText() {
+    return metaInputs.filter((e) => e.value.trim()).map((e) => `${e.dataset.field}:${e.value.trim()}`).join(",");
+  }
+
   function schedule() { clearTimeout(timer); timer = setTimeout(run, 200); }
 
   async function run() {
-    const text = scoresText();
+    const text = scoresText(), meta = metadataText();
     const url = new URL(location.href);
     if (text) url.searchParams.set("scores", text); else url.searchParams.delete("scores");
+    if (meta) url.searchParams.set("metadata", meta); else url.searchParams.delete("metadata");
     history.replaceState(null, "", url);
     if (!text) { document.getElementById("result").hidden = true; BP.showError(""); return; }
     const mine = ++seq;
     document.getElementById("status").textContent = "predicting…";
     try {
-      const { body } = await BP.getJSON("/api/predict?scores=" + encodeURIComponent(text));
+      const { body } = await BP.getJSON("/api/predict?scores=" + encodeURIComponent(text) +
+        (meta ? "&metadata=" + encodeURIComponent(meta) : ""));
       if (mine !== seq) return;
+      document.getElementById("meta-note").textContent = body.metadata_note ||
+        (body.with_covariates ? "used: the prediction takes these details into account" : "");
       BP.showError(body.unknown.length ? `not a benchmark of this registry (ignored): ${body.unknown.join(", ")}` : "");
       render(body);
       document.getElementById("status").textContent = `answered in ${body.ms} ms`;
@@ -129,7 +139,13 @@
         for (const a of b.aliases) { const oa = document.createElement("option"); oa.value = a; oa.label = `alias of ${b.benchmark_id}`; list.appendChild(oa); }
       }
     } catch (e) { BP.showError(e.message); }
-    const initial = new URLSearchParams(location.search).get("scores") || "";
+    const params = new URLSearchParams(location.search);
+    for (const part of (params.get("metadata") || "").split(",").filter((p) => p.trim())) {
+      const i = part.indexOf(":"), input = document.getElementById("meta-" + part.slice(0, i).trim());
+      if (input) { input.value = part.slice(i + 1).trim(); document.getElementById("model-details").open = true; }
+    }
+    for (const e of metaInputs) e.addEventListener(e.tagName === "SELECT" ? "change" : "input", schedule);
+    const initial = params.get("scores") || "";
     for (const part of initial.split(",").filter((p) => p.trim())) {
       const i = Math.max(part.lastIndexOf(":"), part.lastIndexOf("="));
       flag(addRow(part.slice(0, i).trim(), part.slice(i + 1).trim()));
