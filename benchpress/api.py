@@ -224,17 +224,6 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
                         benchmark_ids=m.benchmark_ids, progress=progress, executor=executor,
                         **self._side_info())
 
-    def evaluate_new_models(self, known=(3, 5), *, seeds=(1001,), progress=None):
-        """Hold out whole models (5 groups per seed), fold each in from `known` of its own
-        scores and score the rest (`benchpress.predict.new_models`): how well `predict
-        --scores` does for a model that arrives with k scores."""
-        from benchpress.predict.new_models import evaluate_new_models
-
-        m = self.matrix
-        return evaluate_new_models(self.estimator, m.values, self.scales, known=known,
-                                   seeds=seeds, progress=progress,
-                                   covariates=self._side_info().get("covariates"))
-
     def rank(self, *, seed: int = 42, progress=None) -> RankDiagnostics:
         """Held-out error by rank, of soft-impute and (when it has a rank) of this
         predictor, on the same 3 folds; and the two-factor variance explained."""

@@ -1,4 +1,4 @@
-"""`BenchPress`'s probe sets, backtests, rankings and comparisons (a mixin of
+"""`BenchPress`'s probe sets, backtests, new-model evaluations, rankings and comparisons (a mixin of
 `benchpress.api.BenchPress`, kept apart so each module reads in one sitting).
 
 Every method works on the object's matrix and clones of its one predictor, through
@@ -122,6 +122,17 @@ class ProbesMixin:
                         cutoff, probes=chosen, model_ids=m.model_ids,
                         benchmark_ids=m.benchmark_ids, candidates=cand,
                         recent_months=recent_months, **self._side_info())
+
+    def evaluate_new_models(self, known=(3, 5), *, seeds=(1001,), progress=None):
+        """Hold out whole models (5 groups per seed), fold each in from `known` of its own
+        scores and score the rest (`benchpress.predict.new_models`): how well `predict
+        --scores` does for a model that arrives with k scores."""
+        from benchpress.predict.new_models import evaluate_new_models
+
+        m = self.matrix
+        return evaluate_new_models(self.estimator, m.values, self.scales, known=known,
+                                   seeds=seeds, progress=progress,
+                                   covariates=self._side_info().get("covariates"))
 
     def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
         """Pairwise ranking preservation of this method's held-out predictions on `folds`

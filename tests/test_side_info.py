@@ -515,12 +515,12 @@ def test_extra_ranks_average_fits_with_covariates_only():
 
 @pytest.mark.parametrize("block", [1 << 22, 50])  # one block, and many blocks of 2 rows
 def test_masked_grams_equal_the_per_benchmark_sums(block):
-    from benchpress.predict.side import _masked_grams
+    from benchpress.predict.side_prior import masked_grams
 
     rng = np.random.default_rng(3)
     X, obs = rng.normal(size=(37, 5)), rng.random((37, 11)) < 0.4
     expected = np.stack([X[obs[:, j]].T @ X[obs[:, j]] for j in range(obs.shape[1])])
-    assert np.allclose(_masked_grams(obs, X, block=block), expected, rtol=1e-12, atol=1e-12)
+    assert np.allclose(masked_grams(obs, X, block=block), expected, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -239,10 +239,9 @@ def _flat(rows: pl.DataFrame) -> pl.DataFrame:
 
 def score_with_interval(score: str, known: pl.Expr, word: str, lower: str | None = None,
                         upper: str | None = None) -> pl.Expr:
-    """One text cell per row for people: "85.0 <word>" where ``known`` (a boolean
-    expression: an observed or given score), "71.2 [65.0, 77.9]" where the prediction
-    has its 90% interval in columns ``lower`` / ``upper`` (None: a method without
-    intervals), else "71.2" (rounded to 0.1; from 1,000 up to whole numbers, "2141")."""
+    """A text cell for people: "85.0 <word>" where ``known`` (observed or given), "71.2
+    [65.0, 77.9]" with the 90% interval in columns ``lower`` / ``upper`` (None: no
+    intervals), else "71.2"; rounded to 0.1, from 1,000 up to whole numbers ("2141")."""
     def text(c):
         whole = pl.col(c).round(0).cast(pl.Int64, strict=False).cast(pl.String)
         return pl.when(pl.col(c).abs() >= 1000).then(whole).otherwise(

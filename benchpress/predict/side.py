@@ -49,29 +49,11 @@ from benchpress.predict.side_covariates import (FAMILY_LEVEL, METADATA_FIELDS,
                                                 check_covariates, covariate_kwargs,
                                                 metadata_covariates, model_covariates,
                                                 model_family, name_tier)
-from benchpress.predict.side_prior import CovariatePriorMixin
+from benchpress.predict.side_prior import CovariatePriorMixin, masked_grams, ridge
 from benchpress.scales import LOGIT_RULES
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
            "covariate_kwargs", "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier"]
-
-
-def _ridge(X, T, alpha):
-    """Ridge coefficients (n_features, n_targets) of centred ``T`` on ``X`` (no intercept)."""
-    return np.linalg.solve(X.T @ X + alpha * np.eye(X.shape[1]), X.T @ T)
-
-
-def _masked_grams(obs, Xs, block: int = 1 << 22):
-    """Per column j of the mask ``obs`` (n_rows, n_cols), the Gram matrix of the rows it
-    marks, ``sum_i obs_ij x_i x_i'``: (n_cols, p, p). One matrix product per block of rows
-    (``obs' @`` the rows' outer products), at most ``block`` numbers of those at a time."""
-    n, p = Xs.shape
-    out = np.zeros((obs.shape[1], p * p))
-    step = max(1, block // (p * p))
-    for a in range(0, n, step):
-        outer = (Xs[a:a + step, :, None] * Xs[a:a + step, None, :]).reshape(-1, p * p)
-        out += obs[a:a + step].T.astype(float) @ outer
-    return out.reshape(-1, p, p)
 
 
 class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
@@ -229,7 +211,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
             T = np.concatenate([ens.model_bias_[:, :, None], ens.U_], axis=2)  # (S, n_m, r+1)
             T = T.transpose(1, 0, 2).reshape(n_m, S * (r + 1))
             self.theta_mean_ = T.mean(axis=0)
-            self.theta_coef_ = _ridge(Xs, T - self.theta_mean_, self.prior_alpha)
+            self.theta_coef_ = ridge(Xs, T - self.theta_mean_, self.prior_alpha)
         Z = self.transform_.transform(Y)
         if self.prior_alpha is not None and self.prior_cov_scale is not None:
             self._fit_prior_covariance(Z, Xs)
@@ -242,7 +224,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
             obs = ~np.isnan(resid)
             R = np.where(obs, resid, 0.0)
             # per benchmark j: (X_j' X_j + alpha I) B_j = X_j' r_j over its observed rows
-            A = _masked_grams(obs, Xs) + self.effect_alpha * np.eye(Xs.shape[1])
+            A = masked_grams(obs, Xs) + self.effect_alpha * np.eye(Xs.shape[1])
             self.effects_ = np.linalg.solve(A, (Xs.T @ R).T[..., None])[..., 0].T  # (p, n_b)
 
     def _use_prior_in_fit(self) -> bool:

@@ -1,6 +1,7 @@
 """The covariate prior of :class:`~benchpress.predict.side.SideInfoPredictor`: how a model
 row is solved against the fitted benchmarks when its covariates predict its bias and
-factors.
+factors; and the two regressions on covariates behind it and the per-benchmark effects
+(:func:`ridge`, :func:`masked_grams`).
 
 Per start ``s``, the prior mean of a row's ``theta = [a_i, U_i]`` (rank + 1 numbers) is the
 covariate regression ``theta_mean_ + Xs @ theta_coef_``. With ``prior_cov_scale`` set (the
@@ -16,7 +17,25 @@ import numpy as np
 
 from benchpress.predict.als import fold_in_batched
 
-__all__ = ["CovariatePriorMixin"]
+__all__ = ["CovariatePriorMixin", "ridge", "masked_grams"]
+
+
+def ridge(X, T, alpha):
+    """Ridge coefficients (n_features, n_targets) of centred ``T`` on ``X`` (no intercept)."""
+    return np.linalg.solve(X.T @ X + alpha * np.eye(X.shape[1]), X.T @ T)
+
+
+def masked_grams(obs, Xs, block: int = 1 << 22):
+    """Per column j of the mask ``obs`` (n_rows, n_cols), the Gram matrix of the rows it
+    marks, ``sum_i obs_ij x_i x_i'``: (n_cols, p, p). One matrix product per block of rows
+    (``obs' @`` the rows' outer products), at most ``block`` numbers of those at a time."""
+    n, p = Xs.shape
+    out = np.zeros((obs.shape[1], p * p))
+    step = max(1, block // (p * p))
+    for a in range(0, n, step):
+        outer = (Xs[a:a + step, :, None] * Xs[a:a + step, None, :]).reshape(-1, p * p)
+        out += obs[a:a + step].T.astype(float) @ outer
+    return out.reshape(-1, p, p)
 
 
 class CovariatePriorMixin:
