@@ -66,9 +66,14 @@ class NewModelEvaluation:
     seconds: float
 
     def to_json(self) -> dict:
-        """JSON-ready dict with snake_case keys: per k (``known``) the pooled figures."""
+        """JSON-ready dict with snake_case keys: the pooled figures per k at the top level
+        (``k3_medae``, ``k3_within5``, ...; what the pipeline's metrics file holds), then
+        the same per k as rows (``known``) and per seed."""
+        rows = self.overall.to_dicts()
+        figures = {f"k{r['known']}_{name}": r[name] for r in rows
+                   for name in ("medae", "medape", "within3", "within5", "n_cells", "n_models")}
         return {"method": self.method, "regime": "new_models", "seeds": list(self.seeds),
-                "known": self.overall.to_dicts(), "per_seed": self.per_seed.to_dicts(),
+                **figures, "known": rows, "per_seed": self.per_seed.to_dicts(),
                 "seconds": self.seconds}
 
 
