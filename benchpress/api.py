@@ -137,12 +137,18 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
     def _side_info(self) -> dict:
         """`{"covariates": ...}` from the models' metadata when the predictor takes them
         (`--method side`, see `benchpress.predict.side`), else `{}`."""
+        return {} if self._covariates is None else {"covariates": self._covariates}
+
+    @cached_property
+    def _covariates(self) -> np.ndarray | None:
+        """The models' covariates (n_models, n_features), made once (the matrix and the
+        estimator never change): None unless the predictor takes them and the model rows
+        carry metadata."""
         if not getattr(self.estimator, "accepts_covariates", False):
-            return {}
+            return None
         from benchpress.predict.side import model_covariates
 
-        X = model_covariates(self.matrix.models)
-        return {} if X is None else {"covariates": X}
+        return model_covariates(self.matrix.models)
 
     def _covariate_rows(self, model_ids) -> list | None:
         """Per name, the registered model's covariate row (n_features,) or None (a new
