@@ -284,22 +284,6 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov))
 
-    def new_model_covariates(self, metadata: dict | None) -> np.ndarray | None:
-        """A new model's covariate row (n_features,) from `metadata` (the keys of
-        `predict`), or None: no metadata, a predictor that takes none, or a registry whose
-        models carry no such field. An unknown key or a bad value raises BadInputError."""
-        if metadata is None or not self._side_info():
-            return None
-        from benchpress.predict.side import metadata_covariates
-
-        cov = metadata_covariates(metadata, self.matrix.models)
-        return None if cov is None else cov[0]
-
-    def uses_covariates(self, covariates) -> bool:
-        """Whether a new model with this covariate row (or None) is folded in with it
-        (False: outside the training range, folded in as the default does)."""
-        return covariates is not None and bool(self.predictor.covariates_apply(covariates[None])[0])
-
     def _fold_in_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against the registry's fit, with "new_models" intervals;

@@ -21,8 +21,8 @@ __all__ = ["FitsMixin", "fit_cache_dir", "fast_key", "INDEX_DIR"]
 
 
 class FitsMixin:
-    """Methods of :class:`~benchpress.api.BenchPress` about stored fits and comparisons
-    (they use its `matrix`, `estimator`, `predictor`, `_support`, `_calibrators`,
+    """Methods of :class:`~benchpress.api.BenchPress` about stored fits, a new model's
+    metadata and comparisons (they use its `matrix`, `estimator`, `predictor`, `_support`, `_calibrators`,
     `calibrator`, `predict`, `compare` and `_canonical_benchmark`)."""
 
     # from_pretrained / save_pretrained / use_stored_fit load or store a fitted predictor
@@ -197,6 +197,40 @@ class FitsMixin:
                 f"{len(m.model_ids)} models x {len(m.benchmark_ids)} benchmarks, "
                 f"{n_scores} scores, method={self.method!r}"
                 + (f", params={self.params}" if self.params else "") + f", {fit})")
+
+    def new_model_covariates(self, metadata: dict | None) -> np.ndarray | None:
+        """A new model's covariate row (n_features,) from `metadata` (the keys of
+        `predict`), or None: no metadata, a predictor that takes none, or a registry whose
+        models carry no such field. An unknown key or a bad value raises BadInputError."""
+        if metadata is None or not self._side_info():
+            return None
+        from benchpress.predict.side import metadata_covariates
+
+        cov = metadata_covariates(metadata, self.matrix.models)
+        return None if cov is None else cov[0]
+
+    def uses_covariates(self, covariates) -> bool:
+        """Whether a new model with this covariate row (or None) is folded in with it
+        (False: outside the training range, folded in as the default does)."""
+        return covariates is not None and bool(self.predictor.covariates_apply(covariates[None])[0])
+
+    def metadata_note(self, metadata: dict | None, used: bool) -> str | None:
+        """Why a new model's `metadata` did not reach its prediction (None: it did, or
+        none was given): one line for the CLI's note and the app's page."""
+        if not metadata or used:
+            return None
+        if not self._side_info():
+            return (f"the metadata is used by the side method only (--method side); "
+                    f"'{self.method}' predicted from the scores alone")
+        dates = (self.matrix.models["release_date"].drop_nulls().cast(pl.String)
+                 if "release_date" in self.matrix.models.columns else pl.Series([], dtype=pl.String))
+        given = str(metadata.get("release_date") or "")[:10]
+        why = ("a value lies outside what the registered models span (a release date or a "
+               "size named in the id), or the registry has no such fields")
+        if given and dates.len() and given > dates.max()[:10]:
+            why = f"release_date {given} is after every registered model's (latest {dates.max()})"
+        return (f"the metadata was not used: {why}; predicted from the scores alone, as the "
+                "default does (side does not extrapolate)")
 
     def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:

@@ -353,7 +353,7 @@ def test_predict_takes_a_new_models_metadata_for_side(run):
     other = run("predict", "--scores", "gpqa_diamond=80", "--method", "published",
                 "--metadata", "provider=OpenAI", "--format", "json")
     assert other.exit_code == 0
-    assert "--metadata is used by --method side only" in other.stderr
+    assert "note: the metadata is used by the side method only" in other.stderr
 
 
 @pytest.mark.parametrize(("metadata", "message", "code"), [

@@ -82,25 +82,6 @@ def parse_scores(text: str | None) -> dict[str, float]:
     return scores
 
 
-def parse_metadata(text: str | None) -> dict[str, str] | None:
-    """``"provider:OpenAI,release_date:2025-09-01"`` -> ``{"provider": "OpenAI",
-    "release_date": "2025-09-01"}`` (``:`` or ``=``; empty -> None; the values are
-    checked by the predictor).
-
-    >>> parse_metadata("provider:OpenAI, is_reasoning=true")
-    {'provider': 'OpenAI', 'is_reasoning': 'true'}
-    """
-    meta: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in (text or "").split(","))):
-        sep = ":" if ":" in part else "="
-        key, found, value = (x.strip() for x in part.partition(sep))
-        if not found or not key:
-            raise BadInputError(f"'{part}' is not FIELD:VALUE (for example provider:OpenAI)")
-        if value:
-            meta[key] = value
-    return meta or None
-
-
 class Engine:
     """A loaded `BenchPress` with its completion, intervals and support precomputed.
 
@@ -202,9 +183,8 @@ class Engine:
             raise BadInputError("no known benchmark given" + (
                 f" ('{', '.join(unknown)}' matched none after alias resolution)" if unknown else
                 ": enter at least one score, e.g. gpqa_diamond:71.2"))
-        cov = self.bp.new_model_covariates(metadata)
-        used = self.bp.uses_covariates(cov)
-        out = {k: v[0] for k, v in self.fold_in(row, cov if used else None).items()}
+        cov = self.bp.new_model_covariates(metadata)  # outside the range: side folds in as
+        out = {k: v[0] for k, v in self.fold_in(row, cov).items()}  # the default does
         given = ~np.isnan(row)
         m = self.bp.matrix
         preds = []
@@ -218,16 +198,11 @@ class Engine:
                 "upper": None if g else _num(out["upper"][j]),
                 "trust": None if g else _num(out["trust"][j]),
                 "n_models": int(self.col_count[j])})
-        note = None
-        if metadata and not used:
-            note = (f"the model's details are used by the side method only (this app runs "
-                    f"'{self.bp.method}')" if not self.bp._side_info() else
-                    "the model's details lie outside what the registered models span (e.g. "
-                    "a release date after all of theirs): predicted from the scores alone")
+        used = self.bp.uses_covariates(cov)
         return {"unknown": unknown, "resolved": resolved, "predictions": preds,
-                "with_covariates": used, "metadata_note": note,
+                "with_covariates": used, "metadata_note": self.bp.metadata_note(metadata, used),
                 "nearest": self.nearest(row, n_nearest),
-                "run_next": self.run_next(row, out, covariates=cov if used else None)}
+                "run_next": self.run_next(row, out, covariates=cov)}
 
     def run_next(self, row: np.ndarray, out: dict, *, top: int = 5, covariates=None) -> dict:
         """Which unobserved benchmark would narrow the other intervals most.

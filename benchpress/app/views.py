@@ -16,8 +16,9 @@ from benchpress.errors import BadInputError
 from benchpress.home import Home
 
 from benchpress.app.jobs import Jobs
-from benchpress.app.model import Engine, parse_metadata, parse_scores
+from benchpress.app.model import Engine, parse_scores
 from benchpress.app.registry import RegistryView
+from benchpress.predict.side_covariates import parse_metadata
 
 __all__ = ["AppState", "NotFound", "clean", "benchmarks", "models", "resolve", "predict",
            "model", "compare", "parse_new_models", "matrix", "cell", "versions", "diff",
@@ -91,8 +92,8 @@ def resolve(state: AppState, names: str | None) -> dict:
 # -- predict -----------------------------------------------------------------------------
 def predict(state: AppState, scores: str | None, metadata: str | None = None) -> dict:
     t0 = time.perf_counter()
-    return _timed(state.engine.predict(parse_scores(scores), metadata=parse_metadata(metadata)),
-                  t0)
+    meta = parse_metadata(metadata) if metadata else None
+    return _timed(state.engine.predict(parse_scores(scores), metadata=meta or None), t0)
 
 
 # -- one model -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
+from benchpress.predict.side_covariates import parse_metadata
 
 __all__ = ["predict", "complete", "evaluate", "rank"]
 
@@ -44,7 +45,9 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
     --ignore-unknown."""
     if sum(map(bool, (scores_text, scores_file, model_id))) != 1:
         raise UsageError("give one of --scores, --scores-file or --model")
-    metadata = _parse_metadata(metadata_text) if metadata_text is not None else None
+    metadata = None if metadata_text is None else parse_metadata(metadata_text)
+    if metadata is not None and not metadata:
+        raise UsageError("--metadata: expected KEY=VALUE pairs, e.g. provider=OpenAI")
     if metadata is not None and model_id:
         raise UsageError("--metadata describes a new model: --model uses the registered "
                          "model's own metadata")
@@ -55,8 +58,9 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
                          metadata=metadata))
-    if metadata is not None and not result.with_covariates:
-        stderr.print(_metadata_unused(bp, metadata), markup=False)
+    note = bp.metadata_note(metadata, result.with_covariates)
+    if note:
+        stderr.print(f"note: {note}", markup=False)
     frame = result.frame  # full precision in csv/json (README, "Output contract")
     if wanted is not None:
         frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
@@ -67,39 +71,6 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
         render(_predict_table(frame), fmt, title=f"predicted scores ({bp.method})")
         stderr.print("score: given, or predicted with its 90% interval [lower, upper]; trust: "
                      "P(within 10 points)", markup=False)
-
-
-def _parse_metadata(text: str) -> dict:
-    """``"provider=Acme,is_reasoning=true"`` -> ``{"provider": "Acme", "is_reasoning":
-    "true"}`` (the values are checked by the predictor); a key given twice or a part
-    without ``=`` is a one-line usage error."""
-    meta = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = (x.strip() for x in part.partition("="))
-        if not sep or not key:
-            raise UsageError(f"--metadata: '{part}' is not KEY=VALUE")
-        if key in meta:
-            raise UsageError(f"--metadata names '{key}' more than once")
-        meta[key] = value
-    if not meta:
-        raise UsageError("--metadata: expected KEY=VALUE pairs, e.g. provider=Acme")
-    return meta
-
-
-def _metadata_unused(bp, metadata: dict) -> str:
-    """Why --metadata did not reach the prediction, as one note."""
-    if not getattr(bp.estimator, "accepts_covariates", False):
-        return (f"note: --metadata is used by --method side only; method '{bp.method}' "
-                "predicted from the scores alone")
-    models = bp.matrix.models
-    dates = models["release_date"].drop_nulls() if "release_date" in models.columns else None
-    given = str(metadata.get("release_date") or "")
-    why = ("a value lies outside what the registered models span (a release date or a "
-           "size named in the id), or the registry has no such fields")
-    if dates is not None and dates.len() and given and given[:10] > str(dates.max())[:10]:
-        why = f"release_date {given} is after every registered model's (latest {dates.max()})"
-    return (f"note: --metadata not used: {why}; predicted from the scores alone, as the "
-            "default does (side does not extrapolate)")
 
 
 def _predict_table(frame: pl.DataFrame) -> pl.DataFrame:

@@ -4,7 +4,7 @@ before its scores, as a float matrix (n_models, n_features).
 :func:`model_covariates` builds them from a models frame (release date and its square,
 reasoning, open weights, named effort, providers with enough models; never a field
 computed from scores), :func:`metadata_covariates` for one new model from a metadata
-dict, :func:`check_covariates` checks a given matrix and :func:`covariate_kwargs` passes
+dict (:func:`parse_metadata` reads one typed as text), :func:`check_covariates` checks a given matrix and :func:`covariate_kwargs` passes
 covariates to the predictors that take them.
 """
 
@@ -16,9 +16,9 @@ from datetime import date
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, UsageError
 
-__all__ = ["model_covariates", "metadata_covariates", "check_covariates", "covariate_kwargs",
+__all__ = ["model_covariates", "metadata_covariates", "parse_metadata", "check_covariates", "covariate_kwargs",
            "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier", "family_columns"]
 
 #: Family indicators take this value (not 1): it marks them for the predictor, which
@@ -133,12 +133,33 @@ _TEXT_FIELDS = ("provider", "release_date", "effort", "model_id")
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
+def parse_metadata(text: str) -> dict[str, str]:
+    """A new model's metadata as typed (``predict --metadata``, the app's ``?metadata=``):
+    ``"provider=OpenAI,release_date:2025-09-01"`` -> ``{"provider": "OpenAI",
+    "release_date": "2025-09-01"}``, ``=`` or ``:`` after each key; the values are
+    checked by :func:`metadata_covariates`. A part without a key, or a key given twice, is
+    a one-line UsageError.
+
+    >>> parse_metadata("provider=OpenAI, is_reasoning:true")
+    {'provider': 'OpenAI', 'is_reasoning': 'true'}
+    """
+    meta: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, *value = (x.strip() for x in re.split(r"[=:]", part, maxsplit=1))
+        if not value or not key:
+            raise UsageError(f"metadata '{part}' is not KEY=VALUE (e.g. provider=OpenAI)")
+        if key in meta:
+            raise UsageError(f"metadata names '{key}' more than once")
+        meta[key] = value[0]
+    return meta
+
+
 def _metadata_value(field: str, value):
     """One metadata value as the models table holds it: text, or a boolean for
     is_reasoning / open_weights (True/False, or the words true/false, yes/no, 1/0: a
     string "false" is not True); a date that names no day, or another word, raises
     BadInputError in one line."""
-    if value is None:
+    if value is None or not str(value).strip():  # empty: not known
         return None
     if field in _TEXT_FIELDS:
         text = str(value).strip()
