@@ -50,7 +50,7 @@ import numpy as np
 
 from benchpress.api import BenchPress
 from benchpress.folds_io import read_folds
-from benchpress.predict import ALSPredictor, evaluate, make_folds, make_predictor
+from benchpress.predict import ALSPredictor, clone, evaluate, make_folds, make_predictor
 from benchpress.predict.new_models import evaluate_new_models, new_model_split
 from benchpress.predict.side import model_covariates
 
@@ -71,7 +71,7 @@ def blend_weight_errors(pred, Y, scales, X, seed, weights, ks=(3, 5)):
     errs = {(k, w): [] for k in ks for w in weights}
     for g in groups:
         keep = np.setdiff1d(np.arange(len(Y)), g)
-        fitted = type(pred)(**pred.get_params()).fit(Y[keep], scales, covariates=X[keep])
+        fitted = clone(pred).fit(Y[keep], scales, covariates=X[keep])
         for k, w in errs:
             pos = position[g]
             S = np.where((pos >= 0) & (pos < k), Y[g], np.nan)

@@ -57,14 +57,13 @@ def _kind(default) -> tuple[str, tuple]:
 
 def _as_ints(value):
     """A tuple-of-integers parameter as typed (``3``, ``2,3``, ``[2, 3]``, empty) -> a tuple
-    of ints, or ``value`` unchanged when it is not one (then refused by the caller)."""
-    items = (value if isinstance(value, list) else [] if value is None
-             else [value] if isinstance(value, int) else str(value).split(","))
+    of ints, or ``value`` unchanged when it is not one (then refused by the caller; ``true``
+    reads as "True", which is no integer)."""
+    items = value if isinstance(value, list) else [] if value is None else str(value).split(",")
     try:
-        out = tuple(int(str(v).strip()) for v in items if str(v).strip())
+        return tuple(int(str(v).strip()) for v in items if str(v).strip())
     except ValueError:
         return value
-    return out if all(not isinstance(v, bool) for v in items) else value
 
 
 def check_params(method: str, params: dict) -> None:

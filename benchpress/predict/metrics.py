@@ -70,8 +70,9 @@ def compute_metrics(actual, predicted) -> Metrics:
                    n_cells=frame.height)
 
 
-def group_metrics(cells: pl.DataFrame, key: str) -> pl.DataFrame:
-    """``key, n_cells`` and the metrics per group of a :func:`cell_errors` frame, sorted."""
+def group_metrics(cells: pl.DataFrame, key: str | list[str]) -> pl.DataFrame:
+    """``key, n_cells`` and the metrics per group of a :func:`cell_errors` frame, sorted
+    (``key``: a column, or a list of them)."""
     return (cells.group_by(key, maintain_order=True)
             .agg(pl.len().alias("n_cells"), *metric_exprs()).sort(key))
 

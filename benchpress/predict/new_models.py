@@ -21,14 +21,14 @@ for every predictor, so methods compare on identical cells.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
 from benchpress.errors import UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
-from benchpress.predict.metrics import cell_errors, compute_metrics
+from benchpress.predict.metrics import cell_errors, group_metrics
 from benchpress.predict.side_covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
@@ -49,7 +49,7 @@ class NewModelEvaluation:
         One row per k: ``known, n_models`` (distinct models held out), ``n_cells, coverage,
         medae, medape, within3, within5`` (pooled over seeds).
     per_seed : polars.DataFrame
-        ``seed, known, n_cells, medae``.
+        ``seed, known, n_cells`` and the metrics per seed and k.
     cells : polars.DataFrame
         One row per scored cell: ``seed, known, model_index, benchmark_index, actual,
         predicted, abs_error``.
@@ -104,7 +104,8 @@ def new_model_split(observed, seed: int, *, n_groups: int = 5, min_scores: int =
 
 
 def _check_known(known) -> tuple:
-    ks = tuple(int(k) for k in known)
+    """The distinct score counts, sorted; a non-positive one is a UsageError."""
+    ks = tuple(sorted({int(k) for k in known}))
     if not ks or min(ks) < 1:
         raise UsageError(f"known score counts must be positive integers, got {list(known)}")
     return ks
@@ -170,24 +171,15 @@ def evaluate_new_models(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
         schema={"seed": pl.Int64, "known": pl.Int64, "model_index": pl.Int64,
                 "benchmark_index": pl.Int64, "actual": pl.Float64, "predicted": pl.Float64,
                 "abs_error": pl.Float64})
-    return NewModelEvaluation(predictor.method, _overall(cells, ks), _per_seed(cells),
-                              cells, tuple(int(s) for s in seeds), seconds)
+    return NewModelEvaluation(predictor.method, _overall(cells),
+                              group_metrics(cells, ["seed", "known"]), cells,
+                              tuple(int(s) for s in seeds), seconds)
 
 
-def _overall(cells: pl.DataFrame, ks) -> pl.DataFrame:
-    rows = []
-    for k in ks:
-        mine = cells.filter(pl.col("known") == k)
-        m = compute_metrics(mine["actual"].to_numpy(),
-                            mine["predicted"].fill_null(np.nan).to_numpy())
-        n_models = mine["model_index"].n_unique()  # each is held out once per seed
-        figures = {key: v for key, v in asdict(m).items() if key != "fold_medae_mean"}
-        rows.append({"known": k, "n_models": n_models, **figures})
-    return pl.DataFrame(rows).select("known", "n_models", "n_cells", "coverage", "medae",
-                                     "medape", "within3", "within5")
-
-
-def _per_seed(cells: pl.DataFrame) -> pl.DataFrame:
-    return (cells.group_by("seed", "known", maintain_order=True)
-            .agg(pl.len().alias("n_cells"), pl.col("abs_error").median().alias("medae"))
-            .sort("seed", "known"))
+def _overall(cells: pl.DataFrame) -> pl.DataFrame:
+    """Per k: ``known, n_models`` (distinct models: each is held out once per seed) and
+    the pooled metrics of :func:`~benchpress.predict.metrics.group_metrics`."""
+    models = cells.group_by("known").agg(pl.col("model_index").n_unique().alias("n_models"))
+    return (group_metrics(cells, "known").join(models, on="known")
+            .select("known", "n_models", "n_cells", "coverage", "medae", "medape", "within3",
+                    "within5"))

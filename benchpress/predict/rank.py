@@ -63,17 +63,18 @@ def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9), *,
     ranked = predictor is not None and "rank" in predictor.get_params()
     extra = {} if covariates is None or not getattr(predictor, "accepts_covariates", False) \
         else {"covariates": covariates}
-    steps = len(ranks) * (2 if ranked else 1)
+    per_rank = 2 if ranked else 1  # evaluations per rank
+    steps = len(ranks) * per_rank
     rows = []
     for k, r in enumerate(ranks):
         if progress:
-            progress(k * steps // len(ranks), steps, f"soft-impute, rank {r}")
+            progress(k * per_rank, steps, f"soft-impute, rank {r}")
         m = evaluate(SoftImpute(rank=r), Y, scales, folds).overall
         row = {"rank": r, "medae": m.medae, "medape": m.medape, "within3": m.within3,
                "within5": m.within5, "fold_medae_mean": m.fold_medae_mean}
         if ranked:
             if progress:
-                progress(k * steps // len(ranks) + 1, steps, f"{predictor.method}, rank {r}")
+                progress(k * per_rank + 1, steps, f"{predictor.method}, rank {r}")
             own = clone(predictor).set_params(rank=r)
             row["method_medae"] = evaluate(own, Y, scales, folds, **extra).overall.medae
         rows.append(row)
