@@ -19,6 +19,7 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_LANDED_WITH_REJECTS",
     "describe_os_error",
+    "shown",
     "as_os_error",
 ]
 
@@ -67,6 +68,13 @@ _OS_REASONS = {
     errno.EPERM: "operation not permitted",
     errno.EDQUOT: "disk quota exceeded",
 }
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters with an ellipsis,
+    so a huge value typed or read cannot flood the one line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -13,7 +13,7 @@ import os
 from benchpress.errors import UsageError
 
 __all__ = ["MAX_DOWNLOAD_BYTES", "MAX_MEMBER_BYTES", "MAX_TOTAL_UNPACKED", "MAX_MEMBERS",
-           "DOWNLOAD_DEADLINE_S", "READ_TIMEOUT_S", "MAX_REDIRECTS"]
+           "MAX_SCORES_FILE_BYTES", "DOWNLOAD_DEADLINE_S", "READ_TIMEOUT_S", "MAX_REDIRECTS"]
 
 
 def _env(name: str, default: float, kind=int):
@@ -37,6 +37,8 @@ MAX_MEMBER_BYTES: int = _env("MAX_MEMBER_BYTES", 256 * 1024 * 1024)
 MAX_TOTAL_UNPACKED: int = _env("MAX_TOTAL_UNPACKED", 1024 * 1024 * 1024)
 #: entries (files and folders) one archive may list
 MAX_MEMBERS: int = _env("MAX_MEMBERS", 10_000)
+#: bytes one model's scores file (`predict` / `compare --scores-file`) may hold
+MAX_SCORES_FILE_BYTES: int = _env("MAX_SCORES_FILE_BYTES", 1024 * 1024)
 #: seconds one `fetch` may take over the network in all, retries included
 DOWNLOAD_DEADLINE_S: float = _env("DOWNLOAD_DEADLINE_S", 600.0, float)
 #: seconds one network read may wait (within the deadline)

@@ -368,3 +368,26 @@ def test_predict_metadata_errors_are_one_line(run, metadata, message, code):
     assert bad.exit_code == code and message in bad.stderr and bad.stderr.count("\n") == 1
     with_model = run("predict", "--model", "gpt-5", "--metadata", "provider=OpenAI")
     assert with_model.exit_code == 2 and "--model uses the registered" in with_model.stderr
+
+
+def test_a_huge_scores_file_is_refused_before_it_is_read(run, tmp_path, monkeypatch):
+    from benchpress import limits
+
+    big = tmp_path / "big.json"
+    big.write_text('{"gpqa_diamond": 80, "pad": "' + "x" * 5000 + '"}')
+    monkeypatch.setattr(limits, "MAX_SCORES_FILE_BYTES", 4096)
+    refused = run("predict", "--scores-file", big)
+    assert refused.exit_code == 1 and refused.stderr.count("\n") == 1
+    size = f"{big.stat().st_size:,}"
+    assert f"{size} bytes is more than a scores file may hold (4,096" in refused.stderr
+    monkeypatch.setattr(limits, "MAX_SCORES_FILE_BYTES", 1 << 20)
+    cut = run("predict", "--scores-file", big)  # read now: the bad value is cut in the message
+    assert cut.exit_code == 1 and "score of 'pad' is 'xxx" in cut.stderr
+    assert len(cut.stderr) < 300 and "…" in cut.stderr
+
+
+def test_a_metadata_typo_gets_the_closest_field(run):
+    bad = run("predict", "--scores", "gpqa_diamond=80", "--method", "side", "--param",
+              "n_starts=2", "--metadata", "provder=OpenAI")
+    assert bad.exit_code == 1
+    assert "unknown metadata field(s) provder; did you mean 'provider'?" in bad.stderr

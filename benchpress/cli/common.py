@@ -22,8 +22,8 @@ from rich.text import Text
 from benchpress.errors import BadInputError, BenchPressError, UsageError
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "read_scores_file", "executor_option",
-           "stderr", "parse_scores"]
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
+           "stderr"]
 
 stderr = Console(stderr=True, soft_wrap=True)
 
@@ -237,22 +237,6 @@ def _flat(rows: pl.DataFrame) -> pl.DataFrame:
         return_dtype=pl.String) for c in nested)
 
 
-def score_with_interval(score: str, known: pl.Expr, word: str, lower: str | None = None,
-                        upper: str | None = None) -> pl.Expr:
-    """A text cell for people: "85.0 <word>" where ``known`` (observed or given), "71.2
-    [65.0, 77.9]" with the 90% interval in columns ``lower`` / ``upper`` (None: no
-    intervals), else "71.2"; rounded to 0.1, from 1,000 up to whole numbers ("2141")."""
-    def text(c):
-        whole = pl.col(c).round(0).cast(pl.Int64, strict=False).cast(pl.String)
-        return pl.when(pl.col(c).abs() >= 1000).then(whole).otherwise(
-            pl.col(c).round(1).cast(pl.String))
-    shown = pl.when(known).then(text(score) + pl.lit(f" {word}"))
-    if lower is not None:
-        bounds = pl.lit(" [") + text(lower) + pl.lit(", ") + text(upper) + pl.lit("]")
-        shown = shown.when(pl.col(lower).is_not_null()).then(text(score) + bounds)
-    return shown.otherwise(text(score))
-
-
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
            out: Path | None = None) -> None:
     """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.
@@ -309,55 +293,9 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
                      highlight=False)
 
 
-def read_scores_file(path: Path) -> dict[str, float]:
-    """One model's known scores from a file: JSON ``{benchmark: score}`` (or the
-    ``{model: {benchmark: score}}`` form of `compare --scores-file` holding one model) or CSV
-    with columns benchmark_id,score."""
-    try:
-        if path.suffix.lower() == ".csv":
-            frame = pl.read_csv(path, infer_schema=False)
-            if not {"benchmark_id", "score"} <= set(frame.columns):
-                raise BadInputError(f"{path}: a scores CSV needs columns benchmark_id,score")
-            table = dict(zip(frame["benchmark_id"].to_list(), frame["score"].to_list()))
-        else:
-            table = json.loads(path.read_text(encoding="utf-8"))
-            if (isinstance(table, dict) and len(table) == 1
-                    and isinstance(next(iter(table.values())), dict)):
-                table = next(iter(table.values()))
-    except (OSError, UnicodeDecodeError, ValueError, pl.exceptions.PolarsError) as exc:
-        raise BadInputError(f"cannot read scores file {path}: {' '.join(str(exc).split())}") from None
-    if not isinstance(table, dict) or not table:
-        raise BadInputError(f"{path}: expected a JSON object {{benchmark_id: score}} (one model)")
-    scores = {}
-    for b, v in table.items():
-        try:
-            scores[str(b)] = float(v)
-        except (TypeError, ValueError):
-            raise BadInputError(f"{path}: score of '{b}' is {v!r}, not a number") from None
-    return scores
-
-
 def split_list(text: str | None) -> list[str] | None:
     """"a, b" -> ["a", "b"]; empty or None -> None."""
     return [s.strip() for s in text.split(",") if s.strip()] if text else None
-
-
-def parse_scores(text: str) -> dict[str, float]:
-    """"gpqa_diamond=71.2,hle=20.1" -> {"gpqa_diamond": 71.2, "hle": 20.1}; a benchmark
-    named twice is refused (a dict would keep the last value without a word)."""
-    scores = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--scores: '{part}' is not BENCHMARK=VALUE")
-        if key.strip() in scores:
-            raise UsageError(f"--scores names benchmark '{key.strip()}' more than once; give "
-                             "each benchmark once")
-        try:
-            scores[key.strip()] = float(value)
-        except ValueError:
-            raise UsageError(f"--scores: value of '{key.strip()}' is '{value}', not a number") from None
-    return scores
 
 
 def handle_errors(f):

@@ -8,9 +8,10 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    csv_text, executor_option, format_option, out_option, parse_scores, progress_bar, read_scores_file, render,
-    score_with_interval, split_list, stderr, write_or_emit,
+    csv_text, executor_option, format_option, out_option, progress_bar, render, split_list, stderr,
+    write_or_emit,
 )
+from benchpress.cli.scores import parse_scores, read_scores_file, score_with_interval
 from benchpress.cli.fit_cmds import stored_fit_first
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic

@@ -9,9 +9,10 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    executor_option, format_option, natural_width, out_option, progress_bar, render,
-    score_with_interval, split_list, stderr, terminal_width, write_or_emit,
+    executor_option, format_option, natural_width, out_option, progress_bar, render, split_list,
+    stderr, terminal_width, write_or_emit,
 )
+from benchpress.cli.scores import score_with_interval
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change

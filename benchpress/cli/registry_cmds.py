@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 import click
 
 from benchpress.cli.common import (
-    executor_option, format_option, handle_errors, home_option, mirror_option, out_option, parse_scores,
+    executor_option, format_option, handle_errors, home_option, mirror_option, out_option,
     progress_bar, render, stderr, terminal_width, write_or_emit,
 )
+from benchpress.cli.scores import parse_scores
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryCancelled, execute

@@ -10,13 +10,14 @@ covariates to the predictors that take them.
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import date
 
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import BadInputError, UsageError, shown
 
 __all__ = ["model_covariates", "metadata_covariates", "parse_metadata", "check_covariates", "covariate_kwargs",
            "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier", "family_columns"]
@@ -147,9 +148,9 @@ def parse_metadata(text: str) -> dict[str, str]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, *value = (x.strip() for x in re.split(r"[=:]", part, maxsplit=1))
         if not value or not key:
-            raise UsageError(f"metadata '{part}' is not KEY=VALUE (e.g. provider=OpenAI)")
+            raise UsageError(f"metadata {shown(part)} is not KEY=VALUE (e.g. provider=OpenAI)")
         if key in meta:
-            raise UsageError(f"metadata names '{key}' more than once")
+            raise UsageError(f"metadata names {shown(key)} more than once")
         meta[key] = value[0]
     return meta
 
@@ -164,13 +165,13 @@ def _metadata_value(field: str, value):
     if field in _TEXT_FIELDS:
         text = str(value).strip()
         if field == "release_date" and text and np.isnan(_years(text)):
-            raise BadInputError(f"metadata release_date={text!r} is not a date: use YYYY-MM-DD "
+            raise BadInputError(f"metadata release_date={shown(text)} is not a date: use YYYY-MM-DD "
                                 "(or YYYY-MM, YYYY)")
         return text or None
     word = str(value).strip().lower()
     if isinstance(value, (bool, np.bool_)) or word in _TRUE + _FALSE:
         return bool(value) if isinstance(value, (bool, np.bool_)) else word in _TRUE
-    raise BadInputError(f"metadata {field}={value!r}: expected true or false")
+    raise BadInputError(f"metadata {field}={shown(value)}: expected true or false")
 
 
 def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
@@ -181,8 +182,11 @@ def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray |
     :func:`_metadata_value`) raises BadInputError."""
     unknown = sorted(set(metadata) - set(METADATA_FIELDS))
     if unknown:
-        raise BadInputError(f"unknown metadata field(s) {', '.join(unknown)}; "
-                            f"use {', '.join(METADATA_FIELDS)}")
+        close = difflib.get_close_matches(unknown[0], METADATA_FIELDS, n=1)
+        names = ", ".join(u if len(u) <= 40 else shown(u, 40) for u in unknown)
+        raise BadInputError(f"unknown metadata field(s) {names}"
+                            + (f"; did you mean '{close[0]}'?" if close else "")
+                            + f" (use {', '.join(METADATA_FIELDS)})")
     values = {c: _metadata_value(c, metadata.get(c)) for c in METADATA_FIELDS}
     cols = [c for c in METADATA_FIELDS if c in reference.columns]
     row = pl.DataFrame({c: [values[c]] for c in cols},

@@ -1,0 +1,83 @@
+"""Scores as people type, read and see them: `--scores` text, a scores file, and the one
+text cell ("42.8 [34.7, 51.3]", "78.0 given") that `predict` and `compare` print."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from benchpress import limits
+from benchpress.errors import BadInputError, UsageError, shown
+
+__all__ = ["parse_scores", "read_scores_file", "score_with_interval"]
+
+
+def parse_scores(text: str) -> dict[str, float]:
+    """"gpqa_diamond=71.2,hle=20.1" -> {"gpqa_diamond": 71.2, "hle": 20.1}; a benchmark
+    named twice is refused (a dict would keep the last value without a word)."""
+    scores = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--scores: '{part}' is not BENCHMARK=VALUE")
+        if key.strip() in scores:
+            raise UsageError(f"--scores names benchmark '{key.strip()}' more than once; give "
+                             "each benchmark once")
+        try:
+            scores[key.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--scores: value of '{key.strip()}' is '{value}', not a number") from None
+    return scores
+
+
+def read_scores_file(path: Path) -> dict[str, float]:
+    """One model's known scores from a file: JSON ``{benchmark: score}`` (or the
+    ``{model: {benchmark: score}}`` form of `compare --scores-file` holding one model) or CSV
+    with columns benchmark_id,score; a file over `limits.MAX_SCORES_FILE_BYTES` is refused
+    before it is read."""
+    try:
+        size = path.stat().st_size
+        if size > limits.MAX_SCORES_FILE_BYTES:
+            raise BadInputError(f"{path}: {size:,} bytes is more than a scores file may hold "
+                                f"({limits.MAX_SCORES_FILE_BYTES:,}; one model's scores are a "
+                                "few KB; env BENCHPRESS_MAX_SCORES_FILE_BYTES)")
+        if path.suffix.lower() == ".csv":
+            frame = pl.read_csv(path, infer_schema=False)
+            if not {"benchmark_id", "score"} <= set(frame.columns):
+                raise BadInputError(f"{path}: a scores CSV needs columns benchmark_id,score")
+            table = dict(zip(frame["benchmark_id"].to_list(), frame["score"].to_list()))
+        else:
+            table = json.loads(path.read_text(encoding="utf-8"))
+            if (isinstance(table, dict) and len(table) == 1
+                    and isinstance(next(iter(table.values())), dict)):
+                table = next(iter(table.values()))
+    except (OSError, UnicodeDecodeError, ValueError, pl.exceptions.PolarsError) as exc:
+        raise BadInputError(f"cannot read scores file {path}: {' '.join(str(exc).split())}") from None
+    if not isinstance(table, dict) or not table:
+        raise BadInputError(f"{path}: expected a JSON object {{benchmark_id: score}} (one model)")
+    scores = {}
+    for b, v in table.items():
+        try:
+            scores[str(b)] = float(v)
+        except (TypeError, ValueError):
+            raise BadInputError(f"{path}: score of {shown(str(b))} is {shown(v)}, not a "
+                                "number") from None
+    return scores
+
+
+def score_with_interval(score: str, known: pl.Expr, word: str, lower: str | None = None,
+                        upper: str | None = None) -> pl.Expr:
+    """A text cell for people: "85.0 <word>" where ``known`` (observed or given), "71.2
+    [65.0, 77.9]" with the 90% interval in columns ``lower`` / ``upper`` (None: no
+    intervals), else "71.2"; rounded to 0.1, from 1,000 up to whole numbers ("2141")."""
+    def text(c):
+        whole = pl.col(c).round(0).cast(pl.Int64, strict=False).cast(pl.String)
+        return pl.when(pl.col(c).abs() >= 1000).then(whole).otherwise(
+            pl.col(c).round(1).cast(pl.String))
+    shown = pl.when(known).then(text(score) + pl.lit(f" {word}"))
+    if lower is not None:
+        bounds = pl.lit(" [") + text(lower) + pl.lit(", ") + text(upper) + pl.lit("]")
+        shown = shown.when(pl.col(lower).is_not_null()).then(text(score) + bounds)
+    return shown.otherwise(text(score))
