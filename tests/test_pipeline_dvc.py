@@ -32,8 +32,8 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # the registry's stages (the story below runs the pipeline up to them, `dvc repro
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
-PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "intervals", "probes", "drift",
-             "plot_data"}
+PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "temporal", "intervals", "probes",
+             "drift", "plot_data"}
 PLOTS = {"probe_curve", "drift_error", "drift_structure"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
@@ -216,6 +216,10 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     new = json.loads((ws / "metrics" / "new_models.json").read_text())
     assert new["regime"] == "new_models" and len(new["seeds"]) == 5
     assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
+    temporal = json.loads((ws / "metrics" / "temporal.json").read_text())
+    assert len(temporal["cutoffs"]) == 12 and temporal["method"] == "default"
+    assert {"default_k3_medae", "knn_k3_medae", "blend_k3_medae"} <= set(temporal)
+    assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "blend"))
     probes = json.loads((ws / "probes" / "probes.json").read_text())
     assert probes  # the probe report of the newest snapshot
     completed = (ws / "fit" / "completed.parquet")

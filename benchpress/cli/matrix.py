@@ -165,9 +165,11 @@ def folds_options(f):
     @functools.wraps(f)
     def wrapper(*args, folds_file, folds_sources, n_folds, seed, n_seeds, bp, **kwargs):
         whole = "new_models" in kwargs  # a command that also holds out whole models
-        if whole and kwargs["new_models"] is not None:  # no folds: seeds of the model split
+        if whole and (kwargs["new_models"] is not None or kwargs.get("temporal")):
+            # no folds: seeds of the model split (--new-models) or of the reveal (--temporal)
+            mode = "--temporal" if kwargs.get("temporal") else "--new-models"
             if folds_file or n_folds or folds_sources:
-                raise UsageError("--new-models holds out whole models: give it without "
+                raise UsageError(f"{mode} holds out whole models: give it without "
                                  "--folds, --make-folds or --folds-sources")
             return f(*args, folds=None, seeds=tuple(range(seed, seed + n_seeds)), bp=bp,
                      **kwargs)

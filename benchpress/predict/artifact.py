@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, UsageError
+from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import EPS, LOGIT_RULE, IntervalCalibrator, MatrixSupport
 from benchpress.predict.predictor import ALSPredictor, make_predictor
@@ -59,7 +60,7 @@ def storable(predictor) -> bool:
     """Whether :func:`fitted_state` can store ``predictor`` (fitted or not): an
     ALSPredictor, or a SideInfoPredictor without ``extra_ranks`` (its members are not
     stored) on the dense path."""
-    if type(predictor) is ALSPredictor:
+    if type(predictor) in (ALSPredictor, BlendPredictor):  # the blend's kNN part is its Y
         return True
     return (type(predictor) is SideInfoPredictor and not predictor.extra_ranks
             and not getattr(predictor, "sparse_", False))
@@ -220,8 +221,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
     if not storable(pred) or meta.get("class") != type(pred).__name__:
-        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor "
-                            "and SideInfoPredictor artifacts can be loaded")
+        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor, "
+                            "BlendPredictor and SideInfoPredictor artifacts can be loaded")
     if Y is None:
         if not meta.get("sparse"):
             raise BadInputError("only a fit of the sparse path loads without its matrix")
@@ -251,6 +252,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
                             f"{Y.shape}")
     if isinstance(pred, SideInfoPredictor):
         _restore_side(pred, arrays, meta)
+    if isinstance(pred, BlendPredictor):  # the nearest models are the training rows
+        pred.knn_, pred._training_mix = pred._fit_knn(Y, scales), None
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales,
