@@ -218,8 +218,9 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
     temporal = json.loads((ws / "metrics" / "temporal.json").read_text())
     assert len(temporal["cutoffs"]) == 12 and temporal["method"] == "default"
-    assert {"default_k3_medae", "knn_k3_medae", "blend_k3_medae"} <= set(temporal)
-    assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "blend"))
+    assert {"default_k3_medae", "knn_k3_medae", "als4_k3_medae"} <= set(temporal)
+    assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "als4"))
+    assert 80.0 < temporal["default_k3_coverage90"] <= 100.0
     probes = json.loads((ws / "probes" / "probes.json").read_text())
     assert probes  # the probe report of the newest snapshot
     completed = (ws / "fit" / "completed.parquet")

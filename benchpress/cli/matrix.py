@@ -50,18 +50,20 @@ def _kind(default) -> tuple[str, tuple]:
         return "an integer", (int,)
     if isinstance(default, float) or default is None:
         return "a number", (int, float)
+    if isinstance(default, tuple) and any(isinstance(v, float) for v in default):
+        return "numbers separated by commas, e.g. 0.9,0.8", (tuple,)
     if isinstance(default, tuple):
         return "integers separated by commas, e.g. 2,3", (tuple,)
     return "text", (str,)
 
 
-def _as_ints(value):
-    """A tuple-of-integers parameter as typed (``3``, ``2,3``, ``[2, 3]``, empty) -> a tuple
-    of ints, or ``value`` unchanged when it is not one (then refused by the caller; ``true``
-    reads as "True", which is no integer)."""
+def _as_ints(value, kind=int):
+    """A tuple-of-integers (``kind=float``: numbers) parameter as typed (``3``, ``2,3``,
+    ``[2, 3]``, empty) -> a tuple, or ``value`` unchanged when it is not one (then refused
+    by the caller; ``true`` reads as "True", which is no number)."""
     items = value if isinstance(value, list) else [] if value is None else str(value).split(",")
     try:
-        return tuple(int(str(v).strip()) for v in items if str(v).strip())
+        return tuple(kind(str(v).strip()) for v in items if str(v).strip())
     except ValueError:
         return value
 
@@ -86,7 +88,8 @@ def check_params(method: str, params: dict) -> None:
                              + f" (its parameters: {', '.join(defaults) or 'none'})")
         what, types = _kind(defaults[key])
         if isinstance(defaults[key], tuple):
-            value = params[key] = _as_ints(value)
+            floats = any(isinstance(v, float) for v in defaults[key])
+            value = params[key] = _as_ints(value, float if floats else int)
         ok = (isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
               or (value is None and defaults[key] is None))
         if not ok:

@@ -27,7 +27,9 @@ import numpy as np
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
-from benchpress.predict.intervals import EPS, LOGIT_RULE, IntervalCalibrator, MatrixSupport
+from benchpress.predict.intervals import (
+    EPS, KNOWN_BUCKETS, LOGIT_RULE, IntervalCalibrator, MatrixSupport,
+)
 from benchpress.predict.predictor import ALSPredictor, make_predictor
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.side import SideInfoPredictor
@@ -220,9 +222,13 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     ``arrays`` may then lack): the predictor then has no training rows (``Y_`` is (0,
     n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
-    if not storable(pred) or meta.get("class") != type(pred).__name__:
+    if not storable(pred):
         raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor, "
                             "BlendPredictor and SideInfoPredictor artifacts can be loaded")
+    if meta.get("class") != type(pred).__name__:
+        raise BadInputError(f"artifact holds a {meta.get('class')} fit of method "
+                            f"'{meta['method']}', which is now a {type(pred).__name__} (the "
+                            "default changed in 2026-12): fit it again with `benchpress fit`")
     if Y is None:
         if not meta.get("sparse"):
             raise BadInputError("only a fit of the sparse path loads without its matrix")
@@ -282,5 +288,10 @@ def _calibrators(arrays, meta: dict) -> dict:
         cal = IntervalCalibrator(cm["alpha"], ridge=cm["ridge"], regime=cm["regime"])
         _get(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
         cal.q_, cal.n_cal_ = float(cm["q"]), int(cm["n_cal"])
+        if "q_known" in cm:  # per known-score bucket (new-model regime, since 2026-12)
+            q_known = np.asarray(cm["q_known"], dtype=float)
+            if q_known.shape != (len(KNOWN_BUCKETS) + 1,) or not np.isfinite(q_known).all():
+                raise BadInputError("artifact calibrator's q_known is malformed")
+            cal.q_known_ = q_known
         calibrators[regime] = cal
     return calibrators

@@ -24,7 +24,6 @@ from benchpress.errors import UsageError
 from benchpress.predict.base import check_scores
 from benchpress.predict.knn import KNNModels
 from benchpress.predict.predictor import ALSPredictor
-from benchpress.predict.sparse_als import use_sparse
 
 __all__ = ["BlendPredictor", "KNOWN_EDGES", "knn_weight"]
 
@@ -52,8 +51,11 @@ class BlendPredictor(ALSPredictor):
     knn_k : int, default 5
         Neighbours per benchmark.
     knn_min_shared : int, default 3
+    method : str, default "default"
+        The name in output: this is ``make_predictor("default")`` (the rank-4 ALS alone
+        is ``make_predictor("als4")``).
     **als_params
-        The ALS part's parameters (:class:`ALSPredictor`; the "default" preset).
+        The ALS part's parameters (:class:`ALSPredictor`; ``PRESETS["default"]``).
 
     Attributes
     ----------
@@ -64,10 +66,11 @@ class BlendPredictor(ALSPredictor):
         blend is ALS alone.
     """
 
-    def __init__(self, rank: int = 4, *, knn_weights: tuple = (0.9, 0.9, 0.8, 0.6, 0.2),
-                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "blend", **als_params):
+    def __init__(self, rank: int = 4, *, knn_weights: tuple = (0.9, 0.9, 0.8, 0.6, 0.35),
+                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "default", **als_params):
         super().__init__(rank, method=method, **als_params)
-        self.knn_weights = knn_weights
+        # a tuple whatever came in (a JSON list from an artifact), so that parameters compare
+        self.knn_weights = tuple(knn_weights) if isinstance(knn_weights, list) else knn_weights
         self.knn_k = knn_k
         self.knn_min_shared = knn_min_shared
 
@@ -91,9 +94,6 @@ class BlendPredictor(ALSPredictor):
         return KNNModels(int(self.knn_k), min_shared=int(self.knn_min_shared), offset=True,
                          weighting="distance", candidates=KNN_CANDIDATES,
                          logit_rule=self.logit_rule).fit(Y, scales)
-
-    def _uses_sparse(self, Y) -> bool:
-        return use_sparse(*Y.shape)
 
     def _mix(self, P_als: np.ndarray, Zq: np.ndarray, exclude=None):
         """Blend ALS predictions ``P_als`` (score units) of query rows ``Zq`` (z units,

@@ -33,7 +33,7 @@ WEIGHTINGS = ("uniform", "distance")
 
 def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: int = 3,
                       offset: bool = False, weighting: str = "uniform", candidates: int = 0,
-                      exclude=None) -> np.ndarray:
+                      exclude=None, prior=None) -> np.ndarray:
     """Average of the ``k`` nearest fitted models per benchmark, z units.
 
     Parameters
@@ -52,6 +52,8 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
     exclude : ndarray of int (n_queries,), optional
         For each query, a fitted row that is not its neighbour (itself, in ``complete``);
         -1 for none.
+    prior : ndarray (n_models,) or (n_queries, n_models), optional
+        A weight per fitted model (per query), multiplied into each neighbour's weight.
 
     Returns
     -------
@@ -96,6 +98,9 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
                 gap = (zq @ Mf.T - Mqf @ z.T) / shared                      # (r, n)
             gap = np.take_along_axis(np.nan_to_num(gap), order, axis=1)
             vals = vals + gap[:, :, None]
+        if prior is not None:
+            pr = np.broadcast_to(np.asarray(prior, dtype=float), (Zq.shape[0], Z.shape[0]))
+            w = w * np.take_along_axis(pr[lo:lo + step], order, axis=1)
         wt = take * w[:, :, None]
         num = (wt * vals).sum(axis=1)
         den = wt.sum(axis=1)

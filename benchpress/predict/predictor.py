@@ -111,10 +111,13 @@ class ALSPredictor(BasePredictor):
             self.regression_ = PairwiseRegression(power=self.regression_power).fit(Z)
             self.regression_z_ = self.regression_.predict(Z)
 
+    #: Whether a large matrix may take the sparse path; subclasses that read dense
+    #: per-start completions (side information) set False.
+    cells_path = True
+
     def _uses_sparse(self, Y: np.ndarray) -> bool:
-        """Whether this fit takes the sparse path; subclasses that read dense per-start
-        completions (side information) stay on the dense one."""
-        return type(self) is ALSPredictor and use_sparse(*Y.shape)
+        """Whether this fit takes the sparse path (:func:`use_sparse` by size)."""
+        return self.cells_path and use_sparse(*Y.shape)
 
     def _fit_cells(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         """The sparse path (:data:`~benchpress.predict.sparse_als.SPARSE_MIN_CELLS`):

@@ -151,7 +151,9 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
     min_scores : int
         A later model needs at least this many scores (so that some remain hidden).
     intervals : bool
-        Also the 90% intervals (calibrated on the training models, new-model regime).
+        Also the 90% intervals of the first estimator, calibrated on the training models
+        alone, on their own temporal splits (the last months before the cutoff, each
+        fitted on what came before it); the others are scored on their point predictions.
     progress : callable(k, n, label), optional
 
     Returns
@@ -182,8 +184,10 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
         trained = popularity > 0
         for m, (name, est) in enumerate(estimators.items()):
             pred = clone(est).fit(Ytr, scales)
-            cal = calibrate(est, Ytr, scales, regime="new_models") if intervals else None
-            support = MatrixSupport(pred) if intervals else None
+            with_iv = intervals and m == 0  # the first method's intervals only: they cost
+            cal = calibrate(est, Ytr, scales, regime="new_models",
+                            release_dates=dates[train]) if with_iv else None
+            support = MatrixSupport(pred) if with_iv else None
             for order in orders:
                 for k in known:
                     S = np.full((test.size, Y.shape[1]), np.nan)
@@ -199,7 +203,7 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
                         hidden[r, seq[:k]] = False
                     if not hidden.any():
                         continue
-                    if intervals:
+                    if with_iv:
                         out = fold_in_intervals(pred, cal, S, support)
                         P, lo, hi = out["predicted"], out["lower"], out["upper"]
                     else:
