@@ -108,7 +108,11 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     old = _old(target)
-    os.replace(target, old)
+    try:
+        os.replace(target, old)
+    except BaseException:  # the old folder could not move aside: nothing changed
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     os.replace(tmp, target)
     fsync_path(target.parent)
     shutil.rmtree(old, ignore_errors=True)
