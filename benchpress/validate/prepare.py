@@ -159,10 +159,14 @@ def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInf
 
 def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: BenchmarkResolver):
     """Benchmarks a source declares that the contract lacks, with a scale from their metric,
-    and the canonical ids of the source's whole benchmark list, in its order."""
-    rows, listed = [], []
+    and the canonical ids of the source's whole benchmark list, in its order. A benchmark
+    listed again (each part of a folder lists its own) counts once: its first listing."""
+    rows, listed, seen = [], [], set()
     for b in out.benchmarks.iter_rows(named=True):
         bid, how = resolver.resolve(b["benchmark_id"])
+        if bid in seen:
+            continue
+        seen.add(bid)
         listed.append(bid)
         if how != "unknown" or bid is None:
             continue
@@ -237,10 +241,10 @@ def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
 
 def _with_scales(scores: pl.DataFrame, scales: pl.DataFrame) -> pl.DataFrame:
     """`scores` with each benchmark's scale, lower and upper bound (null for an unknown
-    benchmark): a left join, done as three lookups when each benchmark has one row, so that
-    the wide frame is not copied."""
-    if scales["benchmark_id"].is_duplicated().any():
-        return scores.join(scales, on="benchmark_id", how="left", maintain_order="left")
+    benchmark): three lookups, one row per score row whatever `scales` holds (a benchmark
+    in it twice takes its first row: a join would repeat the score rows, and the later
+    steps, which name rows by position, would then quarantine the wrong ones)."""
+    scales = scales.unique("benchmark_id", keep="first", maintain_order=True)
     keys = scales["benchmark_id"]
     return scores.with_columns(
         pl.col("benchmark_id").replace_strict(keys, scales[c], default=None,
