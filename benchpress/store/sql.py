@@ -347,9 +347,37 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
         raise error
     table = out["table"]
     names = _unique(table.column_names)
-    frame = pl.from_arrow(table.rename_columns(names) if names != table.column_names else table)
+    table = table.rename_columns(names) if names != table.column_names else table
+    odd = next((f for f in table.schema if _unsupported(f.type)), None)
+    try:
+        if odd is not None:  # polars would panic (not raise) on it
+            raise TypeError(f"column {odd.name[:60]!r} has the type {odd.type}")
+        frame = pl.from_arrow(table)
+    except Exception as exc:  # noqa: BLE001 - a type polars cannot hold
+        raise BadInputError(f"SQL error: {_unreturnable(table, exc)}; cast it to VARCHAR, "
+                            "e.g. CAST(x AS VARCHAR)") from None
     truncated = max_rows is not None and frame.height > max_rows
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
+
+
+def _unsupported(t: pa.DataType) -> bool:
+    """Whether the Arrow type `t` (or one inside it) is one polars cannot import: an
+    interval or a union."""
+    if pa.types.is_interval(t) or pa.types.is_union(t):
+        return True
+    return any(_unsupported(t.field(k).type) for k in range(t.num_fields))
+
+
+def _unreturnable(table: pa.Table, exc: Exception) -> str:
+    """Which column of `table` cannot become a polars column, in words."""
+    if isinstance(exc, TypeError) and str(exc).startswith("column "):
+        return f"{exc}, which cannot be returned"
+    for field in table.schema:
+        try:
+            pl.from_arrow(table.select([field.name]).slice(0, 0))
+        except Exception:  # noqa: BLE001
+            return f"column {field.name[:60]!r} has the type {field.type}, which cannot be returned"
+    return f"the result cannot be returned ({type(exc).__name__})"
 
 
 def execute(registry: Path, sql: str, params: dict | list | None = None, *,
