@@ -200,8 +200,9 @@ def read_manifest(path) -> dict:
         doc = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadInputError(f"{path}: not a fitted-predictor artifact (no {MANIFEST})") from None
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"{path / MANIFEST}: unreadable artifact manifest ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # (nested past Python's limit)
+        raise BadInputError(f"{path / MANIFEST}: unreadable artifact manifest "
+                            f"({' '.join(str(exc).split())[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise BadInputError(f"{path}: not a {FORMAT} artifact")
     if doc.get("format_version") != FORMAT_VERSION:
@@ -255,11 +256,9 @@ def load_artifact(path, *, lite: bool = False) -> dict:
         return _load_lite(path)
     doc = verify_artifact(path)
     with _read_errors(path):
-        with np.load(path / "arrays.npz", allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = _load_npz(path / "arrays.npz")
         if (path / ROWS_FILE).is_file():
-            with np.load(path / ROWS_FILE, allow_pickle=False) as npz:
-                arrays.update({k: npz[k] for k in npz.files})
+            arrays.update(_load_npz(path / ROWS_FILE))
         cells = pl.read_parquet(path / "matrix.parquet")
         models = pl.read_parquet(path / "models.parquet")
         benchmarks = pl.read_parquet(path / "benchmarks.parquet")
@@ -278,6 +277,27 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     contracts = path / "contracts"
     return {"manifest": doc, "path": path, "matrix": matrix, **state,
             "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}
+
+
+def _load_npz(file: Path) -> dict:
+    """The arrays of an artifact's NPZ file, once its members' declared sizes are checked:
+    ours are stored uncompressed (`np.savez`), so together they inflate to at most a few
+    times the file's own size; a member that would inflate to gigabytes from a small file
+    is refused (one line) before anything is read."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(file) as zf:
+            inflated = sum(info.file_size for info in zf.infolist())
+    except zipfile.BadZipFile as exc:
+        raise BadInputError(f"{file.name} is not an NPZ file ({exc})") from None
+    size = file.stat().st_size
+    if inflated > 4 * size + 2**20:
+        raise BadInputError(f"{file.name} would inflate to {inflated:,} bytes from {size:,} "
+                            "(an NPZ of ours is stored uncompressed); remake it with "
+                            "`benchpress fit`")
+    with np.load(file, allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
 
 
 @contextmanager
@@ -313,8 +333,7 @@ def _load_lite(path: Path) -> dict:
         raise BadInputError(f"{path}: only an artifact of a sparse-path fit loads lite")
     verify_artifact(path, doc, skip=("matrix.parquet", "models.parquet", ROWS_FILE))
     with _read_errors(path):
-        with np.load(path / "arrays.npz", allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = _load_npz(path / "arrays.npz")
         models = pl.read_parquet(path / "models.parquet", n_rows=0)
         benchmarks = pl.read_parquet(path / "benchmarks.parquet")
         bench_ids = list(doc["benchmark_ids"])

@@ -192,12 +192,13 @@ def require_registry(registry: Path) -> Path:
 _DIGESTS: dict[tuple, str] = {}
 
 
-def _expected_digests(folder: Path) -> tuple[str, dict[str, str] | None]:
+def _expected_digests(folder: Path) -> tuple[str, dict[str, str]]:
     """(label, {file name: sha256}) for a registry or snapshot folder.
 
     A snapshot's `manifest.json` holds the digest of every table it froze; a registry's
-    `build.json` holds them under ``files`` since builds record them (None for a registry
-    built before: nothing to check against until it is rebuilt).
+    `build.json` holds them under ``files``. A `build.json` without them (removed, or
+    written by a version before digests were recorded) is refused: serving its tables
+    unchecked would turn every check off.
     """
     manifest = folder / "manifest.json"
     if manifest.is_file():
@@ -205,15 +206,18 @@ def _expected_digests(folder: Path) -> tuple[str, dict[str, str] | None]:
             doc = json.loads(manifest.read_text(encoding="utf-8"))
             label = f"snapshot {doc['id']}"
             return label, {entry["file"]: entry["file_sha256"] for entry in doc["tables"].values()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise RegistryError(f"{manifest}: unreadable manifest ({exc}); restore it with "
                                 "`dvc checkout snapshots`") from None
     try:
         files = json.loads((folder / "build.json").read_text(encoding="utf-8")).get("files")
-    except (OSError, ValueError, AttributeError) as exc:
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
         raise RegistryError(f"{folder / 'build.json'}: unreadable ({exc}); rebuild with "
                             "`benchpress build`") from None
-    return f"registry {folder}", files if isinstance(files, dict) else None
+    if not isinstance(files, dict) or not files:
+        raise RegistryError(f"{folder / 'build.json'}: lists no file digests ('files'), so its "
+                            "tables cannot be checked; rebuild with `benchpress build`")
+    return f"registry {folder}", files
 
 
 def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
@@ -230,13 +234,12 @@ def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
             data = fh.read()
     except OSError as exc:
         raise RegistryError(f"{label}: {path.name} cannot be read ({exc.strerror}); {restore}") from None
-    if expected is not None:
-        key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-        digest = _DIGESTS.get(key) or hashlib.sha256(data).hexdigest()
-        if digest != expected.get(path.name):
-            raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
-                                f"(damaged or edited: {path}); {restore}")
-        _DIGESTS[key] = digest
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    digest = _DIGESTS.get(key) or hashlib.sha256(data).hexdigest()
+    if digest != expected.get(path.name):
+        raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
+                            f"(damaged or edited: {path}); {restore}")
+    _DIGESTS[key] = digest
     return data, label, restore
 
 
