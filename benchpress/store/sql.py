@@ -66,6 +66,14 @@ _SEAL = {
 _DENIED = {"current_setting", "query", "query_table", "json_execute_serialized_sql",
            "json_deserialize_sql", "which_secret", "getenv", "pg_settings"}
 _DENIED_PREFIXES = ("duckdb_", "pragma_")
+#: characters a string function given a constant size may build (DuckDB makes strings
+#: outside its buffer manager, so the memory limit does not hold them)
+MAX_STRING_CHARS = 64 * 2**20
+#: the argument giving the size of the string each of these functions builds
+_SIZED = {"repeat": 1, "lpad": 1, "rpad": 1}
+#: seconds a query interrupted at its deadline (or by Ctrl-C) gets to stop before it is
+#: left to finish in the background (a long string operation does not look at interrupts)
+INTERRUPT_GRACE = 2.0
 
 
 class QueryCancelled(BenchPressError):
@@ -242,6 +250,39 @@ def _names(node, found: set[str]) -> set[str]:
     return found
 
 
+def _constant_number(node) -> float | None:
+    """The value of a numeric constant expression (a literal, perhaps cast or negated)."""
+    while isinstance(node, dict) and node.get("class") == "CAST":
+        node = node.get("child")
+    if not isinstance(node, dict) or node.get("class") != "CONSTANT":
+        return None
+    literal = node.get("literal") or {}
+    try:
+        return float(literal.get("text")) if literal.get("kind") in (
+            "INTEGER", "NUMERIC", "BIGINT", "HUGEINT", "DECIMAL", "DOUBLE") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _oversized(node) -> str | None:
+    """The first call in a serialized statement that builds a string of a constant size
+    over `MAX_STRING_CHARS` (``repeat('x', 2000000000)``), in words; None when none does."""
+    if isinstance(node, dict):
+        name = str(node.get("function_name", "")).lower()
+        args = node.get("arguments") if name in _SIZED else None
+        if isinstance(args, list) and len(args) > _SIZED[name]:
+            size = _constant_number(args[_SIZED[name]].get("expression"))
+            text = (args[0].get("expression") or {}).get("literal") or {}
+            if size is not None and name == "repeat" and text.get("kind") == "STRING":
+                size *= max(len(str(text.get("text", ""))), 1)  # repeat('abc', n): 3n
+            if size is not None and size > MAX_STRING_CHARS:
+                return f"{name}(..., {size:,.0f})"
+        return next((w for v in node.values() if (w := _oversized(v))), None)
+    if isinstance(node, list):
+        return next((w for v in node if (w := _oversized(v))), None)
+    return None
+
+
 def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the registry") -> dict:
     """Refuse anything but one SELECT that names no denied function or table; returns the
     serialized statement (`json_serialize_sql`).
@@ -257,7 +298,13 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"SQL error: {_one_line(exc)}") from None
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise BadInputError(f"only a single SELECT query is allowed ({what} is read-only)")
-    tree = json.loads(con.execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0])
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0])
+    except duckdb.Error as exc:  # the connection still runs a query stopped at its deadline
+        busy = "busy" in str(exc)
+        raise BadInputError("SQL error: " + ("the previous query is still stopping after its "
+                                             "time limit; try again in a moment" if busy
+                                             else _one_line(exc))) from None
     if tree.get("error"):
         raise BadInputError(f"SQL error: this query cannot be checked ({tree.get('error_message', '')})")
     denied = sorted(n for n in _names(tree, set())
@@ -266,6 +313,11 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"SQL error: {', '.join(denied)} is not available here (functions "
                             "that show settings or run SQL text are blocked; "
                             "information_schema.tables lists the tables)")
+    big = _oversized(tree)
+    if big:
+        raise BadInputError(f"SQL error: {big} would build a string of more than "
+                            f"{MAX_STRING_CHARS:,} characters, which no memory limit holds; "
+                            "ask for a shorter one")
     return tree
 
 
@@ -335,7 +387,7 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
         stopped = QueryCancelled("SQL query interrupted", interrupted=True)
     if stopped is not None:
         con.interrupt()
-        done.wait(30)
+        done.wait(INTERRUPT_GRACE)  # past it, the query stops in the background
         raise stopped
     error = out.get("error")
     if isinstance(error, duckdb.OutOfMemoryException):
@@ -388,7 +440,10 @@ def execute(registry: Path, sql: str, params: dict | list | None = None, *,
     try:
         return run_select(con, sql, params, timeout=timeout, max_rows=max_rows)
     finally:
-        con.close()
+        try:
+            con.close()
+        except duckdb.Error:  # still busy with a query stopping in the background
+            pass
 
 
 def query(registry: Path, sql: str, params: dict | list | None = None, *,
