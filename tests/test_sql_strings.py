@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchpress.cli import main
-from benchpress.store.sql import MAX_STRING_CHARS
+from benchpress.store.sql_bounds import MAX_STRING_CHARS
 
 URL = "https://acme.example/blog"
 

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from benchpress.errors import BadInputError, BenchPressError
 from benchpress.store import wide
+from benchpress.store.sql_bounds import MAX_STRING_CHARS, oversized_string, to_frame
 from benchpress.store.tables import (
     TABLE_NAMES, read_table, require_registry, table_schema, views_sql,
 )
@@ -66,11 +67,6 @@ _SEAL = {
 _DENIED = {"current_setting", "query", "query_table", "json_execute_serialized_sql",
            "json_deserialize_sql", "which_secret", "getenv", "pg_settings"}
 _DENIED_PREFIXES = ("duckdb_", "pragma_")
-#: characters a string function given a constant size may build (DuckDB makes strings
-#: outside its buffer manager, so the memory limit does not hold them)
-MAX_STRING_CHARS = 64 * 2**20
-#: the argument giving the size of the string each of these functions builds
-_SIZED = {"repeat": 1, "lpad": 1, "rpad": 1}
 #: seconds a query interrupted at its deadline (or by Ctrl-C) gets to stop before it is
 #: left to finish in the background (a long string operation does not look at interrupts)
 INTERRUPT_GRACE = 2.0
@@ -250,39 +246,6 @@ def _names(node, found: set[str]) -> set[str]:
     return found
 
 
-def _constant_number(node) -> float | None:
-    """The value of a numeric constant expression (a literal, perhaps cast or negated)."""
-    while isinstance(node, dict) and node.get("class") == "CAST":
-        node = node.get("child")
-    if not isinstance(node, dict) or node.get("class") != "CONSTANT":
-        return None
-    literal = node.get("literal") or {}
-    try:
-        return float(literal.get("text")) if literal.get("kind") in (
-            "INTEGER", "NUMERIC", "BIGINT", "HUGEINT", "DECIMAL", "DOUBLE") else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _oversized(node) -> str | None:
-    """The first call in a serialized statement that builds a string of a constant size
-    over `MAX_STRING_CHARS` (``repeat('x', 2000000000)``), in words; None when none does."""
-    if isinstance(node, dict):
-        name = str(node.get("function_name", "")).lower()
-        args = node.get("arguments") if name in _SIZED else None
-        if isinstance(args, list) and len(args) > _SIZED[name]:
-            size = _constant_number(args[_SIZED[name]].get("expression"))
-            text = (args[0].get("expression") or {}).get("literal") or {}
-            if size is not None and name == "repeat" and text.get("kind") == "STRING":
-                size *= max(len(str(text.get("text", ""))), 1)  # repeat('abc', n): 3n
-            if size is not None and size > MAX_STRING_CHARS:
-                return f"{name}(..., {size:,.0f})"
-        return next((w for v in node.values() if (w := _oversized(v))), None)
-    if isinstance(node, list):
-        return next((w for v in node if (w := _oversized(v))), None)
-    return None
-
-
 def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the registry") -> dict:
     """Refuse anything but one SELECT that names no denied function or table; returns the
     serialized statement (`json_serialize_sql`).
@@ -313,7 +276,7 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"SQL error: {', '.join(denied)} is not available here (functions "
                             "that show settings or run SQL text are blocked; "
                             "information_schema.tables lists the tables)")
-    big = _oversized(tree)
+    big = oversized_string(tree)
     if big:
         raise BadInputError(f"SQL error: {big} would build a string of more than "
                             f"{MAX_STRING_CHARS:,} characters, which no memory limit holds; "
@@ -400,36 +363,9 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     table = out["table"]
     names = _unique(table.column_names)
     table = table.rename_columns(names) if names != table.column_names else table
-    odd = next((f for f in table.schema if _unsupported(f.type)), None)
-    try:
-        if odd is not None:  # polars would panic (not raise) on it
-            raise TypeError(f"column {odd.name[:60]!r} has the type {odd.type}")
-        frame = pl.from_arrow(table)
-    except Exception as exc:  # noqa: BLE001 - a type polars cannot hold
-        raise BadInputError(f"SQL error: {_unreturnable(table, exc)}; cast it to VARCHAR, "
-                            "e.g. CAST(x AS VARCHAR)") from None
+    frame = to_frame(table)
     truncated = max_rows is not None and frame.height > max_rows
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
-
-
-def _unsupported(t: pa.DataType) -> bool:
-    """Whether the Arrow type `t` (or one inside it) is one polars cannot import: an
-    interval or a union."""
-    if pa.types.is_interval(t) or pa.types.is_union(t):
-        return True
-    return any(_unsupported(t.field(k).type) for k in range(t.num_fields))
-
-
-def _unreturnable(table: pa.Table, exc: Exception) -> str:
-    """Which column of `table` cannot become a polars column, in words."""
-    if isinstance(exc, TypeError) and str(exc).startswith("column "):
-        return f"{exc}, which cannot be returned"
-    for field in table.schema:
-        try:
-            pl.from_arrow(table.select([field.name]).slice(0, 0))
-        except Exception:  # noqa: BLE001
-            return f"column {field.name[:60]!r} has the type {field.type}, which cannot be returned"
-    return f"the result cannot be returned ({type(exc).__name__})"
 
 
 def execute(registry: Path, sql: str, params: dict | list | None = None, *,
