@@ -166,3 +166,12 @@ def test_a_plan_with_a_non_numeric_probe_count_is_one_line(home, tmp_path):
     plan = _plan(tmp_path / "plan.yaml")
     plan.write_text(plan.read_text().replace("probes: 2", "probes: many"))
     assert "fit.probes" in one_line(run("replay", plan, "--mirror", tmp_path, home=home))
+
+
+def test_a_folder_whose_name_makes_too_long_an_id_asks_for_id(home, tmp_path):
+    folder = tmp_path / ("x" * 120)
+    folder.mkdir()
+    (folder / "part-000.json").write_text('{"models": [], "benchmarks": [], "scores": []}')
+    line = one_line(run("ingest", folder, home=home))
+    assert "give --id NAME" in line and len(line) < 300
+    assert list(home.sources.iterdir()) == []

@@ -169,6 +169,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
                                   adapter=chosen.name, path=str(local.resolve()), url=url,
                                   licence=licence, order=order)
+            check_source_id(config.id, "--id" if source_id else
+                            "the source id made from the folder's name (give --id NAME)")
             config = with_version(home, config, version, local, location)
             return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
                                            executor=executor)
