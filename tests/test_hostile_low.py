@@ -67,6 +67,36 @@ def test_a_source_row_dated_9999_is_quarantined_with_its_reason(home, tmp_path):
     assert dates == {"good-1": "2026-01-02", "far-1": None}
 
 
+def test_a_same_size_rewrite_with_its_mtime_put_back_is_not_served(home, tmp_path):
+    """A process remembers a checked table by path, size, mtime, inode and ctime: the ctime
+    moves with any rewrite, and no user call can put it back."""
+    import time
+
+    from benchpress.store.tables import read_table
+
+    path = tmp_path / "src.csv"
+    path.write_text(
+        "model_id,name,provider,release_date,benchmark_id,score,reference_url,source_type\n"
+        f"good-1,Good,Acme,2026-01-02,hle,30,{URL},official_blog\n", encoding="utf-8")
+    assert run("ingest", path, "--id", "src", "--adapter", "releases-csv",
+               "--home", home.root).exit_code == 0
+    read_table(home.registry, "cells")  # checked, and remembered
+    table = home.registry / "cells.parquet"
+    before = table.stat()
+    time.sleep(0.05)  # (file times tick in steps of a few milliseconds)
+    with open(table, "r+b") as fh:  # same inode, same size
+        fh.seek(before.st_size // 2)
+        byte = fh.read(1)
+        fh.seek(before.st_size // 2)
+        fh.write(bytes([byte[0] ^ 1]))
+    os.utime(table, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = table.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size, before.st_mtime_ns, before.st_ino)
+    with pytest.raises(RegistryError, match="does not match its manifest digest"):
+        read_table(home.registry, "cells")
+
+
 # -- long lists of unknown names -----------------------------------------------------------
 def test_an_error_naming_50000_unknown_names_stays_short():
     names = [f"nosuch_{k}" for k in range(50_000)] + ["x" * 100_000]

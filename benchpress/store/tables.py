@@ -188,7 +188,9 @@ def require_registry(registry: Path) -> Path:
     return readable(registry)
 
 
-# sha256 of files already hashed in this process, by (path, size, mtime_ns, inode)
+# sha256 of files already hashed in this process, by (path, size, mtime_ns, inode,
+# ctime_ns): a rewrite in place that puts the size and the mtime back still changes the
+# ctime, which no user call can set
 _DIGESTS: dict[tuple, str] = {}
 
 
@@ -222,7 +224,7 @@ def _expected_digests(folder: Path) -> tuple[str, dict[str, str]]:
 
 def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
     """(bytes, label, restore hint) of one table file, checked against its recorded digest
-    (hashed once per process for the same path, size, mtime and inode)."""
+    (hashed once per process for the same path, size, mtime, inode and ctime)."""
     folder = require_registry(registry)
     label, expected = _expected_digests(folder)
     path = folder / f"{name}.parquet"
@@ -234,7 +236,7 @@ def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
             data = fh.read()
     except OSError as exc:
         raise RegistryError(f"{label}: {path.name} cannot be read ({exc.strerror}); {restore}") from None
-    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
     digest = _DIGESTS.get(key) or hashlib.sha256(data).hexdigest()
     if digest != expected.get(path.name):
         raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
@@ -256,8 +258,8 @@ def read_table(registry: Path, name: str, columns: list[str] | None = None) -> p
     """One table of a registry or snapshot folder, checked against its recorded digest.
 
     The bytes read are the bytes hashed and parsed, so what is served is what was checked.
-    A file is hashed once per process: later reads of the same (path, size, mtime, inode)
-    reuse the digest. `columns` decodes only those columns (the file is still checked whole).
+    A file is hashed once per process: later reads of the same (path, size, mtime, inode,
+    ctime) reuse the digest. `columns` decodes only those columns (the file is still checked whole).
 
     Raises
     ------
