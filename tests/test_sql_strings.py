@@ -1,5 +1,6 @@
 """SQL that builds huge strings (issue 27, Medium 6): DuckDB makes strings outside its
-buffer manager, so a constant size over the cap is refused before the query runs."""
+buffer manager, so a constant size over the cap is refused before the query runs; and a
+failure met while Arrow reads the result is a SQL error, not a file fault."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchpress.cli import main
+from benchpress.errors import BadInputError
 from benchpress.store.sql_bounds import MAX_STRING_CHARS
 
 URL = "https://acme.example/blog"
@@ -46,3 +48,34 @@ def test_a_string_under_the_cap_is_built(built):
     result = CliRunner().invoke(main, ["sql", "SELECT length(repeat('#', 1000)) AS n",
                                        "--home", str(built.root), "--format", "json"])
     assert result.exit_code == 0 and '"n": 1000' in result.stdout
+
+
+class _StreamFails:
+    """A registry connection whose result stream fails as DuckDB's out-of-memory does when
+    Arrow reads it: an OSError without an errno."""
+
+    def __init__(self, con):
+        self._con = con
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+    def sql(self, *args, **kwargs):
+        class Result:
+            def to_arrow_reader(self, batch_rows):
+                raise OSError("Out of Memory Error: failed to allocate data of size 1.9 GiB "
+                              "(953.6 MiB/953.6 MiB used)")
+        return Result()
+
+
+def test_a_failure_in_the_result_stream_is_a_sql_error_not_a_file_fault(built):
+    from benchpress.store.sql import connect, run_select
+
+    con = connect(built.registry)
+    try:
+        with pytest.raises(BadInputError) as info:
+            run_select(_StreamFails(con), "SELECT model_id FROM models")
+    finally:
+        con.close()
+    assert str(info.value) == ("SQL error: the query needs more memory than its limit (Out of "
+                               "Memory Error: failed to allocate data of size 1.9 GiB)")

@@ -353,10 +353,16 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
         done.wait(INTERRUPT_GRACE)  # past it, the query stops in the background
         raise stopped
     error = out.get("error")
-    if isinstance(error, duckdb.OutOfMemoryException):
+    # DuckDB's failure met while Arrow reads its stream arrives as an Arrow error, or as an
+    # OSError without an errno (ArrowIOError): a query's fault, not a file's
+    streamed = isinstance(error, pa.ArrowException) or (
+        isinstance(error, OSError) and error.errno is None)
+    if isinstance(error, duckdb.OutOfMemoryException) or (
+            streamed and "Out of Memory" in str(error)):
+        text = _one_line(error)
         raise BadInputError("SQL error: the query needs more memory than its limit "
-                            f"({_one_line(error).split(' (')[0]})") from None
-    if isinstance(error, duckdb.Error):
+                            f"({text[text.find('Out of Memory'):].split(' (')[0]})") from None
+    if isinstance(error, duckdb.Error) or streamed:
         raise BadInputError(f"SQL error: {_one_line(error)}") from None
     if error is not None:
         raise error
