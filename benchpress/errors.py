@@ -20,6 +20,7 @@ __all__ = [
     "EXIT_LANDED_WITH_REJECTS",
     "describe_os_error",
     "shown",
+    "listed",
     "as_os_error",
 ]
 
@@ -75,6 +76,19 @@ def shown(value, limit: int = 60) -> str:
     so a huge value typed or read cannot flood the one line."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def listed(names, limit: int = 10, *, quote: bool = True) -> str:
+    """`names` for a one-line message: the first `limit`, each cut (`shown`), then how many
+    more, so that a list of 50,000 unknown names stays one short line.
+
+    >>> listed(["a", "b", "c"], 2)
+    "'a', 'b' ... and 1 more"
+    """
+    names = list(names)
+    head = [shown(n, 40) if quote else str(n)[:40] for n in names[:limit]]
+    more = len(names) - len(head)
+    return ", ".join(head) + (f" ... and {more:,} more" if more > 0 else "")
 
 
 def describe_os_error(exc: OSError) -> str:

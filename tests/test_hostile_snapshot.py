@@ -169,7 +169,7 @@ def test_an_undecodable_table_is_one_line_not_a_traceback(ws):
     assert "scores.parquet: file hash differs" in line
     assert "scores.parquet: not readable Parquet" in line or "content hash differs" in line
     _one_line_error(_cli(ws, "diff", "base", "current"))
-    # a registry built before digests were recorded: the decoder's failure is one line too
+    # a build record without its digests is refused, not read unchecked (issue 27, Low 9)
     shutil.copyfile(path, ws.registry / "scores.parquet")
     build = json.loads((ws.registry / "build.json").read_text())
     del build["files"]
@@ -177,7 +177,8 @@ def test_an_undecodable_table_is_one_line_not_a_traceback(ws):
     with pytest.raises(pl.exceptions.ComputeError):  # the damage defeats the decoder
         pl.read_parquet(ws.registry / "scores.parquet")
     line = _one_line_error(_cli(ws, "sql", "SELECT count(*) FROM scores"))
-    assert f"registry {ws.registry}: scores.parquet is not readable Parquet" in line
+    assert f"{ws.registry / 'build.json'}: lists no file digests" in line
+    assert "benchpress build" in line
 
 
 def test_a_missing_table_is_one_line(ws):

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
-from benchpress.errors import UsageError
+from benchpress.errors import UsageError, listed
 from benchpress.predict.predictor import available_methods, make_predictor
 
 __all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields", "param_option"]
@@ -38,7 +38,7 @@ def parse_params(pairs, *methods: str) -> dict:
 
 def warn_unknown(kind: str, names: list[str]) -> None:
     """The one-line stderr warning for names left out under --ignore-unknown."""
-    click.echo(f"warning: unknown {kind}(s) ignored (--ignore-unknown): {', '.join(names)}",
+    click.echo(f"warning: unknown {kind}(s) ignored (--ignore-unknown): {listed(names, quote=False)}",
                err=True)
 
 

@@ -35,7 +35,8 @@ from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.side import SideInfoPredictor
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
-__all__ = ["fitted_state", "restore_state", "make_estimator", "storable", "SUPPORT_ARRAYS",
+__all__ = ["fitted_state", "restore_state", "make_estimator", "storable", "check_shapes",
+           "SUPPORT_ARRAYS",
            "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS", "SIDE_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
@@ -204,6 +205,40 @@ def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: flo
     return t
 
 
+#: The shape of each array with a model or benchmark axis: "m" models, "b" benchmarks;
+#: "S" (ensemble members) and "r" (rank) are the same in every array that has them.
+_SHAPES = {
+    **{f"{p}{n}": ("b",) for p in ("transform_", "support_transform_")
+       for n in ("mean", "std", "n_observed")},
+    "ensemble_mu": ("S",), "ensemble_seeds": ("S",), "ensemble_model_bias": ("S", "m"),
+    "ensemble_benchmark_bias": ("S", "b"), "ensemble_U": ("S", "m", "r"),
+    "ensemble_V": ("S", "b", "r"),
+    **{f"regression_{n}": ("b", "b") for n in ("slope", "intercept", "r2", "weight")},
+    "regression_z": ("m", "b"),
+    **{f"support_{n}": ("m", "b") for n in ("Z", "P", "Zhat", "spread_z", "near")},
+    "support_row_count": ("m",), "support_row_rms": ("m",), "support_col_count": ("b",),
+    "support_col_rms": ("b",), "support_C": ("m", "m"),
+}
+
+
+def check_shapes(arrays: dict, n_models: int, n_benchmarks: int) -> None:
+    """BadInputError (one line) naming the first array of `arrays` whose shape does not
+    fit a matrix of (n_models, n_benchmarks) (see :data:`_SHAPES`)."""
+    dims = {"m": n_models, "b": n_benchmarks}
+    for name, axes in _SHAPES.items():
+        if name not in arrays:
+            continue
+        shape = np.shape(arrays[name])
+        ok = len(shape) == len(axes)
+        for axis, n in zip(axes, shape) if ok else ():
+            ok = ok and dims.setdefault(axis, n) == n
+        if not ok:
+            want = "(" + ", ".join(str(dims.get(a, a)) for a in axes) + ")"
+            raise BadInputError(f"artifact array {name} has shape {shape}, not {want} as its "
+                                f"manifest's {n_models} models and {n_benchmarks} benchmarks "
+                                "say; remake it with `benchpress fit`")
+
+
 def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
     """``arrays`` with the per-model ones (:data:`ROW_ARRAYS`) replaced by empty ones."""
     S, _, rank = np.shape(arrays["ensemble_V"])
@@ -235,6 +270,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         Y = np.zeros((0, scales.n_benchmarks))
         arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)
+    check_shapes(arrays, *Y.shape)
     pred.Y_, pred.scales_ = Y, scales
     pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps)
     pred.ensemble_ = ALSEnsemble(pred.als_config())
