@@ -15,6 +15,14 @@ BP_2026_05 = SHARED_DATA / "benchpress-2026-05" / "data.json"
 MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_data.json"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Files holding tests marked slow run first, in their usual order, then the rest: with
+    `-n 2 --dist loadscope` (make test) the longest modules start at once and the short
+    ones fill in beside them, instead of one long module starting last on an idle worker."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     assert BP_2026_05.is_file(), f"the shared data must sit beside the repo: {SHARED_DATA}"
