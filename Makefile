@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	-$(PY) -m pip uninstall -q -y benchpress-registry 2>/dev/null  # the distribution's old name
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[all,test]'
 	touch $@
 
 install: $(VENV)/.installed

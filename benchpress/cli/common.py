@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from benchpress.errors import BadInputError, BenchPressError, UsageError
+from benchpress.errors import BadInputError, BenchPressError, UsageError, missing_extra
 from benchpress.home import Home, find_home
 
 __all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
@@ -299,7 +299,8 @@ def split_list(text: str | None) -> list[str] | None:
 
 
 def handle_errors(f):
-    """Library errors become `Error: ...` on stderr with exit 1 (2 for usage errors)."""
+    """Library errors become `Error: ...` on stderr with exit 1 (2 for usage errors); so
+    does the import of an optional dependency that is not installed (naming its extra)."""
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         try:
@@ -309,6 +310,12 @@ def handle_errors(f):
             sys.exit(2)
         except BenchPressError as exc:
             click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            sys.exit(1)
+        except ImportError as exc:
+            missing = missing_extra(exc)
+            if missing is None:
+                raise
+            click.echo(f"Error: {missing}", err=True)
             sys.exit(1)
     return wrapper
 
