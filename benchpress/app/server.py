@@ -23,13 +23,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from benchpress.errors import BadInputError, BenchPressError
+from benchpress.errors import BadInputError, BenchPressError, UsageError
 from benchpress.home import Home
 from benchpress.store.snapshot import resolve_snapshot
+from benchpress.store.tables import registry_exists
 
 from benchpress.app import views
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine, load_model
+from benchpress.app.pretrained import PretrainedView, served_label
 from benchpress.app.registry import EXAMPLE_SQL, RegistryView
 
 __all__ = ["build_state", "create_app", "PAGES"]
@@ -42,8 +44,12 @@ PAGES = [("predict", "Predict"), ("models", "Models"), ("compare", "Compare"),
 
 def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] | None = None,
                 method: str = "default") -> views.AppState:
-    """Load the model and the registry, and precompute everything (logs the time)."""
+    """Load the model and the registry, and precompute everything (logs the time). With no
+    registry built in `home` and no snapshot asked for, serve the pre-fit model shipped in
+    the package (predict, compare, probes; the header says so)."""
     t0 = time.perf_counter()
+    if snapshot is None and not registry_exists(home.registry):
+        return _pretrained_state(home, t0, sources=sources, method=method)
     bp = load_model(home, snapshot, sources=sources, method=method)
     engine = Engine(bp)
     registry = RegistryView(home, bp.folder or resolve_snapshot(home, snapshot))
@@ -51,6 +57,22 @@ def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] |
     log.info("startup: %.1f s (%d models x %d benchmarks, %s)", seconds,
              *bp.matrix.values.shape, snapshot or "current registry")
     return views.AppState(home, engine, registry, Jobs(), snapshot, sources, seconds)
+
+
+def _pretrained_state(home: Home, t0: float, *, sources, method: str) -> views.AppState:
+    from benchpress.api import BenchPress
+
+    if sources or method != "default":
+        raise UsageError(f"{home.registry}: no registry here, so the app serves the pre-fit "
+                         "model (method default, its own sources): leave out --sources and "
+                         "--method, or give --home a built registry")
+    bp = BenchPress.from_pretrained()
+    served = served_label(bp)
+    seconds = time.perf_counter() - t0
+    log.info("startup: %.1f s (%d models x %d benchmarks, %s)", seconds,
+             *bp.matrix.values.shape, served)
+    return views.AppState(home, Engine(bp), PretrainedView(bp), Jobs(), None, None, seconds,
+                          served=served)
 
 
 def _plotly_js() -> Path:

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "summary"]
 
-_PACKAGE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+# the contracts shipped in the package (benchpress/contracts: in the repository, a link to
+# schemas/), so that `benchpress init` works from an installed wheel too
+_PACKAGE_SCHEMAS = Path(__file__).resolve().parents[1] / "contracts"
 
 
 _FIELD = re.compile(r"field '([^']+)': (.*)$")
