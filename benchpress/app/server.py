@@ -31,6 +31,7 @@ from benchpress.store.tables import registry_exists
 from benchpress.app import views
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine, load_model
+from benchpress.app.extras_views import compare_csv, glossary, predict_csv
 from benchpress.app.pretrained import PretrainedView, served_label
 from benchpress.app.registry import EXAMPLE_SQL, RegistryView
 
@@ -39,7 +40,8 @@ __all__ = ["build_state", "create_app", "PAGES"]
 log = logging.getLogger("benchpress.app")
 HERE = Path(__file__).parent
 PAGES = [("predict", "Predict"), ("models", "Models"), ("compare", "Compare"),
-         ("matrix", "Matrix"), ("versions", "Versions"), ("sql", "SQL"), ("probes", "Probes")]
+         ("matrix", "Matrix"), ("versions", "Versions"), ("sql", "SQL"), ("probes", "Probes"),
+         ("help", "Help")]
 
 
 def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] | None = None,
@@ -122,6 +124,7 @@ def create_app(state: views.AppState) -> Starlette:
                 except BenchPressError as exc:
                     error, status = str(exc), 404 if isinstance(exc, views.NotFound) else 400
             ctx = {"data": data, "error": error, "q": dict(request.query_params),
+                   "query": request.url.query,
                    "served": state.label, "title": title, "active": template.split(".")[0],
                    "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots()}
             ctx.update(request.path_params)
@@ -133,12 +136,20 @@ def create_app(state: views.AppState) -> Starlette:
         return PlainTextResponse(text, media_type="text/csv", headers={
             "Content-Disposition": 'attachment; filename="benchpress-query.csv"'})
 
+    def download(name: str, rows):
+        """A CSV download of `rows(request)` (text), named benchpress-<name>.csv."""
+        def endpoint(request: Request) -> Response:
+            return PlainTextResponse(rows(request), media_type="text/csv", headers={
+                "Content-Disposition": f'attachment; filename="benchpress-{name}.csv"'})
+        return endpoint
+
     def model_api(r):
         return views.model(state, r.path_params["model_id"])
 
     def compare_data(r):
-        if not q(r, "models") and not r.query_params.getlist("new"):
-            return None
+        given = [m for m in (q(r, "models") or "").split(",") if m.strip()]
+        if len(given) < 2 and not r.query_params.getlist("new"):
+            return None  # the form, filled with the one model (the model page's link)
         return views.compare(state, q(r, "models"), r.query_params.getlist("new"))
 
     def diff_data(r):
@@ -164,6 +175,12 @@ def create_app(state: views.AppState) -> Starlette:
         Route("/versions", page("versions.html", diff_data, "Versions")),
         Route("/sql", page("sql.html", sql_data, "SQL")),
         Route("/probes", page("probes.html", title="Probes")),
+        Route("/help", page("help.html", lambda r: glossary(state), "Help")),
+        Route("/api/help", api(lambda r: glossary(state))),
+        Route("/api/predict.csv", api(download("prediction", lambda r: predict_csv(
+            state, q(r, "scores"), q(r, "metadata"))))),
+        Route("/api/compare.csv", api(download("comparison", lambda r: compare_csv(
+            state, q(r, "models"), r.query_params.getlist("new"))))),
         Route("/api/status", api(lambda r: {
             "served": state.label, "startup_seconds": round(state.startup_seconds, 2),
             "timings": state.engine.timings, "method": state.engine.bp.method,
