@@ -15,6 +15,8 @@ __all__ = [
     "SnapshotNotFound",
     "NotFittedError",
     "UsageError",
+    "MissingExtraError",
+    "missing_extra",
     "EXIT_BAD_INPUT",
     "EXIT_USAGE",
     "EXIT_LANDED_WITH_REJECTS",
@@ -59,6 +61,39 @@ class NotFittedError(BenchPressError):
 
 class UsageError(BenchPressError):
     """Arguments that do not fit together."""
+
+
+class MissingExtraError(BenchPressError, ImportError):
+    """A feature needs an optional part of the distribution (a pip extra) not installed."""
+
+
+#: the optional dependencies (top-level import names) and the extra of pyproject.toml that
+#: brings each; the core (`pip install benchpress-llm`) predicts from the pre-fit model
+EXTRA_OF = {
+    "duckdb": "registry", "pyarrow": "registry", "pandera": "registry", "dvc": "registry",
+    "starlette": "app", "uvicorn": "app", "jinja2": "app", "plotly": "app",
+    "matplotlib": "report",
+    "distributed": "dask", "dask": "dask",
+}
+
+
+def missing_extra(exc: BaseException) -> MissingExtraError | None:
+    """The one-line error for `exc` when it is the import of an optional dependency that is
+    not installed (else None): which extra brings it, and the command that installs it.
+
+    >>> print(missing_extra(ModuleNotFoundError("No module named 'duckdb'", name="duckdb")))
+    this needs duckdb, from the 'registry' extra: pip install 'benchpress-llm[registry]'
+    >>> missing_extra(ModuleNotFoundError("No module named 'numpyy'", name="numpyy")) is None
+    True
+    """
+    if not isinstance(exc, ImportError) or isinstance(exc, MissingExtraError):
+        return exc if isinstance(exc, MissingExtraError) else None
+    top = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    return MissingExtraError(f"this needs {top}, from the '{extra}' extra: "
+                             f"pip install 'benchpress-llm[{extra}]'", name=top)
 
 
 _OS_REASONS = {

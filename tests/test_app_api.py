@@ -122,6 +122,11 @@ def test_predict_with_the_models_details_under_side(side_state, client):
     for row in lib.filter(pl.col("kind") == "predicted").head(20).iter_rows(named=True):
         assert got[row["benchmark_id"]]["predicted"] == pytest.approx(row["predicted"])
         assert got[row["benchmark_id"]]["upper"] == pytest.approx(row["upper"])
+    # without the details: the library's plain predict, and so other numbers
+    bare = side_state.engine.bp.predict(scores).frame.filter(pl.col("kind") == "predicted")
+    plain_got = {p["benchmark_id"]: p["predicted"] for p in plain["predictions"]}
+    for row in bare.head(20).iter_rows(named=True):
+        assert plain_got[row["benchmark_id"]] == pytest.approx(row["predicted"])
     assert any(got[b]["predicted"] != p["predicted"] for b, p in
                ((p["benchmark_id"], p) for p in plain["predictions"]) if p["given"] is None)
     assert late["with_covariates"] is False

@@ -234,7 +234,7 @@ def test_probe_search_and_backtest_use_covariates():
     bids = [str(j) for j in range(Y.shape[1])]
     a = backtest(side, Y, scales, dates, "2025-10-01", probes=bids[:3], covariates=X)
     b = backtest(side, Y, scales, dates, "2025-10-01", probes=bids[:3])
-    assert a.medae != b.medae
+    assert a.medae < b.medae  # the covariate drives the scores: knowing it helps
 
 
 def test_predict_model_and_compare_use_the_models_own_metadata():
@@ -281,7 +281,7 @@ def test_drift_profile_fits_side_with_the_versions_metadata():
                       probe_predictor=make_predictor("als4", **FAST))
     # date and its square, then from the ids: small tier and log10 parameters
     assert side.predictor_.covariates_.shape == (len(Y), 4)
-    assert side.medae != default.medae
+    assert side.medae < default.medae  # the tracked error is side's, which knows the covariate
 
 
 def _held_rows(Y, held, k, seed=1):

@@ -24,14 +24,17 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from benchpress.errors import BadInputError, BenchPressError
+from benchpress.errors import BadInputError, BenchPressError, UsageError
 from benchpress.home import Home
 from benchpress.store.snapshot import resolve_snapshot
+from benchpress.store.tables import registry_exists
 
 from benchpress.app import views
 from benchpress.app.guard import AllowedHosts, Busy, SqlGate, cut
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine, load_model
+from benchpress.app.extras_views import compare_csv, glossary, predict_csv
+from benchpress.app.pretrained import PretrainedView, served_label
 from benchpress.app.registry import EXAMPLE_SQL, RegistryView
 
 __all__ = ["build_state", "create_app", "PAGES"]
@@ -39,13 +42,18 @@ __all__ = ["build_state", "create_app", "PAGES"]
 log = logging.getLogger("benchpress.app")
 HERE = Path(__file__).parent
 PAGES = [("predict", "Predict"), ("models", "Models"), ("compare", "Compare"),
-         ("matrix", "Matrix"), ("versions", "Versions"), ("sql", "SQL"), ("probes", "Probes")]
+         ("matrix", "Matrix"), ("versions", "Versions"), ("sql", "SQL"), ("probes", "Probes"),
+         ("help", "Help")]
 
 
 def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] | None = None,
                 method: str = "default") -> views.AppState:
-    """Load the model and the registry, and precompute everything (logs the time)."""
+    """Load the model and the registry, and precompute everything (logs the time). With no
+    registry built in `home` and no snapshot asked for, serve the pre-fit model shipped in
+    the package (predict, compare, probes; the header says so)."""
     t0 = time.perf_counter()
+    if snapshot is None and not registry_exists(home.registry):
+        return _pretrained_state(home, t0, sources=sources, method=method)
     bp = load_model(home, snapshot, sources=sources, method=method)
     engine = Engine(bp)
     registry = RegistryView(home, bp.folder or resolve_snapshot(home, snapshot))
@@ -53,6 +61,22 @@ def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] |
     log.info("startup: %.1f s (%d models x %d benchmarks, %s)", seconds,
              *bp.matrix.values.shape, snapshot or "current registry")
     return views.AppState(home, engine, registry, Jobs(), snapshot, sources, seconds)
+
+
+def _pretrained_state(home: Home, t0: float, *, sources, method: str) -> views.AppState:
+    from benchpress.api import BenchPress
+
+    if sources or method != "default":
+        raise UsageError(f"{home.registry}: no registry here, so the app serves the pre-fit "
+                         "model (method default, its own sources): leave out --sources and "
+                         "--method, or give --home a built registry")
+    bp = BenchPress.from_pretrained()
+    served = served_label(bp)
+    seconds = time.perf_counter() - t0
+    log.info("startup: %.1f s (%d models x %d benchmarks, %s)", seconds,
+             *bp.matrix.values.shape, served)
+    return views.AppState(home, Engine(bp), PretrainedView(bp), Jobs(), None, None, seconds,
+                          served=served)
 
 
 def _plotly_js() -> Path:
@@ -126,6 +150,7 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
                 except BenchPressError as exc:
                     error, status = cut(str(exc)), _status(exc)
             ctx = {"data": data, "error": error, "q": dict(request.query_params),
+                   "query": request.url.query,
                    "served": state.label, "title": title, "active": template.split(".")[0],
                    "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots()}
             ctx.update({k: cut(v, 200) for k, v in request.path_params.items()})
@@ -144,12 +169,20 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
                       "timings": state.engine.timings, "method": state.engine.bp.method,
                       "shape": list(state.engine.values.shape)})
 
+    def download(name: str, rows):
+        """A CSV download of `rows(request)` (text), named benchpress-<name>.csv."""
+        def endpoint(request: Request) -> Response:
+            return PlainTextResponse(rows(request), media_type="text/csv", headers={
+                "Content-Disposition": f'attachment; filename="benchpress-{name}.csv"'})
+        return endpoint
+
     def model_api(r):
         return views.model(state, r.path_params["model_id"])
 
     def compare_data(r):
-        if not q(r, "models") and not r.query_params.getlist("new"):
-            return None
+        given = [m for m in (q(r, "models") or "").split(",") if m.strip()]
+        if len(given) < 2 and not r.query_params.getlist("new"):
+            return None  # the form, filled with the one model (the model page's link)
         return views.compare(state, q(r, "models"), r.query_params.getlist("new"))
 
     def diff_data(r):
@@ -175,6 +208,12 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
         Route("/versions", page("versions.html", diff_data, "Versions")),
         Route("/sql", page("sql.html", sql_data, "SQL", sql=True)),
         Route("/probes", page("probes.html", title="Probes")),
+        Route("/help", page("help.html", lambda r: glossary(state), "Help")),
+        Route("/api/help", api(lambda r: glossary(state))),
+        Route("/api/predict.csv", api(download("prediction", lambda r: predict_csv(
+            state, q(r, "scores"), q(r, "metadata"))))),
+        Route("/api/compare.csv", api(download("comparison", lambda r: compare_csv(
+            state, q(r, "models"), r.query_params.getlist("new"))))),
         Route("/api/status", status),
         Route("/api/benchmarks", api(lambda r: views.benchmarks(state))),
         Route("/api/models", api(lambda r: views.models(state))),

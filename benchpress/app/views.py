@@ -43,10 +43,11 @@ class AppState:
     snapshot: str | None
     sources: list[str] | None
     startup_seconds: float
+    served: str | None = None  # what is served when it is not the registry (the pre-fit model)
 
     @property
     def label(self) -> str:
-        return self.snapshot or "current registry"
+        return self.served or self.snapshot or "current registry"
 
 
 def clean(obj):

@@ -140,15 +140,18 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
         if result.merged.height:
             render(result.merged, fmt, title="kept by normalization (raw spellings differ)")
         changed = result.cells.filter(pl.col("change") == "changed")
-        brief = ["model_id", "benchmark_id", "score_a", "score_b", "difference", "setting_a",
-                 "setting_b", "reference_url_b"]
+        brief = ["model_id", "benchmark_id", "score_a", "score_b", "difference", "cause",
+                 "setting_a", "setting_b", "reference_url_b"]
+        key = ("model_id", "benchmark_id", "difference", "cause")  # kept at any width
         setting = changed.filter(pl.col("setting_changed"))
         if setting.height:
-            render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed")
+            render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed",
+                   key=key)
         if changed.height and limit > 0:
             render(changed.sort(pl.col("difference").abs(), descending=True).head(limit)
-                   .select(*brief[:5], "setting_changed", "reference_url_a", "reference_url_b"),
-                   fmt, title=f"largest changes (top {min(limit, changed.height)} of {changed.height})")
+                   .select(*brief[:6], "setting_changed", "reference_url_a", "reference_url_b"),
+                   fmt, title=f"largest changes (top {min(limit, changed.height)} of {changed.height})",
+                   key=key)
         stderr.print("every added, removed and changed cell: --format json|csv, or --sql "
                      "\"SELECT * FROM cells WHERE change = 'changed'\"")
 
