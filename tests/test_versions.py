@@ -84,7 +84,7 @@ def test_diff_names_each_cause(two_versions, tmp_path):
               for t in json.loads((s / "manifest.json").read_text())["tags"]}
     cells = diff_folders(by_tag["v1"], by_tag["v2"]).cells
     causes = {(r["change"], r["model_id"]): r["cause"] for r in cells.to_dicts()}
-    assert causes == {("changed", "m1"): "revised", ("added", "m3"): "revised"}
+    assert causes == {("changed", "m1"): "revised", ("added", "m3"): "new_model"}
     # an official figure from a new source takes m2's cell over the leaderboard: new_source
     blog = _csv(tmp_path / "blog.csv", [("m2", "gpqa_diamond", 62, "official_blog", "")])
     ingest(home, str(blog), adapter="releases-csv", source_id="blog")
@@ -173,7 +173,7 @@ def test_diff_json_counts_causes(two_versions):
                                        "--home", str(home.root)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["causes"] == {"changed": {"revised": 1}, "added": {"revised": 1}}
+    assert doc["causes"] == {"changed": {"revised": 1}, "added": {"new_model": 1}, "removed": {}}
     assert {r["cause"] for r in doc["cells"]["changed"]} == {"revised"}
     assert set(tags) == {"v1", "v2"}
 

@@ -139,15 +139,20 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
                 render(df, fmt, title=f"{name} added and removed")
         if result.merged.height:
             render(result.merged, fmt, title="kept by normalization (raw spellings differ)")
+        if result.cells.height:
+            by_cause = (result.cells.group_by("change", "cause").len("cells")
+                        .sort("change", "cells", descending=[False, True]))
+            render(by_cause, fmt, title="cells by cause")
         changed = result.cells.filter(pl.col("change") == "changed")
-        brief = ["model_id", "benchmark_id", "score_a", "score_b", "difference", "setting_a",
-                 "setting_b", "reference_url_b"]
+        # the cause first, so that it stays in view at 80 columns beside long model ids
+        brief = ["cause", "model_id", "benchmark_id", "score_a", "score_b", "difference",
+                 "setting_a", "setting_b", "reference_url_b"]
         setting = changed.filter(pl.col("setting_changed"))
         if setting.height:
             render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed")
         if changed.height and limit > 0:
             render(changed.sort(pl.col("difference").abs(), descending=True).head(limit)
-                   .select(*brief[:5], "setting_changed", "reference_url_a", "reference_url_b"),
+                   .select(*brief[:6], "setting_changed", "reference_url_a", "reference_url_b"),
                    fmt, title=f"largest changes (top {min(limit, changed.height)} of {changed.height})")
         stderr.print("every added, removed and changed cell: --format json|csv, or --sql "
                      "\"SELECT * FROM cells WHERE change = 'changed'\"")
