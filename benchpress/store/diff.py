@@ -47,7 +47,8 @@ from benchpress.store.snapshot import resolve_snapshot
 from benchpress.store.sql import DEFAULT_TIMEOUT, run_select, sealed_connection
 from benchpress.store.tables import read_table, registry_exists
 
-__all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE", "CAUSES"]
+__all__ = ["RegistryDiff", "diff", "diff_folders", "diff_tables", "read_tables", "TOLERANCE",
+           "CAUSES"]
 
 TOLERANCE = 1e-9
 _KEY = ["model_id", "benchmark_id"]
@@ -109,6 +110,16 @@ class RegistryDiff:
             part = self.cells.filter(pl.col("change") == change)
             out[change] = {c: n for c, n in part.group_by("cause").len().sort("cause").rows()}
         return out
+
+    def brief(self) -> str:
+        """One line: cells added, removed and changed, each with its counts by cause."""
+        parts = []
+        for change, counts in (("added", self.causes()["added"]),
+                               ("removed", self.causes()["removed"]),
+                               ("changed", self.causes()["changed"])):
+            by = ", ".join(f"{c} {n}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
+            parts.append(f"{change} {sum(counts.values())}" + (f" ({by})" if by else ""))
+        return "cells " + "; ".join(parts)
 
     def query(self, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT,
               max_rows: int | None = None) -> pl.DataFrame:
@@ -373,18 +384,26 @@ def diff_folders(folder_a: Path, folder_b: Path, *, a: str | None = None,
     RegistryDiff
         `cells` has one row per added, removed or changed (model, benchmark) cell.
     """
-    for folder in (folder_a, folder_b):
-        if not registry_exists(folder):
-            raise RegistryError(f"{folder}: not a registry or snapshot folder (no build.json)")
-    ta, tb = ({name: read_table(folder, name) for name in _TABLES}
-              for folder in (folder_a, folder_b))
+    ta, tb = read_tables(folder_a), read_tables(folder_b)
+    return diff_tables(ta, tb, a=a or str(folder_a), b=b or str(folder_b))
+
+
+def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
+    """The tables a diff reads from a registry or snapshot folder."""
+    if not registry_exists(folder):
+        raise RegistryError(f"{folder}: not a registry or snapshot folder (no build.json)")
+    return {name: read_table(folder, name) for name in _TABLES}
+
+
+def diff_tables(ta: dict[str, pl.DataFrame], tb: dict[str, pl.DataFrame], *, a: str,
+                b: str) -> RegistryDiff:
+    """`diff_folders` on tables already read (`read_tables`); `a`, `b` label the versions."""
     models = _entity_changes(ta["models"], tb["models"], "model_id", ["name", "provider"])
     benchmarks = _entity_changes(ta["benchmarks"], tb["benchmarks"], "benchmark_id",
                                  ["name", "category"])
     merged = _merged(ta["scores"], tb["scores"])
     cells = _cell_changes(ta, tb)
-    return RegistryDiff(a or str(folder_a), b or str(folder_b),
-                        _summary(ta, tb, models, benchmarks, merged, cells),
+    return RegistryDiff(a, b, _summary(ta, tb, models, benchmarks, merged, cells),
                         models, benchmarks, merged, cells)
 
 
