@@ -22,6 +22,7 @@ from benchpress.errors import BadInputError, as_os_error
 from benchpress.executor import LocalExecutor, get_executor
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
+from benchpress.store.methods import method_starts, split_methods, version_rows
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import SourceConfig, config_versions, load_configs
 from benchpress.store.tables import locked, recover, views_sql, write_registry
@@ -116,6 +117,10 @@ def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
     (a source's benchmark list first, then the order their scores appear)."""
     known = pl.concat([contract, *declared], how="diagonal_relaxed").unique(
         "benchmark_id", keep="first", maintain_order=True)
+    # method versions (`store.methods`) are described as their base benchmark
+    versions = version_rows(known, scores["benchmark_id"].unique().sort().to_list())
+    known = pl.concat([known, versions.join(known.select("benchmark_id"), on="benchmark_id",
+                                            how="anti")], how="diagonal_relaxed")
     order = pl.concat([pl.Series("benchmark_id", listed, dtype=pl.String), scores["benchmark_id"]])
     used = (order.to_frame().unique(maintain_order=True)
             .filter(pl.col("benchmark_id").is_in(scores["benchmark_id"].implode()))
@@ -288,6 +293,9 @@ def build_locked(home: Home, *, mirror: Path | None = None,
 
     scores = (pl.concat(score_parts) if score_parts
               else pl.DataFrame(schema=StoredScores.to_schema().columns))
+    # a source's change of method files its later values under a new benchmark version
+    scores = split_methods(scores, method_starts(
+        scores, {c.id: c.method_changes for c in configs if c.method_changes}))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))

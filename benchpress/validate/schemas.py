@@ -13,6 +13,7 @@ import polars as pl
 
 __all__ = [
     "ID_PATTERN",
+    "BENCHMARK_ID_PATTERN",
     "CHECK_MESSAGES",
     "Models",
     "Benchmarks",
@@ -27,6 +28,8 @@ __all__ = [
 ]
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*$"
+# a benchmark id may carry a method version, `aa_intelligence_index@2026-05-22` (`store.methods`)
+BENCHMARK_ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*(@[0-9a-z][0-9a-z._\-]*)?$"
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
 
 # What a failed named check means, keyed by the check's name (pandera reports a check by
@@ -75,7 +78,7 @@ class Models(pa.DataFrameModel):
 
 
 class Benchmarks(pa.DataFrameModel):
-    benchmark_id: str = pa.Field(str_matches=ID_PATTERN, unique=True)
+    benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN, unique=True)
     name: str
     category: str = pa.Field(nullable=True)
     scale: str = pa.Field(isin=["percent", "index", "elo", "rating", "dollars", "score"])
@@ -99,7 +102,7 @@ class Scores(pa.DataFrameModel):
     """Every observation, with its citation."""
 
     model_id: str = pa.Field(str_matches=ID_PATTERN)
-    benchmark_id: str = pa.Field(str_matches=ID_PATTERN)
+    benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN)
     score: float
     score_raw: str
     unit: str = pa.Field(nullable=True)
