@@ -2,7 +2,8 @@
 
 `diff_folders(a, b)` compares two folders of registry tables and returns a `RegistryDiff`:
 
-- `models` / `benchmarks`: ids added in B or removed from A;
+- `models` / `benchmarks`: ids added in B or removed from A (a model a source renamed,
+  `store.renames`, names its other id in `renamed`);
 - `merged`: ids present in both whose raw spellings in the sources differ (for instance
   `hmmt_2025` in A and `hmmt_feb_2025` in B): normalization and the alias table kept them
   from showing up as one removal plus one addition;
@@ -17,7 +18,8 @@ or both name a specific effort and it differs; such changes are the most common 
 large moves between two releases of a matrix.
 
 Every added, changed and removed cell names one `cause` (`CAUSES`), the first that applies:
-- added: `new_model` (the model is not in A), `method_change` (the benchmark is a new method
+- added: `renamed` (the model is new under this id, and B's alias table maps a model id of A
+  to it: a source renamed it, `store.renames`), `new_model` (the model is not in A), `method_change` (the benchmark is a new method
   version `<id>@<version>` of a benchmark A has, see `store.methods`), `new_benchmark` (the
   benchmark is not in A), `new_source` (the value comes from a source A had not),
   `first_value` (model, benchmark and source were all in A, the cell was not: a first
@@ -26,7 +28,8 @@ Every added, changed and removed cell names one `cause` (`CAUSES`), the first th
   same source and version, read again: an adapter or contract changed), `new_source`,
   `setting` (another source's value, measured under another evaluation setting), `priority`
   (another source, already in A, now wins the cell: source priority or recency);
-- removed: `model_removed`, `benchmark_removed` (the id is gone from B), `source_dropped`
+- removed: `renamed` (the model id is gone from B, whose alias table maps it to a model B
+  has), `model_removed`, `benchmark_removed` (the id is gone from B), `source_dropped`
   (the source is gone from B), `estimated` (the source's newest version flags the value as
   estimated, which makes no cell), `retracted` (retracted or superseded by its source),
   `quarantined` (the newest version's value was refused by validation), `method_change` (B
@@ -56,12 +59,14 @@ _UNKNOWN = ["", "unknown", "default", "n/a", "na", "none", "null"]
 _CELL_FIELDS = ["score", "source_id", "reference_url", "source_type", "reported_setting",
                 "source_version"]
 CAUSES = {
-    "added": ("new_model", "method_change", "new_benchmark", "new_source", "first_value"),
+    "added": ("renamed", "new_model", "method_change", "new_benchmark", "new_source",
+              "first_value"),
     "changed": ("revised", "reread", "new_source", "setting", "priority"),
-    "removed": ("model_removed", "benchmark_removed", "source_dropped", "estimated",
+    "removed": ("renamed", "model_removed", "benchmark_removed", "source_dropped", "estimated",
                 "retracted", "quarantined", "method_change", "withdrawn"),
 }
-_TABLES = ("models", "benchmarks", "scores", "cells", "sources", "quarantine")  # what a diff reads
+_TABLES = ("models", "benchmarks", "scores", "cells", "sources", "quarantine",
+           "aliases")  # what a diff reads
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,24 @@ def _entity_changes(a: pl.DataFrame, b: pl.DataFrame, key: str, keep: list[str])
     return pl.concat([added.with_columns(pl.lit("added").alias("change")),
                       removed.with_columns(pl.lit("removed").alias("change"))]
                      ).select("change", *cols).sort("change", key)
+
+
+def _renamed_models(models: pl.DataFrame, tb: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """`models` with `renamed`: for a removed id that B's alias table maps to an added one,
+    the new id on the removed row and the old id on the added row (else null)."""
+    pairs = (tb["aliases"].filter(pl.col("kind") == "model")
+             .select("alias", "canonical_id")
+             .join(models.filter(pl.col("change") == "removed").select(alias="model_id"),
+                   on="alias")
+             .join(models.filter(pl.col("change") == "added").select(canonical_id="model_id"),
+                   on="canonical_id"))
+    old_to_new = pairs.select(pl.lit("removed").alias("change"), pl.col("alias").alias("model_id"),
+                              pl.col("canonical_id").alias("renamed"))
+    new_to_old = pairs.select(pl.lit("added").alias("change"),
+                              pl.col("canonical_id").alias("model_id"),
+                              pl.col("alias").alias("renamed"))
+    return models.join(pl.concat([old_to_new, new_to_old]).unique(["change", "model_id"]),
+                       on=["change", "model_id"], how="left")
 
 
 def _spellings(scores: pl.DataFrame, kind: str) -> pl.DataFrame:
@@ -272,7 +295,13 @@ def _causes(cells: pl.DataFrame, ta: dict[str, pl.DataFrame],
     method = (bench.str.contains("@", literal=True)
               & _base(bench).is_in(ta["benchmarks"].select(_base(pl.col("benchmark_id")))
                                    .to_series().implode()))
-    added = (pl.when(~model.is_in(ids(ta, "models", "model_id"))).then(pl.lit("new_model"))
+    # a model id that B's alias table maps to another model B has: a rename
+    renamed = tb["aliases"].filter((pl.col("kind") == "model")
+                                   & pl.col("canonical_id").is_in(ids(tb, "models", "model_id")))
+    old_names = renamed.filter(pl.col("alias").is_in(ids(ta, "models", "model_id")))
+    added = (pl.when(~model.is_in(ids(ta, "models", "model_id"))
+                     & model.is_in(old_names["canonical_id"].implode())).then(pl.lit("renamed"))
+             .when(~model.is_in(ids(ta, "models", "model_id"))).then(pl.lit("new_model"))
              .when(~bench.is_in(ids(ta, "benchmarks", "benchmark_id")) & method)
              .then(pl.lit("method_change"))
              .when(~bench.is_in(ids(ta, "benchmarks", "benchmark_id")))
@@ -286,7 +315,9 @@ def _causes(cells: pl.DataFrame, ta: dict[str, pl.DataFrame],
                .when(~old_source).then(pl.lit("new_source"))
                .when(pl.col("setting_changed")).then(pl.lit("setting"))
                .otherwise(pl.lit("priority")))
-    removed = (pl.when(~model.is_in(ids(tb, "models", "model_id"))).then(pl.lit("model_removed"))
+    removed = (pl.when(~model.is_in(ids(tb, "models", "model_id"))
+                       & model.is_in(renamed["alias"].implode())).then(pl.lit("renamed"))
+               .when(~model.is_in(ids(tb, "models", "model_id"))).then(pl.lit("model_removed"))
                .when(~bench.is_in(ids(tb, "benchmarks", "benchmark_id")))
                .then(pl.lit("benchmark_removed"))
                .when(~src_a.is_in(ids(tb, "sources", "source_id"))).then(pl.lit("source_dropped"))
@@ -398,7 +429,8 @@ def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
 def diff_tables(ta: dict[str, pl.DataFrame], tb: dict[str, pl.DataFrame], *, a: str,
                 b: str) -> RegistryDiff:
     """`diff_folders` on tables already read (`read_tables`); `a`, `b` label the versions."""
-    models = _entity_changes(ta["models"], tb["models"], "model_id", ["name", "provider"])
+    models = _renamed_models(
+        _entity_changes(ta["models"], tb["models"], "model_id", ["name", "provider"]), tb)
     benchmarks = _entity_changes(ta["benchmarks"], tb["benchmarks"], "benchmark_id",
                                  ["name", "category"])
     merged = _merged(ta["scores"], tb["scores"])

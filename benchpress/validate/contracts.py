@@ -1,8 +1,10 @@
 """The contract files under `schemas/`, loaded once per build.
 
 These files are data a maintainer edits and reviews: benchmark scales and ranges
-(`benchmarks.csv`, `scales.yaml`), the alias table (`aliases.csv`), source priorities
-(`source_priority.csv`) and the URL rules that infer a source type (`url_source_types.csv`).
+(`benchmarks.csv`, `scales.yaml`), the alias table (`aliases.csv`), the provider alias table
+(`provider_aliases.csv`: a maker's old or other name -> the name the registry uses; optional),
+source priorities (`source_priority.csv`) and the URL rules that infer a source type
+(`url_source_types.csv`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class Contracts:
     aliases: pl.DataFrame           # schemas/aliases.csv
     source_priority: dict[str, int]
     url_rules: list[tuple[re.Pattern, str]]
+    # schemas/provider_aliases.csv: provider name (lower-cased) -> the name the registry uses
+    provider_aliases: dict[str, str] | None = None
 
     def scale_for_metric(self, metric: str | None) -> str | None:
         """The scale a free-text metric label implies, or None when no rule matches."""
@@ -98,6 +102,14 @@ def load_contracts(schemas_dir: Path) -> Contracts:
     aliases = _read_csv(schemas_dir / "aliases.csv")
     priority = _read_csv(schemas_dir / "source_priority.csv")
     url_rules = _read_csv(schemas_dir / "url_source_types.csv")
+    providers = {}
+    if (schemas_dir / "provider_aliases.csv").is_file():
+        table = _read_csv(schemas_dir / "provider_aliases.csv")
+        if not {"alias", "canonical"} <= set(table.columns):
+            raise BadInputError(f"{schemas_dir / 'provider_aliases.csv'}: expected the columns "
+                                "alias, canonical, origin, note")
+        providers = {a.strip().lower(): c.strip() for a, c in zip(table["alias"], table["canonical"])
+                     if a and c}
     return Contracts(
         benchmarks=bench,
         scales=scales,
@@ -111,4 +123,5 @@ def load_contracts(schemas_dir: Path) -> Contracts:
         url_rules=[
             (re.compile(p), t) for p, t in zip(url_rules["pattern"], url_rules["source_type"])
         ],
+        provider_aliases=providers,
     )
