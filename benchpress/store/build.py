@@ -23,6 +23,7 @@ from benchpress.executor import LocalExecutor, get_executor
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.methods import method_starts, split_methods, version_rows
+from benchpress.store.provenance import with_measured_by
 from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
 from benchpress.store.renames import apply_renames, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
@@ -323,9 +324,10 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
+    models, warnings = _models_table(model_parts, scores)
+    scores = with_measured_by(scores, models, contracts)  # who measured each value
     cells = resolve_cells(scores, contracts.source_priority,
                           {c.id: k + 1 for k, c in enumerate(by_age)})
-    models, warnings = _models_table(model_parts, scores)
     warnings += warnings_renamed
     tables = {
         "models": models,

@@ -7,7 +7,9 @@ counted as a disagreement. One exception: a benchmark whose method the source ch
 (`store.methods`: the newest version has it only as `<id>@<version>`) keeps the source's
 values of the old method from the last version that had them, so the old column stays. Among those, the cell takes the winner of this order:
 1. not marked `dropped` by the publisher's audit;
-2. source type priority from schemas/source_priority.csv (official blog first);
+2. source type priority from schemas/source_priority.csv (official blog first), the type
+   an observation ranks as by who measured it (`store.provenance`: a vendor's card quoting
+   another maker's model ranks as a third party);
 3. recency: the newer source (its `published` date, else its build order);
 4. the earlier row in that source.
 `n_disagreeing` counts the other observations whose value differs from the winner.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from benchpress.store.provenance import ranked_type
 from benchpress.validate.schemas import Cells
 
 __all__ = ["resolve_cells", "latest_versions", "NOT_OBSERVED"]
@@ -61,17 +64,18 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
     between copying 9 columns and 19.
     """
     worst = max(source_priority.values(), default=0) + 1
-    if "source_version" not in scores.columns:
-        scores = scores.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
+    for col in ("source_version", "measured_by"):
+        if col not in scores.columns:
+            scores = scores.with_columns(pl.lit(None, dtype=pl.String).alias(col))
     shown = ["model_id", "benchmark_id", "score", "source_id", "reference_url", "source_type",
-             "reported_setting", "audit_status", "source_version"]
+             "reported_setting", "audit_status", "source_version", "measured_by"]
     ranked = (
         _current(scores.lazy().select(shown))
         .filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
         .with_row_index("_pos").with_columns(
             (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
-            pl.col("source_type").replace_strict(source_priority, default=worst,
-                                                 return_dtype=pl.Int64).alias("_priority"),
+            ranked_type().replace_strict(source_priority, default=worst,
+                                         return_dtype=pl.Int64).alias("_priority"),
             (-pl.col("source_id").replace_strict(source_rank, default=0,
                                                  return_dtype=pl.Int64)).alias("_age"),
         )
@@ -93,7 +97,7 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
         ranked.group_by("_cell", maintain_order=True)
         .agg(
             pl.col(*key, "score", "source_id", "reference_url", "source_type", "reported_setting",
-                   "audit_status", "source_version").first(),
+                   "audit_status", "source_version", "measured_by").first(),
             pl.len().cast(pl.Int64).alias("n_observations"),
             ((pl.col("score") - pl.col("score").first()).abs() > 1e-9).sum()
             .cast(pl.Int64).alias("n_disagreeing"),
