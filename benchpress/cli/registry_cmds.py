@@ -98,10 +98,36 @@ def verbose_option(f):
                         help="List every rejected row (default: counts by source and reason).")(f)
 
 
+def _scores_held(home: Home) -> int:
+    """How many observations the registry holds (its build.json counts; 0 if none)."""
+    import json
+
+    if not registry_exists(home.registry):
+        return 0
+    manifest = json.loads((readable(home.registry) / "build.json").read_text(encoding="utf-8"))
+    return int(manifest.get("counts", {}).get("scores", 0))
+
+
+def _tables_to_compare(home: Home):
+    """The registry's tables before an ingest: {} for none yet, None when it is too large to
+    read twice for the summary of changes (`limits.MAX_INGEST_DIFF_SCORES`)."""
+    from benchpress import limits
+
+    if _scores_held(home) > limits.MAX_INGEST_DIFF_SCORES:
+        return None
+    return read_tables(home.registry) if registry_exists(home.registry) else {}
+
+
 def _print_changes(home: Home, report, sid: str, before) -> None:
     """On stderr: what the ingest changed in the registry's cells, by cause (`store.diff`)."""
+    from benchpress import limits
+
+    if before is None or report.counts.get("scores", 0) > limits.MAX_INGEST_DIFF_SCORES:
+        stderr.print("changes by cause: `benchpress diff` between snapshots (the registry is "
+                     "too large to compare here)", markup=False, highlight=False)
+        return
     after = read_tables(home.registry)
-    if before is None:  # the first build: everything is new
+    if not before:  # the first build: everything is new
         before = {name: df.clear() for name, df in after.items()}
     versions = [s.version for s in report.sources if s.source_id == sid and s.version]
     label = f"{sid}@{max(versions)}" if versions else sid
@@ -168,7 +194,7 @@ def ingest(location, adapter, source, source_id, version, licence, url, all_sour
             report = build_registry(home, mirror=mirror, on_source=update, executor=executor)
         rejected = _print_report(report, verbose=verbose)
     else:
-        before = read_tables(home.registry) if registry_exists(home.registry) else None
+        before = _tables_to_compare(home)
         with progress_bar("ingesting") as update:
             sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
                                         licence=licence, url=url, mirror=mirror, on_source=update,
