@@ -60,3 +60,16 @@ def test_own_vendor_beats_leaderboard_other_vendor_does_not(home, tmp_path):
     assert cells[("gpt-x", "hle")] == (20.0, "leaderboard")     # the quote ranks as a third party
     assert cells[("kimi-x", "hle")] == (18.0, "own_vendor")
     assert cells[("kimi-x", "gpqa_diamond")] == (60.0, "leaderboard")
+
+
+def test_conflicts_show_who_measured_both_sides(home, tmp_path):
+    from benchpress.store.sql import query
+
+    rows = [("gpt-x", "OpenAI", "hle", 20, "https://livebench.ai/", "leaderboard"),
+            ("gpt-x", "OpenAI", "gpqa_diamond", 70, "https://livebench.ai/", "leaderboard")]
+    ingest(home, str(_table(tmp_path / "board.csv", rows)), adapter="releases-csv", source_id="board")
+    quote = [("gpt-x", "OpenAI", "hle", 25, "https://huggingface.co/moonshotai/Kimi-X", "model_card")]
+    ingest(home, str(_table(tmp_path / "quote.csv", quote)), adapter="releases-csv", source_id="quote")
+    got = query(home.registry, "SELECT resolved_score, resolved_measured_by, other_score, "
+                               "other_measured_by FROM conflicts")
+    assert got.rows() == [(20.0, "leaderboard", 25.0, "other_vendor")]
