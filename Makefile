@@ -75,7 +75,8 @@ clean:
 	rm -rf $(VENV) .cache registry fit probes drift report
 
 # The registry's life over the whole shared history (sources/replay/history.yaml: 51 LiveBench
-# versions, 4 Artificial Analysis snapshots, the static sources at their dates), rebuilt date
+# versions, 4 Artificial Analysis snapshots, 65 NYT Connections copies, the static sources at
+# their dates), rebuilt date
 # by date in replay/history/ (never the project's registry); a rerun reuses every snapshot
 # and analysis. Prints the timeline; JSON in replay/history/timeline.json.
 replay: install

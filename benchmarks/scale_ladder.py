@@ -144,7 +144,7 @@ def _commands(home: Path, data: Path, out: Path) -> dict:
     b = str(BIN)
     known = "b0000=50,b0001=60,b0002=40,b0003=55,b0004=45"
     return {
-        "ingest": [b, "ingest", str(data), "--source", "synthetic", *h],
+        "ingest": [b, "ingest", str(data), "--id", "synthetic", *h],
         "snapshot": [b, "snapshot", "create", "--tag", "ladder", *h],
         "sql": [b, "sql", "SELECT * FROM matrix LIMIT 5", *h],
         "sql_of": [b, "sql", "SELECT * FROM matrix_of(['b0000','b0001']) LIMIT 5", *h],

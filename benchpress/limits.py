@@ -45,3 +45,7 @@ DOWNLOAD_DEADLINE_S: float = _env("DOWNLOAD_DEADLINE_S", 600.0, float)
 READ_TIMEOUT_S: float = _env("READ_TIMEOUT_S", 30.0, float)
 #: redirects one download may follow
 MAX_REDIRECTS: int = _env("MAX_REDIRECTS", 5)
+#: observations a registry may hold for `ingest` to print what it changed, by cause (a larger
+#: registry is not read twice for it: `benchpress diff` gives the same between snapshots)
+MAX_INGEST_DIFF_SCORES: int = _env("MAX_INGEST_DIFF_SCORES", 2_000_000)
+__all__ += ["MAX_INGEST_DIFF_SCORES"]

@@ -229,6 +229,10 @@ def test_versions_and_diff_with_causes(client, app_home):
     lib = registry_diff(app_home, "first", "second")
     assert d["summary"] == lib.counts()
     assert all(c["cause"] for c in d["cells"]["changed"])
+    for change in ("added", "removed", "changed"):  # the library's causes, row for row
+        app = {(c["model_id"], c["benchmark_id"], c["cause"]) for c in d["cells"][change]}
+        rows = set(lib.cells.filter(change=change).select("model_id", "benchmark_id", "cause").rows())
+        assert app <= rows and len(app) == min(len(rows), 500)
     assert "choose two versions" in get(client, "/api/diff?from=first", 400)["error"]
     assert "not found" in get(client, "/api/diff?from=first&to=nope", 400)["error"]
 

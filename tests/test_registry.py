@@ -79,12 +79,19 @@ def test_second_matrix_merges_shared_ids_and_keeps_conflicts(built_both):
 
 
 def test_resolution_prefers_the_higher_priority_source(built_both):
-    # among cells where an official blog and a third party disagree, the blog wins
+    # among cells where an official blog and a third party disagree, the blog wins, unless
+    # the blog is a vendor's (or a leaderboard's) word on another maker's model
     wrong = query(built_both.registry, """
         SELECT c.model_id, c.benchmark_id FROM cells c JOIN scores s USING (model_id, benchmark_id)
         WHERE s.source_type = 'official_blog' AND c.source_type IN ('third_party', 'leaderboard',
-              'third_party_aggregator', 'unknown') AND coalesce(s.audit_status, '') <> 'dropped'""")
+              'third_party_aggregator', 'unknown') AND coalesce(s.audit_status, '') <> 'dropped'
+              AND s.measured_by NOT IN ('other_vendor', 'leaderboard')""")
     assert wrong.height == 0
+    quoted = query(built_both.registry, """
+        SELECT count(*) AS n FROM cells c JOIN scores s USING (model_id, benchmark_id)
+        WHERE s.source_type = 'official_blog' AND s.measured_by = 'other_vendor'
+              AND c.source_type IN ('third_party', 'leaderboard', 'third_party_aggregator')""")
+    assert quoted.item() > 0  # the quotes the old rule let win
 
 
 def test_sql_answers_models_with_both_benchmarks(built_2026_05):

@@ -102,9 +102,11 @@ def test_the_shipped_plan_covers_the_whole_history(shared_data):
     repo = Path(__file__).resolve().parents[1]
     plan = load_plan(repo / "sources" / "replay" / "history.yaml", Home(repo))
     versioned = [c for _, c in plan.entries if c.version]
-    assert len(versioned) == 55 and len(plan.entries) >= 55
-    assert {c.mirror_path for c in versioned if c.id == "livebench"} == {
-        f"livebench-history/{p.name}" for p in (shared_data / "livebench-history").iterdir()}
+    assert len(versioned) == 120 and len(plan.entries) >= 120
+    for sid, folder in (("livebench", "livebench-history"),
+                        ("nyt-connections", "nyt-connections-history")):
+        assert {c.mirror_path for c in versioned if c.id == sid} == {
+            f"{folder}/{p.name}" for p in (shared_data / folder).iterdir()}
     for c in versioned[:3] + versioned[-4:]:  # the pins match the shared files
         target = shared_data / c.mirror_path
         from benchpress.digest import sha256_of

@@ -102,7 +102,7 @@ def tiny_home(tmp_path_factory):
     mod.write_json(work / "d.json", 60, 8, rows, cols, scores)
     home = work / "home"
     subprocess.run([str(BIN), "init", str(home), "--no-git"], check=True, capture_output=True)
-    subprocess.run([str(BIN), "ingest", str(work / "d.json"), "--source", "syn", "--home",
+    subprocess.run([str(BIN), "ingest", str(work / "d.json"), "--id", "syn", "--home",
                     str(home)], check=True, capture_output=True)
     return home / "registry"
 

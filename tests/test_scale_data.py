@@ -97,18 +97,21 @@ def _reference_cells(scores: pl.DataFrame, priority: dict, rank: dict) -> pl.Dat
     ordered group per cell."""
     worst = max(priority.values(), default=0) + 1
     newest = pl.col("source_version").max().over("source_id")
-    ranked = (scores.filter(newest.is_null() | (pl.col("source_version") == newest))
-              .filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
-              .with_row_index("_pos").with_columns(
+    kept = (scores.filter(newest.is_null() | (pl.col("source_version") == newest))
+            .filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED)))
+    ranked = (kept.with_row_index("_pos").with_columns(
                   (pl.col("audit_status").fill_null("") == "dropped").alias("_d"),
-                  pl.col("source_type").replace_strict(priority, default=worst,
-                                                       return_dtype=pl.Int64).alias("_p"),
+                  # a vendor quoting another maker's model ranks as a third party
+                  pl.Series([priority.get({"other_vendor": "third_party", "leaderboard":
+                                           "leaderboard"}.get(m, t), worst)
+                             for t, m in zip(kept["source_type"], kept["measured_by"])],
+                            dtype=pl.Int64).alias("_p"),
                   (-pl.col("source_id").replace_strict(rank, default=0,
                                                        return_dtype=pl.Int64)).alias("_a"))
               .sort("_d", "_p", "_a", "_pos"))
     return (ranked.group_by(["model_id", "benchmark_id"], maintain_order=True).agg(
         pl.col("score", "source_id", "reference_url", "source_type", "reported_setting",
-               "audit_status", "source_version").first(),
+               "audit_status", "source_version", "measured_by").first(),
         pl.len().cast(pl.Int64).alias("n_observations"),
         ((pl.col("score") - pl.col("score").first()).abs() > 1e-9).sum().cast(pl.Int64)
         .alias("n_disagreeing"),
@@ -130,10 +133,12 @@ def test_resolved_cells_equal_the_plain_rule(repeat):
         "reported_setting": None,
         "audit_status": rng.choice([None, "dropped", "estimated", None], n),
         "source_version": rng.choice([None, "2026-01-01", "2026-02-01"], n),
+        "measured_by": rng.choice(["own_vendor", "other_vendor", "leaderboard", "vendor"], n),
     }, schema_overrides={"reported_setting": pl.String})
     if not repeat:
         scores = scores.unique(["model_id", "benchmark_id"], keep="first", maintain_order=True)
-    priority, rank = {"official_blog": 1, "model_card": 2}, {"s1": 1, "s2": 3, "s3": 2}
+    priority = {"official_blog": 1, "model_card": 2, "leaderboard": 3, "third_party": 4}
+    rank = {"s1": 1, "s2": 3, "s3": 2}
     got = resolve_cells(scores, priority, rank)
     want = _reference_cells(scores, priority, rank)
     assert got.equals(want) and got.height > 100

@@ -84,7 +84,7 @@ def test_diff_names_each_cause(two_versions, tmp_path):
               for t in json.loads((s / "manifest.json").read_text())["tags"]}
     cells = diff_folders(by_tag["v1"], by_tag["v2"]).cells
     causes = {(r["change"], r["model_id"]): r["cause"] for r in cells.to_dicts()}
-    assert causes == {("changed", "m1"): "revised", ("added", "m3"): "revised"}
+    assert causes == {("changed", "m1"): "revised", ("added", "m3"): "new_model"}
     # an official figure from a new source takes m2's cell over the leaderboard: new_source
     blog = _csv(tmp_path / "blog.csv", [("m2", "gpqa_diamond", 62, "official_blog", "")])
     ingest(home, str(blog), adapter="releases-csv", source_id="blog")
@@ -139,7 +139,7 @@ def test_ingest_version_needs_a_source_and_a_date_label(home, tmp_path):
 def test_real_livebench_versions_inferred_from_their_folders(home, shared_data):
     hist = shared_data / "livebench-history"
     runner = CliRunner()
-    first = runner.invoke(main, ["ingest", str(hist / "2026-06-17T0855"), "--source", "livebench",
+    first = runner.invoke(main, ["ingest", str(hist / "2026-06-17T0855"), "--id", "livebench",
                                  "--version", "2026-06-17T0855", "--home", str(home.root)])
     assert first.exit_code == 0, first.output
     # no --version: the folder's name is the version
@@ -173,7 +173,7 @@ def test_diff_json_counts_causes(two_versions):
                                        "--home", str(home.root)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["causes"] == {"changed": {"revised": 1}, "added": {"revised": 1}}
+    assert doc["causes"] == {"changed": {"revised": 1}, "added": {"new_model": 1}, "removed": {}}
     assert {r["cause"] for r in doc["cells"]["changed"]} == {"revised"}
     assert set(tags) == {"v1", "v2"}
 
@@ -186,7 +186,10 @@ def test_a_saved_source_is_never_replaced_by_other_content(home, tmp_path, share
     ingest(home, str(v1), adapter="releases-csv", source_id="board")
     ingest(home, str(v1), adapter="releases-csv", source_id="board")  # same content: fine
     config = home.sources / "board.yaml"
-    config.write_text(config.read_text() + "published: '2026-01-08'\n")  # as the repo's configs
+    doc = yaml.safe_load(config.read_text())
+    assert doc["version"]  # a first ingest is labelled like any version (here: today)
+    doc = {k: v for k, v in doc.items() if k != "version"}  # unversioned, as the repo's configs
+    config.write_text(yaml.safe_dump({**doc, "published": "2026-01-08"}))
     (saved,) = [c for c in load_configs(home.sources) if c.id == "board"]
     other = _csv(tmp_path / "other.csv", [("m1", "gpqa_diamond", 51, "leaderboard", "")])
     with pytest.raises(BadInputError, match="exists .* give --version"):

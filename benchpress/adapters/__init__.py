@@ -13,6 +13,7 @@ from benchpress.adapters import (
     livebench,
     llm_stats,
     model_card,
+    nyt_connections,
     releases_csv,
     wide_csv,
 )
@@ -33,6 +34,7 @@ ADAPTERS: dict[str, Adapter] = {
         epoch.ADAPTER,
         livebench.ADAPTER,
         aider.ADAPTER,
+        nyt_connections.ADAPTER,
         model_card.ADAPTER,
         wide_csv.ADAPTER,  # last: any CSV whose first column is headed "model"
     )

@@ -14,7 +14,9 @@ scraped daily into github.com/oolong-tea-2026/artificial-analysis-leaderboards
   max-effort``), so that the alias table meets it like any other source's id; `name` keeps
   AA's text. `provider` is the creator, `is_reasoning` AA's ``reasoning_model``,
   `open_weights` ``open_weights.is_open_weights``. The models table has no columns for size,
-  context or price, so the model's `setting` JSON carries them beside the parsed setting:
+  context or price, so the model's `setting` JSON carries them beside the parsed setting
+  (and AA's model and creator ids, ``upstream_id`` / ``upstream_provider_id``, which tie a
+  renamed model to its history: `store.renames`):
   ``parameters_total_b`` / ``parameters_active_b`` (billions), ``context_window_tokens``,
   ``price_usd_per_1m_input`` / ``_output`` / ``_blended`` and ``index_cost_usd`` (AA's cost of
   running its Intelligence Index on the model).
@@ -149,8 +151,12 @@ def _model_row(k: int, m: dict, model_id: str, setting: dict) -> dict:
     caps = m.get("capabilities") or {}
     price = m.get("pricing") or {}
     ow = m.get("open_weights") if isinstance(m.get("open_weights"), dict) else {}
+    creator = m.get("creator") if isinstance(m.get("creator"), dict) else {}
     meta = {
         **setting, "aa_slug": m.get("slug"),
+        # AA's own ids: they tie a renamed model (or maker) to its history (`store.renames`)
+        "upstream_id": m.get("id") if isinstance(m.get("id"), str) else None,
+        "upstream_provider_id": creator.get("id") if isinstance(creator.get("id"), str) else None,
         "parameters_total_b": caps.get("total_parameters"),
         "parameters_active_b": caps.get("active_parameters"),
         "context_window_tokens": caps.get("context_window_tokens"),
@@ -159,7 +165,6 @@ def _model_row(k: int, m: dict, model_id: str, setting: dict) -> dict:
         "price_usd_per_1m_blended": price.get("price_1m_blended_3_to_1"),
         "index_cost_usd": price.get("intelligence_index_cost_total"),
     }
-    creator = m.get("creator") if isinstance(m.get("creator"), dict) else {}
     return {
         "model_id": model_id, "name": m.get("name"), "provider": creator.get("name"),
         "release_date": m.get("release_date"),

@@ -111,13 +111,9 @@ class RegistryView:
 
     def diff(self, ref_a: str, ref_b: str, *, max_cells: int = 500) -> dict:
         """The diff between two versions (snapshot id, tag, latest or current), with the
-        cause of each changed cell, at most `max_cells` cell rows per kind."""
+        cause of each added, removed and changed cell, at most `max_cells` cell rows per kind."""
         d = registry_diff(self.home, ref_a, ref_b)
-        cells = d.cells.with_columns(
-            pl.when(pl.col("change") != "changed").then(pl.col("change"))
-            .when(pl.col("setting_changed")).then(pl.lit("evaluation setting changed"))
-            .when(pl.col("citation_changed")).then(pl.lit("new citation or source"))
-            .otherwise(pl.lit("value revised by the same citation")).alias("cause"))
+        cells = d.cells  # each row's cause is the library's (`store.diff.CAUSES`)
         out = {"a": d.a, "b": d.b, "summary": d.counts(),
                "models": d.models.to_dicts(), "benchmarks": d.benchmarks.to_dicts(),
                "merged": d.merged.to_dicts(), "cells": {}, "truncated": {}}

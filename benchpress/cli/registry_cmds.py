@@ -22,6 +22,7 @@ from benchpress.cli.scores import parse_scores
 from benchpress.cli.shown import grouped_warnings, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
+from benchpress.store.diff import diff_tables, read_tables
 from benchpress.store.sql import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryCancelled, execute
 from benchpress.store.snapshot import list_snapshots, resolve_snapshot
 from benchpress.store.tables import read_table, readable, registry_exists
@@ -100,6 +101,43 @@ def verbose_option(f):
                         help="List every rejected row (default: counts by source and reason).")(f)
 
 
+def _scores_held(home: Home) -> int:
+    """How many observations the registry holds (its build.json counts; 0 if none)."""
+    import json
+
+    if not registry_exists(home.registry):
+        return 0
+    manifest = json.loads((readable(home.registry) / "build.json").read_text(encoding="utf-8"))
+    return int(manifest.get("counts", {}).get("scores", 0))
+
+
+def _tables_to_compare(home: Home):
+    """The registry's tables before an ingest: {} for none yet, None when it is too large to
+    read twice for the summary of changes (`limits.MAX_INGEST_DIFF_SCORES`)."""
+    from benchpress import limits
+
+    if _scores_held(home) > limits.MAX_INGEST_DIFF_SCORES:
+        return None
+    return read_tables(home.registry) if registry_exists(home.registry) else {}
+
+
+def _print_changes(home: Home, report, sid: str, before) -> None:
+    """On stderr: what the ingest changed in the registry's cells, by cause (`store.diff`)."""
+    from benchpress import limits
+
+    if before is None or report.counts.get("scores", 0) > limits.MAX_INGEST_DIFF_SCORES:
+        stderr.print("changes by cause: `benchpress diff` between snapshots (the registry is "
+                     "too large to compare here)", markup=False, highlight=False)
+        return
+    after = read_tables(home.registry)
+    if not before:  # the first build: everything is new
+        before = {name: df.clear() for name, df in after.items()}
+    versions = [s.version for s in report.sources if s.source_id == sid and s.version]
+    label = f"{sid}@{max(versions)}" if versions else sid
+    stderr.print(f"{label} changed {diff_tables(before, after, a='before', b='after').brief()}",
+                 markup=False, highlight=False)
+
+
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--no-git", is_flag=True, help="Do not run `git init` / `dvc init`.")
@@ -124,9 +162,11 @@ def init(directory: Path, no_git: bool):
 @click.command()
 @click.argument("location", required=False)
 @click.option("--adapter", help="Adapter name (default: detected from the content).")
-@click.option("--id", "--source", "source_id", help="Source id (default: adapter and content hash).")
-@click.option("--version", "version", help="Add LOCATION as this version of source --source "
-              "(e.g. 2026-06-19T0954; default: the date the input carries, if it is versioned).")
+@click.option("--source", "source", help="A saved source LOCATION is a new version of (an error "
+              "if there is no such source; the error lists them).")
+@click.option("--id", "source_id", help="Id of a new source (default: adapter and content hash).")
+@click.option("--version", "version", help="The version's label (e.g. 2026-06-19T0954; default: "
+              "the date the input carries; a new source without one: the day it is retrieved).")
 @click.option("--licence", help="Licence of the data, recorded with the source.")
 @click.option("--url", "--source-url", "url",
               help="Canonical URL of a local file (its citation, e.g. a model card's page or "
@@ -139,8 +179,8 @@ def init(directory: Path, no_git: bool):
 @home_option
 @handle_errors
 @executor_option
-def ingest(location, adapter, source_id, version, licence, url, all_sources, allow_rejects,
-           verbose, mirror, home, executor):
+def ingest(location, adapter, source, source_id, version, licence, url, all_sources,
+           allow_rejects, verbose, mirror, home, executor):
     """Ingest a file, folder or URL (LOCATION) as a source, then rebuild the registry.
 
     Exit 0: every row landed; 1: refused, nothing changed; 2: bad usage; 3: the good rows
@@ -157,11 +197,13 @@ def ingest(location, adapter, source_id, version, licence, url, all_sources, all
             report = build_registry(home, mirror=mirror, on_source=update, executor=executor)
         rejected = _print_report(report, verbose=verbose)
     else:
+        before = _tables_to_compare(home)
         with progress_bar("ingesting") as update:
             sid, report = ingest_source(home, location, adapter=adapter, source_id=source_id,
                                         licence=licence, url=url, mirror=mirror, on_source=update,
-                                        version=version, executor=executor)
+                                        version=version, executor=executor, source=source)
         rejected = _print_report(report, only={sid}, verbose=verbose, limit=20)
+        _print_changes(home, report, sid, before)
         click.echo(sid)
     if rejected and not allow_rejects and not all_sources:
         click.echo(f"Error: {rejected} row(s) were rejected and kept in the quarantine table; the "

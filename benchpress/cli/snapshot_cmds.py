@@ -139,10 +139,15 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
                 render(df, fmt, title=f"{name} added and removed")
         if result.merged.height:
             render(result.merged, fmt, title="kept by normalization (raw spellings differ)")
+        if result.cells.height:
+            by_cause = (result.cells.group_by("change", "cause").len("cells")
+                        .sort("change", "cells", descending=[False, True]))
+            render(by_cause, fmt, title="cells by cause")
         changed = result.cells.filter(pl.col("change") == "changed")
-        brief = ["model_id", "benchmark_id", "score_a", "score_b", "difference", "cause",
+        # the cause first, so that it stays in view at 80 columns beside long model ids
+        brief = ["cause", "model_id", "benchmark_id", "score_a", "score_b", "difference",
                  "setting_a", "setting_b", "reference_url_b"]
-        key = ("model_id", "benchmark_id", "difference", "cause")  # kept at any width
+        key = ("cause", "model_id", "benchmark_id", "difference")  # kept at any width
         setting = changed.filter(pl.col("setting_changed"))
         if setting.height:
             render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed",

@@ -22,6 +22,10 @@ from benchpress.errors import BadInputError, as_os_error
 from benchpress.executor import LocalExecutor, get_executor
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
+from benchpress.store.methods import method_starts, split_methods, version_rows
+from benchpress.store.provenance import with_measured_by
+from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
+from benchpress.store.renames import apply_renames, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.sources import SourceConfig, check_source_id, config_versions, load_configs
 from benchpress.store.tables import locked, recover, views_sql, write_registry
@@ -116,6 +120,10 @@ def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
     (a source's benchmark list first, then the order their scores appear)."""
     known = pl.concat([contract, *declared], how="diagonal_relaxed").unique(
         "benchmark_id", keep="first", maintain_order=True)
+    # method versions (`store.methods`) are described as their base benchmark
+    versions = version_rows(known, scores["benchmark_id"].unique().sort().to_list())
+    known = pl.concat([known, versions.join(known.select("benchmark_id"), on="benchmark_id",
+                                            how="anti")], how="diagonal_relaxed")
     order = pl.concat([pl.Series("benchmark_id", listed, dtype=pl.String), scores["benchmark_id"]])
     used = (order.to_frame().unique(maintain_order=True)
             .filter(pl.col("benchmark_id").is_in(scores["benchmark_id"].implode()))
@@ -123,6 +131,18 @@ def _benchmarks_table(contract: pl.DataFrame, declared: list[pl.DataFrame],
     return (used.join(known, on="benchmark_id", how="left")
             .with_columns(pl.col("ordinal").cast(pl.Int64), pl.coalesce("name", "benchmark_id").alias("name"))
             .select(list(Benchmarks.to_schema().columns)))
+
+
+def _aliases_table(contract: pl.DataFrame, renames: pl.DataFrame) -> pl.DataFrame:
+    """The alias table, plus each model id a source renamed (`store.renames`)."""
+    found = renames.unique("alias", keep="first", maintain_order=True).select(
+        pl.lit("model").alias("kind"), "alias", "canonical_id", pl.lit(RENAME_ORIGIN).alias("origin"),
+        pl.format("{}: the same upstream id ({}) as {}", "source_id", "upstream_id",
+                  "canonical_id").alias("note"))
+    table = contract.with_columns(pl.col("note").replace("", None))
+    found = found.join(table.filter(pl.col("kind") == "model").select("alias"), on="alias",
+                       how="anti")
+    return pl.concat([table, found], how="vertical_relaxed")
 
 
 _PREPARED: "OrderedDict[tuple, tuple]" = OrderedDict()  # in-process memo of prepared files
@@ -278,8 +298,17 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     else:  # every source version read and prepared on the cluster's workers
         parts = ex.map(_prepare_step, steps, **shared, progress=None if on_source is None
                        else lambda k, n: on_source(k, n, f"{k} of {n} sources read"))
+    # a renamed model (same upstream id in a source's versions) is its newest id
+    identities = [(config.id, vconf.version, part["models"])
+                  for (config, vconf), part in zip(steps, parts)]
+    renames = upstream_renames(identities)
+    warnings_renamed = [
+        f"source '{sid}' renamed provider '{old}' to '{new}' (same upstream id); add "
+        f"'{old},{new},table,...' to schemas/provider_aliases.csv to merge them"
+        for sid, old, new in provider_renames(identities)]
+    del identities
     for part in parts:
-        model_parts.append(part["models"])
+        model_parts.append(apply_renames(part["models"], renames))
         declared.append(part["declared"])
         listed += part["listed"]
         score_parts.append(part["scores"])
@@ -290,18 +319,24 @@ def build_locked(home: Home, *, mirror: Path | None = None,
 
     scores = (pl.concat(score_parts) if score_parts
               else pl.DataFrame(schema=StoredScores.to_schema().columns))
+    scores = apply_renames(scores, renames)
+    # a source's change of method files its later values under a new benchmark version
+    scores = split_methods(scores, method_starts(
+        scores, {c.id: c.method_changes for c in configs if c.method_changes}))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
+    models, warnings = _models_table(model_parts, scores)
+    scores = with_measured_by(scores, models, contracts)  # who measured each value
     cells = resolve_cells(scores, contracts.source_priority,
                           {c.id: k + 1 for k, c in enumerate(by_age)})
-    models, warnings = _models_table(model_parts, scores)
+    warnings += warnings_renamed
     tables = {
         "models": models,
         "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),
         "scores": scores,
         "cells": cells,
-        "aliases": contracts.aliases.with_columns(pl.col("note").replace("", None)),
+        "aliases": _aliases_table(contracts.aliases, renames),
         "sources": pl.DataFrame(source_rows, schema={
             c: col.dtype.type for c, col in Sources.to_schema().columns.items()}),
         "quarantine": (pl.concat(quarantine_parts) if quarantine_parts

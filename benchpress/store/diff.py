@@ -2,7 +2,8 @@
 
 `diff_folders(a, b)` compares two folders of registry tables and returns a `RegistryDiff`:
 
-- `models` / `benchmarks`: ids added in B or removed from A;
+- `models` / `benchmarks`: ids added in B or removed from A (a model a source renamed,
+  `store.renames`, names its other id in `renamed`);
 - `merged`: ids present in both whose raw spellings in the sources differ (for instance
   `hmmt_2025` in A and `hmmt_feb_2025` in B): normalization and the alias table kept them
   from showing up as one removal plus one addition;
@@ -16,13 +17,7 @@ or non-thinking). `setting_changed` is set when both versions know the mode and 
 or both name a specific effort and it differs; such changes are the most common cause of
 large moves between two releases of a matrix.
 
-Each added or changed cell names its `cause` (`CAUSES`):
-- `revised`: the same source gave another value (for versioned sources, a newer version:
-  its publisher revised it, or added it in a later version);
-- `new_source`: the value comes from a source that B has and A had not;
-- `setting`: another source's value, measured under another evaluation setting;
-- `priority`: another source, already in A, now wins the cell (source priority or recency).
-A removed cell has no cause.
+Every added, changed and removed cell names one `cause` (`CAUSES`: see `store.causes`).
 """
 
 from __future__ import annotations
@@ -34,19 +29,21 @@ import polars as pl
 
 from benchpress.errors import RegistryError
 from benchpress.home import Home
+from benchpress.store.causes import CAUSES, with_causes
 from benchpress.store.snapshot import resolve_snapshot
 from benchpress.store.sql import DEFAULT_TIMEOUT, run_select, sealed_connection
 from benchpress.store.tables import read_table, registry_exists
 
-__all__ = ["RegistryDiff", "diff", "diff_folders", "TOLERANCE", "CAUSES"]
+__all__ = ["RegistryDiff", "diff", "diff_folders", "diff_tables", "read_tables", "TOLERANCE",
+           "CAUSES"]
 
 TOLERANCE = 1e-9
 _KEY = ["model_id", "benchmark_id"]
 _UNKNOWN = ["", "unknown", "default", "n/a", "na", "none", "null"]
 _CELL_FIELDS = ["score", "source_id", "reference_url", "source_type", "reported_setting",
                 "source_version"]
-CAUSES = ("revised", "new_source", "setting", "priority")
-_TABLES = ("models", "benchmarks", "scores", "cells")  # the tables a diff reads
+_TABLES = ("models", "benchmarks", "scores", "cells", "sources", "quarantine",
+           "aliases")  # what a diff reads
 
 
 @dataclass(frozen=True)
@@ -88,12 +85,23 @@ class RegistryDiff:
         }
 
     def causes(self) -> dict[str, dict[str, int]]:
-        """{"changed": {cause: n}, "added": {cause: n}}: why cells changed (see `CAUSES`)."""
+        """{"changed": {cause: n}, "added": {..}, "removed": {..}}: why cells changed (see
+        `CAUSES`)."""
         out = {}
-        for change in ("changed", "added"):
+        for change in ("changed", "added", "removed"):
             part = self.cells.filter(pl.col("change") == change)
             out[change] = {c: n for c, n in part.group_by("cause").len().sort("cause").rows()}
         return out
+
+    def brief(self) -> str:
+        """One line: cells added, removed and changed, each with its counts by cause."""
+        parts = []
+        for change, counts in (("added", self.causes()["added"]),
+                               ("removed", self.causes()["removed"]),
+                               ("changed", self.causes()["changed"])):
+            by = ", ".join(f"{c} {n}" for c, n in sorted(counts.items(), key=lambda x: -x[1]))
+            parts.append(f"{change} {sum(counts.values())}" + (f" ({by})" if by else ""))
+        return "cells " + "; ".join(parts)
 
     def query(self, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT,
               max_rows: int | None = None) -> pl.DataFrame:
@@ -122,6 +130,24 @@ def _entity_changes(a: pl.DataFrame, b: pl.DataFrame, key: str, keep: list[str])
     return pl.concat([added.with_columns(pl.lit("added").alias("change")),
                       removed.with_columns(pl.lit("removed").alias("change"))]
                      ).select("change", *cols).sort("change", key)
+
+
+def _renamed_models(models: pl.DataFrame, tb: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """`models` with `renamed`: for a removed id that B's alias table maps to an added one,
+    the new id on the removed row and the old id on the added row (else null)."""
+    pairs = (tb["aliases"].filter(pl.col("kind") == "model")
+             .select("alias", "canonical_id")
+             .join(models.filter(pl.col("change") == "removed").select(alias="model_id"),
+                   on="alias")
+             .join(models.filter(pl.col("change") == "added").select(canonical_id="model_id"),
+                   on="canonical_id"))
+    old_to_new = pairs.select(pl.lit("removed").alias("change"), pl.col("alias").alias("model_id"),
+                              pl.col("canonical_id").alias("renamed"))
+    new_to_old = pairs.select(pl.lit("added").alias("change"),
+                              pl.col("canonical_id").alias("model_id"),
+                              pl.col("alias").alias("renamed"))
+    return models.join(pl.concat([old_to_new, new_to_old]).unique(["change", "model_id"]),
+                       on=["change", "model_id"], how="left")
 
 
 def _spellings(scores: pl.DataFrame, kind: str) -> pl.DataFrame:
@@ -182,24 +208,9 @@ def _label(mode: pl.Expr, effort: pl.Expr) -> pl.Expr:
                                      .otherwise(pl.lit(", effort ") + effort))))
 
 
-def _cause(old_sources: pl.Expr) -> pl.Expr:
-    """The cause of an added or changed cell (see the module docstring); null if removed."""
-    same = pl.col("source_id_a") == pl.col("source_id_b")
-    new_source = ~pl.col("source_id_b").is_in(old_sources)
-    added = pl.col("change") == "added"
-    return (pl.when(pl.col("change") == "removed").then(None)
-            .when(added & new_source).then(pl.lit("new_source"))
-            .when(added).then(pl.lit("revised"))
-            .when(same).then(pl.lit("revised"))
-            .when(new_source).then(pl.lit("new_source"))
-            .when(pl.col("setting_changed")).then(pl.lit("setting"))
-            .otherwise(pl.lit("priority")).alias("cause"))
-
-
 def _cell_changes(tables_a: dict[str, pl.DataFrame],
                   tables_b: dict[str, pl.DataFrame]) -> pl.DataFrame:
     sides = []
-    old_sources = tables_a["scores"]["source_id"].unique().implode()
     for tables, suffix in ((tables_a, "_a"), (tables_b, "_b")):
         cells = tables["cells"]
         if "source_version" not in cells.columns:  # a version written before source versions
@@ -230,7 +241,7 @@ def _cell_changes(tables_a: dict[str, pl.DataFrame],
         .filter(pl.col("change").is_not_null())
         .with_columns(pl.when(pl.col("change") == "changed").then(pl.col(c)).otherwise(False)
                       .alias(c) for c in ("setting_changed", "citation_changed"))
-        .with_columns(_cause(old_sources))
+        .pipe(with_causes, tables_a, tables_b)
         .select("change", *_KEY, "score_a", "score_b", "difference", "cause", "setting_changed",
                 "setting_a", "setting_b", "citation_changed", "source_id_a", "source_id_b",
                 "reference_url_a", "reference_url_b", "source_type_a", "source_type_b",
@@ -280,18 +291,27 @@ def diff_folders(folder_a: Path, folder_b: Path, *, a: str | None = None,
     RegistryDiff
         `cells` has one row per added, removed or changed (model, benchmark) cell.
     """
-    for folder in (folder_a, folder_b):
-        if not registry_exists(folder):
-            raise RegistryError(f"{folder}: not a registry or snapshot folder (no build.json)")
-    ta, tb = ({name: read_table(folder, name) for name in _TABLES}
-              for folder in (folder_a, folder_b))
-    models = _entity_changes(ta["models"], tb["models"], "model_id", ["name", "provider"])
+    ta, tb = read_tables(folder_a), read_tables(folder_b)
+    return diff_tables(ta, tb, a=a or str(folder_a), b=b or str(folder_b))
+
+
+def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
+    """The tables a diff reads from a registry or snapshot folder."""
+    if not registry_exists(folder):
+        raise RegistryError(f"{folder}: not a registry or snapshot folder (no build.json)")
+    return {name: read_table(folder, name) for name in _TABLES}
+
+
+def diff_tables(ta: dict[str, pl.DataFrame], tb: dict[str, pl.DataFrame], *, a: str,
+                b: str) -> RegistryDiff:
+    """`diff_folders` on tables already read (`read_tables`); `a`, `b` label the versions."""
+    models = _renamed_models(
+        _entity_changes(ta["models"], tb["models"], "model_id", ["name", "provider"]), tb)
     benchmarks = _entity_changes(ta["benchmarks"], tb["benchmarks"], "benchmark_id",
                                  ["name", "category"])
     merged = _merged(ta["scores"], tb["scores"])
     cells = _cell_changes(ta, tb)
-    return RegistryDiff(a or str(folder_a), b or str(folder_b),
-                        _summary(ta, tb, models, benchmarks, merged, cells),
+    return RegistryDiff(a, b, _summary(ta, tb, models, benchmarks, merged, cells),
                         models, benchmarks, merged, cells)
 
 

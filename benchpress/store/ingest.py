@@ -7,12 +7,15 @@ that was refused (no adapter recognises it, or the build failed) is removed from
 again unless another source pins it: nothing refused stays behind.
 
 A later copy of an existing source is ingested as a new *version* of it
-(`ingest(..., source_id="livebench", version="2026-06-19T0954")`, CLI `--source ID --version
-LABEL`): the version is added to the source's config (see `store.sources`), `cells` takes the
-newest version and every version stays in `scores`. Without a label, the version is read from
-the input where it carries a date (`infer_version`: a folder or file named by date, such as
-LiveBench's history folders `2026-06-19T0954/` or `llms_2026-05-22.json`, else Artificial
-Analysis's `meta.fetched_at`), when the existing source is itself versioned.
+(`ingest(..., source="livebench", version="2026-06-19T0954")`, CLI `--source ID [--version
+LABEL]`): `source` must name a saved source (else the error lists the saved ids; a new source
+is made only with `source_id`, CLI `--id`). The version is added to the source's config (see
+`store.sources`), `cells` takes the newest version and every version stays in `scores`.
+Without a label, the version is read from the input where it carries a date
+(`infer_version`: a folder or file named by date, such as LiveBench's history folders
+`2026-06-19T0954/` or `llms_2026-05-22.json`, else Artificial Analysis's `meta.fetched_at`);
+an input without one is refused in one line. A new source is labelled the same way, its
+first version by the input's date, else by the day it was retrieved.
 
 Only http and https URLs are ingested (a local file is given as a plain path), and every
 message names the file or URL as the user gave it, never its copy in the cache.
@@ -28,14 +31,14 @@ from pathlib import Path
 
 from benchpress.adapters import detect_adapter, get_adapter
 from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
-from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError
+from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError, shown
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
 from benchpress.store.sources import (
     SourceConfig, add_version, check_source_id, config_versions, load_configs, slug,
 )
 
-__all__ = ["ingest", "rebuild_with", "infer_version", "with_version"]
+__all__ = ["ingest", "rebuild_with", "infer_version", "with_version", "check_source"]
 
 
 def rebuild_with(home: Home, config: SourceConfig, *, mirror: Path | None = None,
@@ -89,25 +92,29 @@ def with_version(home: Home, config: SourceConfig, version: str | None, given: P
                  name: str | None = None) -> SourceConfig:
     """`config` (a new flat config) as a version of the saved source with its id, if any.
 
-    With an explicit `version`, the saved source (if there is one) gains it as a version; a
-    new source starts versioned. Without one, a saved source gains the version
+    With an explicit `version`, the saved source (if there is one) gains it as a version. A
+    new source gets a label too: `version`, else the date the input carries
+    (`infer_version`), else the day it was retrieved. A saved source gains the version
     `infer_version` reads from the input (a saved source is never replaced by other
-    content: without a date to read, give --version or another --source); the same
-    content again, or a new source, is taken as it is.
+    content: without a date to read, give --version); the same content as a saved version
+    again leaves the source as it is.
     """
     if version is not None and not _is_date_label(version):
         raise BadInputError(f"--version '{version}': expected a date label such as 2026-06-19 or "
                             "2026-06-19T0954 (labels must sort in time order), a real date")
     existing = next((c for c in load_configs(home.sources) if c.id == config.id), None)
-    if version is None:
+    if version is None and existing is not None:
         # the same content again (a file's digest; a folder read in place: its path)
-        if existing is None or (existing.sha256 or existing.path) == (config.sha256 or config.path):
-            return config
+        pins = {(v.sha256 or v.path) for v in config_versions(existing)}
+        if (config.sha256 or config.path) in pins:
+            return existing
         version = infer_version(given, name)
         if version is None:
             raise BadInputError(f"source '{config.id}' exists and {name or given} carries no "
-                                "date; give --version LABEL to add it as a version, or another "
-                                "--source for a new source")
+                                "date; give --version LABEL to add it as a version, or --id "
+                                "NEW_ID for a new source")
+    if version is None:  # a new source's first version
+        version = infer_version(given, name) or (config.retrieved_at or date.today().isoformat())[:10]
     config = replace(config, version=version, published=config.published or version[:10])
     if existing is None:
         return config
@@ -116,6 +123,18 @@ def with_version(home: Home, config: SourceConfig, version: str | None, given: P
                             f"this input is '{config.adapter}'; a version must have the same "
                             "format (or give another --id)")
     return add_version(existing, replace(config, order=existing.order))
+
+
+def check_source(home: Home, source: str) -> None:
+    """Raise UsageError unless `source` is the id of a saved source (the message lists them)."""
+    ids = [c.id for c in load_configs(home.sources)]
+    if source in ids:
+        return
+    near = [i for i in ids if i.startswith(source + "-") or source in i]
+    hint = f" (did you mean {' or '.join(near[:3])}?)" if near else ""
+    listed = ", ".join(sorted(ids)) if ids else "none yet"
+    raise UsageError(f"--source {shown(source)} is not a source of this registry{hint}; "
+                     f"sources: {listed}; give --id {shown(source)} to make a new source")
 
 
 def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:
@@ -143,15 +162,23 @@ def _drop_refused(home: Home, got: FetchResult) -> None:
 def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: str | None = None,
            licence: str | None = None, url: str | None = None,
            mirror: Path | None = None, on_source=None,
-           version: str | None = None, executor=None) -> tuple[str, BuildReport]:
+           version: str | None = None, executor=None,
+           source: str | None = None) -> tuple[str, BuildReport]:
     """Ingest one file, folder or http(s) URL; returns (source id, build report).
 
     `url` is the canonical address of a local file (recorded as the source's URL and used
-    as the citation of sources that cite themselves, such as model cards). `version` labels
-    the input as a version of source `source_id` (see `with_version`).
+    as the citation of sources that cite themselves, such as model cards). `source` names
+    a saved source the input is a version of (an error if there is none); `source_id` is the
+    id of a new source (or a saved one). `version` labels the version (see `with_version`).
     """
+    if source is not None:
+        if source_id is not None and source_id != source:
+            raise UsageError("give either --source ID (a saved source) or --id ID (a new one)")
+        check_source(home, source)
+        source_id = source
     if version is not None and not source_id:
-        raise BadInputError("--version needs --source ID: the source this is a version of")
+        raise BadInputError("--version needs --source ID (the saved source this is a version "
+                            "of) or --id ID (a new source)")
     if source_id is not None:  # it names a file under sources/: checked before any write
         check_source_id(source_id, "--id")
     # later ingests build after (and count as newer than) the sources already there

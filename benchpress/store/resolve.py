@@ -3,9 +3,13 @@
 Every observation stays in `scores`, of every version of every source; only each source's
 newest version (`latest_versions`: the greatest `source_version` label, see
 `store.sources`) takes part in a cell, so a value its publisher revised is replaced, never
-counted as a disagreement. Among those, the cell takes the winner of this order:
+counted as a disagreement. One exception: a benchmark whose method the source changed
+(`store.methods`: the newest version has it only as `<id>@<version>`) keeps the source's
+values of the old method from the last version that had them, so the old column stays. Among those, the cell takes the winner of this order:
 1. not marked `dropped` by the publisher's audit;
-2. source type priority from schemas/source_priority.csv (official blog first);
+2. source type priority from schemas/source_priority.csv (official blog first), the type
+   an observation ranks as by who measured it (`store.provenance`: a vendor's card quoting
+   another maker's model ranks as a third party);
 3. recency: the newer source (its `published` date, else its build order);
 4. the earlier row in that source.
 `n_disagreeing` counts the other observations whose value differs from the winner.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from benchpress.store.provenance import ranked_type
 from benchpress.validate.schemas import Cells
 
 __all__ = ["resolve_cells", "latest_versions", "NOT_OBSERVED"]
@@ -25,13 +30,29 @@ __all__ = ["resolve_cells", "latest_versions", "NOT_OBSERVED"]
 NOT_OBSERVED = ("estimated", "superseded", "retracted")
 
 
+def _current(frame):
+    """`frame` (a DataFrame or LazyFrame of observations) with only the observations that
+    take part in cells (see the module docstring)."""
+    version, src = pl.col("source_version"), "source_id"
+    base = pl.col("benchmark_id").str.split("@").list.first().alias("_base")
+    marked = (frame.with_columns(base, version.max().over(src).alias("_newest"))
+              .with_columns((version == pl.col("_newest")).fill_null(False).alias("_in_newest"))
+              .with_columns(pl.col("_in_newest").any().over(src, "benchmark_id").alias("_id_now"),
+                            pl.col("_in_newest").any().over(src, "_base").alias("_base_now"),
+                            version.max().over(src, "benchmark_id").alias("_last")))
+    # the old method of a benchmark the newest version shows only under a new method
+    frozen = ~pl.col("_id_now") & pl.col("_base_now") & (version == pl.col("_last"))
+    return (marked.filter(pl.col("_newest").is_null() | pl.col("_in_newest") | frozen)
+            .drop("_base", "_newest", "_in_newest", "_id_now", "_base_now", "_last"))
+
+
 def latest_versions(scores: pl.DataFrame) -> pl.DataFrame:
-    """The observations of each source's newest version (all rows of an unversioned source;
-    a table written before versions existed gets a null `source_version` column)."""
+    """The observations that take part in cells: each source's newest version (all rows of
+    an unversioned source), and the last values of a benchmark's old method (see the module
+    docstring); a table written before versions existed gets a null `source_version` column."""
     if "source_version" not in scores.columns:
         return scores.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
-    newest = pl.col("source_version").max().over("source_id")
-    return scores.filter(newest.is_null() | (pl.col("source_version") == newest))
+    return _current(scores)
 
 
 def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
@@ -43,19 +64,18 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
     between copying 9 columns and 19.
     """
     worst = max(source_priority.values(), default=0) + 1
-    if "source_version" not in scores.columns:
-        scores = scores.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
+    for col in ("source_version", "measured_by"):
+        if col not in scores.columns:
+            scores = scores.with_columns(pl.lit(None, dtype=pl.String).alias(col))
     shown = ["model_id", "benchmark_id", "score", "source_id", "reference_url", "source_type",
-             "reported_setting", "audit_status", "source_version"]
-    newest = pl.col("source_version").max().over("source_id")
+             "reported_setting", "audit_status", "source_version", "measured_by"]
     ranked = (
-        scores.lazy().select(shown)
-        .filter(newest.is_null() | (pl.col("source_version") == newest))
+        _current(scores.lazy().select(shown))
         .filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
         .with_row_index("_pos").with_columns(
             (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
-            pl.col("source_type").replace_strict(source_priority, default=worst,
-                                                 return_dtype=pl.Int64).alias("_priority"),
+            ranked_type().replace_strict(source_priority, default=worst,
+                                         return_dtype=pl.Int64).alias("_priority"),
             (-pl.col("source_id").replace_strict(source_rank, default=0,
                                                  return_dtype=pl.Int64)).alias("_age"),
         )
@@ -77,7 +97,7 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
         ranked.group_by("_cell", maintain_order=True)
         .agg(
             pl.col(*key, "score", "source_id", "reference_url", "source_type", "reported_setting",
-                   "audit_status", "source_version").first(),
+                   "audit_status", "source_version", "measured_by").first(),
             pl.len().cast(pl.Int64).alias("n_observations"),
             ((pl.col("score") - pl.col("score").first()).abs() > 1e-9).sum()
             .cast(pl.Int64).alias("n_disagreeing"),

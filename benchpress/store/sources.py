@@ -30,6 +30,13 @@ sha256: 5d1e...
 versions:                         # older versions, oldest first
   - {version: 2026-06-17T0855, mirror_path: livebench-history/2026-06-17T0855, sha256: 0a3c...}
 ```
+A source that changed how it computes a benchmark declares it, so that the values from that
+version on become a new version of the benchmark (`store.methods`; changes the values show are
+detected without it):
+
+```yaml
+method_changes: {aa_intelligence_index: ['2026-05-22']}
+```
 Version labels sort chronologically as text (ISO dates, optionally with a time:
 `2026-06-19`, `2026-06-19T0954`); `cells` takes each source's newest version (the greatest
 label), and every version's observations stay in `scores` (`source_version`).
@@ -71,6 +78,9 @@ class SourceConfig:
     description: str | None = None
     version: str | None = None     # label of the version the fields above describe (newest)
     versions: list | None = None   # older versions: dicts of VERSION_FIELDS, oldest first
+    # declared changes of method: {benchmark_id: [version where a new method starts, ...]}
+    # (see `store.methods`)
+    method_changes: dict | None = None
 
 
 # the fields that differ between two versions of one source
@@ -190,6 +200,13 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
                                     f"'version' and only {', '.join(VERSION_FIELDS)}")
                 doc["versions"] = [{k: (None if v is None else str(v)) for k, v in e.items()}
                                    for e in doc["versions"]]
+            if doc.get("method_changes") is not None:
+                if not isinstance(doc["method_changes"], dict) or not all(
+                        isinstance(v, list) for v in doc["method_changes"].values()):
+                    raise TypeError("field 'method_changes' must map benchmark ids to lists of "
+                                    "version labels")
+                doc["method_changes"] = {str(b): [str(v) for v in starts]
+                                         for b, starts in doc["method_changes"].items()}
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
             raise BadInputError(f"{file}: not a valid source config ({exc})") from exc

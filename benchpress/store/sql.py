@@ -132,12 +132,14 @@ def _with_derived(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
     """`tables` plus what the views read besides them: `_scores_in_file_order` (scores with
     their `file_row_number`) when `scores` is among them."""
     out = dict(tables)
+    # a registry built before versions (source_version) or provenance (measured_by)
+    for name, cols in (("scores", ("source_version", "measured_by")), ("cells", ("measured_by",))):
+        if name in out:
+            missing = [c for c in cols if c not in out[name].columns]
+            out[name] = out[name].with_columns(pl.lit(None, dtype=pl.String).alias(c)
+                                               for c in missing)
     if "scores" in tables:
-        scores = tables["scores"]
-        if "source_version" not in scores.columns:  # a registry built before versions
-            scores = out["scores"] = scores.with_columns(
-                pl.lit(None, dtype=pl.String).alias("source_version"))
-        out["_scores_in_file_order"] = scores.with_row_index("file_row_number")
+        out["_scores_in_file_order"] = out["scores"].with_row_index("file_row_number")
     return out
 
 

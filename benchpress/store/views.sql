@@ -3,13 +3,23 @@
 -- cells, aliases, sources, quarantine and matrix (wide), plus _scores_in_file_order (scores
 -- with their file_row_number), in a sealed connection, then runs this file.
 -- latest_scores: the observations of each source's newest version (every row of an
--- unversioned source); older versions stay in `scores` and in `score_history`.
+-- unversioned source), and the last values of a benchmark's old method where the newest
+-- version has it only as a method version `<id>@<version>` (`store.resolve`); older versions
+-- stay in `scores` and in `score_history`.
 CREATE OR REPLACE VIEW latest_scores AS
-    SELECT * EXCLUDE (_newest) FROM (
-        SELECT *, max(source_version) OVER (PARTITION BY source_id) AS _newest
-        FROM _scores_in_file_order
+    SELECT * EXCLUDE (_newest, _in_newest_id, _in_newest_base, _newest_id) FROM (
+        SELECT *,
+            bool_or(source_version = _newest) OVER (PARTITION BY source_id, benchmark_id)
+                AS _in_newest_id,
+            bool_or(source_version = _newest)
+                OVER (PARTITION BY source_id, split_part(benchmark_id, '@', 1)) AS _in_newest_base,
+            max(source_version) OVER (PARTITION BY source_id, benchmark_id) AS _newest_id
+        FROM (SELECT *, max(source_version) OVER (PARTITION BY source_id) AS _newest
+              FROM _scores_in_file_order)
     )
-    WHERE _newest IS NULL OR source_version = _newest;
+    WHERE _newest IS NULL OR source_version = _newest
+       OR (NOT coalesce(_in_newest_id, false) AND coalesce(_in_newest_base, false)
+           AND source_version = _newest_id);
 -- score_history: every version's value of every (model, benchmark, source), oldest version
 -- first; `revised` marks a value that differs from the same source's previous version.
 CREATE OR REPLACE VIEW score_history AS
@@ -27,11 +37,13 @@ CREATE OR REPLACE VIEW score_history AS
     );
 -- conflicts: every observation of a source's newest version that lost to the resolved
 -- cell's winner (a value its publisher revised is history, not a conflict; a value
--- superseded by a newer citation or retracted is kept in scores for audit, not a conflict)
+-- superseded by a newer citation or retracted is kept in scores for audit, not a conflict),
+-- with who measured each side (`measured_by`, see store/provenance.py)
 CREATE OR REPLACE VIEW conflicts AS
     SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, c.source_id AS resolved_source,
            s.score AS other_score, s.source_id AS other_source, s.source_type AS other_source_type,
-           s.reference_url AS other_reference_url, s.score - c.score AS difference
+           s.reference_url AS other_reference_url, s.score - c.score AS difference,
+           c.measured_by AS resolved_measured_by, s.measured_by AS other_measured_by
     FROM latest_scores s JOIN cells c USING (model_id, benchmark_id)
     WHERE abs(s.score - c.score) > 1e-9
       AND coalesce(s.audit_status, '') NOT IN ('superseded', 'retracted');

@@ -1,8 +1,11 @@
 """The contract files under `schemas/`, loaded once per build.
 
 These files are data a maintainer edits and reviews: benchmark scales and ranges
-(`benchmarks.csv`, `scales.yaml`), the alias table (`aliases.csv`), source priorities
-(`source_priority.csv`) and the URL rules that infer a source type (`url_source_types.csv`).
+(`benchmarks.csv`, `scales.yaml`), the alias table (`aliases.csv`), the provider alias table
+(`provider_aliases.csv`: a maker's old or other name -> the name the registry uses; optional),
+source priorities (`source_priority.csv`), the URL rules that infer a source type
+(`url_source_types.csv`) and the URL rules that name who speaks at a URL (`vendor_urls.csv`:
+a model's maker, or a leaderboard; optional).
 """
 
 from __future__ import annotations
@@ -32,6 +35,19 @@ class Contracts:
     aliases: pl.DataFrame           # schemas/aliases.csv
     source_priority: dict[str, int]
     url_rules: list[tuple[re.Pattern, str]]
+    # schemas/provider_aliases.csv: provider name (lower-cased) -> the name the registry uses
+    provider_aliases: dict[str, str] | None = None
+    # schemas/vendor_urls.csv: (pattern, names of who speaks there, "maker" or "leaderboard")
+    vendor_rules: list[tuple[re.Pattern, tuple[str, ...], str]] | None = None
+
+    def vendor_for_url(self, url: str | None) -> tuple[tuple[str, ...], str] | None:
+        """(the names of who speaks at `url`, "maker" or "leaderboard"), or None if no rule
+        matches (`schemas/vendor_urls.csv`)."""
+        if url:
+            for pattern, names, kind in self.vendor_rules or ():
+                if pattern.search(url):
+                    return names, kind
+        return None
 
     def scale_for_metric(self, metric: str | None) -> str | None:
         """The scale a free-text metric label implies, or None when no rule matches."""
@@ -98,6 +114,22 @@ def load_contracts(schemas_dir: Path) -> Contracts:
     aliases = _read_csv(schemas_dir / "aliases.csv")
     priority = _read_csv(schemas_dir / "source_priority.csv")
     url_rules = _read_csv(schemas_dir / "url_source_types.csv")
+    providers = {}
+    if (schemas_dir / "provider_aliases.csv").is_file():
+        table = _read_csv(schemas_dir / "provider_aliases.csv")
+        if not {"alias", "canonical"} <= set(table.columns):
+            raise BadInputError(f"{schemas_dir / 'provider_aliases.csv'}: expected the columns "
+                                "alias, canonical, origin, note")
+        providers = {a.strip().lower(): c.strip() for a, c in zip(table["alias"], table["canonical"])
+                     if a and c}
+    vendors = []
+    if (schemas_dir / "vendor_urls.csv").is_file():
+        table = _read_csv(schemas_dir / "vendor_urls.csv")
+        for k, (pattern, maker, kind) in enumerate(zip(table["pattern"], table["maker"], table["kind"])):
+            if kind not in ("maker", "leaderboard") or not maker:
+                raise BadInputError(f"{schemas_dir / 'vendor_urls.csv'} row {k + 2}: field 'kind' "
+                                    "must be maker or leaderboard, with a maker name")
+            vendors.append((re.compile(pattern), tuple(n.strip() for n in maker.split("|")), kind))
     return Contracts(
         benchmarks=bench,
         scales=scales,
@@ -111,4 +143,6 @@ def load_contracts(schemas_dir: Path) -> Contracts:
         url_rules=[
             (re.compile(p), t) for p, t in zip(url_rules["pattern"], url_rules["source_type"])
         ],
+        provider_aliases=providers,
+        vendor_rules=vendors,
     )

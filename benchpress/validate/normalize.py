@@ -48,9 +48,16 @@ def canonical_model_id(raw: str | None) -> str | None:
     return re.sub(r"-{2,}", "-", text).strip("-.") or None
 
 
+# a benchmark version an adapter names itself (`nyt_connections@940`, see `store.methods`):
+# kept as it is; a label such as "HumanEval (pass@1)" is not one
+_VERSIONED = re.compile(r"[a-z0-9][a-z0-9._+\-]*@[0-9a-z][0-9a-z._\-]*")
+
+
 def canonical_benchmark_id(raw: str | None) -> str | None:
     if raw is None:
         return None
+    if _VERSIONED.fullmatch(raw.strip()):
+        return raw.strip()
     text = re.sub(r"[^a-z0-9.]+", "_", raw.strip().lower())
     return re.sub(r"_{2,}", "_", text).strip("_") or None
 

@@ -9,7 +9,7 @@ quarantine with the field and the reason, so nothing is lost.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandera.polars as pa
 import polars as pl
@@ -130,9 +130,16 @@ def identity_columns(model_ids: list[str | None], settings: list[str | None] | N
     }
 
 
-def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInfo):
-    """Canonical model rows; a second row for the same canonical id in one source is merged."""
+def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInfo,
+                    providers: dict[str, str] | None = None):
+    """Canonical model rows; a second row for the same canonical id in one source is merged.
+    A provider named in the provider alias table gets the table's name."""
     ids = [aliases.get(m, m) for m in (canonical_model_id(m) for m in out.models["model_id"])]
+    if providers:
+        out = replace(out, models=out.models.with_columns(
+            pl.col("provider").str.strip_chars().str.to_lowercase()
+            .replace_strict(providers, default=pl.col("provider"), return_dtype=pl.String)
+            .alias("provider")))
     identity = identity_columns(ids, out.models["setting"].to_list(), out.models["name"].to_list())
     models = out.models.with_columns(
         pl.Series("model_id", ids, dtype=pl.String),
@@ -346,7 +353,7 @@ def prepare_source(out: AdapterOutput, contracts: Contracts, info: SourceInfo) -
     mark duplicates, validate, explain the failures.
     """
     model_aliases = model_alias_map(contracts)
-    models, q_models = _prepare_models(out, model_aliases, info)
+    models, q_models = _prepare_models(out, model_aliases, info, contracts.provider_aliases)
     resolver = BenchmarkResolver(contracts)
     declared, listed = _new_benchmarks(out, contracts, resolver)
     resolver.add_ids(declared["benchmark_id"])  # declared ids now resolve to themselves

@@ -8,11 +8,15 @@ collects first; `tests/test_validate.py` proves that a bad value is caught.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import pandera.polars as pa
 import polars as pl
 
 __all__ = [
     "ID_PATTERN",
+    "BENCHMARK_ID_PATTERN",
+    "MEASURED_BY",
     "CHECK_MESSAGES",
     "Models",
     "Benchmarks",
@@ -27,6 +31,8 @@ __all__ = [
 ]
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*$"
+# a benchmark id may carry a method version, `aa_intelligence_index@2026-05-22` (`store.methods`)
+BENCHMARK_ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*(@[0-9a-z][0-9a-z._\-]*)?$"
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
 
 # What a failed named check means, keyed by the check's name (pandera reports a check by
@@ -75,7 +81,7 @@ class Models(pa.DataFrameModel):
 
 
 class Benchmarks(pa.DataFrameModel):
-    benchmark_id: str = pa.Field(str_matches=ID_PATTERN, unique=True)
+    benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN, unique=True)
     name: str
     category: str = pa.Field(nullable=True)
     scale: str = pa.Field(isin=["percent", "index", "elo", "rating", "dollars", "score"])
@@ -99,7 +105,7 @@ class Scores(pa.DataFrameModel):
     """Every observation, with its citation."""
 
     model_id: str = pa.Field(str_matches=ID_PATTERN)
-    benchmark_id: str = pa.Field(str_matches=ID_PATTERN)
+    benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN)
     score: float
     score_raw: str
     unit: str = pa.Field(nullable=True)
@@ -154,11 +160,16 @@ class ScoreCheck(Scores):
         return data.lazyframe.select(pl.col("duplicate_of").is_null())
 
 
+MEASURED_BY = ("own_vendor", "other_vendor", "vendor", "leaderboard", "third_party", "unknown")
+
+
 class StoredScores(Scores):
     """The built `scores` table: every observation plus the version of its source it came
-    from (`source_version`, null for an unversioned source; see `store.sources`)."""
+    from (`source_version`, null for an unversioned source; see `store.sources`) and who
+    measured it (`measured_by`, see `store.provenance`; absent in registries built before)."""
 
     source_version: str = pa.Field(nullable=True)
+    measured_by: Optional[str] = pa.Field(nullable=True, isin=list(MEASURED_BY))
 
 
 class Cells(pa.DataFrameModel):
@@ -173,6 +184,7 @@ class Cells(pa.DataFrameModel):
     reported_setting: str = pa.Field(nullable=True)
     audit_status: str = pa.Field(nullable=True)
     source_version: str = pa.Field(nullable=True)  # the winning source's newest version
+    measured_by: Optional[str] = pa.Field(nullable=True, isin=list(MEASURED_BY))  # the winner's
     n_observations: int = pa.Field(ge=1)
     n_disagreeing: int = pa.Field(ge=0)
     min_score: float
