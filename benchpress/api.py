@@ -319,11 +319,16 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         """The interval calibrator of this method on this matrix for `regime` ("cells":
         missing cells of known models, used by `complete`; "new_models": new models
         folded in from a few scores, used by `predict`), fitted on first use on held-out
-        data of the matrix (see `benchpress.predict.intervals.calibrate`)."""
+        data of the matrix (see `benchpress.predict.intervals.calibrate`); new models on
+        temporal splits when the models carry release dates (the last months, each folded
+        into a fit of what came before: the future these intervals are used for)."""
         if regime not in self._calibrators:
+            models = self.matrix.models
+            dates = (models["release_date"].to_list()
+                     if regime == "new_models" and "release_date" in models.columns else None)
             self._calibrators[regime] = conformal.calibrate(
                 self.estimator, self.matrix.values, self.scales, regime=regime,
-                **self._side_info())
+                release_dates=dates, **self._side_info())
         return self._calibrators[regime]
 
     def interval_coverage(self, folds: Folds | None, *, regime: str = "cells", seed: int = 2001,
