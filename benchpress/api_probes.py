@@ -153,6 +153,44 @@ class ProbesMixin:
                                    cutoffs=cutoffs, known=known, orders=orders, probes=probes,
                                    seed=seed, intervals=intervals, progress=progress)
 
+    def evaluate_later(self, later, *, methods=(), known=(1, 3, 5),
+                       orders=("reported", "random"), probes=(), seed: int = 42,
+                       intervals: bool = True, progress=None):
+        """The snapshot-to-snapshot form of the temporal yardstick: this matrix is the
+        earlier version; `later` (a ScoreMatrix of a later version, same sources, plus its
+        `scores` table as `later_scores`) brings new models, each folded in from the first
+        `known` scores its sources reported (`benchpress.predict.temporal`)."""
+        import polars as pl
+
+        from benchpress.predict import make_predictor
+        from benchpress.predict.temporal import later_snapshot_evaluation
+
+        matrix, scores = later
+        m = self.matrix
+        col = {b: j for j, b in enumerate(m.benchmark_ids)}
+        seen = set(m.model_ids)
+        new_ids = [i for i in matrix.model_ids if i not in seen]
+        rows = {i: k for k, i in enumerate(matrix.model_ids)}
+        cols = [col.get(b) for b in matrix.benchmark_ids]
+        T = np.full((len(new_ids), len(col)), np.nan)
+        for r, mid in enumerate(new_ids):
+            for jl, j in enumerate(cols):
+                if j is not None:
+                    T[r, j] = matrix.values[rows[mid], jl]
+        firsts = (scores.filter(pl.col("model_id").is_in(new_ids)).sort("source_id", "row")
+                  .unique(["model_id", "benchmark_id"], keep="first", maintain_order=True))
+        order = {mid: [col[b] for b in g["benchmark_id"] if b in col]
+                 for (mid,), g in firsts.group_by("model_id", maintain_order=True)}
+        keep = [r for r in range(len(new_ids)) if (~np.isnan(T[r])).any()]
+        estimators = {self.method: self.estimator,
+                      **{name: make_predictor(name) for name in methods if name != self.method}}
+        return later_snapshot_evaluation(
+            estimators, m.values, self.scales, m.models["release_date"].to_list(),
+            benchmark_ids=m.benchmark_ids, T=T[keep], later_ids=[new_ids[r] for r in keep],
+            reported=[np.asarray(order.get(new_ids[r], []), dtype=np.int64) for r in keep],
+            label=matrix.label or "later", known=known, orders=orders, probes=probes,
+            seed=seed, intervals=intervals, progress=progress)
+
     def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
         """Pairwise ranking preservation of this method's held-out predictions on `folds`
         (or of already computed held-out `cells`: a frame with fold, model_index,

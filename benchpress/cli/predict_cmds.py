@@ -159,6 +159,11 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
               help="With --temporal --orders probes: the probe benchmarks, e.g. 'hle,gpqa'.")
 @click.option("--baselines", "baselines_text", default="knn", show_default=True,
               help="With --temporal: other methods scored beside --method ('' for none).")
+@click.option("--later", "later_ref", default=None, metavar="SNAPSHOT",
+              help="With --temporal: the snapshot-to-snapshot form. --snapshot is the earlier "
+                   "version, LATER ('current' for the live registry) a later one; each model "
+                   "first seen in LATER is folded in from the first --known scores its "
+                   "sources reported (orders default to reported,random).")
 @click.option("--no-intervals", is_flag=True,
               help="With --temporal: skip the 90%% intervals (faster; no coverage).")
 @format_option()
@@ -166,16 +171,19 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
 @folds_options
 @executor_option
 def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, orders_text,
-             probe_text, baselines_text, no_intervals, write_folds, out, fmt, bp, home,
-             executor):
+             probe_text, baselines_text, later_ref, no_intervals, write_folds, out, fmt, bp,
+             home, executor):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5);
     with --new-models, whole models held out and folded in from a few of their scores;
     with --temporal, fit on the past and score the models released after each cutoff."""
     if temporal:
         if new_models is not None or write_folds:
             raise UsageError("--temporal cannot go with --new-models or --write-folds")
-        return _evaluate_temporal(bp, seeds[0], known_text, cutoffs_text, orders_text,
-                                  probe_text, baselines_text, not no_intervals, out, fmt)
+        return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, orders_text,
+                                  probe_text, baselines_text, later_ref, not no_intervals,
+                                  out, fmt)
+    if later_ref is not None:
+        raise UsageError("--later goes with --temporal")
     if new_models is not None:
         return _evaluate_new_models(_known_counts(new_models), seeds, write_folds, out, fmt,
                                     bp, executor)
@@ -209,14 +217,18 @@ def _known_counts(text: str, option: str = "--new-models") -> tuple:
     return ks
 
 
-def _evaluate_temporal(bp, seed, known_text, cutoffs_text, orders_text, probe_text,
-                       baselines_text, intervals, out, fmt) -> None:
+def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, probe_text,
+                       baselines_text, later_ref, intervals, out, fmt) -> None:
     """`evaluate --temporal`: percent-scale figures per method and k (other scales in the
-    JSON, each in its own units)."""
+    JSON, each in its own units); with --later, the snapshot-to-snapshot form."""
     import datetime as dt
 
     from benchpress.predict import available_methods
 
+    if later_ref is not None and cutoffs_text:
+        raise UsageError("--cutoffs and --later are two forms of --temporal: give one")
+    if later_ref is not None and orders_text == "random,popular":  # the option's default
+        orders_text = "reported,random"
     cutoffs = split_list(cutoffs_text) if cutoffs_text else None
     for c in cutoffs or []:
         try:
@@ -229,11 +241,15 @@ def _evaluate_temporal(bp, seed, known_text, cutoffs_text, orders_text, probe_te
         raise UsageError(f"--baselines: unknown method(s) {unknown}; choose from "
                          f"{available_methods()}")
     probes = bp.resolve_benchmarks(split_list(probe_text)).ids if probe_text else ()
+    common = dict(methods=baselines, known=_known_counts(known_text, "--known"),
+                  orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,
+                  intervals=intervals)
     with progress_bar("temporal evaluation") as update:
-        result = bp.evaluate_temporal(
-            methods=baselines, cutoffs=cutoffs, known=_known_counts(known_text, "--known"),
-            orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,
-            intervals=intervals, progress=update)
+        if later_ref is None:
+            result = bp.evaluate_temporal(cutoffs=cutoffs, progress=update, **common)
+        else:
+            result = bp.evaluate_later(_later_matrix(bp, home, later_ref), progress=update,
+                                       **common)
     m = bp.matrix
     report = {**result.to_json(
         groups=dict(zip(m.benchmark_ids, m.benchmarks["category"].fill_null("other"))),
@@ -245,8 +261,21 @@ def _evaluate_temporal(bp, seed, known_text, cutoffs_text, orders_text, probe_te
                or k == "cutoffs"}
     if write_or_emit(report, out, fmt, written=written, rows=summary):
         return
-    render(summary, "table", title=f"later models, percent-scale cells ({len(result.cutoffs)} "
-                                    f"cutoffs from {result.cutoffs[0]})")
+    title = (f"models first seen in {later_ref}, percent-scale cells" if later_ref else
+             f"later models, percent-scale cells ({len(result.cutoffs)} cutoffs from "
+             f"{result.cutoffs[0]})")
+    render(summary, "table", title=title)
+
+
+def _later_matrix(bp, home, ref: str):
+    """The later version for `evaluate --temporal --later REF`: its matrix (with the
+    earlier one's sources) and its scores table (the order sources reported in)."""
+    from benchpress.store.matrix import load_matrix
+    from benchpress.store.snapshot import resolve_snapshot
+    from benchpress.store.tables import read_table
+
+    folder = resolve_snapshot(home, None if ref == "current" else ref)
+    return load_matrix(folder, sources=bp.sources, label=ref), read_table(folder, "scores")
 
 
 def _evaluate_new_models(known, seeds, write_folds, out, fmt, bp, executor) -> None:

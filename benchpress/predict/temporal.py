@@ -11,7 +11,9 @@ no refit) with their 90% intervals, and compared with what it scored:
 * ``"random"``: k of its benchmarks at random (seeded by cutoff, model and k);
 * ``"popular"``: the k of its benchmarks that most training models report, the ones a
   vendor reports first;
-* ``"probes"``: the given probe benchmarks it has, then popular ones to make up k.
+* ``"probes"``: the given probe benchmarks it has, then popular ones to make up k;
+* ``"reported"`` (:func:`later_snapshot_evaluation`): the first k its sources reported,
+  in their own order (the leaderboard's columns, a model card's table).
 
 Errors are reported per scale, never pooled across them: ``medae`` is over percent-scale
 cells only (points); Elo, index, dollar and other cells each get their own MedAE in their
@@ -34,9 +36,10 @@ from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.intervals import calibrate, fold_in_intervals, MatrixSupport
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["TemporalResult", "temporal_evaluation", "monthly_cutoffs", "ORDERS"]
+__all__ = ["TemporalResult", "temporal_evaluation", "later_snapshot_evaluation",
+           "monthly_cutoffs", "ORDERS"]
 
-ORDERS = ("random", "popular", "probes")
+ORDERS = ("random", "popular", "probes", "reported")
 
 
 def monthly_cutoffs(release_dates, n_months: int = 12) -> list[str]:
@@ -161,14 +164,11 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
     TemporalResult
     """
     Y = check_scores(Y, scales)
-    bad = [o for o in orders if o not in ORDERS]
-    if bad:
-        raise UsageError(f"unknown reveal order(s) {bad}; choose from {list(ORDERS)}")
+    _check_orders(orders)
     dates = np.array([str(d)[:10] if d else "" for d in release_dates])
     cutoffs = sorted(cutoffs) if cutoffs else monthly_cutoffs(dates, 12)
     col = {b: j for j, b in enumerate(benchmark_ids)}
     probe_cols = [col[p] for p in probes if p in col]
-    scale_kind = np.asarray(scales.kind)
     obs = ~np.isnan(Y)
     frames, n_train, n_test = [], {}, {}
     ends = cutoffs[1:] + ["9999-12-31"]
@@ -179,50 +179,129 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
         n_train[start], n_test[start] = int(train.sum()), int(test.size)
         if test.size == 0 or train.sum() < 3:
             continue
-        Ytr = Y[train]
-        popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
-        trained = popularity > 0
+        later = _Later(Y[test], [model_ids[i] for i in test], start, [None] * test.size,
+                       [[seed, c, int(i)] for i in test])
         for m, (name, est) in enumerate(estimators.items()):
-            pred = clone(est).fit(Ytr, scales)
-            with_iv = intervals and m == 0  # the first method's intervals only: they cost
-            cal = calibrate(est, Ytr, scales, regime="new_models",
-                            release_dates=dates[train]) if with_iv else None
-            support = MatrixSupport(pred) if with_iv else None
-            for order in orders:
-                for k in known:
-                    S = np.full((test.size, Y.shape[1]), np.nan)
-                    hidden = np.zeros(S.shape, dtype=bool)
-                    for r, i in enumerate(test):
-                        row_obs = obs[i] & trained
-                        seq = _reveal_order(row_obs, order, popularity, probe_cols,
-                                            [seed, c, int(i), int(k)])
-                        if seq.size <= k:
-                            continue
-                        S[r, seq[:k]] = Y[i, seq[:k]]
-                        hidden[r] = row_obs
-                        hidden[r, seq[:k]] = False
-                    if not hidden.any():
-                        continue
-                    if with_iv:
-                        out = fold_in_intervals(pred, cal, S, support)
-                        P, lo, hi = out["predicted"], out["lower"], out["upper"]
-                    else:
-                        P = pred.fold_in(S)
-                        lo = hi = np.full(P.shape, np.nan)
-                    rr, jj = np.nonzero(hidden)
-                    actual, p = Y[test[rr], jj], P[rr, jj]
-                    frames.append(pl.DataFrame({
-                        "method": name, "cutoff": start, "order": order, "k": int(k),
-                        "model_id": [model_ids[i] for i in test[rr]],
-                        "benchmark_id": [benchmark_ids[j] for j in jj],
-                        "scale": scale_kind[jj].astype(str), "actual": actual, "predicted": p,
-                        "lower": lo[rr, jj], "upper": hi[rr, jj],
-                        "abs_error": np.abs(p - actual),
-                        "covered": np.where(np.isnan(lo[rr, jj]), np.nan,
-                                            (lo[rr, jj] <= actual) & (actual <= hi[rr, jj]))}))
+            frames += _score_later(name, est, Y[train], scales, dates[train], later,
+                                   intervals=intervals and m == 0, orders=orders, known=known,
+                                   probe_cols=probe_cols, benchmark_ids=benchmark_ids)
             if progress is not None:
                 progress(c * len(estimators) + m + 1, steps, f"{start} {name}")
     if not frames:
         raise BadInputError("no later model to score: no model with enough scores was "
                             f"released on or after {cutoffs[0]}")
     return TemporalResult(pl.concat(frames).fill_nan(None), list(cutoffs), n_train, n_test)
+
+
+def _check_orders(orders) -> None:
+    bad = [o for o in orders if o not in ORDERS]
+    if bad:
+        raise UsageError(f"unknown reveal order(s) {bad}; choose from {list(ORDERS)}")
+
+
+@dataclass
+class _Later:
+    """The later models of one split: their scores ``T`` (n_test, n_benchmarks) on the
+    training columns, ids, the split's label, each one's reported order (column indices
+    or None) and the seed key of its random order."""
+
+    T: np.ndarray
+    ids: list
+    label: str
+    reported: list
+    keys: list
+
+
+def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, intervals, orders,
+                 known, probe_cols, benchmark_ids) -> list:
+    """Fit ``est`` on ``Ytr``, fold each later model in from k revealed scores (each order
+    and k), and return one frame of scored cells per (order, k)."""
+    popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
+    trained = popularity > 0
+    pred = clone(est).fit(Ytr, scales)
+    cal = calibrate(est, Ytr, scales, regime="new_models",
+                    release_dates=train_dates) if intervals else None
+    support = MatrixSupport(pred) if intervals else None
+    scale_kind = np.asarray(scales.kind)
+    obs = ~np.isnan(later.T)
+    frames = []
+    for order in orders:
+        for k in known:
+            S = np.full(later.T.shape, np.nan)
+            hidden = np.zeros(S.shape, dtype=bool)
+            for r in range(later.T.shape[0]):
+                row_obs = obs[r] & trained
+                if order == "reported" and later.reported[r] is not None:
+                    seq = np.array([j for j in later.reported[r] if row_obs[j]], dtype=np.int64)
+                else:
+                    seq = _reveal_order(row_obs, "popular" if order == "reported" else order,
+                                        popularity, probe_cols, later.keys[r] + [int(k)])
+                if seq.size <= k:
+                    continue
+                S[r, seq[:k]] = later.T[r, seq[:k]]
+                hidden[r] = row_obs
+                hidden[r, seq[:k]] = False
+            if not hidden.any():
+                continue
+            if intervals:
+                out = fold_in_intervals(pred, cal, S, support)
+                P, lo, hi = out["predicted"], out["lower"], out["upper"]
+            else:
+                P = pred.fold_in(S)
+                lo = hi = np.full(P.shape, np.nan)
+            rr, jj = np.nonzero(hidden)
+            actual, p, lo, hi = later.T[rr, jj], P[rr, jj], lo[rr, jj], hi[rr, jj]
+            frames.append(pl.DataFrame({
+                "method": name, "cutoff": later.label, "order": order, "k": int(k),
+                "model_id": [later.ids[r] for r in rr],
+                "benchmark_id": [benchmark_ids[j] for j in jj],
+                "scale": scale_kind[jj].astype(str), "actual": actual, "predicted": p,
+                "lower": lo, "upper": hi, "abs_error": np.abs(p - actual),
+                "covered": np.where(np.isnan(lo), np.nan, (lo <= actual) & (actual <= hi))}))
+    return frames
+
+
+def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_dates, *,
+                              benchmark_ids, T, later_ids, reported=None, label: str = "later",
+                              known=(1, 3, 5), orders=("reported", "random"), probes=(),
+                              seed: int = 42, intervals: bool = True, progress=None
+                              ) -> TemporalResult:
+    """The snapshot-to-snapshot form: fit on an earlier version of the registry (``Y``,
+    its models' ``release_dates``) and score the models first seen in a later one.
+
+    Parameters
+    ----------
+    T : ndarray (n_later, n_benchmarks)
+        The later models' scores on the earlier matrix's columns (NaN elsewhere).
+    later_ids : list of str
+    reported : list of int arrays, optional
+        Per later model, its benchmark columns in the order its sources reported them
+        (order ``"reported"``: the first k a leaderboard or vendor shows).
+    label : str
+        Names the split in the cells' ``cutoff`` column.
+
+    The rest as :func:`temporal_evaluation`.
+    """
+    Y = check_scores(Y, scales)
+    _check_orders(orders)
+    T = np.asarray(T, dtype=float)
+    if T.ndim != 2 or T.shape[1] != Y.shape[1] or T.shape[0] == 0:
+        raise BadInputError("no later model to score: the later version adds no model with "
+                            "scores on the earlier version's benchmarks")
+    col = {b: j for j, b in enumerate(benchmark_ids)}
+    dates = np.array([str(d)[:10] if d else "" for d in release_dates])
+    later = _Later(T, list(later_ids), label,
+                   list(reported) if reported is not None else [None] * T.shape[0],
+                   [[seed, r] for r in range(T.shape[0])])
+    frames = []
+    for m, (name, est) in enumerate(estimators.items()):
+        frames += _score_later(name, est, Y, scales, dates, later, intervals=intervals and m == 0,
+                               orders=orders, known=known,
+                               probe_cols=[col[p] for p in probes if p in col],
+                               benchmark_ids=benchmark_ids)
+        if progress is not None:
+            progress(m + 1, len(estimators), name)
+    if not frames:
+        raise BadInputError("no later model has more scores than it reveals")
+    return TemporalResult(pl.concat(frames).fill_nan(None), [label], {label: Y.shape[0]},
+                          {label: T.shape[0]})
