@@ -29,6 +29,8 @@ COMMAND_LINES = {
     "compare": ["compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "hle,gpqa_diamond", *FAST],
     "evaluate": ["evaluate", "--make-folds", "2", *FAST],
     "evaluate new-models": ["evaluate", "--new-models", "3,5", *FAST],
+    "evaluate temporal": ["evaluate", "--temporal", "--known", "3", "--no-intervals",
+                          "--cutoffs", "2025-09-01,2026-01-01", "--baselines", "", *FAST],
     "rank": ["rank", *FAST],
     "probes": ["probes", "--no-search", *FAST],
     "backtest": ["backtest", "--cutoff", "2025-06-01", "--probes", "2", *FAST],
@@ -40,7 +42,7 @@ COMMAND_LINES = {
 }
 # where --out FILE is not "the bytes printed": the metrics files of the DVC pipeline hold
 # figures only, and drift's full document is --report FILE
-METRICS_OUT = {"evaluate", "evaluate new-models", "intervals"}
+METRICS_OUT = {"evaluate", "evaluate new-models", "evaluate temporal", "intervals"}
 OUT_OPTION = {"drift": "--report"}
 
 

@@ -155,3 +155,42 @@ def test_temporal_intervals_are_reported_per_k(paper_matrix):
     with pytest.raises(UsageError, match="reveal order"):
         temporal_evaluation({"d": make_predictor("knn")}, Y, scales, dates, benchmark_ids=bids,
                             model_ids=list(range(Y.shape[0])), orders=("alphabetical",))
+
+
+def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
+    """`evaluate --temporal` on the paper matrix, and `--later`: a snapshot of the 2026-05
+    matrix alone, then the 2026-02 matrix ingested; its models are the later ones."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+    from benchpress.store.ingest import ingest
+    from tests.conftest import MATRIX_2026_02
+
+    home = str(built_2026_05.root)
+
+    def run(*args):
+        res = CliRunner().invoke(main, [*args, "--home", home])
+        return res
+
+    res = run("evaluate", "--temporal", "--known", "1,3", "--format", "json",
+              "--cutoffs", "2025-10-01,2026-01-01", "--baselines", "knn")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["method"] == "default" and doc["cutoffs"] == ["2025-10-01", "2026-01-01"]
+    assert {"default_k1_medae", "default_k3_medae", "knn_k3_medae",
+            "default_k3_coverage90"} <= set(doc)
+    assert doc["default_k3_n_cells"] > 50 and 0 < doc["default_k3_medae"] < 15
+    bad = run("evaluate", "--temporal", "--cutoffs", "2026-13-01")
+    assert bad.exit_code == 2 and "ISO date" in bad.stderr
+    bad = run("evaluate", "--temporal", "--baselines", "nearest")
+    assert bad.exit_code == 2 and "unknown method" in bad.stderr
+
+    assert run("snapshot", "create", "--tag", "early").exit_code == 0
+    ingest(built_2026_05, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")
+    res = run("evaluate", "--temporal", "--snapshot", "early", "--later", "current",
+              "--known", "3", "--no-intervals", "--baselines", "", "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    orders = {r["order"] for r in doc["per_order"]}
+    assert orders == {"reported", "random"} and doc["cutoffs"] == ["current"]
+    assert doc["n_test"]["current"] > 0 and doc["default_k3_n_cells"] > 0
