@@ -13,6 +13,8 @@ Typical use::
 
 Modules, one job each: ``transform`` (scales, logit/z space), ``als``/``ensemble``
 (bias-ALS solver), ``base``/``predictor``/``baselines``/``regression`` (predictor objects),
+``knn`` (nearest models), ``blend`` (the default: ALS and nearest models by known-score
+count), ``temporal`` (the temporal yardstick: fit on the past, score later models),
 ``folds`` (held-out cell sets), ``metrics`` (error metrics), ``evaluate`` (refit loop),
 ``new_models`` (whole models held out, folded in from a few scores),
 ``intervals`` (calibrated intervals), ``coverage`` (interval coverage on held-out data),

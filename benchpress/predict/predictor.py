@@ -2,9 +2,10 @@
 
 ``make_predictor("published")`` is the BenchPress paper configuration (logit for percent
 and 0-100 scales, rank 2, lambda 0.1, 40 sweeps, 10 starts seeded 42..51);
-``make_predictor("default")`` is this project's tuned configuration (see
-:data:`PRESETS`); the baselines of :mod:`benchpress.predict.baselines` are selectable by
-name as well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_in()``.
+``make_predictor("als4")`` is this project's tuned ALS (:data:`PRESETS` "default", the
+default until 2026-12), and ``make_predictor("default")`` blends it with the nearest
+models (:mod:`benchpress.predict.blend`, registered in the package's ``__init__``); the
+baselines of :mod:`benchpress.predict.baselines` are selectable by name as well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_in()``.
 """
 
 from __future__ import annotations
