@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	-$(PY) -m pip uninstall -q -y benchpress-registry 2>/dev/null  # the distribution's old name
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[all,test]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -25,6 +25,8 @@ install: $(VENV)/.installed
 main: install
 	$(if $(MIRROR),BENCHPRESS_MIRROR=$(MIRROR)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
+	@if git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet -- dvc.lock metrics plots; then \
+	  echo "make main: dvc.lock or metrics/ changed (git diff): without 'dvc pull' the snapshot is re-made with a new creation time, and another CPU's BLAS moves the last digits; see README, 'A fresh clone and dvc.lock'" >&2; fi
 
 # The one system package the tests need: headless Chromium, in which tests/test_report.py opens
 # the HTML report to check that every figure renders. Any of these names on PATH will do;
@@ -42,12 +44,19 @@ system-deps:
 	apt-get update -q && apt-get install -y -q chromium \
 	  || { echo "system-deps: apt-get could not install chromium (see above): install Chromium yourself, then run make test again" >&2; exit 1; }
 
+# Both cores (pytest-xdist): whole modules go to one worker (`--dist loadscope`), so a
+# module's fixtures (built registries, fits, servers) are made once, and the modules holding
+# slow tests are handed out first (tests/conftest.py orders them), the short ones fill in
+# around them. TEST_WORKERS=1 runs in this one process.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope)
+
 test: install system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # everything but the tests marked slow (see pyproject.toml's markers)
 test-quick: install
-	$(PY) -m pytest -q -n 2 -m "not slow"
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
 # The pre-fit model shipped in the package (BenchPress.from_pretrained()): the predictor of
 # params.yaml's predict.sources/method fitted on the newest snapshot, with its calibrators and

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, listed
 from benchpress.api_fits import FitsMixin  # from_pretrained, compare_models, ...
 from benchpress.api_probes import Comparison, ProbesMixin  # probes, backtest, ranking, compare
 from benchpress.folds_io import read_folds
@@ -279,7 +279,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
-                                + ", ".join(unknown))
+                                + listed(unknown, quote=False))
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov))

@@ -134,6 +134,25 @@ class ProbesMixin:
                                    seeds=seeds, progress=progress,
                                    covariates=self._side_info().get("covariates"))
 
+    def evaluate_temporal(self, *, methods=(), cutoffs=None, known=(1, 3, 5),
+                          orders=("random", "popular"), probes=(), seed: int = 42,
+                          intervals: bool = True, progress=None):
+        """The temporal yardstick (`benchpress.predict.temporal`): fit on the models released
+        before each cutoff, fold in each model of the following month from `known` of its
+        scores, score the rest. This predictor is scored under its method name, beside
+        `methods` (other method names, with their default parameters)."""
+        from benchpress.predict import make_predictor
+        from benchpress.predict.temporal import temporal_evaluation
+
+        m = self.matrix
+        estimators = {self.method: self.estimator,
+                      **{name: make_predictor(name) for name in methods if name != self.method}}
+        return temporal_evaluation(estimators, m.values, self.scales,
+                                   m.models["release_date"].to_list(),
+                                   benchmark_ids=m.benchmark_ids, model_ids=m.model_ids,
+                                   cutoffs=cutoffs, known=known, orders=orders, probes=probes,
+                                   seed=seed, intervals=intervals, progress=progress)
+
     def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
         """Pairwise ranking preservation of this method's held-out predictions on `folds`
         (or of already computed held-out `cells`: a frame with fold, model_index,

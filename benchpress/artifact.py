@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -29,12 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from benchpress.digest import sha256_of
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, shown
 from benchpress.version import __version__
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "DEFAULT_ARTIFACT", "save_artifact",
            "load_artifact", "read_manifest", "verify_artifact", "matrix_digest", "cache_key",
-           "code_digest"]
+           "code_digest", "check_out_folder"]
 
 FORMAT = "benchpress-fit"
 FORMAT_VERSION = 1
@@ -74,6 +75,47 @@ def cache_key(matrix, method: str, params: dict) -> str:
     spec = json.dumps({"method": method, "params": params, "code": code_digest(),
                        "format": FORMAT_VERSION}, sort_keys=True, default=str)
     return f"{matrix_digest(matrix)[:24]}-{hashlib.sha256(spec.encode()).hexdigest()[:16]}"
+
+
+def _own_files(folder: Path) -> set[str] | None:
+    """The files (relative, posix) the artifact manifest in `folder` lists, with the
+    manifest; None when `folder` holds no readable manifest of ours."""
+    try:
+        doc = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == FORMAT else None
+    return {*files, MANIFEST} if isinstance(files, dict) else None
+
+
+def check_out_folder(path, *, home=None) -> Path:
+    """`path`, resolved, once it is safe to write an artifact there: a new or empty folder,
+    or an artifact of ours holding nothing its manifest does not list. Never the current
+    folder, the home (`home`: a :class:`~benchpress.home.Home`) or a folder above either:
+    replacing the folder deletes what was in it. BadInputError (one line) otherwise."""
+    target = Path(os.path.abspath(Path(path).expanduser()))
+    real = target.resolve()
+    guarded = [(Path.cwd().resolve(), "the current folder")]
+    if home is not None:
+        guarded.append((Path(home.root).resolve(), "the registry home"))
+    for folder, what in guarded:
+        if real == folder or real in folder.parents:
+            raise BadInputError(f"--out {shown(str(path))}: refusing to replace {what} or a "
+                                "folder above it; name a new folder for the artifact")
+    if not real.exists():
+        return target
+    if not real.is_dir():
+        raise BadInputError(f"--out {shown(str(path))}: not a folder")
+    own = _own_files(real)
+    for entry in real.rglob("*"):
+        name = entry.relative_to(real).as_posix()
+        ours = own is not None and (name in own if not entry.is_dir() or entry.is_symlink()
+                                    else any(f.startswith(name + "/") for f in own))
+        if not ours:
+            raise BadInputError(
+                f"--out {shown(str(path))}: refusing to replace a folder that is not a "
+                f"benchpress fit (it holds {shown(name)}); name a new or empty folder")
+    return target
 
 
 def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
@@ -146,7 +188,7 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
             "files": {p.relative_to(tmp).as_posix(): sha256_of(p) for p in files},
         }
 
-    path = Path(path)
+    path = check_out_folder(path)
     write_folder_atomic(path, fill, MANIFEST, document)
     return path
 
@@ -158,8 +200,9 @@ def read_manifest(path) -> dict:
         doc = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadInputError(f"{path}: not a fitted-predictor artifact (no {MANIFEST})") from None
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"{path / MANIFEST}: unreadable artifact manifest ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # (nested past Python's limit)
+        raise BadInputError(f"{path / MANIFEST}: unreadable artifact manifest "
+                            f"({' '.join(str(exc).split())[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise BadInputError(f"{path}: not a {FORMAT} artifact")
     if doc.get("format_version") != FORMAT_VERSION:
@@ -213,11 +256,9 @@ def load_artifact(path, *, lite: bool = False) -> dict:
         return _load_lite(path)
     doc = verify_artifact(path)
     with _read_errors(path):
-        with np.load(path / "arrays.npz", allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = _load_npz(path / "arrays.npz")
         if (path / ROWS_FILE).is_file():
-            with np.load(path / ROWS_FILE, allow_pickle=False) as npz:
-                arrays.update({k: npz[k] for k in npz.files})
+            arrays.update(_load_npz(path / ROWS_FILE))
         cells = pl.read_parquet(path / "matrix.parquet")
         models = pl.read_parquet(path / "models.parquet")
         benchmarks = pl.read_parquet(path / "benchmarks.parquet")
@@ -236,6 +277,27 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     contracts = path / "contracts"
     return {"manifest": doc, "path": path, "matrix": matrix, **state,
             "contracts_dir": contracts if (contracts / "benchmarks.csv").is_file() else None}
+
+
+def _load_npz(file: Path) -> dict:
+    """The arrays of an artifact's NPZ file, once its members' declared sizes are checked:
+    ours are stored uncompressed (`np.savez`), so together they inflate to at most a few
+    times the file's own size; a member that would inflate to gigabytes from a small file
+    is refused (one line) before anything is read."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(file) as zf:
+            inflated = sum(info.file_size for info in zf.infolist())
+    except zipfile.BadZipFile as exc:
+        raise BadInputError(f"{file.name} is not an NPZ file ({exc})") from None
+    size = file.stat().st_size
+    if inflated > 4 * size + 2**20:
+        raise BadInputError(f"{file.name} would inflate to {inflated:,} bytes from {size:,} "
+                            "(an NPZ of ours is stored uncompressed); remake it with "
+                            "`benchpress fit`")
+    with np.load(file, allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
 
 
 @contextmanager
@@ -271,8 +333,7 @@ def _load_lite(path: Path) -> dict:
         raise BadInputError(f"{path}: only an artifact of a sparse-path fit loads lite")
     verify_artifact(path, doc, skip=("matrix.parquet", "models.parquet", ROWS_FILE))
     with _read_errors(path):
-        with np.load(path / "arrays.npz", allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
+        arrays = _load_npz(path / "arrays.npz")
         models = pl.read_parquet(path / "models.parquet", n_rows=0)
         benchmarks = pl.read_parquet(path / "benchmarks.parquet")
         bench_ids = list(doc["benchmark_ids"])

@@ -10,8 +10,11 @@ any layer may use it).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 
 __all__ = ["sha256_bytes", "sha256_of", "json_digest", "HashingWriter", "CHUNK"]
@@ -25,9 +28,16 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_of(path: Path) -> str:
-    """Hex sha256 of the file at `path`, read in chunks (constant memory)."""
+    """Hex sha256 of the file at `path`, read in chunks (constant memory).
+
+    Only a regular file is read: a FIFO (or socket, or device) under the name raises
+    OSError (EINVAL) at once instead of blocking on its open or read for ever."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO: no wait
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)",
+                          str(path))
         for chunk in iter(lambda: fh.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()

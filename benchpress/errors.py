@@ -15,11 +15,14 @@ __all__ = [
     "SnapshotNotFound",
     "NotFittedError",
     "UsageError",
+    "MissingExtraError",
+    "missing_extra",
     "EXIT_BAD_INPUT",
     "EXIT_USAGE",
     "EXIT_LANDED_WITH_REJECTS",
     "describe_os_error",
     "shown",
+    "listed",
     "as_os_error",
 ]
 
@@ -60,6 +63,39 @@ class UsageError(BenchPressError):
     """Arguments that do not fit together."""
 
 
+class MissingExtraError(BenchPressError, ImportError):
+    """A feature needs an optional part of the distribution (a pip extra) not installed."""
+
+
+#: the optional dependencies (top-level import names) and the extra of pyproject.toml that
+#: brings each; the core (`pip install benchpress-llm`) predicts from the pre-fit model
+EXTRA_OF = {
+    "duckdb": "registry", "pyarrow": "registry", "pandera": "registry", "dvc": "registry",
+    "starlette": "app", "uvicorn": "app", "jinja2": "app", "plotly": "app",
+    "matplotlib": "report",
+    "distributed": "dask", "dask": "dask",
+}
+
+
+def missing_extra(exc: BaseException) -> MissingExtraError | None:
+    """The one-line error for `exc` when it is the import of an optional dependency that is
+    not installed (else None): which extra brings it, and the command that installs it.
+
+    >>> print(missing_extra(ModuleNotFoundError("No module named 'duckdb'", name="duckdb")))
+    this needs duckdb, from the 'registry' extra: pip install 'benchpress-llm[registry]'
+    >>> missing_extra(ModuleNotFoundError("No module named 'numpyy'", name="numpyy")) is None
+    True
+    """
+    if not isinstance(exc, ImportError) or isinstance(exc, MissingExtraError):
+        return exc if isinstance(exc, MissingExtraError) else None
+    top = (exc.name or "").split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    return MissingExtraError(f"this needs {top}, from the '{extra}' extra: "
+                             f"pip install 'benchpress-llm[{extra}]'", name=top)
+
+
 _OS_REASONS = {
     errno.ENOSPC: "no space left on the device",
     errno.EFBIG: "file too large (a file size limit such as `ulimit -f`)",
@@ -75,6 +111,19 @@ def shown(value, limit: int = 60) -> str:
     so a huge value typed or read cannot flood the one line."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def listed(names, limit: int = 10, *, quote: bool = True) -> str:
+    """`names` for a one-line message: the first `limit`, each cut (`shown`), then how many
+    more, so that a list of 50,000 unknown names stays one short line.
+
+    >>> listed(["a", "b", "c"], 2)
+    "'a', 'b' ... and 1 more"
+    """
+    names = list(names)
+    head = [shown(n, 40) if quote else str(n)[:40] for n in names[:limit]]
+    more = len(names) - len(head)
+    return ", ".join(head) + (f" ... and {more:,} more" if more > 0 else "")
 
 
 def describe_os_error(exc: OSError) -> str:

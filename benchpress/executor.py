@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import re
 import socket
+import struct
+import threading
+import time
 from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
-from benchpress.errors import BenchPressError, UsageError
+from benchpress.errors import BenchPressError, UsageError, shown
 
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "get_executor", "ENV",
            "CONNECT_TIMEOUT", "RUN_TIMEOUT"]
@@ -41,6 +44,10 @@ RUN_TIMEOUT = 6 * 3600.0
 _RESERVED = {"key", "workers", "retries", "resources", "priority", "allow_other_workers",
              "fifo_timeout", "actor", "actors", "pure", "batch_size"}
 _ADDRESS = re.compile(r"^(tcp|tls)://[^\s/:]+(:\d+)?$|^[A-Za-z0-9.\-]+:\d+$")
+#: the longest host name DNS allows
+_MAX_HOST = 253
+#: a Dask greeting (its handshake: compression, python and pickle versions) is well under this
+_MAX_GREETING = 1 << 20
 
 
 class Executor:
@@ -119,21 +126,76 @@ class DaskExecutor(Executor):
 
     # -- connection ----------------------------------------------------------------------
     def _usage(self, why: str):
-        return UsageError(f"--executor {self.address}: {why}")
+        where = self.address if len(self.address) <= 80 else self.address[:79] + "…"
+        return UsageError(f"--executor {where}: {why}")
 
     def _probe_socket(self) -> None:
-        """Fail at once on a refused connection (Dask alone retries until its timeout)."""
+        """Fail at once on a refused connection (Dask alone retries until its timeout), and
+        within ``connect_timeout`` on a peer that is not a Dask scheduler: one that accepts
+        and says nothing, or whose first message is not a Dask greeting (garbage, or a
+        frame announcing more bytes than a greeting holds). Dask itself waits for the
+        greeting without a deadline, and allocates whatever size the first frame names."""
         parts = urlsplit(self.address)
         if parts.scheme not in ("tcp", "tls") or not parts.hostname:
             return
+        deadline = time.monotonic() + self.connect_timeout
         try:
             with socket.create_connection((parts.hostname, parts.port or 8786),
-                                          timeout=self.connect_timeout):
-                pass
+                                          timeout=self.connect_timeout) as sock:
+                if parts.scheme == "tcp":  # (over TLS the client speaks first)
+                    self._check_greeting(sock, deadline)
+        except socket.timeout:
+            raise self._usage(f"no Dask scheduler answered within {self.connect_timeout:g} s "
+                              "(a peer accepted the connection and said nothing)") from None
         except OSError as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise self._usage(f"no Dask scheduler reachable ({reason}); start one with "
                               "`dask scheduler` or use --executor local") from None
+        except (UnicodeError, ValueError) as exc:  # a host name IDNA cannot encode, a bad port
+            raise self._usage(f"not a usable address ({shown(str(exc), 80)})") from None
+
+    def _check_greeting(self, sock: socket.socket, deadline: float) -> None:
+        """Read a Dask scheduler's greeting from `sock` by `deadline`: an 8-byte length,
+        then that many bytes of its handshake."""
+        def read(n: int) -> bytes:
+            data = b""
+            while len(data) < n:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = sock.recv(min(n - len(data), 65536))
+                if not chunk:
+                    raise self._usage("the peer closed the connection without a Dask greeting; "
+                                      "is it a Dask scheduler?")
+                data += chunk
+            return data
+
+        (size,) = struct.unpack("Q", read(8))
+        if not 0 < size <= _MAX_GREETING:
+            raise self._usage(f"not a Dask scheduler (its first message announces {size:,} "
+                              "bytes, not a Dask greeting)")
+        if b"pickle-protocol" not in read(size):
+            raise self._usage("not a Dask scheduler (its first message is not a Dask greeting)")
+
+    def _make_client(self, distributed):
+        """A `distributed.Client` of the scheduler, made within a deadline (Dask's own
+        handshake reads have none); UsageError when it is not made in time."""
+        out: dict = {}
+
+        def make() -> None:
+            try:
+                out["client"] = distributed.Client(self.address, timeout=self.connect_timeout,
+                                                   set_as_default=False)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                out["error"] = exc
+
+        worker = threading.Thread(target=make, name="benchpress-dask-connect", daemon=True)
+        worker.start()
+        worker.join(2 * self.connect_timeout + 5.0)
+        if worker.is_alive():
+            raise self._usage(f"no Dask scheduler finished the handshake within "
+                              f"{2 * self.connect_timeout + 5.0:g} s")
+        if "error" in out:
+            raise out["error"]
+        return out["client"]
 
     def connect(self) -> "DaskExecutor":
         """Open the client (kept until :meth:`close`); raises UsageError when the scheduler
@@ -145,13 +207,21 @@ class DaskExecutor(Executor):
         except ImportError:
             raise self._usage("the Dask distributed package is not installed "
                               "(pip install distributed)") from None
+        if self.address.startswith("tls://") and distributed.Security().get_connection_args(
+                "client").get("ssl_context") is None:
+            raise self._usage("a tls:// scheduler needs Dask's TLS settings (distributed.comm."
+                              "tls: ca-file, client cert and key), and none are configured")
         self._probe_socket()
         try:
-            client = distributed.Client(self.address, timeout=self.connect_timeout,
-                                        set_as_default=False)
+            client = self._make_client(distributed)
+        except UsageError:
+            raise
         except (OSError, TimeoutError, ValueError) as exc:
             raise self._usage(f"no Dask scheduler answered within {self.connect_timeout:g} s "
-                              f"({' '.join(str(exc).split())})") from None
+                              f"({shown(' '.join(str(exc).split()), 200)})") from None
+        except Exception as exc:  # noqa: BLE001 - anything else Dask raises: one line
+            raise self._usage(f"could not connect ({type(exc).__name__}: "
+                              f"{shown(' '.join(str(exc).split()), 200)})") from None
         try:
             client.wait_for_workers(1, timeout=self.connect_timeout)
         except (OSError, TimeoutError) as exc:
@@ -266,7 +336,9 @@ def get_executor(spec: "str | Executor | None" = None, **options) -> Executor:
     text = "local" if spec is None else str(spec).strip()
     if text in ("", "local"):
         return LocalExecutor()
-    if _ADDRESS.match(text):
+    if _ADDRESS.match(text) and len(urlsplit(text if "://" in text else f"tcp://{text}")
+                                    .hostname or "") <= _MAX_HOST:
         return DaskExecutor(text, **options)
-    raise UsageError(f"--executor {spec!r}: expected 'local' or a Dask scheduler address "
-                     "such as tcp://127.0.0.1:8786")
+    raise UsageError(f"--executor {shown(spec, 80)}: expected 'local' or a Dask scheduler "
+                     f"address such as tcp://127.0.0.1:8786 (a host name of at most "
+                     f"{_MAX_HOST} characters)")

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, listed, shown
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import canonical_model_id, model_alias_map
 
@@ -57,7 +57,13 @@ def suggest(name: str, known: Iterable[str], *, limit: int = 3) -> list[str]:
     return [choice for choice, score, _ in found if score >= best - _NEAR_BEST]
 
 
+#: unknown names a message lists (with suggestions) before "... and N more"
+MAX_LISTED = 10
+
+
 def _one(name: str, known) -> str:
+    if len(name) > 60:  # no suggestion is near; and the line stays short
+        return shown(name, 60)
     near = suggest(name, known)
     if not near:
         return f"'{name}'"
@@ -70,10 +76,12 @@ def unknown_message(kind: str, names: list[str], known: Iterable[str]) -> str:
     """``unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?`` (one name), or
     ``unknown benchmarks: 'a'; did you mean 'x'? 'nosuch'`` (several)."""
     known = list(known)
-    parts = [_one(n, known) for n in names]
-    if len(parts) == 1:
+    parts = [_one(n, known) for n in names[:MAX_LISTED]]  # a suggestion for the first few
+    if len(names) == 1:
         return f"unknown {kind} {parts[0]}"
-    return f"unknown {kind}s: " + " ".join(p if p.endswith("?") else p + ";" for p in parts).rstrip(";")
+    more = len(names) - len(parts)
+    return (f"unknown {kind}s: " + " ".join(p if p.endswith("?") else p + ";" for p in parts)
+            .rstrip(";") + (f" ... and {more:,} more" if more > 0 else ""))
 
 
 def resolve_names(names: Iterable[str], known: Iterable[str], *, kind: str,
@@ -135,7 +143,8 @@ class NameResolution:
             if self.on_unknown is not None:
                 self.on_unknown(kind, found.unknown)
             else:
-                warnings.warn(f"unknown {kind}s ignored: {', '.join(found.unknown)}", stacklevel=3)
+                warnings.warn(f"unknown {kind}s ignored: {listed(found.unknown, quote=False)}",
+                              stacklevel=3)
         return found
 
     def resolve_benchmarks(self, names, *, ignore_unknown: bool | None = None) -> Resolved:

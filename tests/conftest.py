@@ -15,6 +15,14 @@ BP_2026_05 = SHARED_DATA / "benchpress-2026-05" / "data.json"
 MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_data.json"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Files holding tests marked slow run first, in their usual order, then the rest: with
+    `-n 2 --dist loadscope` (make test) the longest modules start at once and the short
+    ones fill in beside them, instead of one long module starting last on an idle worker."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     assert BP_2026_05.is_file(), f"the shared data must sit beside the repo: {SHARED_DATA}"
@@ -57,22 +65,43 @@ def paper_matrix():
     return load_matrix()
 
 
-@pytest.fixture(scope="module")
-def built_2026_05(tmp_path_factory, shared_data) -> Home:
-    """A registry holding the 2026-05 matrix alone (built once per test module)."""
+def copy_home(master: Home, root: Path) -> Home:
+    """A private copy of a built workspace at `root` (its registry, snapshots and caches):
+    a test that writes into it leaves the session's master as it was."""
+    shutil.copytree(master.root, root, symlinks=True)
+    return Home(root)
+
+
+@pytest.fixture(scope="session")
+def _master_2026_05(tmp_path_factory, shared_data) -> Home:
+    """The 2026-05 registry, built once per test process (each xdist worker has its own);
+    never handed to a test: `built_2026_05` copies it."""
     from benchpress.store.ingest import ingest
 
-    home = make_home(tmp_path_factory.mktemp("bp05") / "ws")
+    home = make_home(tmp_path_factory.mktemp("bp05-master") / "ws")
     ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
     return home
 
 
-@pytest.fixture(scope="module")
-def built_both(tmp_path_factory, shared_data) -> Home:
-    """A registry holding the 2026-05 matrix and then the 2026-02 matrix."""
+@pytest.fixture(scope="session")
+def _master_both(_master_2026_05, tmp_path_factory) -> Home:
+    """The 2026-05 registry with the 2026-02 matrix ingested after it, built once per process."""
     from benchpress.store.ingest import ingest
 
-    home = make_home(tmp_path_factory.mktemp("both") / "ws")
-    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    home = copy_home(_master_2026_05, tmp_path_factory.mktemp("both-master") / "ws")
     ingest(home, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")
     return home
+
+
+@pytest.fixture(scope="module")
+def built_2026_05(_master_2026_05, tmp_path_factory) -> Home:
+    """A registry holding the 2026-05 matrix alone: the module's own copy of the session's
+    build (a copy takes milliseconds, a build a second or more), so snapshots, cached fits
+    and edits made by one module never reach another."""
+    return copy_home(_master_2026_05, tmp_path_factory.mktemp("bp05") / "ws")
+
+
+@pytest.fixture(scope="module")
+def built_both(_master_both, tmp_path_factory) -> Home:
+    """A registry holding the 2026-05 matrix and then the 2026-02 matrix (the module's copy)."""
+    return copy_home(_master_both, tmp_path_factory.mktemp("both") / "ws")

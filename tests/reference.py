@@ -232,3 +232,18 @@ def loop_predict_scores(Y, scales, *, rank=2, regularization=0.1, bias_regulariz
         R = loop_pairwise_regression(Z, power=regression_power)
         Zhat = np.where(np.isnan(R), Zhat, (1 - regression_weight) * Zhat + regression_weight * R)
     return transform.to_scores(Zhat)
+
+
+def loop_heldout_predictions(make, Y, scales, test_cells) -> np.ndarray:
+    """Held-out predictions by hand, one fold after the other: a new predictor from
+    ``make()`` fitted on a copy of ``Y`` with the fold's cells set to NaN, then asked for
+    those cells. ``test_cells``: per fold, an array of ``(i, j)`` pairs. Returns the
+    predictions of every fold's cells in fold order, shape (n_cells,), which is the order of
+    an evaluation's ``cells`` table."""
+    out = []
+    for cells in test_cells:
+        cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+        hidden = np.array(Y, dtype=float, copy=True)
+        hidden[cells[:, 0], cells[:, 1]] = np.nan
+        out.append(make().fit(hidden, scales).predict_cells(cells[:, 0], cells[:, 1]))
+    return np.concatenate(out)

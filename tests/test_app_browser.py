@@ -277,3 +277,31 @@ def test_no_console_errors_on_any_page(page):
         page.wait_for_load_state("networkidle")
         assert page.errors == [], (url, page.errors)
         shot(page, "page-" + url.strip("/").split("?")[0].replace("/", "-"))
+
+
+def test_predict_filter_and_downloads(page, server):
+    """The Predict page's filter keeps the rows whose id or name holds the text; its CSV
+    download holds the same numbers as the JSON."""
+    base, _ = server
+    page.goto("/predict?scores=gpqa_diamond:71.2,hle:20.1")
+    page.wait_for_selector('#predictions tr[data-benchmark="mmlu_pro"]')
+    total = page.locator("#predictions tbody tr").count()
+    page.fill("#filter", "aime")
+    visible = page.locator("#predictions tbody tr:not([hidden])")
+    page.wait_for_function("document.querySelectorAll('#predictions tbody tr:not([hidden])').length"
+                           f" < {total}")
+    ids = [visible.nth(i).get_attribute("data-benchmark") for i in range(visible.count())]
+    api = page.request.get(base + "/api/predict?scores=gpqa_diamond:71.2,hle:20.1").json()
+    want = sorted(p["benchmark_id"] for p in api["predictions"]
+                  if "aime" in (p["benchmark_id"] + " " + (p["name"] or "")).lower())
+    assert sorted(ids) == want and want
+    assert page.inner_text("#filter-count") == f"{len(want)} of {total} benchmarks"
+    with page.expect_download() as got:
+        page.click("#download-csv")
+    rows = list(csv.DictReader(open(got.value.path(), encoding="utf-8")))
+    by_id = {p["benchmark_id"]: p for p in api["predictions"]}
+    assert len(rows) == total
+    for r in rows:
+        if r["predicted"]:
+            assert float(r["predicted"]) == pytest.approx(by_id[r["benchmark_id"]]["predicted"])
+    assert page.errors == []

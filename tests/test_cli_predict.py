@@ -9,7 +9,9 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from benchpress import BenchPress
 from benchpress.cli import main
+from benchpress.predict import make_predictor
 from tests.conftest import REPO, SHARED_DATA
 from tests.predict_data import PUBLISHED_FOLDS
 
@@ -314,7 +316,12 @@ def test_param_overrides_reach_the_predictor_and_are_recorded(run):
     assert tuned.exit_code == 0, tuned.stderr
     doc = json.loads(tuned.stdout)
     assert doc["params"] == {"rank": 1, "regularization": 0.5} and plain["params"] == {}
-    assert doc["n_cells"] == plain["n_cells"] and doc["medae"] != plain["medae"]
+    # the figure the library gives for that predictor on the same folds
+    bp = BenchPress.from_snapshot(run.home, predictor=make_predictor("published", rank=1,
+                                                                     regularization=0.5))
+    lib = bp.evaluate(bp.folds(n_folds=3, seed=7)).overall
+    assert doc["n_cells"] == plain["n_cells"] == lib.n_cells
+    assert doc["medae"] == pytest.approx(lib.medae, abs=1e-9) and doc["medae"] != plain["medae"]
     bad = run(*base, "--param", "bogus=1")
     assert bad.exit_code == 2 and "bogus" in bad.stderr
     malformed = run(*base, "--param", "rank")
@@ -342,9 +349,16 @@ def test_predict_takes_a_new_models_metadata_for_side(run):
     assert given.exit_code == 0 and given.stderr == "", given.stderr
     doc = json.loads(given.stdout)
     assert doc["with_covariates"] is True and doc["metadata"]["provider"] == "OpenAI"
+    # the metadata reached the fold-in: the library's predictions with the same metadata
+    meta_dict = dict(part.split("=", 1) for part in meta.split(","))
+    bp = BenchPress.from_snapshot(run.home, predictor=make_predictor("side", n_starts=4))
+    lib = bp.predict({"gpqa_diamond": 80, "hle": 20, "mmlu_pro": 85}, metadata=meta_dict).frame
+    want = dict(zip(lib["benchmark_id"], lib["predicted"]))
+    got = [(p["benchmark_id"], p["predicted"]) for p in doc["predictions"] if p["kind"] == "predicted"]
+    assert len(got) > 100 and all(v == pytest.approx(want[b], abs=1e-9) for b, v in got)
     moved = [a["predicted"] != b["predicted"] for a, b in
              zip(doc["predictions"], plain["predictions"]) if a["kind"] == "predicted"]
-    assert sum(moved) > 100  # the metadata reached the fold-in
+    assert sum(moved) > 100
     late = run(*base, "--metadata", "release_date=2030-01-01")  # after every model's
     assert json.loads(late.stdout)["with_covariates"] is False
     assert "release_date 2030-01-01 is after every registered model's" in late.stderr

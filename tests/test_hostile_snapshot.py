@@ -1,8 +1,8 @@
 """Hostile registry and snapshot folders: SQL text planted in a data folder never runs, and
 damaged or edited tables are refused in one line wherever they are read.
 
-One registry (the 2026-05 matrix, with snapshot `base`) is built per module; every test
-works on its own copy and damages it itself.
+One registry (the 2026-05 matrix, with snapshot `base`) per module, copied from the session's
+build; every test works on its own copy and damages it itself.
 """
 
 from __future__ import annotations
@@ -22,18 +22,14 @@ from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import create_snapshot, get_snapshot
 from benchpress.store.sql import query
 from benchpress.store.tables import read_table
-from tests.conftest import BP_2026_05, make_home
 
 N_CELLS = 2604
 PWN = "\nCOPY (SELECT * FROM read_csv('/etc/passwd', header=false, sep='|')) TO 'pwn.csv';\n"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, shared_data) -> Home:
-    from benchpress.store.ingest import ingest
-
-    home = make_home(tmp_path_factory.mktemp("hostile") / "ws")
-    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+def built(built_2026_05) -> Home:
+    home = built_2026_05  # this module's copy of the session's 2026-05 registry
     create_snapshot(home, tag="base")
     return home
 
@@ -169,7 +165,7 @@ def test_an_undecodable_table_is_one_line_not_a_traceback(ws):
     assert "scores.parquet: file hash differs" in line
     assert "scores.parquet: not readable Parquet" in line or "content hash differs" in line
     _one_line_error(_cli(ws, "diff", "base", "current"))
-    # a registry built before digests were recorded: the decoder's failure is one line too
+    # a build record without its digests is refused, not read unchecked (issue 27, Low 9)
     shutil.copyfile(path, ws.registry / "scores.parquet")
     build = json.loads((ws.registry / "build.json").read_text())
     del build["files"]
@@ -177,7 +173,8 @@ def test_an_undecodable_table_is_one_line_not_a_traceback(ws):
     with pytest.raises(pl.exceptions.ComputeError):  # the damage defeats the decoder
         pl.read_parquet(ws.registry / "scores.parquet")
     line = _one_line_error(_cli(ws, "sql", "SELECT count(*) FROM scores"))
-    assert f"registry {ws.registry}: scores.parquet is not readable Parquet" in line
+    assert f"{ws.registry / 'build.json'}: lists no file digests" in line
+    assert "benchpress build" in line
 
 
 def test_a_missing_table_is_one_line(ws):

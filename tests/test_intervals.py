@@ -192,9 +192,9 @@ def test_sparse_support_features_equal_the_dense_ones_on_a_small_matrix(monkeypa
                 + 5 * rng.normal(size=(n, m)), 0, 100)
     Y[rng.random((n, m)) < 0.6] = np.nan
     scales = BenchmarkScales(np.array(["percent"] * m), np.zeros(m), np.full(m, 100.0))
-    dense = MatrixSupport(make_predictor("default", n_starts=3).fit(Y, scales))
+    dense = MatrixSupport(make_predictor("als4", n_starts=3).fit(Y, scales))
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
-    sparse = MatrixSupport(make_predictor("default", n_starts=3).fit(Y, scales))
+    sparse = MatrixSupport(make_predictor("als4", n_starts=3).fit(Y, scales))
     assert sparse.sparse and not dense.sparse and not hasattr(sparse, "near")
     i, j = rng.integers(0, n, 400), rng.integers(0, m, 400)
     zd, Xd = dense.cells(i, j)

@@ -42,7 +42,10 @@ from tests.conftest import REPO, make_home
 pytestmark = pytest.mark.slow  # about a minute of kills; the full `make test` runs it
 
 MIN_KILLS = 50
-TIME_BUDGET_S = 85.0
+# the loop stops at MIN_KILLS (about a minute on an idle machine); the budget only bounds a
+# machine so loaded that kills come slowly (`make test` runs two workers beside whatever else
+# runs: 38 kills in 85 s were measured under a load of 9 on 2 cores)
+TIME_BUDGET_S = 240.0
 HEADER = "model_id,benchmark_id,score,reference_url,source_type\n"
 
 

@@ -78,7 +78,7 @@ def test_side_information_beats_the_default_by_ten_percent_on_fresh_seeds(built_
     MedAE is at least 10% below the default's, on the very same held-out cells."""
     seeds = range(2001, 2006)
     side, default = (BenchPress.from_snapshot(built_2026_05, predictor=make_predictor(m))
-                     .evaluate_new_models(seeds=seeds) for m in ("side", "default"))
+                     .evaluate_new_models(seeds=seeds) for m in ("side", "als4"))
     assert side.cells.select("seed", "model_index", "benchmark_index").equals(
         default.cells.select("seed", "model_index", "benchmark_index"))
     for k in (3, 5):

@@ -10,6 +10,7 @@ the test checks that it does).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -75,6 +76,8 @@ def test_build_makes_sdist_and_wheel_under_20_mb(dist):
     assert "benchpress/pretrained/default/manifest.json" in names
     assert "benchpress/pretrained/default/arrays.npz" in names
     assert "benchpress/store/views.sql" in names
+    # the contracts `benchpress init` copies (benchpress/contracts links to schemas/)
+    assert {f"benchpress/contracts/{p.name}" for p in (REPO / "schemas").iterdir()} <= set(names)
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert "Name: benchpress-llm" in meta
 
@@ -91,9 +94,10 @@ def test_installed_wheel_runs_from_outside_the_repo(installed):
     assert doc["rows"] == 133 and doc["pm"] > 100
 
 
-def test_installed_wheel_starts_and_answers_the_app(installed, built_2026_05):
-    """`python -m benchpress.app` from the installed wheel, over a registry built by the tests:
-    it binds to loopback, answers a prediction under /api/, and stops when asked."""
+@contextlib.contextmanager
+def _app(installed, *args):
+    """`python -m benchpress.app --port P ARGS` from the installed wheel, in its own folder,
+    until the block ends: yields the base URL once /api/status answers."""
     import socket
     import time
     import urllib.request
@@ -102,24 +106,75 @@ def test_installed_wheel_starts_and_answers_the_app(installed, built_2026_05):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = subprocess.Popen(
-        [str(installed["python"]), "-m", "benchpress.app", "--port", str(port),
-         "--home", str(built_2026_05.root)],
+        [str(installed["python"]), "-m", "benchpress.app", "--port", str(port), *args],
         cwd=installed["cwd"], env=installed["env"], stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/api/predict?scores=gpqa_diamond:71.2,hle:20.1"
+    base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
         while True:
             assert server.poll() is None, server.stdout.read()[-3000:]
             try:
-                with urllib.request.urlopen(url, timeout=10) as response:
-                    doc = json.loads(response.read())
-                break
+                with urllib.request.urlopen(base + "/api/status", timeout=10):
+                    break
             except OSError:
                 assert time.monotonic() < deadline, "the app did not answer within 180 s"
                 time.sleep(0.5)
+        yield base
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _get(url: str):
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=60) as response:
+        body = response.read().decode()
+    return json.loads(body) if "/api/" in url else body
+
+
+def test_installed_wheel_starts_and_answers_the_app(installed, built_2026_05):
+    """`python -m benchpress.app` from the installed wheel, over a registry built by the tests:
+    it binds to loopback, answers a prediction under /api/, and stops when asked."""
+    with _app(installed, "--home", str(built_2026_05.root)) as base:
+        doc = _get(f"{base}/api/predict?scores=gpqa_diamond:71.2,hle:20.1")
     rows = {r["benchmark_id"]: r for r in doc["predictions"]}
     assert rows["gpqa_diamond"]["given"] == 71.2 and rows["mmlu_pro"]["lower"] is not None
+
+
+def test_installed_app_without_a_registry_serves_the_pre_fit_model(installed):
+    """From a folder with no registry: predict, compare and the header name the pre-fit model,
+    with the library's numbers."""
+    from benchpress import BenchPress
+
+    with _app(installed) as base:
+        doc = _get(f"{base}/api/predict?scores=gpqa_diamond:71.2,hle:20.1")
+        compared = _get(f"{base}/api/compare?models=o3-high,gpt-4.1")
+        page = _get(f"{base}/predict")
+    bp = BenchPress.from_pretrained()
+    want = bp.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
+    got = {r["benchmark_id"]: r["predicted"] for r in doc["predictions"]}
+    for row in want.filter(want["kind"] == "predicted").head(10).iter_rows(named=True):
+        assert got[row["benchmark_id"]] == pytest.approx(row["predicted"], abs=1e-9)
+    assert compared["models"] == ["o3-high", "gpt-4.1"] and compared["rows"]
+    snap = bp.artifact["snapshot"]["id"]
+    assert f"serving: pre-fit model (default, snapshot {snap}" in page
+
+
+def test_init_and_ingest_from_the_installed_wheel(installed):
+    """`benchpress init` copies the contracts shipped in the wheel; `ingest` then builds a
+    registry there, outside the repository."""
+    from tests.conftest import BP_2026_05
+
+    bp = str(installed["bin"] / "benchpress")
+    _run([bp, "init", "ws", "--no-git"], installed["cwd"], installed["env"])
+    ws = installed["cwd"] / "ws"
+    for contract in (REPO / "schemas").iterdir():
+        assert (ws / "schemas" / contract.name).read_bytes() == contract.read_bytes()
+    out = _run([bp, "ingest", str(BP_2026_05), "--id", "bp", "--home", str(ws)],
+               installed["cwd"], installed["env"])
+    assert (ws / "registry" / "cells.parquet").is_file(), out
+    doc = json.loads(_run([bp, "sql", "SELECT count(*) AS n FROM cells", "--home", str(ws),
+                           "--format", "json"], installed["cwd"], installed["env"]))
+    assert doc[0]["n"] > 2000

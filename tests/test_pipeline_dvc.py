@@ -9,7 +9,9 @@ snapshots (and an old revision's registry); a fresh clone without the remote re-
 latest snapshot (same content id) offline with `dvc repro`. The predictor's stages write
 metrics and plot data that `dvc metrics diff` and `dvc plots diff` compare across revisions.
 
-Both tests are marked slow (about half the suite's time): `make test-quick` leaves them out.
+The full pipeline runs on params.yaml with the predictor stages' values shrunk (TINY: fewer
+folds, seeds, resamples and probes): the same wiring in a fraction of the time. Both tests
+are marked slow: `make test-quick` leaves them out.
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # the registry's stages (the story below runs the pipeline up to them, `dvc repro
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
-PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "intervals", "probes", "drift",
-             "plot_data"}
+PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "temporal", "intervals", "probes",
+             "drift", "plot_data"}
 PLOTS = {"probe_curve", "drift_error", "drift_structure"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
@@ -105,7 +107,17 @@ def snapshot_ids(ws: Path) -> list[str]:
     return [m["id"] for m in sorted(manifests, key=lambda m: (m["created_at"], m["id"]))]
 
 
-def make_workspace(ws: Path, remote: Path) -> None:
+# params.yaml's values shrunk for the predictor's stages: the wiring under test is the same
+# (every stage runs, reads its params and writes its metrics), with fewer folds, seeds,
+# resamples and probes, so the two full `dvc repro` passes take a fraction of production's
+TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
+        "probes": {"k": 3},
+        "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1}}
+
+
+def make_workspace(ws: Path, remote: Path, *, tiny: bool = False) -> None:
+    """A git + DVC workspace from this checkout's pipeline files; `tiny` shrinks the
+    predictor stages' params (TINY) in its params.yaml."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("benchpress", "schemas"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
@@ -115,6 +127,9 @@ def make_workspace(ws: Path, remote: Path) -> None:
         shutil.copyfile(REPO / name, ws / name)
     params = yaml.safe_load((ws / "params.yaml").read_text())
     params["data"]["mirror"] = str(SHARED_DATA)
+    for section, values in (TINY.items() if tiny else ()):
+        assert set(values) <= set(params[section]), f"params.yaml has no {section}.{values}"
+        params[section].update(values)
     (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (ws / "sources").mkdir()
     for name in (f"{FEB}.yaml", "releases.yaml"):
@@ -204,7 +219,7 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"
-    make_workspace(ws, tmp_path / "remote")
+    make_workspace(ws, tmp_path / "remote", tiny=True)
     (ws / "sources" / f"{FEB}.yaml").unlink()
     shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
 
@@ -214,17 +229,23 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     drift = json.loads((ws / "metrics" / "drift.json").read_text())
     assert drift["var2"] > 0.8 and drift["alarm"] in (0, False)
     new = json.loads((ws / "metrics" / "new_models.json").read_text())
-    assert new["regime"] == "new_models" and len(new["seeds"]) == 5
+    assert new["regime"] == "new_models"
+    assert len(new["seeds"]) == TINY["evaluate"]["new_model_seeds"]
     assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
+    temporal = json.loads((ws / "metrics" / "temporal.json").read_text())
+    assert len(temporal["cutoffs"]) == 12 and temporal["method"] == "default"
+    assert {"default_k3_medae", "knn_k3_medae", "als4_k3_medae"} <= set(temporal)
+    assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "als4"))
+    assert 80.0 < temporal["default_k3_coverage90"] <= 100.0
     probes = json.loads((ws / "probes" / "probes.json").read_text())
-    assert probes  # the probe report of the newest snapshot
     completed = (ws / "fit" / "completed.parquet")
     assert completed.is_file()
     # the stored fit of the newest snapshot answers without a refit, like a fresh fit would
     from benchpress import BenchPress
 
     stored = BenchPress.from_pretrained(ws / "fit" / "pretrained")
-    assert len(stored.artifact["probes"]) == len(steps := probes["selection"]["steps"]) > 0
+    assert len(stored.artifact["probes"]) == len(steps := probes["selection"]["steps"]) \
+        == TINY["probes"]["k"]
     row = stored.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
     assert row.height == stored.matrix.values.shape[1] > 100 and row["pm"].drop_nulls().len() > 100
     # plot data: the greedy probe curve (one record per k) and drift by snapshot (one here)

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 from tests.predict_data import PUBLISHED_FOLDS
+from tests.reference import loop_heldout_predictions
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import (
@@ -128,8 +129,12 @@ def test_evaluate_fits_clones_of_the_object_it_is_given(paper_matrix):
     r = evaluate(knn, Y, scales, folds)
     assert r.method == "knn" and r.overall.coverage == 1.0
     assert not hasattr(knn, "Y_")                      # the template itself is never fitted
-    # its parameters reach the fits: k=1 predicts differently from k=3
-    assert evaluate(make_predictor("knn", k=1), Y, scales, folds).overall.medae != r.overall.medae
+    # its parameters reach the fits: k=1 gives what k=1 fitted by hand gives, not k=3's
+    one = evaluate(make_predictor("knn", k=1), Y, scales, folds)
+    by_hand = loop_heldout_predictions(lambda: make_predictor("knn", k=1), Y, scales,
+                                       folds.test_cells)
+    np.testing.assert_allclose(one.cells["predicted"].to_numpy(), by_hand, rtol=1e-12)
+    assert one.overall.medae != r.overall.medae
     with pytest.raises(UsageError, match="predictor object"):
         evaluate("knn", Y, scales, folds)
 

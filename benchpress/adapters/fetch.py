@@ -101,13 +101,15 @@ def tree_sha256(path: Path) -> str:
 
 
 def _signature(path: Path) -> tuple:
-    """What changes when a cache entry's content may have changed (size, mtime per file)."""
+    """What changes when a cache entry's content may have changed (size, mtime, ctime per
+    file: a rewrite that puts the size and mtime back still moves the ctime)."""
     if path.is_dir():
-        return (str(path), tuple(sorted((p.relative_to(path).as_posix(), s.st_size, s.st_mtime_ns)
+        return (str(path), tuple(sorted((p.relative_to(path).as_posix(), s.st_size, s.st_mtime_ns,
+                                         s.st_ctime_ns)
                                         for p in path.rglob("*") if p.is_file()
                                         for s in (p.stat(),))))
     s = path.stat()
-    return (str(path), s.st_size, s.st_mtime_ns)
+    return (str(path), s.st_size, s.st_mtime_ns, s.st_ctime_ns)
 
 
 def _intact(entry: Path) -> bool:
@@ -120,8 +122,8 @@ def _intact(entry: Path) -> bool:
             else:
                 ok = sha256_of(entry) == entry.name or (
                     zipfile.is_zipfile(entry) and tree_sha256(entry) == entry.name)
-        except BadInputError:
-            ok = False  # a damaged zip under a tree digest's name
+        except (BadInputError, OSError):
+            ok = False  # a damaged zip under a tree digest's name; a FIFO under a file's
         _VERIFIED[key] = ok
     return _VERIFIED[key]
 

@@ -9,7 +9,18 @@ uvicorn; charts are Plotly, whose JavaScript is served from the `plotly` package
 >>> app = create_app(build_state(Home("path/to/project")))      # doctest: +SKIP
 """
 
-from benchpress.app.model import Engine, load_model
-from benchpress.app.server import build_state, create_app
-
 __all__ = ["build_state", "create_app", "load_model", "Engine"]
+
+
+def __getattr__(name):
+    # imported on first use, so that `python -m benchpress.app` without the app's extra
+    # (Starlette, uvicorn, Jinja2, Plotly) reaches its one-line error instead of a traceback
+    if name in ("build_state", "create_app"):
+        from benchpress.app import server
+
+        return getattr(server, name)
+    if name in ("load_model", "Engine"):
+        from benchpress.app import model
+
+        return getattr(model, name)
+    raise AttributeError(name)

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api import BenchPress
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, listed, shown
 from benchpress.predict import intervals as conformal
 from benchpress.predict import make_predictor
 from benchpress.predict._threads import single_blas_thread
@@ -181,7 +181,7 @@ class Engine:
         row, unknown, resolved = self.row_of(scores)
         if np.isnan(row).all():
             raise BadInputError("no known benchmark given" + (
-                f" ('{', '.join(unknown)}' matched none after alias resolution)" if unknown else
+                f" ({listed(unknown)} matched none after alias resolution)" if unknown else
                 ": enter at least one score, e.g. gpqa_diamond:71.2"))
         cov = self.bp.new_model_covariates(metadata)  # outside the range: side folds in as
         out = {k: v[0] for k, v in self.fold_in(row, cov).items()}  # the default does
@@ -267,7 +267,7 @@ class Engine:
         new_models = new_models or {}
         missing = [x for x in model_ids if x not in self.row]
         if missing:
-            raise BadInputError(f"models not in the registry: {', '.join(missing)}")
+            raise BadInputError(f"models not in the registry: {listed(missing, quote=False)}")
         names = list(model_ids) + list(new_models)
         if len(names) < 2 or len(names) > 5:
             raise BadInputError(f"compare takes two to five models, got {len(names)}")
@@ -279,7 +279,7 @@ class Engine:
         for name, scores in new_models.items():
             row, unknown, _ = self.row_of(scores)
             if unknown or np.isnan(row).all():
-                raise BadInputError(f"model '{name}': unknown benchmarks {', '.join(unknown)}"
+                raise BadInputError(f"model {shown(name)}: unknown benchmarks {listed(unknown, quote=False)}"
                                     if unknown else f"model '{name}' has no scores")
             out = self.fold_in(row)
             values = np.vstack([values, np.where(np.isnan(row), out["predicted"][0], row)])

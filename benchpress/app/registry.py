@@ -9,6 +9,7 @@ other snapshots' cells on demand (cached) for a model's values across versions.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,10 +22,11 @@ from benchpress.store.diff import diff as registry_diff
 from benchpress.store.snapshot import list_snapshots
 from benchpress.store.tables import read_table
 
-__all__ = ["RegistryView", "SQL_TIMEOUT", "SQL_MAX_ROWS", "EXAMPLE_SQL"]
+__all__ = ["RegistryView", "SQL_TIMEOUT", "SQL_MAX_ROWS", "SQL_MAX_BYTES", "EXAMPLE_SQL"]
 
 SQL_TIMEOUT = 10.0      # seconds per console query
 SQL_MAX_ROWS = 5_000    # rows a console query returns at most
+SQL_MAX_BYTES = 16 * 2**20  # size of a console query's result (as held in memory) at most
 EXAMPLE_SQL = ("SELECT benchmark_id, count(*) AS n_models, round(avg(score), 1) AS mean_score\n"
                "FROM cells GROUP BY benchmark_id ORDER BY n_models DESC LIMIT 20")
 _CAUSE_SQL_COLUMNS = ("change", "model_id", "benchmark_id", "score_a", "score_b", "difference",
@@ -125,11 +127,23 @@ class RegistryView:
 
     # -- SQL -------------------------------------------------------------------------------
     def sql(self, query: str, *, max_rows: int = SQL_MAX_ROWS) -> sandbox.QueryResult:
-        """Run one read-only SELECT in the sealed sandbox (time limit `SQL_TIMEOUT`)."""
+        """Run one read-only SELECT in the sealed sandbox (time limit `SQL_TIMEOUT`): at
+        most `max_rows` rows and `SQL_MAX_BYTES` (the rows that fit, `truncated` set)."""
         if not query or not query.strip():
             raise BadInputError("enter a SELECT query")
         with self._sql_lock:
-            return sandbox.run_select(self._sql, query, timeout=SQL_TIMEOUT, max_rows=max_rows)
+            result = sandbox.run_select(self._sql, query, timeout=SQL_TIMEOUT, max_rows=max_rows)
+        size = result.frame.estimated_size()
+        if size <= SQL_MAX_BYTES:
+            return result
+        keep = result.frame.height * SQL_MAX_BYTES // size  # the rows that fit, in order
+        if keep < 1:
+            raise BadInputError(
+                f"SQL error: one row of the result holds about "
+                f"{size / max(result.frame.height, 1) / 2**20:,.1f} MB, more "
+                f"than the app returns ({SQL_MAX_BYTES // 2**20} MB); select fewer columns, "
+                "shorten long text, or run it with `benchpress sql`")
+        return replace(result, frame=result.frame.head(keep), truncated=True)
 
     def close(self) -> None:
         self._sql.close()

@@ -14,6 +14,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 from benchpress.home import Home
+from benchpress.validate.text import csv_safe_frame
 
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine, parse_scores
@@ -42,10 +43,11 @@ class AppState:
     snapshot: str | None
     sources: list[str] | None
     startup_seconds: float
+    served: str | None = None  # what is served when it is not the registry (the pre-fit model)
 
     @property
     def label(self) -> str:
-        return self.snapshot or "current registry"
+        return self.served or self.snapshot or "current registry"
 
 
 def clean(obj):
@@ -275,12 +277,18 @@ def sql(state: AppState, q: str | None) -> dict:
                          "n_rows": frame.height, "truncated": result.truncated}), t0)
 
 
-def sql_csv(state: AppState, q: str | None) -> str:
-    frame = state.registry.sql(q or "").frame
-    nested = [c for c, t in frame.schema.items() if t.is_nested()]
-    if nested:
-        frame = frame.with_columns(pl.col(c).cast(pl.String, strict=False) for c in nested)
-    return frame.write_csv()
+def sql_csv(state: AppState, q: str | None) -> tuple[str, bool]:
+    """The query's rows as CSV, and whether they were capped (see `RegistryView.sql`):
+    nested and binary values as JSON text, and cells a spreadsheet would run as a formula
+    defused (`csv_safe_frame`, as the CLI does)."""
+    result = state.registry.sql(q or "")
+    frame = result.frame
+    odd = [c for c, t in frame.schema.items() if t.is_nested() or t == pl.Binary]
+    if odd:
+        frame = frame.with_columns(pl.Series(c, [
+            None if v is None else json.dumps(clean(v), default=str)
+            for v in frame[c].to_list()], dtype=pl.String) for c in odd)
+    return csv_safe_frame(frame).write_csv(), result.truncated
 
 
 def probes(state: AppState, k: int | None = None) -> dict:

@@ -14,7 +14,7 @@ import signal
 import click
 
 from benchpress import __version__
-from benchpress.errors import EXIT_BAD_INPUT, as_os_error, describe_os_error
+from benchpress.errors import EXIT_BAD_INPUT, as_os_error, describe_os_error, missing_extra
 
 __all__ = ["main"]
 
@@ -55,7 +55,13 @@ class LazyGroup(click.Group):
     def get_command(self, ctx, name):
         if name not in COMMANDS:
             return None
-        module = importlib.import_module(f"benchpress.cli.{COMMANDS[name]}")
+        try:
+            module = importlib.import_module(f"benchpress.cli.{COMMANDS[name]}")
+        except ImportError as exc:
+            missing = missing_extra(exc)
+            if missing is None:
+                raise
+            return _needs_extra(name, missing)
         return getattr(module, name.replace("-", "_"))
 
     def make_context(self, info_name, args, parent=None, **extra):
@@ -84,11 +90,28 @@ class LazyGroup(click.Group):
                 raise
             if fault is None and os.environ.get("BENCHPRESS_DEBUG"):
                 raise
+            missing = missing_extra(exc)
+            if missing is not None:  # an optional dependency imported by the command itself
+                click.echo(f"Error: {missing}", err=True)
+                ctx.exit(EXIT_BAD_INPUT)
             message = (describe_os_error(fault) if fault is not None else
                        f"internal error ({type(exc).__name__}: {exc}); please report it "
                        "(BENCHPRESS_DEBUG=1 shows the traceback)")
             click.echo(f"Error: {one_line(message)}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+
+
+def _needs_extra(name: str, missing: Exception) -> click.Command:
+    """Stands in for command `name` when its module needs an extra that is not installed:
+    listed in `benchpress --help`, and run (with any arguments) it says which extra to
+    install, in one line (exit 1)."""
+    def refuse():
+        click.echo(f"Error: benchpress {name}: {missing}", err=True)
+        raise click.exceptions.Exit(EXIT_BAD_INPUT)
+    return click.Command(name, callback=refuse, add_help_option=False,
+                         help=f"(not installed: {str(missing).split(': ', 1)[-1]})",
+                         context_settings={"ignore_unknown_options": True,
+                                           "allow_extra_args": True})
 
 
 def _one_line(exc: click.UsageError) -> click.UsageError:

@@ -19,10 +19,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from benchpress.errors import BadInputError, BenchPressError, UsageError
+from benchpress.errors import BadInputError, BenchPressError, UsageError, missing_extra
 from benchpress.home import Home, find_home
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "key_first", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
            "stderr"]
 
 stderr = Console(stderr=True, soft_wrap=True)
@@ -197,26 +197,47 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
-def _column_widths(rows: pl.DataFrame, cells: list[list[str]]) -> list[int]:
-    """Width of each column: its longest cell up to MAX_CELL, and its header up to MAX_HEADER
-    (so a header never breaks into pieces), at least MIN_WIDTH when it has that much text."""
+def _column_widths(rows: pl.DataFrame, cells: list[list[str]], whole=()) -> list[int]:
+    """Width of each column: its longest cell up to MAX_CELL (columns in `whole`: no cap),
+    and its header up to MAX_HEADER (so a header never breaks into pieces), at least
+    MIN_WIDTH when it has that much text."""
     widths = []
     for j, name in enumerate(rows.columns):
         longest = max((len(r[j]) for r in cells), default=0)
-        natural = max(min(longest, MAX_CELL), min(len(name), MAX_HEADER))
+        natural = max(longest if name in whole else min(longest, MAX_CELL),
+                      min(len(name), MAX_HEADER))
         widths.append(max(natural, min(MIN_WIDTH, max(longest, len(name)))))
     return widths
 
 
 def _print_table(columns: list[str], cells: list[list[str]], widths: list[int], width: int,
-                 title: str | None) -> None:
+                 title: str | None, wrap: int = 0) -> None:
+    """The first `wrap` columns (the key) wrap their long cells onto more lines; the others
+    cut them with an ellipsis."""
     table = Table(title=title, show_lines=False)
-    for name, w in zip(columns, widths):
-        table.add_column(Text(_cut(name, w)), no_wrap=True, overflow="ellipsis",
-                         min_width=w, max_width=w)
+    for j, (name, w) in enumerate(zip(columns, widths)):
+        table.add_column(Text(_cut(name, w)), no_wrap=j >= wrap,
+                         overflow="fold" if j < wrap else "ellipsis", min_width=w, max_width=w)
     for row in cells:
-        table.add_row(*(Text(_cut(v, w)) for v, w in zip(row, widths)))
+        table.add_row(*(Text(v if j < wrap else _cut(v, w))
+                        for j, (v, w) in enumerate(zip(row, widths))))
     Console(file=sys.stdout, width=width, soft_wrap=False).print(table)
+
+
+def _fit_key(widths: list[int], n_key: int, width: int) -> list[int]:
+    """Narrow the widest of the first `n_key` columns, a character at a time (not below
+    MIN_WIDTH), until they fit in `width` together: the key is shown at any width.
+
+    >>> _fit_key([30, 20, 8], 2, 40)
+    [16, 17, 8]
+    """
+    w = list(widths)
+    while n_key and sum(w[:n_key]) + 3 * n_key + 1 > width:
+        j = max(range(n_key), key=lambda i: w[i])
+        if w[j] <= MIN_WIDTH:
+            break
+        w[j] -= 1
+    return w
 
 
 def natural_width(rows: pl.DataFrame) -> int:
@@ -237,8 +258,18 @@ def _flat(rows: pl.DataFrame) -> pl.DataFrame:
         return_dtype=pl.String) for c in nested)
 
 
+def key_first(rows: pl.DataFrame, key) -> pl.DataFrame:
+    """``rows`` with the columns named in ``key`` (those it has) first, in that order.
+
+    >>> key_first(pl.DataFrame({"a": [1], "b": [2], "c": [3]}), ["c", "x"]).columns
+    ['c', 'a', 'b']
+    """
+    first = [c for c in dict.fromkeys(key) if c in rows.columns]
+    return rows.select(first + [c for c in rows.columns if c not in first])
+
+
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
-           out: Path | None = None) -> None:
+           out: Path | None = None, key=()) -> None:
     """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.
 
     The table keeps as many columns (left to right) as fit in ``terminal_width()``, never
@@ -253,6 +284,10 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
     fmt : {"table", "csv", "json"}
     title : str, optional
         Heading of the table format.
+    key : sequence of str, optional
+        The command's key columns: in the table format they come first, in this order, so
+        they are shown at any width, and their cells are not cut at MAX_CELL (a probe set
+        is shown whole, up to the terminal's width). CSV and JSON keep the frame's order.
     """
     if fmt == "json":
         emit_json(rows.to_dicts(), out)
@@ -262,10 +297,10 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         return
     if out is not None:
         _write_text(out, json_text(rows.to_dicts()))
-    rows = _flat(rows)
+    rows = key_first(_flat(rows), key)
     width = terminal_width()
     cells = [[_cell_text(v) for v in row] for row in rows.iter_rows()]
-    widths = _column_widths(rows, cells)
+    widths = [min(w, width - 4) for w in _column_widths(rows, cells, whole=key)]
     # a rich table with a box: 1 border + 3 per column (padding and separator)
     fits = lambda ws: sum(ws) + 3 * len(ws) + 1 <= width  # noqa: E731
     if rows.height == 1 and not fits(widths):  # one wide row: one line per column instead
@@ -274,7 +309,9 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         value_w = max(MIN_WIDTH, min(width - 7 - name_w, max(map(len, cells[0]))))
         _print_table(["column", "value"], long, [name_w, value_w], width, title)
         return
-    keep = 0
+    n_key = len([c for c in dict.fromkeys(key) if c in rows.columns])
+    widths = _fit_key(widths, n_key, width)
+    keep = n_key
     while keep < len(widths) and fits(widths[: keep + 1]):
         keep += 1
     if keep == 0:  # even the first column is wider than the terminal: cut it to fit
@@ -284,7 +321,8 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         if room >= max(MIN_WIDTH, min(len(rows.columns[keep]), MAX_HEADER)):  # header whole
             widths = widths[:keep] + [room]
             keep += 1
-    _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title)
+    _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title,
+                 wrap=n_key)
     hidden = len(rows.columns) - keep
     if hidden:
         stderr.print(f"note: {hidden} of {len(rows.columns)} columns not shown at width {width} "
@@ -299,7 +337,8 @@ def split_list(text: str | None) -> list[str] | None:
 
 
 def handle_errors(f):
-    """Library errors become `Error: ...` on stderr with exit 1 (2 for usage errors)."""
+    """Library errors become `Error: ...` on stderr with exit 1 (2 for usage errors); so
+    does the import of an optional dependency that is not installed (naming its extra)."""
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         try:
@@ -309,6 +348,12 @@ def handle_errors(f):
             sys.exit(2)
         except BenchPressError as exc:
             click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            sys.exit(1)
+        except ImportError as exc:
+            missing = missing_extra(exc)
+            if missing is None:
+                raise
+            click.echo(f"Error: {missing}", err=True)
             sys.exit(1)
     return wrapper
 

@@ -51,7 +51,8 @@ def fast_stored_fit(home, snapshot, sources, predictor, kwargs):
 
 @click.command()
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Artifact folder to write (replaced atomically if it exists).")
+              help="Artifact folder to write: a new or empty folder, or a fit of ours (replaced "
+                   "atomically); never the home or the current folder.")
 @click.option("--probes", "n_probes", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also choose and record a probe set of this many benchmarks (0: none).")
 @format_option(choices=("table", "json"))
@@ -59,14 +60,15 @@ def fast_stored_fit(home, snapshot, sources, predictor, kwargs):
 def fit(out, n_probes, fmt, bp, home):
     """Fit the predictor and save it as an artifact (NPZ + Parquet + JSON, no pickle) that
     `BenchPress.from_pretrained(DIR)` loads without a refit."""
+    from benchpress.artifact import check_out_folder, read_manifest
+
+    out = check_out_folder(out, home=home)  # before the fit: refused in a second, not minutes
     probes = None
     if n_probes:
         with progress_bar("choosing probes") as update:
             probes = list(bp.probes(n_probes, progress=update).final.probes)
     with progress_bar("fitting") as update:
         folder = bp.save_pretrained(out, probes=probes, progress=update)
-    from benchpress.artifact import read_manifest
-
     man = read_manifest(folder)
     doc = {**method_fields(bp), "artifact": str(folder),
            **{k: man.get(k) for k in ("snapshot", "sources", "counts", "probes")}}

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
-from benchpress.errors import UsageError
+from benchpress.errors import UsageError, listed
 from benchpress.predict.predictor import available_methods, make_predictor
 
 __all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields", "param_option"]
@@ -38,7 +38,7 @@ def parse_params(pairs, *methods: str) -> dict:
 
 def warn_unknown(kind: str, names: list[str]) -> None:
     """The one-line stderr warning for names left out under --ignore-unknown."""
-    click.echo(f"warning: unknown {kind}(s) ignored (--ignore-unknown): {', '.join(names)}",
+    click.echo(f"warning: unknown {kind}(s) ignored (--ignore-unknown): {listed(names, quote=False)}",
                err=True)
 
 
@@ -50,18 +50,20 @@ def _kind(default) -> tuple[str, tuple]:
         return "an integer", (int,)
     if isinstance(default, float) or default is None:
         return "a number", (int, float)
+    if isinstance(default, tuple) and any(isinstance(v, float) for v in default):
+        return "numbers separated by commas, e.g. 0.9,0.8", (tuple,)
     if isinstance(default, tuple):
         return "integers separated by commas, e.g. 2,3", (tuple,)
     return "text", (str,)
 
 
-def _as_ints(value):
-    """A tuple-of-integers parameter as typed (``3``, ``2,3``, ``[2, 3]``, empty) -> a tuple
-    of ints, or ``value`` unchanged when it is not one (then refused by the caller; ``true``
-    reads as "True", which is no integer)."""
+def _as_ints(value, kind=int):
+    """A tuple-of-integers (``kind=float``: numbers) parameter as typed (``3``, ``2,3``,
+    ``[2, 3]``, empty) -> a tuple, or ``value`` unchanged when it is not one (then refused
+    by the caller; ``true`` reads as "True", which is no number)."""
     items = value if isinstance(value, list) else [] if value is None else str(value).split(",")
     try:
-        return tuple(int(str(v).strip()) for v in items if str(v).strip())
+        return tuple(kind(str(v).strip()) for v in items if str(v).strip())
     except ValueError:
         return value
 
@@ -86,7 +88,8 @@ def check_params(method: str, params: dict) -> None:
                              + f" (its parameters: {', '.join(defaults) or 'none'})")
         what, types = _kind(defaults[key])
         if isinstance(defaults[key], tuple):
-            value = params[key] = _as_ints(value)
+            floats = any(isinstance(v, float) for v in defaults[key])
+            value = params[key] = _as_ints(value, float if floats else int)
         ok = (isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
               or (value is None and defaults[key] is None))
         if not ok:
@@ -165,9 +168,11 @@ def folds_options(f):
     @functools.wraps(f)
     def wrapper(*args, folds_file, folds_sources, n_folds, seed, n_seeds, bp, **kwargs):
         whole = "new_models" in kwargs  # a command that also holds out whole models
-        if whole and kwargs["new_models"] is not None:  # no folds: seeds of the model split
+        if whole and (kwargs["new_models"] is not None or kwargs.get("temporal")):
+            # no folds: seeds of the model split (--new-models) or of the reveal (--temporal)
+            mode = "--temporal" if kwargs.get("temporal") else "--new-models"
             if folds_file or n_folds or folds_sources:
-                raise UsageError("--new-models holds out whole models: give it without "
+                raise UsageError(f"{mode} holds out whole models: give it without "
                                  "--folds, --make-folds or --folds-sources")
             return f(*args, folds=None, seeds=tuple(range(seed, seed + n_seeds)), bp=bp,
                      **kwargs)

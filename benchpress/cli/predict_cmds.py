@@ -143,13 +143,39 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
               help="Hold out whole models instead of cells: each model with 8+ scores is "
                    "folded in from K random scores of its own and scored on the rest (5 "
                    "groups per seed, --seed / --n-seeds), e.g. 3,5.")
+@click.option("--temporal", is_flag=True,
+              help="The temporal yardstick: fit on the models released before each cutoff "
+                   "(monthly, the last 12 months), fold in the next month's models from "
+                   "--known of their scores, score the rest (percent cells; other scales "
+                   "apart).")
+@click.option("--known", "known_text", default="1,3,5", show_default=True, metavar="K[,K...]",
+              help="With --temporal: how many scores each later model reveals.")
+@click.option("--cutoffs", "cutoffs_text", default=None, metavar="DATE[,DATE...]",
+              help="With --temporal: ISO cutoff dates (default: the first day of each of the "
+                   "last 12 months of release dates).")
+@click.option("--orders", "orders_text", default="random,popular", show_default=True,
+              help="With --temporal: reveal orders (random, popular, probes).")
+@click.option("--probe-set", "probe_text", default=None,
+              help="With --temporal --orders probes: the probe benchmarks, e.g. 'hle,gpqa'.")
+@click.option("--baselines", "baselines_text", default="knn", show_default=True,
+              help="With --temporal: other methods scored beside --method ('' for none).")
+@click.option("--no-intervals", is_flag=True,
+              help="With --temporal: skip the 90%% intervals (faster; no coverage).")
 @format_option()
 @matrix_options
 @folds_options
 @executor_option
-def evaluate(folds, seeds, new_models, write_folds, out, fmt, bp, home, executor):
+def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, orders_text,
+             probe_text, baselines_text, no_intervals, write_folds, out, fmt, bp, home,
+             executor):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5);
-    with --new-models, whole models held out and folded in from a few of their scores."""
+    with --new-models, whole models held out and folded in from a few of their scores;
+    with --temporal, fit on the past and score the models released after each cutoff."""
+    if temporal:
+        if new_models is not None or write_folds:
+            raise UsageError("--temporal cannot go with --new-models or --write-folds")
+        return _evaluate_temporal(bp, seeds[0], known_text, cutoffs_text, orders_text,
+                                  probe_text, baselines_text, not no_intervals, out, fmt)
     if new_models is not None:
         return _evaluate_new_models(_known_counts(new_models), seeds, write_folds, out, fmt,
                                     bp, executor)
@@ -171,16 +197,56 @@ def evaluate(folds, seeds, new_models, write_folds, out, fmt, bp, home, executor
     render(worst, "table", title="benchmarks with the largest median error")
 
 
-def _known_counts(text: str) -> tuple:
+def _known_counts(text: str, option: str = "--new-models") -> tuple:
     """``"3,5"`` -> ``(3, 5)``; anything else is a one-line usage error."""
     try:
-        ks = tuple(int(k) for k in split_list(text) or [])
+        ks = tuple(dict.fromkeys(int(k) for k in split_list(text) or []))
     except ValueError:
         ks = ()
     if not ks or min(ks) < 1:
-        raise UsageError(f"--new-models {text!r}: expected positive integers separated by "
+        raise UsageError(f"{option} {text!r}: expected positive integers separated by "
                          "commas, e.g. 3,5")
     return ks
+
+
+def _evaluate_temporal(bp, seed, known_text, cutoffs_text, orders_text, probe_text,
+                       baselines_text, intervals, out, fmt) -> None:
+    """`evaluate --temporal`: percent-scale figures per method and k (other scales in the
+    JSON, each in its own units)."""
+    import datetime as dt
+
+    from benchpress.predict import available_methods
+
+    cutoffs = split_list(cutoffs_text) if cutoffs_text else None
+    for c in cutoffs or []:
+        try:
+            dt.date.fromisoformat(c)
+        except ValueError:
+            raise UsageError(f"--cutoffs: {c!r} is not an ISO date (YYYY-MM-DD)") from None
+    baselines = split_list(baselines_text) or []
+    unknown = [b for b in baselines if b not in available_methods()]
+    if unknown:
+        raise UsageError(f"--baselines: unknown method(s) {unknown}; choose from "
+                         f"{available_methods()}")
+    probes = bp.resolve_benchmarks(split_list(probe_text)).ids if probe_text else ()
+    with progress_bar("temporal evaluation") as update:
+        result = bp.evaluate_temporal(
+            methods=baselines, cutoffs=cutoffs, known=_known_counts(known_text, "--known"),
+            orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,
+            intervals=intervals, progress=update)
+    m = bp.matrix
+    report = {**result.to_json(
+        groups=dict(zip(m.benchmark_ids, m.benchmarks["category"].fill_null("other"))),
+        sources=dict(zip(m.model_ids, m.models["source_id"].fill_null("other")))),
+        **method_fields(bp)}
+    summary = result.summary()
+    # the file: flat figures only (no breakdown lists), for `dvc metrics diff`
+    written = {k: v for k, v in report.items() if not isinstance(v, (list, dict))
+               or k == "cutoffs"}
+    if write_or_emit(report, out, fmt, written=written, rows=summary):
+        return
+    render(summary, "table", title=f"later models, percent-scale cells ({len(result.cutoffs)} "
+                                    f"cutoffs from {result.cutoffs[0]})")
 
 
 def _evaluate_new_models(known, seeds, write_folds, out, fmt, bp, executor) -> None:

@@ -204,7 +204,9 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
         curve = selection.curve().with_columns(pl.col(pl.Float64).round(3))
         render(curve, "table", title=f"greedy probe selection ({bp.method}, "
                f"{len(selection.candidates)} candidates, {selection.seconds + selection.fit_seconds:.1f}s)")
-    render(sets.with_columns(pl.col(pl.Float64).round(3)), "table", title="probe sets side by side")
+    # the key: each set whole (wrapped after a comma when long) and its error
+    render(sets.with_columns(pl.col(pl.Float64).round(3), pl.col("probes").str.replace_all(",", ", ")),
+           "table", title="probe sets side by side", key=("set", "probes", "medae"))
     stderr.print(f"{ref.n_models_missing_probe} of {ref.n_models} models lack a score on some "
                  f"probe of {','.join(ref.probes)} ({ref.n_models_without_probes} have none): they are "
                  "predicted from the probes they have and all their observed cells are counted",
@@ -273,7 +275,8 @@ def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
         render(wide, fmt, title=f"side by side ({bp.method})")
     else:  # too wide for the terminal: one row per benchmark and model, the leader first
         render(_compare_long(wide, names), fmt,
-               title=f"side by side ({bp.method}): the leader first, with gap and p_ahead")
+               title=f"side by side ({bp.method}): the leader first, with gap and p_ahead",
+               key=("benchmark_id", "model", "score", "gap", "p_ahead"))
     stderr.print(f"each score is observed (obs) or predicted with its 90% interval [lower, upper]; "
                  f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}",
                  markup=False)

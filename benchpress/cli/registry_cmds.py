@@ -19,6 +19,7 @@ from benchpress.cli.common import (
     progress_bar, render, stderr, terminal_width, write_or_emit,
 )
 from benchpress.cli.scores import parse_scores
+from benchpress.cli.shown import grouped_warnings, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.diff import diff_tables, read_tables
@@ -31,7 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["init", "ingest", "build", "pull", "add_model", "aliases", "sql", "summary"]
 
-_PACKAGE_SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+# the contracts shipped in the package (benchpress/contracts: in the repository, a link to
+# schemas/), so that `benchpress init` works from an installed wheel too
+_PACKAGE_SCHEMAS = Path(__file__).resolve().parents[1] / "contracts"
 
 
 _FIELD = re.compile(r"field '([^']+)': (.*)$")
@@ -84,7 +87,7 @@ def _print_report(report: BuildReport, only: set[str] | None = None, *,
             stderr.print(f"  note: {note}", highlight=False, markup=False)
         _print_rejections(s, None if verbose else limit)
         rejected += s.rows_quarantined
-    for line in report.warnings:
+    for line in grouped_warnings(report.warnings, verbose=verbose):
         stderr.print(f"warning: {line}", highlight=False, markup=False)
     for line in report.notes:
         stderr.print(line, highlight=False, markup=False)
@@ -312,7 +315,8 @@ def suggest(kind, source, min_score, fmt, out, home):
     table = lambda name: read_table(home.registry, name)  # noqa: E731
     render(suggest_aliases(table("models"), table("cells"), table("scores"),
                            kind=kind, source=source, min_score=min_score,
-                           quarantine=table("quarantine")), fmt, out=out)
+                           quarantine=table("quarantine")), fmt, out=out,
+           key=("alias", "canonical_id", "similarity"))
 
 
 @aliases.command()
@@ -393,7 +397,7 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
             raise
         click.echo("Error: SQL query interrupted", err=True)
         sys.exit(130)
-    render(result.frame, fmt, out=out)
+    render(result.frame, fmt, out=out, key=order_by_columns(sql_text, result.frame.columns))
     if result.truncated:
         stderr.print(f"note: showing the first {max_rows} rows; more matched (--max-rows to "
                      "show more, or narrow the query)", highlight=False, markup=False)

@@ -147,13 +147,16 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
         # the cause first, so that it stays in view at 80 columns beside long model ids
         brief = ["cause", "model_id", "benchmark_id", "score_a", "score_b", "difference",
                  "setting_a", "setting_b", "reference_url_b"]
+        key = ("cause", "model_id", "benchmark_id", "difference")  # kept at any width
         setting = changed.filter(pl.col("setting_changed"))
         if setting.height:
-            render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed")
+            render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed",
+                   key=key)
         if changed.height and limit > 0:
             render(changed.sort(pl.col("difference").abs(), descending=True).head(limit)
                    .select(*brief[:6], "setting_changed", "reference_url_a", "reference_url_b"),
-                   fmt, title=f"largest changes (top {min(limit, changed.height)} of {changed.height})")
+                   fmt, title=f"largest changes (top {min(limit, changed.height)} of {changed.height})",
+                   key=key)
         stderr.print("every added, removed and changed cell: --format json|csv, or --sql "
                      "\"SELECT * FROM cells WHERE change = 'changed'\"")
 

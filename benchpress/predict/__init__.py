@@ -23,12 +23,12 @@ from benchpress.predict.als import ALSConfig, BiasALS
 from benchpress.predict.baselines import (
     BenchmarkMean,
     BenchmarkRegression,
-    KNNModels,
     ModelNormalizedMean,
     SoftImpute,
 )
 from benchpress.predict.base import BasePredictor, check_predictor, clone
 from benchpress.predict.ensemble import ALSEnsemble
+from benchpress.predict.knn import KNNModels
 from benchpress.predict.evaluate import EvaluationResult, evaluate
 from benchpress.predict.folds import Folds, folds_to_json, make_folds, parse_folds
 from benchpress.predict.metrics import Metrics, compute_metrics
@@ -42,6 +42,7 @@ from benchpress.predict.predictor import (
     param_overrides,
 )
 from benchpress.predict.regression import PairwiseRegression
+from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.rank import RankDiagnostics, complete_submatrices, rank_diagnostics
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
@@ -53,7 +54,14 @@ from benchpress.predict.intervals import (
 from benchpress.predict.probes import ProbeScore, ProbeSearch, ProbeSelection, refit_transcripts
 from benchpress.predict.ranking import RankingPreservation, compare_models, ranking_preservation
 
+# The default since 2026-12 is the blend of the rank-4 ALS with the nearest models (chosen
+# on the temporal yardstick, README "Forecasts that hold up"); "als4" is that ALS alone,
+# the default before.
+METHODS["default"] = (BlendPredictor, {**PRESETS["default"], "method": "default"})
+METHODS["als4"] = (ALSPredictor, {**PRESETS["default"], "method": "als4"})
+
 __all__ = [
+    "BlendPredictor",
     "ALSConfig",
     "ALSEnsemble",
     "ALSPredictor",

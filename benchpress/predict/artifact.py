@@ -25,14 +25,18 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, UsageError
+from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
-from benchpress.predict.intervals import EPS, LOGIT_RULE, IntervalCalibrator, MatrixSupport
+from benchpress.predict.intervals import (
+    EPS, KNOWN_BUCKETS, LOGIT_RULE, IntervalCalibrator, MatrixSupport,
+)
 from benchpress.predict.predictor import ALSPredictor, make_predictor
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.side import SideInfoPredictor
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
-__all__ = ["fitted_state", "restore_state", "make_estimator", "storable", "SUPPORT_ARRAYS",
+__all__ = ["fitted_state", "restore_state", "make_estimator", "storable", "check_shapes",
+           "SUPPORT_ARRAYS",
            "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS", "SIDE_ARRAYS"]
 
 #: Fitted arrays of a MatrixSupport kept in an artifact (``obs`` comes from ``Y``).
@@ -59,7 +63,7 @@ def storable(predictor) -> bool:
     """Whether :func:`fitted_state` can store ``predictor`` (fitted or not): an
     ALSPredictor, or a SideInfoPredictor without ``extra_ranks`` (its members are not
     stored) on the dense path."""
-    if type(predictor) is ALSPredictor:
+    if type(predictor) in (ALSPredictor, BlendPredictor):  # the blend's kNN part is its Y
         return True
     return (type(predictor) is SideInfoPredictor and not predictor.extra_ranks
             and not getattr(predictor, "sparse_", False))
@@ -201,6 +205,40 @@ def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: flo
     return t
 
 
+#: The shape of each array with a model or benchmark axis: "m" models, "b" benchmarks;
+#: "S" (ensemble members) and "r" (rank) are the same in every array that has them.
+_SHAPES = {
+    **{f"{p}{n}": ("b",) for p in ("transform_", "support_transform_")
+       for n in ("mean", "std", "n_observed")},
+    "ensemble_mu": ("S",), "ensemble_seeds": ("S",), "ensemble_model_bias": ("S", "m"),
+    "ensemble_benchmark_bias": ("S", "b"), "ensemble_U": ("S", "m", "r"),
+    "ensemble_V": ("S", "b", "r"),
+    **{f"regression_{n}": ("b", "b") for n in ("slope", "intercept", "r2", "weight")},
+    "regression_z": ("m", "b"),
+    **{f"support_{n}": ("m", "b") for n in ("Z", "P", "Zhat", "spread_z", "near")},
+    "support_row_count": ("m",), "support_row_rms": ("m",), "support_col_count": ("b",),
+    "support_col_rms": ("b",), "support_C": ("m", "m"),
+}
+
+
+def check_shapes(arrays: dict, n_models: int, n_benchmarks: int) -> None:
+    """BadInputError (one line) naming the first array of `arrays` whose shape does not
+    fit a matrix of (n_models, n_benchmarks) (see :data:`_SHAPES`)."""
+    dims = {"m": n_models, "b": n_benchmarks}
+    for name, axes in _SHAPES.items():
+        if name not in arrays:
+            continue
+        shape = np.shape(arrays[name])
+        ok = len(shape) == len(axes)
+        for axis, n in zip(axes, shape) if ok else ():
+            ok = ok and dims.setdefault(axis, n) == n
+        if not ok:
+            want = "(" + ", ".join(str(dims.get(a, a)) for a in axes) + ")"
+            raise BadInputError(f"artifact array {name} has shape {shape}, not {want} as its "
+                                f"manifest's {n_models} models and {n_benchmarks} benchmarks "
+                                "say; remake it with `benchpress fit`")
+
+
 def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
     """``arrays`` with the per-model ones (:data:`ROW_ARRAYS`) replaced by empty ones."""
     S, _, rank = np.shape(arrays["ensemble_V"])
@@ -219,15 +257,20 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     ``arrays`` may then lack): the predictor then has no training rows (``Y_`` is (0,
     n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
-    if not storable(pred) or meta.get("class") != type(pred).__name__:
-        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor "
-                            "and SideInfoPredictor artifacts can be loaded")
+    if not storable(pred):
+        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor, "
+                            "BlendPredictor and SideInfoPredictor artifacts can be loaded")
+    if meta.get("class") != type(pred).__name__:
+        raise BadInputError(f"artifact holds a {meta.get('class')} fit of method "
+                            f"'{meta['method']}', which is now a {type(pred).__name__} (the "
+                            "default changed in 2026-12): fit it again with `benchpress fit`")
     if Y is None:
         if not meta.get("sparse"):
             raise BadInputError("only a fit of the sparse path loads without its matrix")
         Y = np.zeros((0, scales.n_benchmarks))
         arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)
+    check_shapes(arrays, *Y.shape)
     pred.Y_, pred.scales_ = Y, scales
     pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps)
     pred.ensemble_ = ALSEnsemble(pred.als_config())
@@ -251,6 +294,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
                             f"{Y.shape}")
     if isinstance(pred, SideInfoPredictor):
         _restore_side(pred, arrays, meta)
+    if isinstance(pred, BlendPredictor):  # the nearest models are the training rows
+        pred.knn_, pred._training_mix = pred._fit_knn(Y, scales), None
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales,
@@ -279,5 +324,10 @@ def _calibrators(arrays, meta: dict) -> dict:
         cal = IntervalCalibrator(cm["alpha"], ridge=cm["ridge"], regime=cm["regime"])
         _get(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
         cal.q_, cal.n_cal_ = float(cm["q"]), int(cm["n_cal"])
+        if "q_known" in cm:  # per known-score bucket (new-model regime, since 2026-12)
+            q_known = np.asarray(cm["q_known"], dtype=float)
+            if q_known.shape != (len(KNOWN_BUCKETS) + 1,) or not np.isfinite(q_known).all():
+                raise BadInputError("artifact calibrator's q_known is malformed")
+            cal.q_known_ = q_known
         calibrators[regime] = cal
     return calibrators

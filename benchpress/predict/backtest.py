@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.metrics import Metrics, compute_metrics
@@ -171,7 +171,7 @@ def backtest(predictor: BasePredictor, Y, scales: BenchmarkScales, release_dates
         chosen = list(probes)
         unknown = [p for p in chosen if p not in bids]
         if unknown:
-            raise BadInputError(f"unknown probe benchmarks: {', '.join(unknown)}")
+            raise BadInputError(f"unknown probe benchmarks: {listed(unknown, quote=False)}")
         chosen_on = "given"
     pmask = np.isin(np.asarray(bids, dtype=object), chosen)
     Y_test = Y[test]

@@ -2,12 +2,11 @@
 
 * :class:`BenchmarkMean` - every cell gets its benchmark's mean observed score;
 * :class:`ModelNormalizedMean` - benchmark mean plus the model's mean z-offset;
-* :class:`KNNModels` - mean of the k nearest models that scored the benchmark;
 * :class:`SoftImpute` - iterative rank-r SVD imputation (optionally with shrinkage);
 * :class:`BenchmarkRegression` - pairwise benchmark regression
   (:mod:`benchpress.predict.regression`), falling back to the model's mean z-offset.
 
-The last four work in the standardized space of :class:`ScaleTransform` (logit for
+The last three work in the standardized space of :class:`ScaleTransform` (logit for
 percent benchmarks, then z-scores) and map back with clipping.
 """
 
@@ -21,7 +20,7 @@ from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
 __all__ = [
-    "BenchmarkMean", "ModelNormalizedMean", "KNNModels", "SoftImpute", "BenchmarkRegression",
+    "BenchmarkMean", "ModelNormalizedMean", "SoftImpute", "BenchmarkRegression",
 ]
 
 
@@ -78,48 +77,6 @@ class ModelNormalizedMean(_ZBaseline):
 
     def _fit_z(self, Z: np.ndarray) -> np.ndarray:
         return np.broadcast_to(model_offset(Z)[:, None], Z.shape).copy()
-
-
-class KNNModels(_ZBaseline):
-    """k-nearest-model imputation in z units.
-
-    Distance between two models is the RMS difference of their z-scores over shared
-    benchmarks (at least ``min_shared``). A missing cell (i, j) is the mean z-score of
-    the ``k`` nearest models that scored benchmark j; with no such neighbour, the
-    model's mean z-offset is used.
-
-    Parameters
-    ----------
-    k : int, default 5
-    min_shared : int, default 3
-    """
-
-    method = "knn"
-
-    def __init__(self, k: int = 5, *, min_shared: int = 3, logit_rule: str = "percent"):
-        self.k = k
-        self.min_shared = min_shared
-        self.logit_rule = logit_rule
-
-    def _fit_z(self, Z: np.ndarray) -> np.ndarray:
-        if self.k < 1:
-            raise UsageError(f"k must be >= 1, got {self.k}")
-        m = (~np.isnan(Z)).astype(float)
-        z = np.where(m > 0, Z, 0.0)
-        z2 = z * z
-        shared = m @ m.T                                                    # (n_models, n_models)
-        ssd = z2 @ m.T + m @ z2.T - 2.0 * (z @ z.T)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            dist = np.sqrt(np.maximum(ssd, 0.0) / shared)
-        dist[(shared < self.min_shared)] = np.inf
-        np.fill_diagonal(dist, np.inf)
-        order = np.argsort(dist, axis=1, kind="stable")                    # (n, n)
-        d_sorted = np.take_along_axis(dist, order, axis=1)
-        m_sorted = m[order] * np.isfinite(d_sorted)[:, :, None]             # (n, n, n_bench)
-        take = m_sorted * (np.cumsum(m_sorted, axis=1) <= self.k)
-        num = (take * z[order]).sum(axis=1)
-        cnt = take.sum(axis=1)
-        return np.where(cnt > 0, num / np.maximum(cnt, 1), model_offset(Z)[:, None])
 
 
 class SoftImpute(_ZBaseline):

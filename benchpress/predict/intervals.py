@@ -50,6 +50,11 @@ __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
             "benchmark_fit_rms", "nearest_similarity", "abs_z")
+#: New-model intervals take one conformal quantile per bucket of known-score count:
+#: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf) (a bucket of fewer than MIN_BUCKET held-out
+#: cells takes the pooled one).
+KNOWN_BUCKETS = (1, 3, 5, 8)
+MIN_BUCKET = 50
 #: Trust is the probability that the prediction is within this many points.
 TRUST_POINTS = 10.0
 _RIDGE = 1.0  # ridge penalty of the risk regression
@@ -258,11 +263,36 @@ class IntervalCalibrator:
         self.coef_ = np.linalg.solve(A.T @ A + np.diag(pen), A.T @ np.log(np.abs(r) + _FLOOR))
         ratio = r / self.risk(X)
         n = ratio.size
-        level = min(1.0, np.ceil((n + 1) * (1.0 - self.alpha)) / n)
-        self.q_ = float(np.quantile(np.abs(ratio), level, method="higher"))
+        self.q_ = self._quantile(ratio)
+        if self.regime == "new_models":  # one quantile per known-score bucket (Mondrian)
+            bucket = self._bucket(X)
+            self.q_known_ = np.array([self._quantile(ratio[bucket == b])
+                                      if (bucket == b).sum() >= MIN_BUCKET else self.q_
+                                      for b in range(len(KNOWN_BUCKETS) + 1)])
         self.ratios_ = np.sort(ratio)
         self.n_cal_ = int(n)
         return self
+
+    def _quantile(self, ratio) -> float:
+        """The conformal quantile of ``|ratio|`` at level 1 - alpha (finite-sample)."""
+        n = ratio.size
+        level = min(1.0, np.ceil((n + 1) * (1.0 - self.alpha)) / n)
+        return float(np.quantile(np.abs(ratio), level, method="higher"))
+
+    @staticmethod
+    def _bucket(X) -> np.ndarray:
+        """Each cell's bucket of its model's known-score count (:data:`KNOWN_BUCKETS`),
+        read back from the ``log_model_count`` feature."""
+        known = np.rint(np.expm1(np.asarray(X, dtype=float)[:, FEATURES.index("log_model_count")]))
+        return np.searchsorted(np.asarray(KNOWN_BUCKETS), known, side="left")
+
+    def half_width_scale(self, X) -> np.ndarray:
+        """The calibrated quantile for each cell (n_cells,): per known-score bucket in the
+        new-model regime, else the one ``q_``."""
+        q_known = getattr(self, "q_known_", None)
+        if q_known is None:
+            return np.full(len(X), self.q_)
+        return np.asarray(q_known)[self._bucket(X)]
 
     def _fitted(self) -> None:
         if not hasattr(self, "coef_"):
@@ -280,7 +310,7 @@ class IntervalCalibrator:
         predictions ``zhat`` (n_cells,) in the z space of ``transform``, features ``X``
         (n_cells, n_features) and benchmark columns ``cols`` (n_cells,)."""
         self._fitted()
-        half = self.q_ * self.risk(X)
+        half = self.half_width_scale(X) * self.risk(X)
         zhat = np.asarray(zhat, dtype=float)
         return score_bounds(transform, zhat - half, zhat + half, cols)
 
@@ -303,7 +333,9 @@ class IntervalCalibrator:
     def to_json(self) -> dict:
         """Fitted parameters, JSON-ready."""
         self._fitted()
+        known = getattr(self, "q_known_", None)
         return {"alpha": self.alpha, "q": self.q_, "n_cal": self.n_cal_,
+                **({} if known is None else {"q_known": [float(q) for q in known]}),
                 "coef": dict(zip(("intercept",) + FEATURES, self.coef_.tolist()))}
 
 
@@ -428,23 +460,57 @@ def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds:
     return _records(parts)
 
 
+def temporal_groups(release_dates, eligible, n_groups: int = 5, min_group: int = 5):
+    """Calibration groups that look like the future: the models released in each of the
+    last ``n_groups`` months that hold at least ``min_group`` eligible models, each paired
+    with the models released before that month (its training rows). ``eligible`` (bool,
+    n_models) marks the models with enough scores. Returns ``[(test_rows, train_mask)]``,
+    empty when too few models are dated."""
+    dates = np.array([str(d)[:7] if d else "" for d in release_dates])
+    months = sorted({d for d in dates[eligible] if len(d) == 7}, reverse=True)
+    out = []
+    for month in months:
+        test = np.flatnonzero(eligible & (dates == month))
+        train = (dates != "") & (dates < month)
+        if test.size >= min_group and train.sum() >= 10 * test.size:
+            out.append((test, train))
+        if len(out) == n_groups:
+            break
+    return out[::-1]
+
+
+#: Known-score counts of the temporal calibration groups (cycled over their models): the
+#: counts `predict --scores` meets, from one score up.
+TEMPORAL_GIVEN = (1, 3, 5, 8)
+
+
 def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
                       n_groups: int = 5, given=(3, 5, 8, 12), seed: int = 1001,
-                      covariates=None) -> dict:
+                      covariates=None, release_dates=None) -> dict:
     """New-model regime: whole models are held out (``n_groups`` groups, one fit each of a
     clone of the unfitted ``predictor``);
     each is folded in from ``given[k]`` random known scores (cycled over models) and its
     other scores are predicted. Same keys as :func:`heldout_records`. ``covariates``
     (n_models, n_features): each fit gets the kept rows', each fold-in the held-out
-    models' own rows (predictors that accept them only)."""
+    models' own rows (predictors that accept them only).
+
+    With ``release_dates`` (one per model, ISO or None), the groups are temporal
+    (:func:`temporal_groups`: each of the last months' models, fitted on the models
+    released before it, revealing 1, 3, 5 or 8 scores): the future the intervals are used
+    for, where new models sit above the population. Without enough dated models, random."""
     Y = check_scores(Y, scales)
     obs, pts, parts = ~np.isnan(Y), point_size(scales, Y), []
     rng = np.random.default_rng(seed)
-    rows = np.flatnonzero(obs.sum(axis=1) >= min(given) + 2)
-    group = rng.permutation(rows.size) % n_groups
-    for g in range(n_groups):
-        mine = rows[group == g]
-        keep = np.ones(Y.shape[0], dtype=bool)
+    groups = []
+    if release_dates is not None:
+        given = TEMPORAL_GIVEN
+        groups = temporal_groups(release_dates, obs.sum(axis=1) >= min(given) + 2, n_groups)
+    if not groups:
+        rows = np.flatnonzero(obs.sum(axis=1) >= min(given) + 2)
+        group = rng.permutation(rows.size) % n_groups
+        groups = [(rows[group == g], None) for g in range(n_groups)]
+    for g, (mine, train) in enumerate(groups):
+        keep = np.ones(Y.shape[0], dtype=bool) if train is None else train.copy()
         keep[mine] = False
         support = MatrixSupport(clone(predictor).fit(
             Y[keep], scales, **covariate_kwargs(predictor, covariates, keep)))
@@ -464,7 +530,8 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
 
 def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: str = "cells",
               folds: Folds | None = None, alpha: float = 0.1, seed: int = 1001,
-              n_seeds: int = 2, n_folds: int = 3, covariates=None) -> IntervalCalibrator:
+              n_seeds: int = 2, n_folds: int = 3, covariates=None,
+              release_dates=None) -> IntervalCalibrator:
     """Fit an :class:`IntervalCalibrator` for the unfitted ``predictor`` on held-out data
     of ``Y`` (each held-out fit is a clone of it).
 
@@ -472,8 +539,9 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     project's own random per-model partitions (seeds ``seed .. seed + n_seeds - 1``,
     ``n_folds`` folds each; never the published ones) unless ``folds`` is given.
     ``regime="new_models"``: new models folded in from a few scores
-    (:func:`new_model_records` with ``seed``). ``covariates`` (n_models, n_features)
-    reach every fit and fold-in of a predictor that accepts them.
+    (:func:`new_model_records` with ``seed``; temporal groups with ``release_dates``).
+    ``covariates`` (n_models, n_features) reach every fit and fold-in of a predictor that
+    accepts them.
     """
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
@@ -484,8 +552,11 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
         Y = Y[keep]
         if covariates is not None:
             covariates = np.asarray(covariates)[keep]
+        if release_dates is not None:
+            release_dates = np.asarray(release_dates, dtype=object)[keep]
     if regime == "new_models":
-        rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates)
+        rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates,
+                                release_dates=release_dates)
     else:
         if folds is None:
             folds = make_folds(~np.isnan(Y), n_folds=n_folds, seed=seed, n_seeds=n_seeds)

@@ -19,12 +19,12 @@ from benchpress.predict.base import BasePredictor, check_scores
 from benchpress.predict.baselines import (
     BenchmarkMean,
     BenchmarkRegression,
-    KNNModels,
     ModelNormalizedMean,
     SoftImpute,
 )
 from benchpress.predict.als import ALSConfig
 from benchpress.predict.ensemble import ALSEnsemble
+from benchpress.predict.knn import KNNModels
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
@@ -99,8 +99,7 @@ class ALSPredictor(BasePredictor):
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         if not 0.0 <= self.regression_weight <= 1.0:
             raise UsageError(f"regression_weight must lie in [0, 1], got {self.regression_weight}")
-        # subclasses (side information) read dense per-start completions: dense path
-        self.sparse_ = type(self) is ALSPredictor and use_sparse(*Y.shape)
+        self.sparse_ = self._uses_sparse(Y)
         if self.sparse_:
             return self._fit_cells(Y, scales)
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
@@ -111,6 +110,14 @@ class ALSPredictor(BasePredictor):
         if self.regression_weight > 0:
             self.regression_ = PairwiseRegression(power=self.regression_power).fit(Z)
             self.regression_z_ = self.regression_.predict(Z)
+
+    #: Whether a large matrix may take the sparse path; subclasses that read dense
+    #: per-start completions (side information) set False.
+    cells_path = True
+
+    def _uses_sparse(self, Y: np.ndarray) -> bool:
+        """Whether this fit takes the sparse path (:func:`use_sparse` by size)."""
+        return self.cells_path and use_sparse(*Y.shape)
 
     def _fit_cells(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         """The sparse path (:data:`~benchpress.predict.sparse_als.SPARSE_MIN_CELLS`):

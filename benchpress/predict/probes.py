@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.errors import BadInputError, NotFittedError, UsageError, listed
 from benchpress.executor import get_executor
 from benchpress.predict.base import BasePredictor, check_predictor, check_scores
 from benchpress.predict.metrics import abs_errors
@@ -306,7 +306,7 @@ class ProbeSearch:
         pos = {b: j for j, b in enumerate(self.benchmark_ids_)}
         unknown = [b for b in ids if b not in pos]
         if unknown:
-            raise BadInputError(f"unknown benchmark ids: {', '.join(unknown)}")
+            raise BadInputError(f"unknown benchmark ids: {listed(unknown, quote=False)}")
         return [pos[b] for b in ids]
 
     def score(self, probes, *, costs=None, design: str = "fold_in") -> ProbeScore:

@@ -125,6 +125,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
     """
 
     accepts_covariates = True
+    cells_path = False  # reads dense per-start completions
 
     def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,

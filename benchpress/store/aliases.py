@@ -116,7 +116,7 @@ def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFr
                     min_score: float = 80.0, limit: int = 3,
                     quarantine: pl.DataFrame | None = None) -> pl.DataFrame:
     """Candidate rows (alias, canonical_id, similarity, match, shared, mean_abs_diff, scores),
-    best first; `source` limits the aliases to ids that come from that source only. For
+    best first, each model pair once (not also the other way round); `source` limits the aliases to ids that come from that source only. For
     benchmarks, the names in `quarantine` that resolved to nothing are listed too (see the
     module docstring)."""
     key = "model_id" if kind == "model" else "benchmark_id"
@@ -173,7 +173,13 @@ def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFr
             .with_columns(pl.col("shared").fill_null(0).cast(pl.Int64))
             .sort(["alias", "similarity", "shared"], descending=[False, True, True])
             .group_by("alias", maintain_order=True).head(limit))
-    return best.sort(["similarity", "shared", "alias"], descending=[True, True, False])
+    ranked = best.sort(["similarity", "shared", "alias"], descending=[True, True, False])
+    # a pair found both ways (a -> b and b -> a) is one suggestion: its first row is kept
+    pair = pl.when(pl.col("alias") < pl.col("canonical_id")).then(
+        pl.concat_str("alias", "canonical_id", separator="\x00")).otherwise(
+        pl.concat_str("canonical_id", "alias", separator="\x00"))
+    return (ranked.with_columns(pair.alias("_pair"))
+            .unique(subset="_pair", keep="first", maintain_order=True).drop("_pair"))
 
 
 def accept_alias(schemas_dir: Path, kind: str, alias: str, canonical_id: str, note: str = "") -> None:

@@ -27,7 +27,7 @@ from benchpress.store.provenance import with_measured_by
 from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
 from benchpress.store.renames import apply_renames, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
-from benchpress.store.sources import SourceConfig, config_versions, load_configs
+from benchpress.store.sources import SourceConfig, check_source_id, config_versions, load_configs
 from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
@@ -267,6 +267,8 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     registry is committed. Both go through the journal: see `benchpress.store.journal`.
     `settled` says the caller has run `recover` and `journal.settle` already.
     """
+    if extra is not None:  # its config is saved under sources/: a plain name, before any write
+        check_source_id(extra.id)
     if not settled:
         recover(home.registry)
         settle(home)

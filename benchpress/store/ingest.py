@@ -34,7 +34,9 @@ from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
 from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError, shown
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
-from benchpress.store.sources import SourceConfig, add_version, config_versions, load_configs, slug
+from benchpress.store.sources import (
+    SourceConfig, add_version, check_source_id, config_versions, load_configs, slug,
+)
 
 __all__ = ["ingest", "rebuild_with", "infer_version", "with_version", "check_source"]
 
@@ -177,6 +179,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
     if version is not None and not source_id:
         raise BadInputError("--version needs --source ID (the saved source this is a version "
                             "of) or --id ID (a new source)")
+    if source_id is not None:  # it names a file under sources/: checked before any write
+        check_source_id(source_id, "--id")
     # later ingests build after (and count as newer than) the sources already there
     order = max((c.order for c in load_configs(home.sources)), default=90) + 10
     scheme = url_scheme(location)
@@ -192,6 +196,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
                                   adapter=chosen.name, path=str(local.resolve()), url=url,
                                   licence=licence, order=order)
+            check_source_id(config.id, "--id" if source_id else
+                            "the source id made from the folder's name (give --id NAME)")
             config = with_version(home, config, version, local, location)
             return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
                                            executor=executor)

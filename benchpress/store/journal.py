@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchpress.home import Home
-from benchpress.store.sources import SourceConfig, save_config
+from benchpress.store.sources import SourceConfig, save_config, source_id_problem
 from benchpress.store.tables import fsync_path, readable, write_json_atomic
 
 __all__ = ["Intent", "journal_path", "pending_path", "begin", "committed", "finish", "abort",
@@ -108,6 +108,11 @@ def settle(home: Home) -> str | None:
                             dict(doc.get("publish") or {}))
         except (ValueError, KeyError, TypeError):
             intent = None  # unreadable: it never became durable, so nothing was committed
+        if intent is not None and intent.config is not None and (
+                not isinstance(intent.config, dict)
+                or source_id_problem(intent.config.get("id"))):
+            intent = None  # a config that cannot be saved (an unchecked id of an older
+            # version): rolling forward would fail at every later write, so it is dropped
         if intent is not None and committed(home, intent):
             finish(home, intent)
             outcome = "rolled forward"

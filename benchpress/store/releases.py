@@ -41,7 +41,9 @@ from benchpress.store.tables import TABLE_NAMES, locked, readable, recover
 from benchpress.validate.contracts import Contracts, load_contracts
 from benchpress.validate.normalize import BenchmarkResolver, canonical_model_id, model_alias_map
 from benchpress.validate.prepare import SourceInfo, prepare_source
-from benchpress.validate.text import check_date, check_identifier, identifier_problem
+from benchpress.validate.text import (
+    check_date, check_identifier, identifier_problem, latest_release,
+)
 
 __all__ = ["add_model", "retract", "RELEASES_SOURCE_ID"]
 
@@ -189,7 +191,8 @@ def add_model(home: Home, model_id: str, scores: dict[str, float], *, source_url
     if not scores:
         raise BadInputError("add-model needs at least one score (--scores 'gpqa_diamond=71.2,...')")
     given = check_identifier(model_id, "model id")
-    release_date = check_date(release_date, "--release-date") if release_date else None
+    release_date = (check_date(release_date, "--release-date", latest=latest_release())
+                    if release_date else None)
     name, provider = _plain_text(name, "--name"), _plain_text(provider, "--provider")
     contracts = load_contracts(home.schemas)
     aliases = model_alias_map(contracts)

@@ -85,7 +85,7 @@ class Snapshot:
             doc = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
             return cls(doc["id"], folder, doc["created_at"], list(doc.get("tags", [])),
                        dict(doc.get("counts", {})), doc)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
             raise RegistryError(f"{folder / MANIFEST}: unreadable manifest ({exc}); restore it "
                                 "with `dvc checkout snapshots`") from None
 

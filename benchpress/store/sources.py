@@ -52,10 +52,14 @@ from pathlib import Path
 
 import yaml
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, shown
 
 __all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
-           "VERSION_FIELDS", "config_versions", "add_version"]
+           "VERSION_FIELDS", "config_versions", "add_version", "MAX_SOURCE_ID_LENGTH",
+           "source_id_problem", "check_source_id"]
+
+MAX_SOURCE_ID_LENGTH = 100
+_SOURCE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 @dataclass(frozen=True)
@@ -133,8 +137,51 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "source"
 
 
+def source_id_problem(source_id) -> str | None:
+    """Why `source_id` cannot name a source (a short phrase), or None when it can: lowercase
+    ASCII letters, digits and - _ . (starting with a letter or digit), no "..", at most
+    :data:`MAX_SOURCE_ID_LENGTH` characters. It names a file under `sources/`, so anything
+    else (a path separator, an absolute path, a space, an invisible character) is refused.
+
+    >>> source_id_problem("livebench-2026-01-08") is None
+    True
+    >>> source_id_problem("../../x")
+    "may hold only lowercase letters, digits and - _ . (found '/')"
+    """
+    if not isinstance(source_id, str):
+        return f"is a {type(source_id).__name__}, not text"
+    if not source_id:
+        return "is empty"
+    if len(source_id) > MAX_SOURCE_ID_LENGTH:
+        return f"is {len(source_id)} characters long (at most {MAX_SOURCE_ID_LENGTH})"
+    if not _SOURCE_ID.fullmatch(source_id):
+        bad = next((ch for ch in source_id if not re.fullmatch(r"[a-z0-9._-]", ch)), None)
+        if bad is None:
+            return "must start with a lowercase letter or digit"
+        found = repr(bad) if bad.isprintable() else f"U+{ord(bad):04X}"
+        return f"may hold only lowercase letters, digits and - _ . (found {found})"
+    if ".." in source_id:
+        return "contains '..'"
+    return None
+
+
+def check_source_id(source_id, what: str = "source id") -> str:
+    """`source_id` when `source_id_problem` finds nothing; BadInputError (one line) naming
+    `what` (the option or field it came from) otherwise."""
+    problem = source_id_problem(source_id)
+    if problem:
+        raise BadInputError(f"{what} {shown(source_id, 50)} {problem}; e.g. 'acme-table-1'")
+    return source_id
+
+
 def config_path(sources_dir: Path, source_id: str) -> Path:
-    return sources_dir / f"{source_id}.yaml"
+    """The config file of `source_id`: always directly under `sources_dir` (BadInputError
+    for an id that is not a plain name)."""
+    check_source_id(source_id)
+    path = sources_dir / f"{source_id}.yaml"
+    if path.resolve().parent != Path(sources_dir).resolve():
+        raise BadInputError(f"source id {shown(source_id, 50)} leads outside {sources_dir}")
+    return path
 
 
 def load_configs(sources_dir: Path) -> list[SourceConfig]:

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from benchpress.errors import BadInputError, BenchPressError
 from benchpress.store import wide
+from benchpress.store.sql_bounds import MAX_STRING_CHARS, oversized_string, to_frame
 from benchpress.store.tables import (
     TABLE_NAMES, read_table, require_registry, table_schema, views_sql,
 )
@@ -66,6 +67,9 @@ _SEAL = {
 _DENIED = {"current_setting", "query", "query_table", "json_execute_serialized_sql",
            "json_deserialize_sql", "which_secret", "getenv", "pg_settings"}
 _DENIED_PREFIXES = ("duckdb_", "pragma_")
+#: seconds a query interrupted at its deadline (or by Ctrl-C) gets to stop before it is
+#: left to finish in the background (a long string operation does not look at interrupts)
+INTERRUPT_GRACE = 2.0
 
 
 class QueryCancelled(BenchPressError):
@@ -259,7 +263,13 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"SQL error: {_one_line(exc)}") from None
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         raise BadInputError(f"only a single SELECT query is allowed ({what} is read-only)")
-    tree = json.loads(con.execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0])
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0])
+    except duckdb.Error as exc:  # the connection still runs a query stopped at its deadline
+        busy = "busy" in str(exc)
+        raise BadInputError("SQL error: " + ("the previous query is still stopping after its "
+                                             "time limit; try again in a moment" if busy
+                                             else _one_line(exc))) from None
     if tree.get("error"):
         raise BadInputError(f"SQL error: this query cannot be checked ({tree.get('error_message', '')})")
     denied = sorted(n for n in _names(tree, set())
@@ -268,6 +278,11 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"SQL error: {', '.join(denied)} is not available here (functions "
                             "that show settings or run SQL text are blocked; "
                             "information_schema.tables lists the tables)")
+    big = oversized_string(tree)
+    if big:
+        raise BadInputError(f"SQL error: {big} would build a string of more than "
+                            f"{MAX_STRING_CHARS:,} characters, which no memory limit holds; "
+                            "ask for a shorter one")
     return tree
 
 
@@ -337,19 +352,26 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
         stopped = QueryCancelled("SQL query interrupted", interrupted=True)
     if stopped is not None:
         con.interrupt()
-        done.wait(30)
+        done.wait(INTERRUPT_GRACE)  # past it, the query stops in the background
         raise stopped
     error = out.get("error")
-    if isinstance(error, duckdb.OutOfMemoryException):
+    # DuckDB's failure met while Arrow reads its stream arrives as an Arrow error, or as an
+    # OSError without an errno (ArrowIOError): a query's fault, not a file's
+    streamed = isinstance(error, pa.ArrowException) or (
+        isinstance(error, OSError) and error.errno is None)
+    if isinstance(error, duckdb.OutOfMemoryException) or (
+            streamed and "Out of Memory" in str(error)):
+        text = _one_line(error)
         raise BadInputError("SQL error: the query needs more memory than its limit "
-                            f"({_one_line(error).split(' (')[0]})") from None
-    if isinstance(error, duckdb.Error):
+                            f"({text[text.find('Out of Memory'):].split(' (')[0]})") from None
+    if isinstance(error, duckdb.Error) or streamed:
         raise BadInputError(f"SQL error: {_one_line(error)}") from None
     if error is not None:
         raise error
     table = out["table"]
     names = _unique(table.column_names)
-    frame = pl.from_arrow(table.rename_columns(names) if names != table.column_names else table)
+    table = table.rename_columns(names) if names != table.column_names else table
+    frame = to_frame(table)
     truncated = max_rows is not None and frame.height > max_rows
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
 
@@ -362,7 +384,10 @@ def execute(registry: Path, sql: str, params: dict | list | None = None, *,
     try:
         return run_select(con, sql, params, timeout=timeout, max_rows=max_rows)
     finally:
-        con.close()
+        try:
+            con.close()
+        except duckdb.Error:  # still busy with a query stopping in the background
+            pass
 
 
 def query(registry: Path, sql: str, params: dict | list | None = None, *,

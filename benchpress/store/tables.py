@@ -108,7 +108,11 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     old = _old(target)
-    os.replace(target, old)
+    try:
+        os.replace(target, old)
+    except BaseException:  # the old folder could not move aside: nothing changed
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     os.replace(tmp, target)
     fsync_path(target.parent)
     shutil.rmtree(old, ignore_errors=True)
@@ -184,16 +188,19 @@ def require_registry(registry: Path) -> Path:
     return readable(registry)
 
 
-# sha256 of files already hashed in this process, by (path, size, mtime_ns, inode)
+# sha256 of files already hashed in this process, by (path, size, mtime_ns, inode,
+# ctime_ns): a rewrite in place that puts the size and the mtime back still changes the
+# ctime, which no user call can set
 _DIGESTS: dict[tuple, str] = {}
 
 
-def _expected_digests(folder: Path) -> tuple[str, dict[str, str] | None]:
+def _expected_digests(folder: Path) -> tuple[str, dict[str, str]]:
     """(label, {file name: sha256}) for a registry or snapshot folder.
 
     A snapshot's `manifest.json` holds the digest of every table it froze; a registry's
-    `build.json` holds them under ``files`` since builds record them (None for a registry
-    built before: nothing to check against until it is rebuilt).
+    `build.json` holds them under ``files``. A `build.json` without them (removed, or
+    written by a version before digests were recorded) is refused: serving its tables
+    unchecked would turn every check off.
     """
     manifest = folder / "manifest.json"
     if manifest.is_file():
@@ -201,20 +208,23 @@ def _expected_digests(folder: Path) -> tuple[str, dict[str, str] | None]:
             doc = json.loads(manifest.read_text(encoding="utf-8"))
             label = f"snapshot {doc['id']}"
             return label, {entry["file"]: entry["file_sha256"] for entry in doc["tables"].values()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise RegistryError(f"{manifest}: unreadable manifest ({exc}); restore it with "
                                 "`dvc checkout snapshots`") from None
     try:
         files = json.loads((folder / "build.json").read_text(encoding="utf-8")).get("files")
-    except (OSError, ValueError, AttributeError) as exc:
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
         raise RegistryError(f"{folder / 'build.json'}: unreadable ({exc}); rebuild with "
                             "`benchpress build`") from None
-    return f"registry {folder}", files if isinstance(files, dict) else None
+    if not isinstance(files, dict) or not files:
+        raise RegistryError(f"{folder / 'build.json'}: lists no file digests ('files'), so its "
+                            "tables cannot be checked; rebuild with `benchpress build`")
+    return f"registry {folder}", files
 
 
 def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
     """(bytes, label, restore hint) of one table file, checked against its recorded digest
-    (hashed once per process for the same path, size, mtime and inode)."""
+    (hashed once per process for the same path, size, mtime, inode and ctime)."""
     folder = require_registry(registry)
     label, expected = _expected_digests(folder)
     path = folder / f"{name}.parquet"
@@ -226,13 +236,12 @@ def _verified(registry: Path, name: str) -> tuple[bytes, str, str]:
             data = fh.read()
     except OSError as exc:
         raise RegistryError(f"{label}: {path.name} cannot be read ({exc.strerror}); {restore}") from None
-    if expected is not None:
-        key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-        digest = _DIGESTS.get(key) or hashlib.sha256(data).hexdigest()
-        if digest != expected.get(path.name):
-            raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
-                                f"(damaged or edited: {path}); {restore}")
-        _DIGESTS[key] = digest
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+    digest = _DIGESTS.get(key) or hashlib.sha256(data).hexdigest()
+    if digest != expected.get(path.name):
+        raise RegistryError(f"{label}: {path.name} does not match its manifest digest "
+                            f"(damaged or edited: {path}); {restore}")
+    _DIGESTS[key] = digest
     return data, label, restore
 
 
@@ -249,8 +258,8 @@ def read_table(registry: Path, name: str, columns: list[str] | None = None) -> p
     """One table of a registry or snapshot folder, checked against its recorded digest.
 
     The bytes read are the bytes hashed and parsed, so what is served is what was checked.
-    A file is hashed once per process: later reads of the same (path, size, mtime, inode)
-    reuse the digest. `columns` decodes only those columns (the file is still checked whole).
+    A file is hashed once per process: later reads of the same (path, size, mtime, inode,
+    ctime) reuse the digest. `columns` decodes only those columns (the file is still checked whole).
 
     Raises
     ------

@@ -43,12 +43,14 @@ import yaml
 from benchpress.adapters.fetch import tree_sha256
 from benchpress.artifact import code_digest
 from benchpress.digest import json_digest
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, shown
 from benchpress.home import Home
 from benchpress.store.build import build, reuse_prepared
 from benchpress.store.diff import diff_folders
 from benchpress.store.snapshot import create_snapshot, get_snapshot
-from benchpress.store.sources import SourceConfig, add_version, load_configs, save_config
+from benchpress.store.sources import (
+    SourceConfig, add_version, check_source_id, load_configs, save_config,
+)
 from benchpress.store.tables import read_table, write_atomic, write_json_atomic
 from benchpress.version import __version__
 from benchpress.timeline.forecasts import (
@@ -113,22 +115,48 @@ def load_plan(path: Path, home: Home) -> Plan:
         if not _DATE.match(date):
             raise BadInputError(f"{where}: field 'date' is {date!r}; expected YYYY-MM-DD")
         if e.get("config"):
-            if e["config"] not in saved:
-                raise BadInputError(f"{where}: no source config '{e['config']}' in {home.sources}")
+            if not isinstance(e["config"], str) or e["config"] not in saved:
+                raise BadInputError(f"{where}: no source config {shown(e['config'])} in "
+                                    f"{home.sources}")
             entries.append((date, saved[e["config"]]))
             continue
         missing = [f for f in ("source", "version", "adapter", "url", "sha256") if not e.get(f)]
         if missing:
             raise BadInputError(f"{where}: missing {', '.join(missing)}")
+        _check_entry(e, where)
         entries.append((date, SourceConfig(
             id=str(e["source"]), adapter=str(e["adapter"]), url=str(e["url"]),
             mirror_path=e.get("mirror_path"), sha256=str(e["sha256"]), licence=e.get("licence"),
             version=str(e["version"]), published=date, order=50)))
     if not entries:
         raise BadInputError(f"{path}: the plan lists no versions")
+    probes = fit.get("probes", 5)
+    if isinstance(probes, bool) or not isinstance(probes, int) or probes < 0:
+        raise BadInputError(f"{path}: field 'fit.probes' is {shown(probes)}; expected a count")
+    for key in ("sources", "probe_sources"):
+        given = fit.get(key)
+        if given and not (isinstance(given, list) and all(isinstance(x, str) for x in given)):
+            raise BadInputError(f"{path}: field 'fit.{key}' must be a list of source ids")
     return Plan(name, list(fit["sources"]) if fit.get("sources") else None,
-                str(fit.get("method", "default")), int(fit.get("probes", 5)), entries,
+                str(fit.get("method", "default")), probes, entries,
                 list(fit["probe_sources"]) if fit.get("probe_sources") else None)
+
+
+def _check_entry(e: dict, where: str) -> None:
+    """The fields of a plan entry that become a source config: the source id names a file
+    under sources/ (a plain name), the others are text of the expected shape."""
+    check_source_id(e["source"], f"{where}: field 'source'")
+    for key in ("version", "adapter", "url", "mirror_path", "sha256", "licence"):
+        if e.get(key) is not None and not isinstance(e[key], (str, int, float)):
+            raise BadInputError(f"{where}: field '{key}' is a {type(e[key]).__name__}; "
+                                "expected text")
+    if not re.fullmatch(r"[0-9a-f]{64}", str(e["sha256"])):
+        raise BadInputError(f"{where}: field 'sha256' is {shown(e['sha256'])}; expected 64 "
+                            "lowercase hex digits")
+    mirror = str(e.get("mirror_path") or "")
+    if mirror.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", mirror):
+        raise BadInputError(f"{where}: field 'mirror_path' is {shown(mirror)}; expected a path "
+                            "inside the mirror folder")
 
 
 def replay_home(home: Home, plan: Plan) -> Home:

@@ -24,7 +24,7 @@ from benchpress.validate.normalize import (
     model_alias_map,
 )
 from benchpress.validate.schemas import CHECK_MESSAGES, Models, Quarantine, ScoreCheck, Scores
-from benchpress.validate.text import identifier_problem
+from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release
 
 __all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
 
@@ -153,23 +153,43 @@ def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInf
     ).to_series()
     raw, unique = out.models.filter(is_first), models.filter(is_first)
     failures = validate_rows(Models, unique.select(list(Models.to_schema().columns)))
-    refused = [(k, f"model id '{m}' {p}") for k, m in enumerate(raw["model_id"])
+    refused = [(k, "model_id", f"model id '{m}' {p}") for k, m in enumerate(raw["model_id"])
                if m and (p := identifier_problem(m, paths=False))]
+    refused += _late_releases(unique["release_date"], info)
     if refused:  # invisible or look-alike letters: not a new model, not merged into one
         failures = pl.concat([failures, pl.DataFrame(
-            {"index": [k for k, _ in refused], "field": ["model_id"] * len(refused),
-             "reason": [r for _, r in refused]}, schema=failures.schema)]).group_by(
+            {"index": [k for k, _, _ in refused], "field": [f for _, f, _ in refused],
+             "reason": [r for _, _, r in refused]}, schema=failures.schema)]).group_by(
             "index", maintain_order=True).agg(pl.col("field").first(), pl.col("reason").str.join("; "))
     keep = _drop(unique, failures).select(list(Models.to_schema().columns))
     return keep, _quarantine(raw, failures, "model", info)
 
 
+def _late_releases(dates: pl.Series, info: SourceInfo) -> list[tuple[int, str, str]]:
+    """(row, "release_date", reason) for each release date more than `MAX_FUTURE_YEARS`
+    after the day the source was retrieved (else today): 9999-12-31 is a typo, not a plan."""
+    if dates.drop_nulls().is_empty():
+        return []
+    retrieved = (info.retrieved_at or "")[:10]
+    latest = latest_release(retrieved or None).isoformat()
+    # YYYY and YYYY-MM compare as their first day
+    full = dates.str.replace(r"^(\d{4})$", "${1}-01").str.replace(r"^(\d{4}-\d{2})$", "${1}-01")
+    since = f"the source was retrieved ({retrieved})" if retrieved else "today"
+    return [(k, "release_date", f"release date '{d}' is more than {MAX_FUTURE_YEARS} years "
+             f"after {since}; a typo?") for k, (d, f) in enumerate(zip(dates, full))
+            if f is not None and f > latest]
+
+
 def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: BenchmarkResolver):
     """Benchmarks a source declares that the contract lacks, with a scale from their metric,
-    and the canonical ids of the source's whole benchmark list, in its order."""
-    rows, listed = [], []
+    and the canonical ids of the source's whole benchmark list, in its order. A benchmark
+    listed again (each part of a folder lists its own) counts once: its first listing."""
+    rows, listed, seen = [], [], set()
     for b in out.benchmarks.iter_rows(named=True):
         bid, how = resolver.resolve(b["benchmark_id"])
+        if bid in seen:
+            continue
+        seen.add(bid)
         listed.append(bid)
         if how != "unknown" or bid is None:
             continue
@@ -244,10 +264,10 @@ def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
 
 def _with_scales(scores: pl.DataFrame, scales: pl.DataFrame) -> pl.DataFrame:
     """`scores` with each benchmark's scale, lower and upper bound (null for an unknown
-    benchmark): a left join, done as three lookups when each benchmark has one row, so that
-    the wide frame is not copied."""
-    if scales["benchmark_id"].is_duplicated().any():
-        return scores.join(scales, on="benchmark_id", how="left", maintain_order="left")
+    benchmark): three lookups, one row per score row whatever `scales` holds (a benchmark
+    in it twice takes its first row: a join would repeat the score rows, and the later
+    steps, which name rows by position, would then quarantine the wrong ones)."""
+    scales = scales.unique("benchmark_id", keep="first", maintain_order=True)
     keys = scales["benchmark_id"]
     return scores.with_columns(
         pl.col("benchmark_id").replace_strict(keys, scales[c], default=None,

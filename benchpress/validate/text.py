@@ -25,9 +25,12 @@ import polars as pl
 from benchpress.errors import BadInputError
 
 __all__ = ["MAX_ID_LENGTH", "identifier_problem", "check_identifier", "date_problem",
-           "check_date", "csv_safe", "csv_safe_frame"]
+           "check_date", "csv_safe", "csv_safe_frame", "MAX_FUTURE_YEARS", "latest_release"]
 
 MAX_ID_LENGTH = 100
+#: a release date this many years after its reference day (today, a source's retrieval) is
+#: refused as a typo (9999-12-31)
+MAX_FUTURE_YEARS = 2
 
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -88,22 +91,46 @@ def check_identifier(raw: str, what: str) -> str:
     return unicodedata.normalize("NFKC", raw).strip()
 
 
-def date_problem(text: str) -> str | None:
-    """Why `text` is not a date YYYY-MM-DD (or YYYY-MM, YYYY), or None when it is one."""
+def latest_release(reference: str | dt.date | None = None) -> dt.date:
+    """The latest plausible release date: `MAX_FUTURE_YEARS` after `reference` (an ISO date
+    or a date; default today; an unreadable one counts as today).
+
+    >>> latest_release("2026-05-01")
+    datetime.date(2028, 5, 1)
+    """
+    if isinstance(reference, str):
+        try:
+            reference = dt.date.fromisoformat(reference[:10])
+        except ValueError:
+            reference = None
+    day = reference or dt.date.today()
+    try:
+        return day.replace(year=day.year + MAX_FUTURE_YEARS)
+    except ValueError:  # 29 February
+        return day.replace(year=day.year + MAX_FUTURE_YEARS, day=28)
+
+
+def date_problem(text: str, *, latest: dt.date | None = None) -> str | None:
+    """Why `text` is not a date YYYY-MM-DD (or YYYY-MM, YYYY), or None when it is one; with
+    `latest`, a date after it (its first day, for YYYY and YYYY-MM) is a problem too."""
     m = _DATE.match(text.strip())
     if m:
         year, month, day = (int(g) if g else None for g in m.groups())
         try:
-            dt.date(year, month or 1, day or 1)
-            return None
+            first = dt.date(year, month or 1, day or 1)
         except ValueError as exc:
             return f"'{text}' is not a calendar date ({exc}); expected format YYYY-MM-DD"
+        if latest is not None and first > latest:
+            return (f"'{text}' is more than {MAX_FUTURE_YEARS} years ahead (after "
+                    f"{latest.isoformat()}); a typo?")
+        return None
     return f"'{text}' is not a date; expected format YYYY-MM-DD"
 
 
-def check_date(text: str, what: str) -> str:
-    """`text` stripped; BadInputError naming `what` when it is not a valid date."""
-    problem = date_problem(text)
+def check_date(text: str, what: str, *, latest: dt.date | None = None) -> str:
+    """`text` stripped; BadInputError naming `what` when it is not a valid date (or is
+    after `latest`)."""
+    problem = date_problem(text, latest=latest)
     if problem:
         raise BadInputError(f"{what}: {problem}")
     return text.strip()

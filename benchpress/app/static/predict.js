@@ -54,6 +54,16 @@
 
   function schedule() { clearTimeout(timer); timer = setTimeout(run, 200); }
 
+  // the filter hides rows whose benchmark id and name do not contain the text
+  function applyFilter() {
+    const words = document.getElementById("filter").value.trim().toLowerCase();
+    const rows = document.querySelectorAll("#predictions tbody tr");
+    let shown = 0;
+    for (const tr of rows) { tr.hidden = !!words && !tr.dataset.text.includes(words); shown += !tr.hidden; }
+    document.getElementById("filter-count").textContent = words ? `${shown} of ${rows.length} benchmarks` : "";
+  }
+  document.getElementById("filter").addEventListener("input", applyFilter);
+
   async function run() {
     const text = scoresText(), meta = metadataText();
     const url = new URL(location.href);
@@ -64,8 +74,10 @@
     const mine = ++seq;
     document.getElementById("status").textContent = "predicting…";
     try {
-      const { body } = await BP.getJSON("/api/predict?scores=" + encodeURIComponent(text) +
-        (meta ? "&metadata=" + encodeURIComponent(meta) : ""));
+      const query = "scores=" + encodeURIComponent(text) + (meta ? "&metadata=" + encodeURIComponent(meta) : "");
+      const { body } = await BP.getJSON("/api/predict?" + query);
+      document.getElementById("download-csv").href = "/api/predict.csv?" + query;
+      document.getElementById("download-json").href = "/api/predict?" + query;
       if (mine !== seq) return;
       document.getElementById("meta-note").textContent = body.metadata_note ||
         (body.with_covariates ? "used: the prediction takes these details into account" : "");
@@ -93,9 +105,11 @@
         p.lower === null ? "" : `${BP.fmt(p.lower)} – ${BP.fmt(p.upper)}`,
         p.lower === null ? "" : "± " + BP.fmt((p.upper - p.lower) / 2), t, String(p.n_models)]);
       tr.dataset.benchmark = p.benchmark_id;
+      tr.dataset.text = (p.benchmark_id + " " + (p.name || "")).toLowerCase();
       if (p.given !== null) tr.className = "given";
       tb.appendChild(tr);
     }
+    applyFilter();
     const nb = document.querySelector("#nearest tbody");
     nb.replaceChildren();
     for (const m of d.nearest) {

@@ -1,0 +1,62 @@
+"""What the CLI keeps in view at any terminal width: the columns a SQL query ranks by (the
+key columns of its table), and each kind of build warning said once, with a count."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["order_by_columns", "grouped_warnings"]
+
+_ORDER_BY = re.compile(r"\border\s+by\b(.*?)(?:\blimit\b|\boffset\b|;|$)", re.I | re.S)
+
+
+def order_by_columns(sql_text: str, columns) -> list[str]:
+    """The result's columns named in the query's last ORDER BY, in that order: the table
+    keeps what the rows are ranked by in view at any width.
+
+    >>> order_by_columns("SELECT * FROM conflicts ORDER BY abs(difference) DESC LIMIT 5",
+    ...                  ["model_id", "benchmark_id", "difference"])
+    ['difference']
+    """
+    found = _ORDER_BY.findall(sql_text)
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", found[-1]) if found else []
+    return [w for w in dict.fromkeys(words) if w in columns]
+
+
+_WARNING = re.compile(r"^(model|benchmark|source) '([^']+)': ([^;]+)(?:;.*)?$")
+
+
+def grouped_warnings(warnings: list[str], *, verbose: bool = False) -> list[str]:
+    """The build's warnings, each kind said once with a count (the ids it concerns, the
+    first few by name); ``verbose`` keeps every line.
+
+    >>> grouped_warnings(["model 'a': sources disagree on the provider; kept 'X'",
+    ...                    "model 'b': sources disagree on the provider; kept 'Y'", "other"])
+    ['2 models: sources disagree on the provider (a, b); -v lists each', 'other']
+    """
+    if verbose:
+        return list(warnings)
+    groups: dict[tuple[str, str], list[str]] = {}
+    lines: list = []
+    for line in warnings:
+        m = _WARNING.match(line)
+        if m is None:
+            lines.append(line)
+            continue
+        kind = (m.group(1), m.group(3).strip())
+        if kind not in groups:
+            groups[kind] = []
+            lines.append(kind)  # said where the first one was
+        groups[kind].append(m.group(2))
+    out = []
+    for item in lines:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        ids = groups[item]
+        if len(ids) == 1:
+            out.append(next(w for w in warnings if w.startswith(f"{item[0]} '{ids[0]}': ")))
+            continue
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        out.append(f"{len(ids)} {item[0]}s: {item[1]} ({shown}); -v lists each")
+    return out

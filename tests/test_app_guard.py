@@ -1,0 +1,175 @@
+"""The app against hostile and careless clients (issue 27, Medium 5): a Host check (DNS
+rebinding), SQL that cannot starve /api/status, bounded SQL results, the CSV formula guard,
+one-line errors of a sane length, and no HTTP 500 for a result of an odd type."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+from starlette.testclient import TestClient
+
+from benchpress.app import build_state, create_app
+from benchpress.app.guard import MAX_ERROR_CHARS, allowed_hosts
+from benchpress.app.registry import SQL_MAX_BYTES
+from benchpress.store.ingest import ingest
+from tests.conftest import make_home
+
+N_MODELS, N_BENCH = 60, 8
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory):
+    """A small synthetic registry (rank-2 scores), loaded as the app loads it."""
+    root = tmp_path_factory.mktemp("guard")
+    rng = np.random.default_rng(7)
+    values = 50 + 10 * rng.normal(size=(N_MODELS, 2)) @ rng.normal(size=(2, N_BENCH)) / 2
+    doc = {"models": [{"id": f"m{i:03d}", "name": f"Model {i}"} for i in range(N_MODELS)],
+           "benchmarks": [{"id": f"b{j}", "name": f"Bench {j}", "metric": "accuracy"}
+                          for j in range(N_BENCH)],
+           "scores": [{"model_id": f"m{i:03d}", "benchmark_id": f"b{j}",
+                       "score": float(np.clip(values[i, j], 1, 99).round(2)),
+                       "reference_url": "https://example.org/x"}
+                      for i in range(N_MODELS) for j in range(N_BENCH) if (i + j) % 5]}
+    (root / "data.json").write_text(json.dumps(doc), encoding="utf-8")
+    home = make_home(root / "ws")
+    ingest(home, str(root / "data.json"), source_id="syn")
+    return build_state(home)
+
+
+@pytest.fixture(scope="module")
+def client(state):
+    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
+        yield c
+
+
+def one_line_error(r, status):
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    error = r.json()["error"]
+    assert "\n" not in error and "Traceback" not in error and len(error) <= MAX_ERROR_CHARS
+    return error
+
+
+# -- allowed hosts -----------------------------------------------------------------------
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost:8050", "[::1]:8050", "LOCALHOST."])
+def test_loopback_host_names_are_served(client, host):
+    assert client.get("/api/status", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("host, status", [
+    ("evil.example", 403), ("evil.example:8050", 403), ("127.0.0.1.evil.example", 403),
+    ("", 400), ("a b", 400)])
+def test_another_host_is_refused_in_one_line(client, host, status):
+    for url in ("/api/sql?q=SELECT 1", "/api/status", "/predict"):
+        error = one_line_error(client.get(url, headers={"Host": host}), status)
+        assert "host" in error.lower()
+
+
+def test_the_bound_address_and_named_hosts_are_added(state):
+    hosts = allowed_hosts("192.0.2.7", ["box.lan"])
+    assert {"localhost", "127.0.0.1", "::1", "192.0.2.7", "box.lan"} <= hosts
+    with TestClient(create_app(state, hosts=hosts), base_url="http://box.lan") as c:
+        assert c.get("/api/status").status_code == 200
+        assert c.get("/api/status", headers={"Host": "192.0.2.7:8050"}).status_code == 200
+        assert c.get("/api/status", headers={"Host": "evil.example"}).status_code == 403
+
+
+# -- SQL results ---------------------------------------------------------------------------
+def test_sql_csv_defuses_formulas_as_the_cli_does(client):
+    r = client.get("/api/sql.csv", params={"q": "SELECT '=1+2' AS f, '@SUM(A1)' AS g, 'ok' AS h"})
+    assert r.status_code == 200
+    assert r.text.splitlines() == ["f,g,h", "'=1+2,'@SUM(A1),ok"]
+
+
+@pytest.mark.parametrize("sql", ["SELECT INTERVAL 1 DAY AS i",
+                                 "SELECT 1::UNION(a INT, b VARCHAR) AS u"])
+def test_a_result_of_a_type_that_cannot_be_returned_is_one_line(client, sql):
+    for url in ("/api/sql", "/api/sql.csv"):
+        assert "cast it to VARCHAR" in one_line_error(client.get(url, params={"q": sql}), 400)
+
+
+def test_nested_and_binary_values_export_as_json_text(client):
+    r = client.get("/api/sql.csv", params={"q": "SELECT [1, 2] AS l, MAP {'k': 1} AS m, "
+                                                 "'\\x00'::BLOB AS b"})
+    assert r.status_code == 200, r.text[:300]
+    assert r.text.splitlines()[1].startswith('"[1, 2]","{""k"": 1}",')
+
+
+def test_a_huge_value_is_refused_and_a_large_result_capped(client):
+    error = one_line_error(client.get("/api/sql", params={
+        "q": f"SELECT repeat('x', {SQL_MAX_BYTES + 2**20}) AS big"}), 400)
+    assert "MB" in error and "benchpress sql" in error
+    many = "SELECT repeat('x', 10000) AS s, range AS k FROM range(4000)"
+    r = client.get("/api/sql", params={"q": many})
+    assert r.status_code == 200 and r.json()["truncated"] is True
+    assert 0 < r.json()["n_rows"] < 4000 and len(r.content) < 1.2 * SQL_MAX_BYTES
+    assert r.json()["rows"][-1][1] == r.json()["n_rows"] - 1  # the first rows, in order
+    csv = client.get("/api/sql.csv", params={"q": many})
+    assert csv.headers["X-BenchPress-Truncated"] == "1" and len(csv.content) < 1.2 * SQL_MAX_BYTES
+
+
+def test_an_error_naming_a_huge_value_is_cut(client):
+    huge = "x" * 30_000
+    error = one_line_error(client.get(f"/api/model/{huge}"), 404)
+    assert error.endswith("…")
+    page = client.get(f"/model/{huge}")
+    assert page.status_code == 404 and huge not in page.text
+
+
+# -- SQL cannot starve the rest --------------------------------------------------------------
+def _slow_sql(monkeypatch, seconds):
+    from benchpress.store import sql as sandbox
+
+    real = sandbox.run_select
+
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sandbox, "run_select", slow)
+
+
+def _fire(client, n, results):
+    def go():
+        r = client.get("/api/sql", params={"q": "SELECT 1 AS one"})
+        results.append(r.status_code)
+
+    threads = [threading.Thread(target=go) for _ in range(n)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def test_status_answers_while_slow_queries_wait(state, monkeypatch):
+    """Few worker threads (3), six slow queries: /api/status answers at once, not after them."""
+    import anyio.to_thread
+
+    _slow_sql(monkeypatch, 0.8)
+    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
+        c.portal.call(lambda: setattr(anyio.to_thread.current_default_thread_limiter(),
+                                      "total_tokens", 3))
+        results: list[int] = []
+        threads = _fire(c, 6, results)
+        time.sleep(0.3)  # every query has arrived; one runs
+        t0 = time.perf_counter()
+        assert c.get("/api/status").status_code == 200
+        waited = time.perf_counter() - t0
+        for t in threads:
+            t.join(timeout=30)
+    assert waited < 0.4, f"/api/status waited {waited:.2f} s behind the SQL queries"
+    assert sorted(results) == [200] * 6
+
+
+def test_too_many_waiting_queries_get_busy_in_one_line(state, monkeypatch):
+    _slow_sql(monkeypatch, 0.3)
+    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
+        results: list[int] = []
+        threads = _fire(c, 14, results)
+        for t in threads:
+            t.join(timeout=60)
+        busy = c.get("/api/status")
+    assert busy.status_code == 200
+    assert results.count(503) >= 1 and results.count(200) >= 5 and len(results) == 14

@@ -1,0 +1,157 @@
+"""The nearest-models predictor, the blend, and the temporal yardstick."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from benchpress.errors import UsageError
+from benchpress.predict import BenchmarkScales, make_predictor
+from benchpress.predict.artifact import fitted_state, restore_state
+from benchpress.predict.knn import neighbour_average
+from benchpress.predict.temporal import monthly_cutoffs, temporal_evaluation
+
+
+def _by_hand(Zq, Z, k, offset):
+    """The k nearest models per benchmark, one query and one benchmark at a time."""
+    out = np.full(Zq.shape, np.nan)
+    for r, q in enumerate(Zq):
+        known = ~np.isnan(q)
+        dists, gaps = [], []
+        for z in Z:
+            both = known & ~np.isnan(z)
+            if both.sum() < min(3, known.sum()) or not both.any():
+                dists.append(np.inf), gaps.append(0.0)
+                continue
+            dists.append(np.sqrt(np.mean((q[both] - z[both]) ** 2)))
+            gaps.append(np.mean(q[both] - z[both]))
+        order = np.argsort(dists, kind="stable")
+        for j in range(Z.shape[1]):
+            vals = [Z[i, j] + (gaps[i] if offset else 0.0) for i in order
+                    if np.isfinite(dists[i]) and not np.isnan(Z[i, j])][:k]
+            if vals:
+                out[r, j] = np.mean(vals)
+    return out
+
+
+@pytest.mark.parametrize("offset", [False, True])
+def test_neighbour_average_matches_a_loop_written_by_hand(offset):
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(40, 9))
+    Z[rng.random(Z.shape) < 0.3] = np.nan
+    Zq = rng.normal(size=(5, 9))
+    Zq[:, 4:] = np.nan
+    got = neighbour_average(Zq, Z, k=4, offset=offset)
+    np.testing.assert_allclose(got, _by_hand(Zq, Z, 4, offset), atol=1e-12)
+    # a candidate cap of all the models is the same search
+    np.testing.assert_allclose(neighbour_average(Zq, Z, k=4, offset=offset, candidates=40), got,
+                               atol=1e-12)
+
+
+def test_knn_fold_in_is_a_search_of_the_fitted_models(paper_matrix):
+    Y, _, _, scales = paper_matrix
+    knn = make_predictor("knn", offset=True).fit(Y[1:], scales)
+    row = np.where(~np.isnan(Y[0]) & (np.arange(Y.shape[1]) < 40), Y[0], np.nan)
+    folded = knn.fold_in(row)
+    # the same search by hand, in the predictor's own z space
+    z = _by_hand(knn.transform_.transform(row[None]), knn.Z_, 5, True)
+    expected = knn.transform_.to_scores(np.where(np.isnan(z), np.nan, z))[0]
+    ok = ~np.isnan(expected)
+    np.testing.assert_allclose(folded[ok], expected[ok], atol=1e-9)
+    with pytest.raises(UsageError, match="weighting"):
+        make_predictor("knn", weighting="nearest").fit(Y, scales)
+
+
+def test_blend_is_als_at_weight_0_and_the_neighbours_at_weight_1(paper_matrix):
+    Y, _, _, scales = paper_matrix
+    als = make_predictor("als4", n_starts=3).fit(Y, scales)
+    zero = make_predictor("default", n_starts=3, knn_weights=(0, 0, 0, 0, 0)).fit(Y, scales)
+    np.testing.assert_allclose(zero.complete(), als.complete(), atol=1e-9)
+    row = np.where(np.arange(Y.shape[1]) < 20, Y[7], np.nan)
+    np.testing.assert_allclose(zero.fold_in(row), als.fold_in(row), atol=1e-9)
+    one = make_predictor("default", n_starts=3, knn_weights=(1, 1, 1, 1, 1)).fit(Y, scales)
+    knn = make_predictor("knn", k=5, offset=True, weighting="distance", candidates=100
+                         ).fit(Y, scales)
+    z = knn.predict_z(knn.transform_.transform(row[None]), fallback=False)[0]
+    has = ~np.isnan(z)
+    assert has.sum() > 50
+    np.testing.assert_allclose(one.fold_in(row)[has], knn.transform_.to_scores(z[None])[0][has],
+                               atol=1e-9)
+    with pytest.raises(UsageError, match="knn_weights"):
+        make_predictor("default", knn_weights=(0.5, 2.0)).fit(Y, scales)
+
+
+def test_blend_artifact_restores_the_same_predictions(paper_matrix):
+    Y, _, _, scales = paper_matrix
+    pred = make_predictor("default", n_starts=3).fit(Y, scales)
+    arrays, meta = fitted_state(pred)
+    twin = restore_state(arrays, meta, Y, scales)["predictor"]
+    row = np.where(np.arange(Y.shape[1]) < 25, Y[11], np.nan)
+    np.testing.assert_array_equal(twin.fold_in(row), pred.fold_in(row))
+    np.testing.assert_array_equal(twin.complete(), pred.complete())
+
+
+def _dated_matrix(n=120, b=12, seed=0):
+    """A rank-1 matrix whose models improve with their release month (2025-01 .. 2025-12)."""
+    rng = np.random.default_rng(seed)
+    month = np.sort(rng.integers(1, 13, size=n))
+    skill = month / 6.0 + rng.normal(scale=0.5, size=n)
+    Y = 100 / (1 + np.exp(-(skill[:, None] - rng.normal(size=b)[None, :])))
+    Y = np.clip(Y + rng.normal(scale=1.0, size=Y.shape), 1, 99)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    dates = [f"2025-{m:02d}-15" for m in month]
+    scales = BenchmarkScales(np.array(["percent"] * (b - 1) + ["index"]), np.zeros(b),
+                             np.full(b, 100.0))
+    return Y, dates, scales
+
+
+def test_temporal_fits_only_the_past_and_never_pools_scales():
+    Y, dates, scales = _dated_matrix()
+    kw = dict(benchmark_ids=[f"b{j}" for j in range(Y.shape[1])],
+              model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(1, 3),
+              cutoffs=["2025-10-01", "2025-11-01", "2025-12-01"], intervals=False)
+    ests = {"default": make_predictor("default", n_starts=3), "knn": make_predictor("knn")}
+    assert type(ests["default"]).__name__ == "BlendPredictor"
+    res = temporal_evaluation(ests, Y, scales, dates, **kw)
+    cells = res.cells
+    assert set(cells["cutoff"]) == {"2025-10-01", "2025-11-01", "2025-12-01"}
+    # later models are those of the month from each cutoff; training counts what came before
+    month = np.array([int(d[5:7]) for d in dates])
+    assert res.n_train["2025-11-01"] == int((month < 11).sum())
+    assert res.n_test["2025-11-01"] == int(((month == 11) & ((~np.isnan(Y)).sum(1) >= 6)).sum())
+    # the percent summary leaves the index column out; per_scale keeps it apart
+    summary = res.summary()
+    pct = cells.filter(cells["scale"] == "percent")
+    assert summary["n_cells"].sum() == pct.height < cells.height
+    assert set(res.per_scale()["scale"]) == {"percent", "index"}
+    # nothing after a cutoff is seen: changing the December models moves no October figure
+    Y2 = Y.copy()
+    Y2[month == 12] = np.clip(Y2[month == 12] - 30, 0, 100)
+    again = temporal_evaluation(ests, Y2, scales, dates, **kw).cells
+    oct_ = lambda c: c.filter(c["cutoff"] == "2025-10-01").sort(["method", "k", "order",
+                                                                   "model_id", "benchmark_id"])
+    np.testing.assert_array_equal(oct_(again)["predicted"].to_numpy(),
+                                  oct_(cells)["predicted"].to_numpy())
+    # a model that improves on its neighbours is under-predicted by ALS fold-in, less so
+    # by the shifted neighbours
+    assert monthly_cutoffs(dates, 3) == ["2025-10-01", "2025-11-01", "2025-12-01"]
+
+
+def test_temporal_intervals_are_reported_per_k(paper_matrix):
+    Y, _, bids, scales = paper_matrix
+    rng = np.random.default_rng(0)
+    dates = [f"2025-{m:02d}-01" for m in rng.integers(1, 13, size=Y.shape[0])]
+    res = temporal_evaluation({"default": make_predictor("default", n_starts=3)}, Y, scales,
+                              dates, benchmark_ids=bids,
+                              model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(3,),
+                              cutoffs=["2025-11-01", "2025-12-01"], orders=("popular",))
+    s = res.summary().row(0, named=True)
+    assert s["k"] == 3 and 50.0 < s["coverage90"] <= 100.0 and s["n_cells"] > 100
+    doc = res.to_json()
+    assert doc["default_k3_coverage90"] == s["coverage90"]
+    json.dumps(doc)  # JSON-ready
+    with pytest.raises(UsageError, match="reveal order"):
+        temporal_evaluation({"d": make_predictor("knn")}, Y, scales, dates, benchmark_ids=bids,
+                            model_ids=list(range(Y.shape[0])), orders=("alphabetical",))
