@@ -144,10 +144,10 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
                         .sort("change", "cells", descending=[False, True]))
             render(by_cause, fmt, title="cells by cause")
         changed = result.cells.filter(pl.col("change") == "changed")
-        # the cause first, so that it stays in view at 80 columns beside long model ids
-        brief = ["cause", "model_id", "benchmark_id", "score_a", "score_b", "difference",
+        brief = ["model_id", "benchmark_id", "score_a", "score_b", "difference", "cause",
                  "setting_a", "setting_b", "reference_url_b"]
-        key = ("cause", "model_id", "benchmark_id", "difference")  # kept at any width
+        # kept at any width, first (render narrows and wraps them rather than drop the cause)
+        key = ("model_id", "benchmark_id", "difference", "cause")
         setting = changed.filter(pl.col("setting_changed"))
         if setting.height:
             render(setting.select(brief), fmt, title="changed cells whose evaluation setting changed",

@@ -322,7 +322,8 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     scores = apply_renames(scores, renames)
     # a source's change of method files its later values under a new benchmark version
     scores = split_methods(scores, method_starts(
-        scores, {c.id: c.method_changes for c in configs if c.method_changes}))
+        scores, {c.id: c.method_changes for c in configs if c.method_changes},
+        versioned={c.id for c in configs if c.versions}))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))

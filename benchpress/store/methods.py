@@ -100,7 +100,8 @@ def _declared(declared: dict[str, dict | None]) -> pl.DataFrame:
 
 
 def method_starts(scores: pl.DataFrame, declared: dict[str, dict | None] | None = None,
-                  rule: MethodChangeRule = MethodChangeRule()) -> pl.DataFrame:
+                  rule: MethodChangeRule = MethodChangeRule(), *,
+                  versioned: set[str] | None = None) -> pl.DataFrame:
     """Every change of method: (source_id, benchmark_id, start), `start` the source version
     from which on the source's values of the benchmark follow the new method.
 
@@ -111,7 +112,12 @@ def method_starts(scores: pl.DataFrame, declared: dict[str, dict | None] | None 
         `source_version`), benchmark ids as the sources gave them (no method versions yet).
     declared : dict, optional
         source_id -> {benchmark_id: [version, ...]} (the configs' ``method_changes``).
+    versioned : set of str, optional
+        The sources with more than one version (None: find out); only their values are
+        compared, so a large single-version registry costs nothing here.
     """
+    if versioned is not None:
+        scores = scores.filter(pl.col("source_id").is_in(sorted(versioned)))
     return (pl.concat([_detected(scores, rule), _declared(declared or {})])
             .unique().sort("source_id", "benchmark_id", "start"))
 

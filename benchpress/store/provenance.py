@@ -35,33 +35,30 @@ def with_measured_by(scores: pl.DataFrame, models: pl.DataFrame, contracts) -> p
     """`scores` with the `measured_by` of each observation (see the module docstring).
 
     `models` gives each model's provider; `contracts` (`validate.contracts.Contracts`) the
-    URL rules (`vendor_for_url`).
+    URL rules (`vendor_for_url`). Lookups are column maps, not joins, so a large `scores`
+    is not copied.
     """
     urls = scores["reference_url"].drop_nulls().unique().to_list()
-    found = {u: contracts.vendor_for_url(u) for u in urls}
-    found = {u: v for u, v in found.items() if v is not None}
-    lookup = pl.DataFrame({
-        "reference_url": list(found),
-        "_names": [[n.lower() for n in names] for names, _ in found.values()],
-        "_kind": [kind for _, kind in found.values()],
-    }, schema={"reference_url": pl.String, "_names": pl.List(pl.String), "_kind": pl.String})
-    providers = models.select("model_id", pl.col("provider").str.strip_chars().str.to_lowercase()
-                              .alias("_provider"))
+    found = {u: v for u in urls if (v := contracts.vendor_for_url(u)) is not None}
+    names = {u: "|" + "|".join(n.lower() for n in v[0]) + "|" for u, v in found.items()}
+    kinds = {u: v[1] for u, v in found.items()}
+    given = models.filter(pl.col("provider").is_not_null())
+    providers = dict(zip(given["model_id"], given["provider"].str.strip_chars().str.to_lowercase()))
+    url = pl.col("reference_url")
+    kind = url.replace_strict(kinds, default=None, return_dtype=pl.String)
+    speakers = url.replace_strict(names, default=None, return_dtype=pl.String)
+    provider = pl.col("model_id").replace_strict(providers, default=None, return_dtype=pl.String)
     st, vendor = pl.col("source_type"), pl.col("source_type").is_in(VENDOR_TYPES)
-    measured = (pl.when(pl.col("_kind") == "leaderboard").then(pl.lit("leaderboard"))
+    measured = (pl.when(kind == "leaderboard").then(pl.lit("leaderboard"))
                 .when(st == "leaderboard").then(pl.lit("leaderboard"))
-                .when(vendor & (pl.col("_names").is_null() | pl.col("_provider").is_null()))
-                .then(pl.lit("vendor"))
-                .when(vendor & pl.col("_names").list.contains(pl.col("_provider")))
+                .when(vendor & (speakers.is_null() | provider.is_null())).then(pl.lit("vendor"))
+                .when(vendor & speakers.str.contains(pl.lit("|") + provider + pl.lit("|"),
+                                                     literal=True))
                 .then(pl.lit("own_vendor"))
                 .when(vendor).then(pl.lit("other_vendor"))
                 .when(st.is_in(_THIRD)).then(pl.lit("third_party"))
                 .otherwise(pl.lit("unknown")))
-    return (scores.drop("measured_by", strict=False)
-            .join(lookup, on="reference_url", how="left", maintain_order="left")
-            .join(providers, on="model_id", how="left", maintain_order="left")
-            .with_columns(measured.alias("measured_by"))
-            .drop("_names", "_kind", "_provider"))
+    return scores.with_columns(measured.alias("measured_by"))
 
 
 def ranked_type() -> pl.Expr:

@@ -30,10 +30,14 @@ __all__ = ["resolve_cells", "latest_versions", "NOT_OBSERVED"]
 NOT_OBSERVED = ("estimated", "superseded", "retracted")
 
 
-def _current(frame):
+def _current(frame, versions: bool = True):
     """`frame` (a DataFrame or LazyFrame of observations) with only the observations that
-    take part in cells (see the module docstring)."""
+    take part in cells (see the module docstring). `versions=False` says no benchmark id
+    has a method version: the newest version of each source is then the whole rule."""
     version, src = pl.col("source_version"), "source_id"
+    if not versions:
+        newest = version.max().over(src)
+        return frame.filter(newest.is_null() | (version == newest))
     base = pl.col("benchmark_id").str.split("@").list.first().alias("_base")
     marked = (frame.with_columns(base, version.max().over(src).alias("_newest"))
               .with_columns((version == pl.col("_newest")).fill_null(False).alias("_in_newest"))
@@ -52,7 +56,12 @@ def latest_versions(scores: pl.DataFrame) -> pl.DataFrame:
     docstring); a table written before versions existed gets a null `source_version` column."""
     if "source_version" not in scores.columns:
         return scores.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
-    return _current(scores)
+    return _current(scores, _has_versions(scores))
+
+
+def _has_versions(scores: pl.DataFrame) -> bool:
+    """Whether some benchmark id names a method version (`<id>@<version>`)."""
+    return bool(scores["benchmark_id"].str.contains("@", literal=True).any())
 
 
 def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
@@ -70,7 +79,7 @@ def resolve_cells(scores: pl.DataFrame, source_priority: dict[str, int],
     shown = ["model_id", "benchmark_id", "score", "source_id", "reference_url", "source_type",
              "reported_setting", "audit_status", "source_version", "measured_by"]
     ranked = (
-        _current(scores.lazy().select(shown))
+        _current(scores.lazy().select(shown), _has_versions(scores))
         .filter(~pl.col("audit_status").fill_null("").is_in(NOT_OBSERVED))
         .with_row_index("_pos").with_columns(
             (pl.col("audit_status").fill_null("") == "dropped").alias("_dropped"),
