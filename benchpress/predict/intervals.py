@@ -472,7 +472,7 @@ def temporal_groups(release_dates, eligible, n_groups: int = 5, min_group: int =
     for month in months:
         test = np.flatnonzero(eligible & (dates == month))
         train = (dates != "") & (dates < month)
-        if test.size >= min_group and train.sum() >= 10 * test.size:
+        if test.size >= min_group and train.sum() >= 3 * test.size:
             out.append((test, train))
         if len(out) == n_groups:
             break
