@@ -173,3 +173,19 @@ def test_too_many_waiting_queries_get_busy_in_one_line(state, monkeypatch):
         busy = c.get("/api/status")
     assert busy.status_code == 200
     assert results.count(503) >= 1 and results.count(200) >= 5 and len(results) == 14
+
+
+def test_an_unforeseen_error_is_one_line_not_a_traceback(state, monkeypatch, caplog):
+    from benchpress.app import views
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("x" * 5000)
+
+    monkeypatch.setattr(views, "models", broken)
+    with TestClient(create_app(state), base_url="http://127.0.0.1",
+                    raise_server_exceptions=False) as c:
+        error = one_line_error(c.get("/api/models"), 500)
+        page = c.get("/models")
+    assert error.startswith("internal error (ZeroDivisionError: xxx")
+    assert page.status_code == 500 and "internal error (ZeroDivisionError" in page.text
+    assert "Traceback" not in caplog.text and "x" * 400 not in caplog.text
