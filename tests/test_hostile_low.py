@@ -37,7 +37,7 @@ def run(*args):
 def one_line(result, code=1) -> str:
     assert result.exit_code == code, (result.exit_code, result.stderr)
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: ") and len(lines[0]) < 400
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and len(lines[0]) < 1_500
     return lines[0]
 
 
@@ -107,6 +107,20 @@ def test_an_error_naming_50000_unknown_names_stays_short():
     with pytest.raises(BadInputError) as info:
         resolve_names(["x" * 100_000], ["hle"], kind="benchmark")
     assert len(str(info.value)) < 200
+
+
+def test_unknown_sources_and_bad_scores_by_the_thousand_stay_one_short_line(home):
+    from benchpress.errors import UsageError
+    from benchpress.store.matrix import match_sources
+
+    with pytest.raises(UsageError) as info:
+        match_sources([f"src-{k}" for k in range(40)], [f"zz{k}" for k in range(20_000)])
+    assert len(str(info.value)) < 1_500 and "... and 19,990 more" in str(info.value)
+    assert str(info.value).endswith("... and 20 more")  # the known ones: the first 20
+    scores = ",".join(f"hle{k}=1" for k in range(5_000))
+    line = one_line(run("add-model", "acme-1", "--scores", scores, "--source", URL,
+                        "--home", home.root))
+    assert "more" in line
 
 
 # -- artifacts -------------------------------------------------------------------------------
