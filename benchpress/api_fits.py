@@ -140,7 +140,7 @@ class FitsMixin:
         covariates too (the model rows' metadata, which the matrix digest leaves out)."""
         import hashlib
 
-        from benchpress.artifact import cache_key, load_artifact
+        from benchpress.artifact import cache_key, check_out_folder, load_artifact
         from benchpress.predict.artifact import storable
 
         if not storable(self.estimator):
@@ -161,6 +161,10 @@ class FitsMixin:
                 if set(regimes) <= set(art["calibrators"]):
                     self._index_fit(Path(cache_dir), folder)
                     return self
+        try:
+            check_out_folder(folder)  # a cache entry holding what we did not write: kept
+        except BadInputError:
+            return self
         try:
             self.save_pretrained(folder, regimes=regimes, progress=progress)
             _prune(Path(cache_dir), keep=folder)
@@ -311,10 +315,18 @@ def fit_cache_dir(home) -> Path | None:
 
 
 def _prune(cache_dir: Path, *, keep: Path, n_keep: int = 6) -> None:
-    """Remove all but the `n_keep` newest cached fits in `cache_dir` (never `keep`)."""
+    """Remove all but the `n_keep` newest cached fits in `cache_dir` (never `keep`). Only
+    what this cache made is a fit: a folder named by a cache key (`artifact.cache_key`)
+    holding an artifact manifest; anything else there (BENCHPRESS_FIT_CACHE may name a
+    folder of the user's) is never removed."""
+    import re
     import shutil
 
-    fits = sorted((d for d in cache_dir.iterdir() if d.is_dir() and not d.name.startswith(".")),
+    from benchpress.artifact import MANIFEST
+
+    key = re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}")
+    fits = sorted((d for d in cache_dir.iterdir() if d.is_dir() and not d.is_symlink()
+                   and key.fullmatch(d.name) and (d / MANIFEST).is_file()),
                   key=lambda d: d.stat().st_mtime, reverse=True)
     for old in fits[n_keep:]:
         if old != keep:

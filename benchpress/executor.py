@@ -138,15 +138,17 @@ class DaskExecutor(Executor):
         parts = urlsplit(self.address)
         if parts.scheme not in ("tcp", "tls") or not parts.hostname:
             return
-        deadline = time.monotonic() + self.connect_timeout
+        deadline, connected = time.monotonic() + self.connect_timeout, False
         try:
             with socket.create_connection((parts.hostname, parts.port or 8786),
                                           timeout=self.connect_timeout) as sock:
+                connected = True
                 if parts.scheme == "tcp":  # (over TLS the client speaks first)
                     self._check_greeting(sock, deadline)
         except socket.timeout:
             raise self._usage(f"no Dask scheduler answered within {self.connect_timeout:g} s "
-                              "(a peer accepted the connection and said nothing)") from None
+                              + ("(a peer accepted the connection and said nothing)"
+                                 if connected else "(no answer to the connection)")) from None
         except OSError as exc:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise self._usage(f"no Dask scheduler reachable ({reason}); start one with "

@@ -19,6 +19,7 @@ from benchpress.store.ingest import ingest
 from tests.conftest import make_home
 
 N_MODELS, N_BENCH = 60, 8
+PEER = ("127.0.0.1", 50000)  # requests as from a network peer (the Host check applies)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def state(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(state):
-    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
+    with TestClient(create_app(state), base_url="http://127.0.0.1", client=PEER) as c:
         yield c
 
 
@@ -71,10 +72,17 @@ def test_another_host_is_refused_in_one_line(client, host, status):
 def test_the_bound_address_and_named_hosts_are_added(state):
     hosts = allowed_hosts("192.0.2.7", ["box.lan"])
     assert {"localhost", "127.0.0.1", "::1", "192.0.2.7", "box.lan"} <= hosts
-    with TestClient(create_app(state, hosts=hosts), base_url="http://box.lan") as c:
+    with TestClient(create_app(state, hosts=hosts), base_url="http://box.lan",
+                    client=PEER) as c:
         assert c.get("/api/status").status_code == 200
         assert c.get("/api/status", headers={"Host": "192.0.2.7:8050"}).status_code == 200
         assert c.get("/api/status", headers={"Host": "evil.example"}).status_code == 403
+
+
+def test_an_in_process_client_has_no_host_to_check(state):
+    """Starlette's test client (peer "testclient", no network connection) is not checked."""
+    with TestClient(create_app(state)) as c:  # Host: testserver
+        assert c.get("/api/status").status_code == 200
 
 
 # -- SQL results ---------------------------------------------------------------------------
@@ -173,3 +181,19 @@ def test_too_many_waiting_queries_get_busy_in_one_line(state, monkeypatch):
         busy = c.get("/api/status")
     assert busy.status_code == 200
     assert results.count(503) >= 1 and results.count(200) >= 5 and len(results) == 14
+
+
+def test_an_unforeseen_error_is_one_line_not_a_traceback(state, monkeypatch, caplog):
+    from benchpress.app import views
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("x" * 5000)
+
+    monkeypatch.setattr(views, "models", broken)
+    with TestClient(create_app(state), base_url="http://127.0.0.1",
+                    raise_server_exceptions=False) as c:
+        error = one_line_error(c.get("/api/models"), 500)
+        page = c.get("/models")
+    assert error.startswith("internal error (ZeroDivisionError: xxx")
+    assert page.status_code == 500 and "internal error (ZeroDivisionError" in page.text
+    assert "Traceback" not in caplog.text and "x" * 400 not in caplog.text

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from benchpress import BenchPress
 from benchpress.adapters.fetch import fetch
-from benchpress.artifact import DEFAULT_ARTIFACT, read_manifest
+from benchpress.artifact import read_manifest
 from benchpress.cli import main
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, RegistryError
@@ -37,7 +37,7 @@ def run(*args):
 def one_line(result, code=1) -> str:
     assert result.exit_code == code, (result.exit_code, result.stderr)
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: ") and len(lines[0]) < 400
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and len(lines[0]) < 1_500
     return lines[0]
 
 
@@ -109,11 +109,34 @@ def test_an_error_naming_50000_unknown_names_stays_short():
     assert len(str(info.value)) < 200
 
 
+def test_unknown_sources_and_bad_scores_by_the_thousand_stay_one_short_line(home):
+    from benchpress.errors import UsageError
+    from benchpress.store.matrix import match_sources
+
+    with pytest.raises(UsageError) as info:
+        match_sources([f"src-{k}" for k in range(40)], [f"zz{k}" for k in range(20_000)])
+    assert len(str(info.value)) < 1_500 and "... and 19,990 more" in str(info.value)
+    assert str(info.value).endswith("... and 20 more")  # the known ones: the first 20
+    scores = ",".join(f"hle{k}=1" for k in range(5_000))
+    line = one_line(run("add-model", "acme-1", "--scores", scores, "--source", URL,
+                        "--home", home.root))
+    assert "more" in line
+
+
 # -- artifacts -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def saved(built_2026_05, tmp_path_factory):
+    """A small ALS fit of the 2026-05 registry, saved as an artifact."""
+    from benchpress.predict import make_predictor
+
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor("als", n_starts=1))
+    return bp.save_pretrained(tmp_path_factory.mktemp("saved") / "art")
+
+
 @pytest.fixture
-def artifact(tmp_path):
+def artifact(saved, tmp_path):
     copy = tmp_path / "art"
-    shutil.copytree(DEFAULT_ARTIFACT, copy)
+    shutil.copytree(saved, copy)
     return copy
 
 
@@ -127,10 +150,13 @@ def _repin(folder, name):
 def test_an_array_of_the_wrong_shape_is_refused_in_one_line(artifact):
     with np.load(artifact / "arrays.npz") as npz:
         arrays = {k: npz[k] for k in npz.files}
-    arrays["support_row_rms"] = np.zeros(arrays["support_row_rms"].shape[0] + 7)
+    n_models = read_manifest(artifact)["counts"]["models"]
+    assert arrays["support_row_rms"].shape == (n_models,)
+    arrays["support_row_rms"] = np.zeros(n_models + 7)
     np.savez(artifact / "arrays.npz", **arrays)
     _repin(artifact, "arrays.npz")
-    with pytest.raises(BadInputError, match=r"artifact array support_row_rms has shape \(91,\)"):
+    with pytest.raises(BadInputError, match=rf"artifact array support_row_rms has shape "
+                                            rf"\({n_models + 7},\), not \({n_models}\)"):
         BenchPress.from_pretrained(artifact)
 
 

@@ -175,3 +175,20 @@ def test_a_folder_whose_name_makes_too_long_an_id_asks_for_id(home, tmp_path):
     line = one_line(run("ingest", folder, home=home))
     assert "give --id NAME" in line and len(line) < 300
     assert list(home.sources.iterdir()) == []
+
+
+def test_the_fit_cache_never_prunes_folders_it_did_not_make(fit_env, tmp_path, monkeypatch):
+    """BENCHPRESS_FIT_CACHE may name a folder of the user's: only cached fits (named by a
+    cache key, holding a manifest) are pruned, never the user's folders."""
+    import os
+
+    cache = tmp_path / "docs"
+    for k in range(8):
+        (cache / f"project-{k}").mkdir(parents=True)
+        (cache / f"project-{k}" / "notes.txt").write_text("keep")
+        os.utime(cache / f"project-{k}", (1, 1))  # older than any fit
+    monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(cache))
+    result = run("predict", "--scores", "gpqa_diamond=71.2", "--param", "n_starts=1",
+                 home=fit_env)
+    assert result.exit_code == 0, result.stderr
+    assert all((cache / f"project-{k}" / "notes.txt").read_text() == "keep" for k in range(8))

@@ -3,7 +3,9 @@
 * :class:`AllowedHosts`: an ASGI wrapper that answers a request whose ``Host`` header names
   another machine with 403 (400 without a usable header), so that a web page elsewhere
   cannot reach the app through DNS rebinding. The loopback names are allowed by default;
-  ``benchpress serve --host`` adds the address it binds (see :func:`allowed_hosts`).
+  ``benchpress serve --host`` adds the address it binds (see :func:`allowed_hosts`). Only
+  requests that came over a network connection are checked (an in-process transport such
+  as Starlette's test client has no browser behind it).
 * :class:`SqlGate`: one SQL query at a time, the others waiting in the event loop rather
   than in worker threads (so a queue of slow queries never starves ``/api/status`` or the
   pages), and no more than ``queue`` waiting: beyond that, :class:`Busy`.
@@ -23,6 +25,8 @@ __all__ = ["LOOPBACK_HOSTS", "AllowedHosts", "allowed_hosts", "host_name", "SqlG
            "cut", "MAX_ERROR_CHARS"]
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+#: the peer name of an in-process ASGI transport (no network connection)
+IN_PROCESS_PEER = "testclient"
 MAX_ERROR_CHARS = 300
 
 
@@ -75,7 +79,10 @@ class AllowedHosts:
         self.hosts = frozenset(hosts) if hosts is not None else allowed_hosts()
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] in ("http", "websocket"):
+        peer = (scope.get("client") or ("",))[0]
+        # an in-process transport (Starlette's test client names its peer "testclient")
+        # has no browser behind it, so nothing to rebind: only network requests are checked
+        if scope["type"] in ("http", "websocket") and peer != IN_PROCESS_PEER:
             raw = dict(scope.get("headers") or []).get(b"host", b"")
             name = host_name(raw.decode("latin-1"))
             if name not in self.hosts:

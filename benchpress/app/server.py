@@ -99,11 +99,11 @@ def _error(exc: BenchPressError) -> _JSON:
     return _JSON({"error": cut(str(exc))}, status_code=_status(exc))
 
 
-def _fault(exc: Exception) -> _JSON:
-    """An error no check foresaw: one line in the log and in the reply, no traceback."""
+def _fault(exc: Exception) -> str:
+    """An error no check foresaw as one line, logged (no traceback); its reply is a 500."""
     line = cut(f"internal error ({type(exc).__name__}: {exc})")
     log.error("%s", line)
-    return _JSON({"error": line}, status_code=500)
+    return line
 
 
 def create_app(state: views.AppState, *, hosts=None) -> Starlette:
@@ -133,7 +133,7 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
             except BenchPressError as exc:
                 return _error(exc)
             except Exception as exc:  # noqa: BLE001 - never a traceback to the client
-                return _fault(exc)
+                return _JSON({"error": _fault(exc)}, status_code=500)
             if isinstance(payload, Response):
                 return payload
             status = 202 if payload.get("status") in ("queued", "running") else 200
@@ -149,6 +149,8 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
                     data = await run(compute, request, sql)
                 except BenchPressError as exc:
                     error, status = cut(str(exc)), _status(exc)
+                except Exception as exc:  # noqa: BLE001 - never a traceback to the client
+                    error, status = _fault(exc), 500
             ctx = {"data": data, "error": error, "q": dict(request.query_params),
                    "query": request.url.query,
                    "served": state.label, "title": title, "active": template.split(".")[0],

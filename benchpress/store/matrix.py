@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.scales import BenchmarkScales
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
@@ -87,7 +87,8 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
     """The source ids `wanted` picks (see `names_source`), in the order the names are given."""
     unmatched = [w for w in wanted if not any(names_source(w, s) for s in all_ids)]
     if unmatched:
-        raise UsageError(f"--sources: no source matches {unmatched}; known: {', '.join(all_ids)}")
+        raise UsageError(f"--sources: no source matches {listed(unmatched)}; known: "
+                         f"{listed(all_ids, 20, quote=False)}")
     return [s for w in wanted for s in all_ids if names_source(w, s)]
 
 

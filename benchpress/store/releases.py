@@ -112,7 +112,8 @@ def _check_new_rows(rows: list[dict], contracts: Contracts, home: Home) -> None:
             what = (f"score '{record.get('benchmark_id')}'" if r["kind"] == "score"
                     else f"model '{record.get('model_id')}'")
             problems.append(f"{what}: field '{r['field']}': {r['reason']}")
-        raise BadInputError(f"{home.releases_csv}: not added: {'; '.join(problems)}")
+        more = f"; ... and {len(problems) - 10:,} more" if len(problems) > 10 else ""
+        raise BadInputError(f"{home.releases_csv}: not added: {'; '.join(problems[:10])}{more}")
 
 
 def _merge(existing: list[dict], new: list[dict], resolver: BenchmarkResolver,

@@ -26,7 +26,7 @@ import polars as pl
 
 from benchpress.digest import json_digest
 from benchpress.api import BenchPress
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, listed
 from benchpress.home import Home
 from benchpress.predict import make_predictor, param_overrides
 from benchpress.store.matrix import load_matrix
@@ -50,8 +50,8 @@ def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
     known = read_table(folder, "sources")["source_id"].to_list()
     chosen = [w for w in wanted if any(names_source(w, s) for s in known)]
     if not chosen:
-        raise BadInputError(f"{folder.name}: none of the sources {', '.join(wanted)} is in it; "
-                            f"it has {', '.join(dict.fromkeys(known))}")
+        raise BadInputError(f"{folder.name}: none of the sources {listed(wanted, quote=False)} "
+                            f"is in it; it has {listed(dict.fromkeys(known), 20, quote=False)}")
     return chosen
 
 
