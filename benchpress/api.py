@@ -165,6 +165,20 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         made once and shared by every interval (restored as saved from an artifact)."""
         return conformal.MatrixSupport(self.predictor)
 
+    @property
+    def support(self):
+        """The interval support of the fit (`conformal.MatrixSupport`, read-only use): its
+        `transform` maps scores to the z units distances are measured in."""
+        return self._support
+
+    @cached_property
+    def completed_cells(self) -> dict:
+        """Every cell of the matrix predicted with its calibrated 90% interval ("cells"
+        regime): a dict of (n_models, n_benchmarks) arrays predicted, lower, upper, trust,
+        made once (what `complete(intervals=True)` returns in long form)."""
+        return conformal.complete_intervals(self.predictor, self.calibrator("cells"),
+                                            self._support)
+
     @cached_property
     def _resolver(self) -> BenchmarkResolver | None:
         """Benchmark names and aliases -> canonical ids (None without contracts)."""
@@ -178,8 +192,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         upper (calibrated 90% interval of the prediction) and trust (P(|error| <= 10 points)).
         """
         if intervals:
-            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"),
-                                              self._support)
+            ci = self.completed_cells
             n_m, n_b = self.matrix.values.shape
             cols = {"model_id": np.repeat(np.asarray(self.matrix.model_ids, dtype=object), n_b),
                     "benchmark_id": np.tile(np.asarray(self.matrix.benchmark_ids, dtype=object), n_m),
@@ -284,7 +297,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov))
 
-    def _fold_in_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
+    def predict_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against the registry's fit, with "new_models" intervals;
         known cells keep their value and get no interval. Returns a dict of
@@ -306,7 +319,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
 
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
         cov = None if covariates is None else [covariates]
-        out = {k: v[0] for k, v in self._fold_in_rows(row[None, :], covariates=cov).items()}
+        out = {k: v[0] for k, v in self.predict_rows(row[None, :], covariates=cov).items()}
         kind = np.where(np.isnan(row), "predicted", "given")
         return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
             pl.Series("given", row), pl.Series("predicted", out["predicted"]),

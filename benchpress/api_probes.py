@@ -31,7 +31,7 @@ class Comparison:
 class ProbesMixin:
     """Probe sets, backtests, rankings and `compare` (see `benchpress.api.BenchPress`,
     which supplies `matrix`, `scales`, `estimator`, `predictor`, `resolve_*`, `_resolve`,
-    `_side_info`, `_fold_in_rows` and `_covariate_rows`)."""
+    `_side_info`, `predict_rows` and `_covariate_rows`)."""
 
     def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
         """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
@@ -210,7 +210,7 @@ class ProbesMixin:
 
         `new_models` maps a name to {benchmark: score} for models not in the registry; such
         a name may also be listed in `model_ids` (it then keeps its place there). Every
-        row, registered or new, is predicted the way `predict` does (`_fold_in_rows`).
+        row, registered or new, is predicted the way `predict` does (`predict_rows`).
         Model and benchmark names are resolved first (`resolve_models`,
         `resolve_benchmarks`), before any fit. Returns a `Comparison`: the frame and where
         the uncertainty came from (calibrated intervals, else the ensemble spread).
@@ -233,7 +233,7 @@ class ProbesMixin:
                        for n in names])
         observed = ~np.isnan(S)
         try:
-            out = self._fold_in_rows(S, None, self._covariate_rows(names))  # the shared support
+            out = self.predict_rows(S, None, self._covariate_rows(names))  # the shared support
             intervals, sure_from = ({k: out[k] for k in ("lower", "upper", "trust")},
                                     "calibrated 90% intervals (normal approximation)")
         except BadInputError:  # too little held-out data to calibrate on a small matrix

@@ -11,10 +11,11 @@ from benchpress.cli.common import (
     csv_text, executor_option, format_option, out_option, progress_bar, render, split_list, stderr,
     write_or_emit,
 )
-from benchpress.cli.scores import parse_scores, read_scores_file, score_with_interval
+from benchpress.cli.scores import read_scores_file, score_with_interval
 from benchpress.cli.fit_cmds import stored_fit_first
 from benchpress.cli.matrix import folds_options, matrix_options, method_fields
 from benchpress.store.tables import write_atomic, write_json_atomic
+from benchpress.typed_scores import parse_scores
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
 from benchpress.predict.side_covariates import parse_metadata
