@@ -66,6 +66,8 @@ class Prediction:
     # True when `metadata` reached the fold-in as covariates (`--method side`, inside the
     # training range); False: folded in from the scores alone, as the default does
     with_covariates: bool = False
+    # which sources, snapshot, method and params made it (`BenchPress.provenance`)
+    provenance: dict = field(default_factory=dict)
 
 
 def _home(home) -> Home:
@@ -124,6 +126,34 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
     def params(self) -> dict:
         """The predictor's parameters that differ from its method's defaults."""
         return param_overrides(self.estimator)
+
+    @cached_property
+    def source_ids(self) -> list[str] | None:
+        """The sources the matrix was made from: the registry's or snapshot's source ids
+        that `sources` picks (all of them when none were named); for a fit loaded from an
+        artifact, the sources it was fitted on, as named then (None: all, or not known)."""
+        if self.folder is None:
+            return list(self.sources) if self.sources else None
+        from benchpress.store.matrix import match_sources
+        from benchpress.store.tables import read_table
+
+        known = read_table(self.folder, "sources")["source_id"].to_list()
+        return list(dict.fromkeys(match_sources(known, self.sources))) if self.sources else known
+
+    def provenance(self) -> dict:
+        """What made this object's predictions, for every answer's JSON: ``sources`` (see
+        `source_ids`), ``snapshot`` (its id, "current" for the live registry, or
+        "pretrained" for a fit loaded by `from_pretrained`, then with ``fitted_on``, the
+        id of the snapshot that fit was made on), ``method`` and ``params`` (those that
+        differ from the method's defaults)."""
+        snap = self._snapshot_id()
+        if self.folder is None and self.artifact is not None:  # from_pretrained
+            where = {"snapshot": "pretrained",
+                     "fitted_on": snap or (self.artifact.get("snapshot") or {}).get("label")}
+        else:
+            where = {"snapshot": snap or self.matrix.label or "current"}
+        return {"sources": self.source_ids, **where, "method": self.method,
+                "params": self.params}
 
     @property
     def scales(self) -> BenchmarkScales:
@@ -295,7 +325,8 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
                                 + listed(unknown, quote=False))
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
-                          with_covariates=self.uses_covariates(cov))
+                          with_covariates=self.uses_covariates(cov),
+                          provenance=self.provenance())
 
     def predict_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
@@ -303,16 +334,21 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         known cells keep their value and get no interval. Returns a dict of
         (n_rows, n_benchmarks) arrays predicted, lower, upper, trust. (A row folded in
         alone or with others differs at most by float rounding, ~1e-12.) `covariates`:
-        per row a covariate row (n_features,) or None (that row is folded in without)."""
+        per row a covariate row (n_features,) or None (that row is folded in without).
+        The fold-in's products are small: they run on one BLAS thread (whose threads only
+        wait on each other on a busy machine)."""
+        from benchpress.predict._threads import single_blas_thread
+
         cal, support = self.calibrator("new_models"), support or self._support
         has = np.array([c is not None for c in covariates or [None] * S.shape[0]], dtype=bool)
-        out = conformal.fold_in_intervals(self.predictor, cal, S, support)
-        if has.any():  # rows with metadata: again with their covariates
-            with_cov = conformal.fold_in_intervals(
-                self.predictor, cal, S[has], support,
-                covariates=np.vstack([c for c in covariates if c is not None]))
-            for k in out:
-                out[k][has] = with_cov[k]
+        with single_blas_thread():
+            out = conformal.fold_in_intervals(self.predictor, cal, S, support)
+            if has.any():  # rows with metadata: again with their covariates
+                with_cov = conformal.fold_in_intervals(
+                    self.predictor, cal, S[has], support,
+                    covariates=np.vstack([c for c in covariates if c is not None]))
+                for k in out:
+                    out[k][has] = with_cov[k]
         known = ~np.isnan(S)
         return {"predicted": np.where(known, S, out["predicted"]),
                 **{k: np.where(known, np.nan, out[k]) for k in ("lower", "upper", "trust")}}
@@ -366,7 +402,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         resolved = {b: b for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
         cov = self._covariate_rows([mid])
         return Prediction(self._predicted_row(row.copy(), None if cov is None else cov[0]),
-                          [], resolved)
+                          [], resolved, provenance=self.provenance())
 
     # -- names -------------------------------------------------------------------------
     def _canonical_benchmark(self, given: str) -> str:

@@ -7,7 +7,7 @@ Every method works on the object's matrix and clones of its one predictor, throu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -22,10 +22,12 @@ __all__ = ["ProbesMixin", "Comparison"]
 class Comparison:
     """Outcome of `BenchPress.compare`: `frame` (one row per benchmark, see
     `benchpress.predict.ranking.compare_models`) and `uncertainty_source`, where the
-    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none)."""
+    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none),
+    and `provenance`, which sources, snapshot, method and params made it."""
 
     frame: pl.DataFrame
     uncertainty_source: str
+    provenance: dict = field(default_factory=dict)  # see `BenchPress.provenance`
 
 
 class ProbesMixin:
@@ -251,7 +253,7 @@ class ProbesMixin:
             sigma=None if sigma is None else sigma[:, cols],
             intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
-        return Comparison(frame, sure_from)
+        return Comparison(frame, sure_from, self.provenance())
 
     def _fold_in_plain(self, S: np.ndarray) -> np.ndarray:
         """Fold-in without intervals (a matrix too small to calibrate on); known cells kept."""

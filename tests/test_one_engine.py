@@ -21,17 +21,17 @@ MODEL, OTHER = "gpt-4.5", "o3-mini-high"
 TOL = 1e-9
 
 
+def _cli(home, *args):
+    out = CliRunner().invoke(main, [*map(str, args), "--home", str(home.root),
+                                    "--format", "json"], catch_exceptions=False)
+    assert out.exit_code == 0, out.stderr
+    return json.loads(out.stdout), out.stderr
+
+
 @pytest.fixture(scope="module")
-def doors(built_2026_05, tmp_path_factory):
-    """The answers of every door to the same three questions."""
+def docs(built_2026_05, tmp_path_factory):
+    """The whole answers of every door to the same three questions, and the API's object."""
     home = built_2026_05
-
-    def cli(*args):
-        out = CliRunner().invoke(main, [*map(str, args), "--home", str(home.root),
-                                        "--format", "json"], catch_exceptions=False)
-        assert out.exit_code == 0, out.stderr
-        return json.loads(out.stdout)
-
     new_file = tmp_path_factory.mktemp("one-engine") / "new.json"
     new_file.write_text(json.dumps({"acme": SCORES}), encoding="utf-8")
     typed = "acme=" + ",".join(f"{b}:{v}" for b, v in SCORES.items())
@@ -40,19 +40,30 @@ def doors(built_2026_05, tmp_path_factory):
             r = client.get(url, params=params)
             assert r.status_code == 200, r.text[:300]
             return r.json()
-        app_doors = {
-            "predict": app("/api/predict", scores=",".join(f"{b}:{v}" for b, v in SCORES.items()))["predictions"],
-            "model": app(f"/api/model/{MODEL}")["predicted"],
-            "compare": app("/api/compare", models=f"{MODEL},{OTHER}", new=typed)["rows"]}
+        app_docs = {
+            "predict": app("/api/predict", scores=",".join(f"{b}:{v}" for b, v in SCORES.items())),
+            "model": app(f"/api/model/{MODEL}"),
+            "compare": app("/api/compare", models=f"{MODEL},{OTHER}", new=typed)}
     bp = BenchPress.from_snapshot(home)  # the API, fitted afresh (no stored fit)
     return {
-        "cli": {"predict": cli("predict", "--scores", ",".join(f"{b}={v}" for b, v in SCORES.items()))["predictions"],
-                "model": cli("predict", "--model", MODEL)["predictions"],
-                "compare": cli("compare", MODEL, OTHER, "--scores-file", new_file)["rows"]},
-        "api": {"predict": bp.predict(SCORES).frame.to_dicts(),
-                "model": bp.predict_model(MODEL).frame.to_dicts(),
-                "compare": bp.compare([MODEL, OTHER], new_models={"acme": SCORES}).frame.to_dicts()},
-        "app": app_doors}
+        "cli": {"predict": _cli(home, "predict", "--scores",
+                                ",".join(f"{b}={v}" for b, v in SCORES.items())),
+                "model": _cli(home, "predict", "--model", MODEL),
+                "compare": _cli(home, "compare", MODEL, OTHER, "--scores-file", new_file)},
+        "api": {"predict": bp.predict(SCORES), "model": bp.predict_model(MODEL),
+                "compare": bp.compare([MODEL, OTHER], new_models={"acme": SCORES})},
+        "app": app_docs, "bp": bp}
+
+
+@pytest.fixture(scope="module")
+def doors(docs):
+    """Each door's rows: predicted rows (predict, model) and compared rows (compare)."""
+    rows = {"predict": "predictions", "model": "predictions", "compare": "rows"}
+    return {"cli": {q: d[rows[q]] for q, (d, _) in docs["cli"].items()},
+            "api": {q: r.frame.to_dicts() for q, r in docs["api"].items()},
+            "app": {"predict": docs["app"]["predict"]["predictions"],
+                    "model": docs["app"]["model"]["predicted"],
+                    "compare": docs["app"]["compare"]["rows"]}}
 
 
 def _same(a, b) -> bool:
@@ -90,3 +101,47 @@ def test_a_comparison_is_the_same_at_every_door(doors):
     keys = ["leader", "gap", "p_ahead"] + [f"{n}{s}" for n in (MODEL, OTHER, "acme")
                                            for s in ("", "_src", "_lower", "_upper", "_trust")]
     _assert_same({door: doors[door]["compare"] for door in ("cli", "api", "app")}, keys)
+
+
+# -- provenance: which sources, snapshot, method and params made each answer ---------------
+WHAT = {"sources": ["benchpress-2026-05"], "snapshot": "current", "method": "default",
+        "params": {}}
+
+
+@pytest.mark.parametrize("question", ["predict", "model", "compare"])
+def test_every_answer_says_what_made_it(docs, question):
+    cli_doc, _ = docs["cli"][question]
+    assert {k: cli_doc[k] for k in WHAT} == WHAT
+    assert docs["api"][question].provenance == WHAT
+    assert docs["app"][question]["provenance"] == WHAT
+    assert repr(docs["bp"]).startswith("BenchPress(snapshot='current', sources=benchpress-2026-05,")
+
+
+def test_a_snapshot_and_a_pretrained_fit_are_named(docs, built_2026_05, tmp_path):
+    from benchpress.store.snapshot import create_snapshot
+
+    snap, _ = create_snapshot(built_2026_05, tag="v1")
+    doc, _ = _cli(built_2026_05, "predict", "--scores", "hle=20", "--snapshot", "v1",
+                  "--sources", "benchpress", "--method", "als4")
+    assert {k: doc[k] for k in WHAT} == {**WHAT, "snapshot": snap.id, "method": "als4"}
+    fit = docs["bp"].save_pretrained(tmp_path / "fit")
+    loaded = BenchPress.from_pretrained(fit)
+    assert loaded.predict(SCORES).provenance == {**WHAT, "snapshot": "pretrained",
+                                                 "fitted_on": "current"}
+    assert "sources=benchpress-2026-05" in repr(loaded) and "pretrained" in repr(loaded)
+
+
+def test_the_cli_says_when_its_sources_are_not_the_shipped_fits(built_2026_05):
+    from benchpress.artifact import DEFAULT_ARTIFACT, read_manifest
+
+    shipped = ",".join(read_manifest(DEFAULT_ARTIFACT)["sources"])
+    said = f"BenchPress.from_pretrained() was fitted on {shipped}"
+    doc, err = _cli(built_2026_05, "predict", "--scores", "hle=20")
+    assert said in doc["pretrained_note"] and err == ""  # JSON: in the document
+    doc, _ = _cli(built_2026_05, "compare", MODEL, OTHER)
+    assert said in doc["pretrained_note"]
+    table = CliRunner().invoke(main, ["predict", "--scores", "hle=20", "--home",
+                                      str(built_2026_05.root)])
+    assert table.exit_code == 0 and said in " ".join(table.stderr.split())  # people: stderr
+    doc, err = _cli(built_2026_05, "predict", "--scores", "hle=20", "--sources", "benchpress")
+    assert "pretrained_note" not in doc and "from_pretrained" not in err  # sources chosen

@@ -111,7 +111,8 @@ class Engine:
                   "n_models": int(self.col_count[j])}
                  for j, r in enumerate(frame.iter_rows(named=True))]
         cov = self.bp.new_model_covariates(metadata)  # as `predict` folded the row in
-        return {"unknown": result.unknown, "resolved": result.resolved, "predictions": preds,
+        return {"provenance": result.provenance, "unknown": result.unknown,
+                "resolved": result.resolved, "predictions": preds,
                 "with_covariates": result.with_covariates,
                 "metadata_note": self.bp.metadata_note(metadata, result.with_covariates),
                 "nearest": nearest_known(self.bp, row, n_nearest),

@@ -120,6 +120,7 @@ def model(state: AppState, model_id: str) -> dict:
                              "trust").to_dicts()
     predicted.sort(key=lambda r: -eng.col_count[eng.col[r["benchmark_id"]]])
     return clean({"model": meta, "observed": observed, "predicted": predicted,
+                  "provenance": eng.bp.provenance(),
                   "sources": sorted(set(obs_all["source_id"].to_list())),
                   "history": reg.history(model_id)})
 
@@ -161,7 +162,8 @@ def compare(state: AppState, models_text: str | None, new: list[str] | None = No
     name_of = dict(zip(m.benchmark_ids, m.benchmarks["name"].to_list()))
     rows = [dict(r, name=name_of.get(r["benchmark_id"])) for r in frame.to_dicts()]
     return _timed(clean({"models": shown, "rows": rows,
-                         "uncertainty": result.uncertainty_source}), t0)
+                         "uncertainty": result.uncertainty_source,
+                         "provenance": result.provenance}), t0)
 
 
 # -- matrix --------------------------------------------------------------------------------
