@@ -235,10 +235,11 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
     def complete_blocks(self, *, cells_per_block: int = 5_000_000):
         """`complete()` (wide, observed cells kept) as a sequence of row-block frames, so a
         large completion can be written without holding it all: one block unless the
-        predictor has the sparse path (then about `cells_per_block` cells per block)."""
+        fit took the cells path (`uses_cells()`; then about `cells_per_block` cells per
+        block)."""
         pred, ids, bids = self.predictor, self.matrix.model_ids, self.matrix.benchmark_ids
         n_m = len(ids)
-        step = max(1, cells_per_block // max(len(bids), 1)) if getattr(pred, "sparse_", False) \
+        step = max(1, cells_per_block // max(len(bids), 1)) if pred.uses_cells() \
             else max(n_m, 1)
         for k in range(0, max(n_m, 1), step):
             rows = np.arange(k, min(k + step, n_m))
