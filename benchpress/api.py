@@ -14,8 +14,10 @@ that object. Results are polars frames or small dataclasses.
 One answer per question: a model's predicted row is the fold-in of its known scores
 (observed in the registry, or given) against the one fit of the registry, with the
 "new_models" calibrated intervals. `predict --model X`, `predict --scores <X's scores>`
-and `compare` (registered models and new ones typed in) all give that same number; a
-known score is shown as given, never re-predicted. Names are resolved by
+and `compare` (registered models and new ones typed in) all give that same number, and
+so do the app's Predict, Model and Compare pages, which call the same methods
+(`tests/test_one_engine.py`); a known score is shown as given, never re-predicted. Every
+answer carries its `provenance` (sources, snapshot, method, params). Names are resolved by
 `benchpress.resolver` before any fit (errors with suggestions).
 """
 
