@@ -193,7 +193,10 @@ def test_model_page_data_has_citations_predictions_and_history(client, state, ap
     assert all(c["reference_url"] == url[c["benchmark_id"]] for c in d["observed"])
     assert d["predicted"] and all(p["lower"] <= p["predicted"] <= p["upper"] for p in d["predicted"])
     assert d["history"]["versions"][:2] == ["first", "second"]
-    assert get(client, "/api/model/no-such-model", 404)["error"].startswith("model 'no-such-model'")
+    assert get(client, "/api/model/no-such-model", 404)["error"].startswith(
+        "unknown model 'no-such-model'")
+    # names resolve as the CLI's `predict --model` resolves them: one resolver
+    assert get(client, "/api/model/GPT 4.5")["predicted"] == d["predicted"]
     html = client.get("/model/gpt-4.5").text
     assert 'class="citation"' in html and cells["reference_url"][0] in html
 

@@ -103,9 +103,15 @@ def predict(state: AppState, scores: str | None, metadata: str | None = None) ->
 
 # -- one model -----------------------------------------------------------------------------
 def model(state: AppState, model_id: str) -> dict:
+    """One model's page: its citations, its predicted row (`predict --model`) and history;
+    the name is resolved as the CLI resolves it (exact id, canonical form, alias table)."""
     eng, reg = state.engine, state.registry
+    try:
+        model_id = eng.bp.resolve_models([model_id]).ids[0]
+    except BadInputError as exc:
+        raise NotFound(f"{exc} (not in the {state.label})") from None
     meta = reg.model_meta(model_id)
-    if meta is None or model_id not in eng.row:
+    if meta is None:
         raise NotFound(f"model '{model_id}' is not in the {state.label}")
     obs_all = reg.observations(model_id)
     observed = []
