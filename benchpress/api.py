@@ -14,8 +14,10 @@ that object. Results are polars frames or small dataclasses.
 One answer per question: a model's predicted row is the fold-in of its known scores
 (observed in the registry, or given) against the one fit of the registry, with the
 "new_models" calibrated intervals. `predict --model X`, `predict --scores <X's scores>`
-and `compare` (registered models and new ones typed in) all give that same number; a
-known score is shown as given, never re-predicted. Names are resolved by
+and `compare` (registered models and new ones typed in) all give that same number, and
+so do the app's Predict, Model and Compare pages, which call the same methods
+(`tests/test_one_engine.py`); a known score is shown as given, never re-predicted. Every
+answer carries its `provenance` (sources, snapshot, method, params). Names are resolved by
 `benchpress.resolver` before any fit (errors with suggestions).
 """
 
@@ -66,6 +68,8 @@ class Prediction:
     # True when `metadata` reached the fold-in as covariates (`--method side`, inside the
     # training range); False: folded in from the scores alone, as the default does
     with_covariates: bool = False
+    # which sources, snapshot, method and params made it (`BenchPress.provenance`)
+    provenance: dict = field(default_factory=dict)
 
 
 def _home(home) -> Home:
@@ -125,6 +129,34 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         """The predictor's parameters that differ from its method's defaults."""
         return param_overrides(self.estimator)
 
+    @cached_property
+    def source_ids(self) -> list[str] | None:
+        """The sources the matrix was made from: the registry's or snapshot's source ids
+        that `sources` picks (all of them when none were named); for a fit loaded from an
+        artifact, the sources it was fitted on, as named then (None: all, or not known)."""
+        if self.folder is None:
+            return list(self.sources) if self.sources else None
+        from benchpress.store.matrix import match_sources
+        from benchpress.store.tables import read_table
+
+        known = read_table(self.folder, "sources")["source_id"].to_list()
+        return list(dict.fromkeys(match_sources(known, self.sources))) if self.sources else known
+
+    def provenance(self) -> dict:
+        """What made this object's predictions, for every answer's JSON: ``sources`` (see
+        `source_ids`), ``snapshot`` (its id, "current" for the live registry, or
+        "pretrained" for a fit loaded by `from_pretrained`, then with ``fitted_on``, the
+        id of the snapshot that fit was made on), ``method`` and ``params`` (those that
+        differ from the method's defaults)."""
+        snap = self._snapshot_id()
+        if self.folder is None and self.artifact is not None:  # from_pretrained
+            where = {"snapshot": "pretrained",
+                     "fitted_on": snap or (self.artifact.get("snapshot") or {}).get("label")}
+        else:
+            where = {"snapshot": snap or self.matrix.label or "current"}
+        return {"sources": self.source_ids, **where, "method": self.method,
+                "params": self.params}
+
     @property
     def scales(self) -> BenchmarkScales:
         return self.matrix.scales
@@ -165,6 +197,20 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         made once and shared by every interval (restored as saved from an artifact)."""
         return conformal.MatrixSupport(self.predictor)
 
+    @property
+    def support(self):
+        """The interval support of the fit (`conformal.MatrixSupport`, read-only use): its
+        `transform` maps scores to the z units distances are measured in."""
+        return self._support
+
+    @cached_property
+    def completed_cells(self) -> dict:
+        """Every cell of the matrix predicted with its calibrated 90% interval ("cells"
+        regime): a dict of (n_models, n_benchmarks) arrays predicted, lower, upper, trust,
+        made once (what `complete(intervals=True)` returns in long form)."""
+        return conformal.complete_intervals(self.predictor, self.calibrator("cells"),
+                                            self._support)
+
     @cached_property
     def _resolver(self) -> BenchmarkResolver | None:
         """Benchmark names and aliases -> canonical ids (None without contracts)."""
@@ -178,8 +224,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         upper (calibrated 90% interval of the prediction) and trust (P(|error| <= 10 points)).
         """
         if intervals:
-            ci = conformal.complete_intervals(self.predictor, self.calibrator("cells"),
-                                              self._support)
+            ci = self.completed_cells
             n_m, n_b = self.matrix.values.shape
             cols = {"model_id": np.repeat(np.asarray(self.matrix.model_ids, dtype=object), n_b),
                     "benchmark_id": np.tile(np.asarray(self.matrix.benchmark_ids, dtype=object), n_m),
@@ -192,10 +237,11 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
     def complete_blocks(self, *, cells_per_block: int = 5_000_000):
         """`complete()` (wide, observed cells kept) as a sequence of row-block frames, so a
         large completion can be written without holding it all: one block unless the
-        predictor has the sparse path (then about `cells_per_block` cells per block)."""
+        fit took the cells path (`uses_cells()`; then about `cells_per_block` cells per
+        block)."""
         pred, ids, bids = self.predictor, self.matrix.model_ids, self.matrix.benchmark_ids
         n_m = len(ids)
-        step = max(1, cells_per_block // max(len(bids), 1)) if getattr(pred, "sparse_", False) \
+        step = max(1, cells_per_block // max(len(bids), 1)) if pred.uses_cells() \
             else max(n_m, 1)
         for k in range(0, max(n_m, 1), step):
             rows = np.arange(k, min(k + step, n_m))
@@ -282,31 +328,37 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
                                 + listed(unknown, quote=False))
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
-                          with_covariates=self.uses_covariates(cov))
+                          with_covariates=self.uses_covariates(cov),
+                          provenance=self.provenance())
 
-    def _fold_in_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
+    def predict_rows(self, S: np.ndarray, support=None, covariates=None) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against the registry's fit, with "new_models" intervals;
         known cells keep their value and get no interval. Returns a dict of
         (n_rows, n_benchmarks) arrays predicted, lower, upper, trust. (A row folded in
         alone or with others differs at most by float rounding, ~1e-12.) `covariates`:
-        per row a covariate row (n_features,) or None (that row is folded in without)."""
+        per row a covariate row (n_features,) or None (that row is folded in without).
+        The fold-in's products are small: they run on one BLAS thread (whose threads only
+        wait on each other on a busy machine)."""
+        from benchpress.predict._threads import single_blas_thread
+
         cal, support = self.calibrator("new_models"), support or self._support
         has = np.array([c is not None for c in covariates or [None] * S.shape[0]], dtype=bool)
-        out = conformal.fold_in_intervals(self.predictor, cal, S, support)
-        if has.any():  # rows with metadata: again with their covariates
-            with_cov = conformal.fold_in_intervals(
-                self.predictor, cal, S[has], support,
-                covariates=np.vstack([c for c in covariates if c is not None]))
-            for k in out:
-                out[k][has] = with_cov[k]
+        with single_blas_thread():
+            out = conformal.fold_in_intervals(self.predictor, cal, S, support)
+            if has.any():  # rows with metadata: again with their covariates
+                with_cov = conformal.fold_in_intervals(
+                    self.predictor, cal, S[has], support,
+                    covariates=np.vstack([c for c in covariates if c is not None]))
+                for k in out:
+                    out[k][has] = with_cov[k]
         known = ~np.isnan(S)
         return {"predicted": np.where(known, S, out["predicted"]),
                 **{k: np.where(known, np.nan, out[k]) for k in ("lower", "upper", "trust")}}
 
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
         cov = None if covariates is None else [covariates]
-        out = {k: v[0] for k, v in self._fold_in_rows(row[None, :], covariates=cov).items()}
+        out = {k: v[0] for k, v in self.predict_rows(row[None, :], covariates=cov).items()}
         kind = np.where(np.isnan(row), "predicted", "given")
         return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
             pl.Series("given", row), pl.Series("predicted", out["predicted"]),
@@ -353,7 +405,7 @@ class BenchPress(NameResolution, ProbesMixin, FitsMixin):
         resolved = {b: b for b, v in zip(self.matrix.benchmark_ids, row) if not np.isnan(v)}
         cov = self._covariate_rows([mid])
         return Prediction(self._predicted_row(row.copy(), None if cov is None else cov[0]),
-                          [], resolved)
+                          [], resolved, provenance=self.provenance())
 
     # -- names -------------------------------------------------------------------------
     def _canonical_benchmark(self, given: str) -> str:

@@ -93,9 +93,36 @@ class FitsMixin:
         cals = {r: c for r, c in self._calibrators.items() if r in conformal.REGIMES}
         return save_artifact(path, self.matrix, self.predictor, support=self._support,
                              calibrators=cals,
-                             snapshot=snapshot, sources=self.sources,
+                             snapshot=snapshot, sources=self.sources or self.source_ids,
                              probes=self.benchmark_ids(probes) if probes else None,
                              contracts_dir=self.contracts_dir)
+
+    def pretrained_difference(self) -> str | None:
+        """One line when this object predicts from other sources than
+        `BenchPress.from_pretrained()` (the shipped fit) does, else None: for a registry
+        loaded without `sources` (the CLI's default, every source of the registry), whose
+        sources are not the ones the shipped fit names. The same input then gives other
+        numbers; the line says which `sources` give the shipped fit's."""
+        from benchpress.artifact import DEFAULT_ARTIFACT, read_manifest
+        from benchpress.store.matrix import match_sources
+
+        if self.sources or self.folder is None:
+            return None
+        try:
+            shipped = read_manifest(DEFAULT_ARTIFACT).get("sources")
+        except BadInputError:  # no shipped fit (a trimmed install): nothing to differ from
+            return None
+        used = self.source_ids or []
+        try:
+            picked = set(match_sources(used, shipped)) if shipped else set(used)
+        except UsageError:  # a shipped source this registry does not hold
+            picked = None
+        if picked == set(used):
+            return None
+        return (f"predicted from every source of this registry ({', '.join(used)}); "
+                f"BenchPress.from_pretrained() was fitted on {','.join(shipped)}, so the same "
+                "scores give other numbers there" + (
+                    f" (--sources {','.join(shipped)}: the same sources)" if picked else ""))
 
     def _snapshot_id(self) -> str | None:
         import json
@@ -125,7 +152,7 @@ class FitsMixin:
             art = load_artifact(fit, lite=bool(doc.get("sparse")))
         except (OSError, BadInputError):
             return None
-        bp = cls(art["matrix"], predictor, contracts_dir=home.schemas)
+        bp = cls(art["matrix"], predictor, contracts_dir=home.schemas, folder=Path(folder))
         bp._attach(art)
         bp.sources, bp.lite = sources, True
         return bp
@@ -197,7 +224,7 @@ class FitsMixin:
         snap = self._snapshot_id() or m.label or "unnamed"
         fit = ("pretrained " + str(self.artifact.get("path") or "")).strip() if self.artifact \
             else ("fitted" if "predictor" in self.__dict__ else "not fitted yet")
-        return (f"BenchPress(snapshot={snap!r}, sources={','.join(self.sources or []) or 'all'}, "
+        return (f"BenchPress(snapshot={snap!r}, sources={','.join(self.source_ids or []) or 'all'}, "
                 f"{len(m.model_ids)} models x {len(m.benchmark_ids)} benchmarks, "
                 f"{n_scores} scores, method={self.method!r}"
                 + (f", params={self.params}" if self.params else "") + f", {fit})")

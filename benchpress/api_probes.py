@@ -7,7 +7,7 @@ Every method works on the object's matrix and clones of its one predictor, throu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -22,16 +22,18 @@ __all__ = ["ProbesMixin", "Comparison"]
 class Comparison:
     """Outcome of `BenchPress.compare`: `frame` (one row per benchmark, see
     `benchpress.predict.ranking.compare_models`) and `uncertainty_source`, where the
-    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none)."""
+    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none),
+    and `provenance`, which sources, snapshot, method and params made it."""
 
     frame: pl.DataFrame
     uncertainty_source: str
+    provenance: dict = field(default_factory=dict)  # see `BenchPress.provenance`
 
 
 class ProbesMixin:
     """Probe sets, backtests, rankings and `compare` (see `benchpress.api.BenchPress`,
     which supplies `matrix`, `scales`, `estimator`, `predictor`, `resolve_*`, `_resolve`,
-    `_side_info`, `_fold_in_rows` and `_covariate_rows`)."""
+    `_side_info`, `predict_rows` and `_covariate_rows`)."""
 
     def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
         """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
@@ -210,7 +212,7 @@ class ProbesMixin:
 
         `new_models` maps a name to {benchmark: score} for models not in the registry; such
         a name may also be listed in `model_ids` (it then keeps its place there). Every
-        row, registered or new, is predicted the way `predict` does (`_fold_in_rows`).
+        row, registered or new, is predicted the way `predict` does (`predict_rows`).
         Model and benchmark names are resolved first (`resolve_models`,
         `resolve_benchmarks`), before any fit. Returns a `Comparison`: the frame and where
         the uncertainty came from (calibrated intervals, else the ensemble spread).
@@ -233,7 +235,7 @@ class ProbesMixin:
                        for n in names])
         observed = ~np.isnan(S)
         try:
-            out = self._fold_in_rows(S, None, self._covariate_rows(names))  # the shared support
+            out = self.predict_rows(S, None, self._covariate_rows(names))  # the shared support
             intervals, sure_from = ({k: out[k] for k in ("lower", "upper", "trust")},
                                     "calibrated 90% intervals (normal approximation)")
         except BadInputError:  # too little held-out data to calibrate on a small matrix
@@ -251,7 +253,7 @@ class ProbesMixin:
             sigma=None if sigma is None else sigma[:, cols],
             intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
-        return Comparison(frame, sure_from)
+        return Comparison(frame, sure_from, self.provenance())
 
     def _fold_in_plain(self, S: np.ndarray) -> np.ndarray:
         """Fold-in without intervals (a matrix too small to calibrate on); known cells kept."""

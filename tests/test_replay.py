@@ -112,3 +112,21 @@ def test_the_shipped_plan_covers_the_whole_history(shared_data):
         from benchpress.digest import sha256_of
 
         assert (tree_sha256(target) if target.is_dir() else sha256_of(target)) == c.sha256
+
+
+def test_a_replay_date_raises_drifts_alarms_by_drifts_own_rule():
+    """One rule (issue 25): replay used to re-code drift's alarms and missed a fall of the
+    two-factor variance whenever either date had no probe set."""
+    from benchpress.predict.drift import DriftThresholds, alarm_rule
+    from benchpress.timeline.replay import row_alarms
+
+    cfg = DriftThresholds()
+    fell = alarm_rule(cfg, var2=0.83, var2_change=0.83 - 0.95)
+    assert fell == ["two-factor variance fell by 0.120 > 0.1"]
+    assert row_alarms({"var2": 0.83, "probes": ["hle"]}, {"var2": 0.95, "probes": None},
+                      cfg) == fell
+    before, row = {"var2": 0.9, "probes": list("abcde")}, {"var2": 0.9, "probes": list("afghi")}
+    assert row_alarms(row, before, cfg) == alarm_rule(cfg, var2=0.9, var2_change=0.0,
+                                                      probes_changed=4) == ["4 probes changed > 2"]
+    assert row["probes_changed"] == 4
+    assert row_alarms({"var2": 0.95}, None, cfg) == []

@@ -74,6 +74,9 @@ def test_predictor_sparse_path_equals_dense(monkeypatch):
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
     sparse = make_predictor("als4", n_starts=5).fit(Y, scales)
     assert sparse.sparse_ and not dense.sparse_
+    # the one question asked about the solver outside benchpress.predict
+    assert sparse.uses_cells() and not dense.uses_cells()
+    assert not make_predictor("als4").uses_cells() and not make_predictor("knn").uses_cells()
     # the side-information subclass reads dense per-start completions: it stays dense
     assert not make_predictor("side", n_starts=2).fit(Y, scales).sparse_
     np.testing.assert_allclose(sparse.complete(), dense.complete(), rtol=0, atol=1e-8)
@@ -124,3 +127,18 @@ def test_complete_writes_parquet_in_row_blocks_equal_to_the_dense_completion(
     assert np.array_equal(np.isnan(a), np.isnan(b))
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically, nothing left behind
+
+
+def test_nothing_outside_predict_tests_which_solver_a_predictor_uses():
+    """Issue 25: the solver flag (`sparse_`) is read inside benchpress.predict only; code
+    elsewhere asks `predictor.uses_cells()`."""
+    import re
+    from pathlib import Path
+
+    import benchpress
+
+    root = Path(benchpress.__file__).parent
+    readers = [str(p.relative_to(root)) for p in root.rglob("*.py")
+               if "predict" not in p.relative_to(root).parts
+               and re.search(r"""\.sparse_\b|["']sparse_["']""", p.read_text(encoding="utf-8"))]
+    assert readers == []

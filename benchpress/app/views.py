@@ -17,15 +17,17 @@ from benchpress.home import Home
 from benchpress.validate.text import csv_safe_frame
 
 from benchpress.app.jobs import Jobs
-from benchpress.app.model import Engine, parse_scores
+from benchpress.app.model import Engine
 from benchpress.app.registry import RegistryView
 from benchpress.predict.side_covariates import parse_metadata
+from benchpress.typed_scores import parse_scores
 
 __all__ = ["AppState", "NotFound", "clean", "benchmarks", "models", "resolve", "predict",
            "model", "compare", "parse_new_models", "matrix", "cell", "versions", "diff",
            "drift", "sql", "probes", "DEFAULT_MATRIX_BENCHMARKS"]
 
 DEFAULT_MATRIX_BENCHMARKS = 30  # the most-measured benchmarks shown when none are chosen
+MAX_COMPARED = 5  # models side by side on the Compare page
 
 
 class NotFound(BadInputError):
@@ -95,17 +97,22 @@ def resolve(state: AppState, names: str | None) -> dict:
 def predict(state: AppState, scores: str | None, metadata: str | None = None) -> dict:
     t0 = time.perf_counter()
     meta = parse_metadata(metadata) if metadata else None
-    return _timed(state.engine.predict(parse_scores(scores), metadata=meta or None), t0)
+    return _timed(state.engine.predict(parse_scores(scores, label="scores"),
+                                       metadata=meta or None), t0)
 
 
 # -- one model -----------------------------------------------------------------------------
 def model(state: AppState, model_id: str) -> dict:
+    """One model's page: its citations, its predicted row (`predict --model`) and history;
+    the name is resolved as the CLI resolves it (exact id, canonical form, alias table)."""
     eng, reg = state.engine, state.registry
+    try:
+        model_id = eng.bp.resolve_models([model_id]).ids[0]
+    except BadInputError as exc:
+        raise NotFound(f"{exc} (not in the {state.label})") from None
     meta = reg.model_meta(model_id)
-    if meta is None or model_id not in eng.row:
+    if meta is None:
         raise NotFound(f"model '{model_id}' is not in the {state.label}")
-    i = eng.row[model_id]
-    m = eng.bp.matrix
     obs_all = reg.observations(model_id)
     observed = []
     for c in reg.model_cells(model_id).to_dicts():
@@ -113,18 +120,21 @@ def model(state: AppState, model_id: str) -> dict:
                                 & ((pl.col("score") - c["score"]).abs() > 1e-9)).to_dicts()
         observed.append({**c, "conflicting": others,
                          "in_matrix": c["benchmark_id"] in eng.col})
-    predicted = [{"benchmark_id": b, "name": m.benchmarks["name"][j],
-                  **{k: eng.cells[k][i, j] for k in ("predicted", "lower", "upper", "trust")}}
-                 for j, b in enumerate(m.benchmark_ids) if not eng.observed[i, j]]
+    # the row `predict --model` gives: a fold-in of the model's own scores
+    frame = eng.bp.predict_model(model_id).frame.filter(pl.col("kind") == "predicted")
+    predicted = frame.select("benchmark_id", "name", "predicted", "lower", "upper",
+                             "trust").to_dicts()
     predicted.sort(key=lambda r: -eng.col_count[eng.col[r["benchmark_id"]]])
     return clean({"model": meta, "observed": observed, "predicted": predicted,
+                  "provenance": eng.bp.provenance(),
                   "sources": sorted(set(obs_all["source_id"].to_list())),
                   "history": reg.history(model_id)})
 
 
 # -- compare -------------------------------------------------------------------------------
 def parse_new_models(texts: list[str]) -> dict[str, dict[str, float]]:
-    """``["acme=gpqa_diamond:71.2,hle:20.1", ...]`` -> {"acme": {...}} (typed-in models)."""
+    """``["acme=gpqa_diamond:71.2,hle:20.1", ...]`` -> {"acme": {...}} (typed-in models);
+    a name given twice is refused."""
     out = {}
     for text in texts:
         if not text.strip():
@@ -132,20 +142,34 @@ def parse_new_models(texts: list[str]) -> dict[str, dict[str, float]]:
         name, sep, scores = text.partition("=")
         if not sep or not name.strip():
             raise BadInputError(f"a typed-in model is NAME=BENCHMARK:SCORE,...; got '{text}'")
-        out[name.strip()] = parse_scores(scores)
+        if name.strip() in out:
+            raise BadInputError(f"the typed-in model '{name.strip()}' is given twice")
+        out[name.strip()] = parse_scores(scores, label=f"scores of '{name.strip()}'")
     return out
 
 
 def compare(state: AppState, models_text: str | None, new: list[str] | None = None) -> dict:
+    """`BenchPress.compare` of registered models and typed-in ones (two to five), the
+    benchmarks most of them have observed first."""
     t0 = time.perf_counter()
     ids = [x.strip() for x in (models_text or "").split(",") if x.strip()]
-    frame = state.engine.compare(ids, parse_new_models(new or []))
-    names = ids + list(parse_new_models(new or []))
+    typed = parse_new_models(new or [])
+    names = ids + [n for n in typed if n not in ids]
+    if not 2 <= len(names) <= MAX_COMPARED:
+        raise BadInputError(f"compare takes two to {MAX_COMPARED} models, got {len(names)}")
+    result = state.engine.bp.compare(ids, new_models=typed)
+    frame = result.frame
+    shown = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]
+    n_obs = frame.select(pl.sum_horizontal((pl.col(f"{n}_src") == "observed").cast(pl.Int64)
+                                           for n in shown)).to_series()
+    frame = frame.with_columns(n_obs.alias("n_observed")).sort(
+        "n_observed", descending=True, maintain_order=True)
     m = state.engine.bp.matrix
     name_of = dict(zip(m.benchmark_ids, m.benchmarks["name"].to_list()))
     rows = [dict(r, name=name_of.get(r["benchmark_id"])) for r in frame.to_dicts()]
-    return _timed(clean({"models": names, "rows": rows,
-                         "uncertainty": "calibrated 90% intervals (normal approximation)"}), t0)
+    return _timed(clean({"models": shown, "rows": rows,
+                         "uncertainty": result.uncertainty_source,
+                         "provenance": result.provenance}), t0)
 
 
 # -- matrix --------------------------------------------------------------------------------

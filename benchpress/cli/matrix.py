@@ -12,7 +12,8 @@ from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.errors import UsageError, listed
 from benchpress.predict.predictor import available_methods, make_predictor
 
-__all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields", "param_option"]
+__all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields",
+           "provenance_fields", "pretrained_note", "param_option"]
 
 
 def parse_params(pairs, *methods: str) -> dict:
@@ -103,6 +104,25 @@ def method_fields(bp) -> dict:
     ctx = click.get_current_context(silent=True)
     given = ctx.meta.get(_GIVEN) if ctx is not None else None
     return {"method": bp.method, "params": dict(given) if given is not None else dict(bp.params)}
+
+
+def provenance_fields(bp) -> dict:
+    """What made a prediction, for the JSON of `predict` and `compare`: ``sources`` and
+    ``snapshot`` (`BenchPress.provenance`), then ``method`` and ``params`` as in
+    :func:`method_fields`."""
+    return {**bp.provenance(), **method_fields(bp)}
+
+
+def pretrained_note(bp, fmt: str) -> dict:
+    """When `bp` predicts from other sources than `BenchPress.from_pretrained()` (see
+    `BenchPress.pretrained_difference`): for people (table format) one line on stderr, for
+    programs ``{"pretrained_note": ...}`` to put in the JSON; else nothing."""
+    note = bp.pretrained_difference()
+    if note is None:
+        return {}
+    if fmt == "table":
+        click.echo(f"note: {note}", err=True)
+    return {"pretrained_note": note}
 
 
 _GIVEN = "benchpress.given_params"

@@ -11,10 +11,13 @@ from benchpress.cli.common import (
     csv_text, executor_option, format_option, out_option, progress_bar, render, split_list, stderr,
     write_or_emit,
 )
-from benchpress.cli.scores import parse_scores, read_scores_file, score_with_interval
+from benchpress.cli.scores import read_scores_file, score_with_interval
 from benchpress.cli.fit_cmds import stored_fit_first
-from benchpress.cli.matrix import folds_options, matrix_options, method_fields
+from benchpress.cli.matrix import (
+    folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
+)
 from benchpress.store.tables import write_atomic, write_json_atomic
+from benchpress.typed_scores import parse_scores
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
 from benchpress.predict.side_covariates import parse_metadata
@@ -65,7 +68,8 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
     frame = result.frame  # full precision in csv/json (README, "Output contract")
     if wanted is not None:
         frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
-    doc = {**method_fields(bp), "unknown": result.unknown, "resolved": result.resolved}
+    doc = {**provenance_fields(bp), **pretrained_note(bp, fmt), "unknown": result.unknown,
+           "resolved": result.resolved}
     if metadata is not None:
         doc |= {"metadata": metadata, "with_covariates": result.with_covariates}
     if not write_or_emit({**doc, "predictions": frame.to_dicts()}, out, fmt, rows=frame):

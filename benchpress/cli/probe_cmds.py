@@ -13,7 +13,9 @@ from benchpress.cli.common import (
     stderr, terminal_width, write_or_emit,
 )
 from benchpress.cli.scores import score_with_interval
-from benchpress.cli.matrix import folds_options, matrix_options, method_fields
+from benchpress.cli.matrix import (
+    folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
+)
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change
 
@@ -266,7 +268,8 @@ def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     bp = stored_fit(bp, home, regimes=("cells", "new_models") if new else ("cells",))
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
-    if write_or_emit({**method_fields(bp), "sure_from": sure_from, "rows": frame.to_dicts()},
+    if write_or_emit({**provenance_fields(bp), **pretrained_note(bp, fmt), "sure_from": sure_from,
+                      "rows": frame.to_dicts()},
                      out, fmt, rows=frame):
         return
     names = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]  # resolved ids

@@ -1,5 +1,6 @@
-"""Scores as people type, read and see them: `--scores` text, a scores file, and the one
-text cell ("42.8 [34.7, 51.3]", "78.0 given") that `predict` and `compare` print."""
+"""Scores as people read and see them: a scores file, and the one text cell
+("42.8 [34.7, 51.3]", "78.0 given") that `predict` and `compare` print (typed `--scores`
+text: `benchpress.typed_scores`)."""
 
 from __future__ import annotations
 
@@ -9,27 +10,9 @@ from pathlib import Path
 import polars as pl
 
 from benchpress import limits
-from benchpress.errors import BadInputError, UsageError, shown
+from benchpress.errors import BadInputError, shown
 
-__all__ = ["parse_scores", "read_scores_file", "score_with_interval"]
-
-
-def parse_scores(text: str) -> dict[str, float]:
-    """"gpqa_diamond=71.2,hle=20.1" -> {"gpqa_diamond": 71.2, "hle": 20.1}; a benchmark
-    named twice is refused (a dict would keep the last value without a word)."""
-    scores = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--scores: '{part}' is not BENCHMARK=VALUE")
-        if key.strip() in scores:
-            raise UsageError(f"--scores names benchmark '{key.strip()}' more than once; give "
-                             "each benchmark once")
-        try:
-            scores[key.strip()] = float(value)
-        except ValueError:
-            raise UsageError(f"--scores: value of '{key.strip()}' is '{value}', not a number") from None
-    return scores
+__all__ = ["read_scores_file", "score_with_interval"]
 
 
 def read_scores_file(path: Path) -> dict[str, float]:

@@ -56,14 +56,19 @@ from benchpress.predict.intervals import (
 from benchpress.predict.probes import ProbeScore, ProbeSearch, ProbeSelection, refit_transcripts
 from benchpress.predict.ranking import RankingPreservation, compare_models, ranking_preservation
 
-# The default since 2026-12 is the blend of the rank-4 ALS with the nearest models (chosen
-# on the temporal yardstick, README "Forecasts that hold up"); "als4" is that ALS alone,
-# the default before.
+from benchpress.predict.side import SideInfoPredictor
+
+# Methods built on ALSPredictor register here, where their modules can import it (no
+# import circle). The default since 2026-12 is the blend of the rank-4 ALS with the
+# nearest models (chosen on the temporal yardstick, README "Forecasts that hold up");
+# "als4" is that ALS alone, the default before.
+METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], "method": "side"})
 METHODS["default"] = (BlendPredictor, {**PRESETS["default"], "method": "default"})
 METHODS["als4"] = (ALSPredictor, {**PRESETS["default"], "method": "als4"})
 
 __all__ = [
     "BlendPredictor",
+    "SideInfoPredictor",
     "ALSConfig",
     "ALSEnsemble",
     "ALSPredictor",

@@ -113,6 +113,14 @@ class BasePredictor:
             P = np.where(obs, self.Y_, P)
         return P
 
+    def uses_cells(self) -> bool:
+        """Whether the fit took the cells path of a large matrix (the ALS predictors'
+        sparse solver, chosen in `fit` by the matrix's size): its completion is then best
+        made in row blocks (:meth:`complete_rows`) rather than whole. False before a fit
+        and for every predictor without such a path. The one question code outside
+        `benchpress.predict` asks about the solver."""
+        return bool(getattr(self, "sparse_", False))
+
     def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
         """Rows ``rows`` (model indices) of :meth:`complete`, shape (n_rows,
         n_benchmarks); predictors with a cheaper way (the sparse ALS path) override it."""

@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # the store hands matrices over; predict does not import it a
     from benchpress.store.matrix import ScoreMatrix
 
 __all__ = ["DriftThresholds", "VersionProfile", "Transition", "DriftReport",
-           "profile", "compare", "drift", "benchmark_subspace", "drift_predictors"]
+           "profile", "compare", "drift", "alarm_rule", "benchmark_subspace", "drift_predictors"]
 
 
 @dataclass(frozen=True)
@@ -321,6 +321,49 @@ def _worst_models(old: VersionProfile, old_v: "ScoreMatrix", new_v: "ScoreMatrix
              "new": bool(not known[rows[k]])} for k in order]
 
 
+def alarm_rule(cfg: DriftThresholds, *, var2: float | None = None,
+               var2_change: float | None = None, best_rank: int | None = None,
+               angle: float | None = None, angle_noise: float | None = None,
+               probes_changed: int | None = None, probe_regret: float | None = None) -> list[str]:
+    """The alarms a transition raises under ``cfg`` (see the module doc), one line each;
+    a figure that was not measured (None) raises none. The one definition of the rule:
+    `compare` and `benchpress.timeline.replay` both call it.
+
+    Parameters
+    ----------
+    var2 : float, optional
+        Two-factor variance of the newer version.
+    var2_change : float, optional
+        Newer minus older two-factor variance.
+    best_rank : int, optional
+        The rank with the lowest held-out error on the newer version.
+    angle, angle_noise : float, optional
+        The largest principal angle between the versions' benchmark subspaces (degrees)
+        and its resampling noise level.
+    probes_changed : int, optional
+        Probes of the newer set not in the older one.
+    probe_regret : float, optional
+        The older set's MedAE on the newer matrix over the newer set's, minus 1 (None:
+        not measured, so a large change counts).
+    """
+    alarms = []
+    if var2 is not None and var2 < cfg.var2_min:
+        alarms.append(f"two-factor variance {var2:.3f} < {cfg.var2_min}")
+    if var2_change is not None and -var2_change > cfg.var2_drop_max:
+        alarms.append(f"two-factor variance fell by {-var2_change:.3f} > {cfg.var2_drop_max}")
+    if best_rank is not None and best_rank > cfg.best_rank_max:
+        alarms.append(f"held-out error is lowest at rank {best_rank} > {cfg.best_rank_max}")
+    if angle is not None and angle > max(cfg.angle_max_deg, angle_noise or 0.0):
+        alarms.append(f"benchmark subspace turned {angle:.1f} deg > {cfg.angle_max_deg} "
+                      f"and > its resampling noise {angle_noise or 0.0:.1f}")
+    if (probes_changed is not None and probes_changed > cfg.probe_changes_max
+            and (probe_regret is None or probe_regret > cfg.probe_regret_max)):
+        alarms.append(f"{probes_changed} probes changed > {cfg.probe_changes_max}"
+                      + ("" if probe_regret is None else
+                         f" and the old set is {100 * probe_regret:.0f}% worse"))
+    return alarms
+
+
 def compare(old: VersionProfile, new: VersionProfile, old_v: "ScoreMatrix",
             new_v: "ScoreMatrix", cfg: DriftThresholds | None = None) -> Transition:
     """Compare two consecutive profiles and raise the alarms of ``cfg``."""
@@ -352,20 +395,9 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: "ScoreMatrix",
              for b in shared if b in old.per_benchmark and b in new.per_benchmark]
     moved = sorted(moved, key=lambda d: -abs(d["change"]))[:10]
     dvar = (new.var2 - old.var2) if new.var2 is not None and old.var2 is not None else None
-    alarms = []
-    if new.var2 is not None and new.var2 < cfg.var2_min:
-        alarms.append(f"two-factor variance {new.var2:.3f} < {cfg.var2_min}")
-    if dvar is not None and -dvar > cfg.var2_drop_max:
-        alarms.append(f"two-factor variance fell by {-dvar:.3f} > {cfg.var2_drop_max}")
-    if new.best_rank > cfg.best_rank_max:
-        alarms.append(f"held-out error is lowest at rank {new.best_rank} > {cfg.best_rank_max}")
-    if angles and angles[0] > max(cfg.angle_max_deg, noise or 0.0):
-        alarms.append(f"benchmark subspace turned {angles[0]:.1f} deg > {cfg.angle_max_deg} "
-                      f"and > its resampling noise {noise:.1f}")
-    if (changed is not None and changed > cfg.probe_changes_max
-            and (regret is None or regret > cfg.probe_regret_max)):
-        alarms.append(f"{changed} probes changed > {cfg.probe_changes_max} and the old set "
-                      f"is {100 * (regret if regret is not None else float('nan')):.0f}% worse")
+    alarms = alarm_rule(cfg, var2=new.var2, var2_change=dvar, best_rank=new.best_rank,
+                        angle=angles[0] if angles else None, angle_noise=noise,
+                        probes_changed=changed, probe_regret=regret)
     return Transition(old.label, new.label, len(shared), angles, noise, changed, regret, added,
                       removed, moved,
                       _worst_models(old, old_v, new_v, cfg), dvar, alarms)

@@ -348,8 +348,3 @@ def param_overrides(predictor: BasePredictor) -> dict:
     base = make_predictor(predictor.method).get_params() if predictor.method in METHODS else {}
     return {k: v for k, v in predictor.get_params().items() if k not in base or base[k] != v}
 
-
-# the side-information method builds on ALSPredictor, so it is registered after it
-from benchpress.predict.side import SideInfoPredictor  # noqa: E402
-
-METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], "method": "side"})

@@ -57,7 +57,7 @@ from benchpress.timeline.forecasts import (
     NEW_MAX, forecasts_at, overall_figures, present_sources, score_forecasts,
 )
 
-__all__ = ["Plan", "Timeline", "load_plan", "replay", "replay_home"]
+__all__ = ["Plan", "Timeline", "load_plan", "replay", "replay_home", "row_alarms"]
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._\-]{0,63}$")
@@ -294,6 +294,23 @@ def _compare(rhome: Home, a: str, b: str, plan: Plan, pair_cells: Path) -> dict:
             "revised": int(causes.get("revised", 0)), "forecast": score.to_dict()}
 
 
+def row_alarms(row: dict, previous: dict | None, cfg) -> list[str]:
+    """The drift alarms of one date of the timeline (`row`, with the date before it,
+    `previous`): drift's own rule (`benchpress.predict.drift.alarm_rule`, thresholds
+    `cfg`) on what a replay measures (two-factor variance and its change, probes changed);
+    sets ``row["probes_changed"]`` when both dates have probes."""
+    from benchpress.predict.drift import alarm_rule
+    from benchpress.predict.probe_results import probe_set_change
+
+    var2, before = row.get("var2"), (previous or {}).get("var2")
+    changed = None
+    if previous is not None and previous.get("probes") and row.get("probes"):
+        changed = row["probes_changed"] = len(
+            probe_set_change(previous["probes"], row["probes"])["added"])
+    return alarm_rule(cfg, var2=var2, probes_changed=changed,
+                      var2_change=None if var2 is None or before is None else var2 - before)
+
+
 def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
            on_step: Callable[[int, int, str], None] | None = None, executor=None) -> Timeline:
     """Run the plan (see the module docstring); returns the timeline and writes it as JSON
@@ -367,17 +384,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
                        new_model_medae=f["new_models"]["medae"])
         elif previous is not None:
             row.update(new_models=0, revised=0, forecast_n=0)
-        alarms = []
-        if row.get("var2") is not None and row["var2"] < limits.var2_min:
-            alarms.append(f"two-factor variance {row['var2']:.3f} < {limits.var2_min}")
-        if previous is not None and previous.get("probes") and row.get("probes"):
-            changed = len(set(row["probes"]) - set(previous["probes"]))
-            row["probes_changed"] = changed
-            if changed > limits.probe_changes_max:
-                alarms.append(f"{changed} probes changed > {limits.probe_changes_max}")
-            if previous.get("var2") is not None and row.get("var2") is not None \
-                    and previous["var2"] - row["var2"] > limits.var2_drop_max:
-                alarms.append(f"two-factor variance fell by {previous['var2'] - row['var2']:.3f}")
+        alarms = row_alarms(row, previous, limits)
         row["alarm"] = "; ".join(alarms) or None
         timeline.rows.append(row)
         previous = row
