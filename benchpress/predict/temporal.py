@@ -99,7 +99,8 @@ class TemporalResult:
         for r in self.summary().iter_rows(named=True):
             key = f"{r['method']}_k{r['k']}"
             doc[f"{key}_medae"] = r["medae"]
-            doc[f"{key}_coverage90"] = r["coverage90"]
+            if r["coverage90"] is not None:  # the methods whose intervals were made
+                doc[f"{key}_coverage90"] = r["coverage90"]
             doc[f"{key}_bias"] = r["bias"]
             doc[f"{key}_n_cells"] = r["n_cells"]
         doc["per_order"] = self.summary(("method", "order", "k")).to_dicts()
