@@ -110,3 +110,29 @@ def test_cli_scores_any_two_snapshots_computing_missing_forecasts(release):
     # backwards: nothing is newly observed
     back = score_forecasts(rhome, b, a, sources=["livebench"])
     assert back.overall["n_cells"] == 0 and back.overall["medae"] is None
+
+
+def test_the_ledger_says_what_it_skipped_and_keeps_scales_apart(release):
+    rhome, model, timeline = release
+    a, b = (r["snapshot"] for r in timeline.rows)
+    forecasts, _ = forecasts_at(rhome, a, sources=["livebench"])
+    result = score_forecasts(rhome, a, b, sources=["livebench"], heldout=True)
+    skipped = result.skipped
+    # every forecast is either scored or counted as not observed yet / without a prediction
+    assert skipped["not_observed_yet"] + skipped["no_prediction"] + result.cells.height \
+        == forecasts.height
+    assert skipped["not_observed_yet"] > 0
+    # the headline is the percent cells'; each scale has its own row
+    pct = result.per_scale.filter(pl.col("scale") == "percent")
+    assert result.overall["n_cells"] == pct["n_cells"].item() == result.cells.filter(
+        pl.col("scale") == "percent").height
+    assert result.per_source["n_cells"].sum() == result.overall["n_cells"]
+    held = result.heldout
+    assert held["n_cells"] > 100 and 0 < held["medae"] < 30
+    doc = result.to_dict()
+    assert doc["scale"] == "percent" and doc["skipped"] == skipped and doc["heldout"] == held
+    res = CliRunner().invoke(main, ["forecasts", "score", "--from", a, "--to", b, "--sources",
+                                    "livebench", "--no-heldout", "--home", str(rhome.root)])
+    assert res.exit_code == 0, res.output
+    assert f"{skipped['not_observed_yet']} not observed yet" in res.stderr
+    assert "held-out at" not in res.stderr

@@ -86,24 +86,39 @@ def forecasts():
 @click.option("--method", default="default", show_default=True, help="Predictor method.")
 @click.option("--new-max", default=5, show_default=True, type=click.IntRange(0),
               help="A model with at most this many scores at --from counts as new.")
+@click.option("--heldout/--no-heldout", default=True, show_default=True,
+              help="Also the held-out error of --from's fit on its own matrix (3 folds), "
+                   "beside the realized error.")
 @format_option()
 @out_option()
 @home_option
 @handle_errors
-def score(from_ref, to_ref, sources, method, new_max, fmt, out, home):
+def score(from_ref, to_ref, sources, method, new_max, heldout, fmt, out, home):
     """Score the forecasts made at --from against the values --to observed in cells missing
-    at --from: MedAE, 90% interval coverage, by benchmark and by the model's score count."""
+    at --from: MedAE, 90% interval coverage over percent cells (other scales apart), by
+    benchmark, source and the model's score count; what was skipped, and why; the held-out
+    error of --from's fit beside the realized one."""
     from benchpress.timeline.forecasts import score_forecasts
 
     chosen = [s.strip() for s in sources.split(",") if s.strip()] if sources else None
     result = score_forecasts(home, from_ref, to_ref, sources=chosen, method=method,
-                             new_max=new_max)
+                             new_max=new_max, heldout=heldout)
     if write_or_emit(result.to_dict(), out, fmt, rows=result.per_n_scores):
         return
     o, n = result.overall, result.new_models
-    render(result.per_n_scores, fmt, title=f"forecasts {result.a} -> {result.b} by scores at A")
+    render(result.per_n_scores, fmt,
+           title=f"forecasts {result.a} -> {result.b}, percent cells, by scores at A")
+    render(result.per_scale, fmt, title="by scale (each in its own units)")
+    render(result.per_source, fmt, title="by the source of the later value (percent cells)")
     render(result.per_benchmark, fmt, title="by benchmark")
-    stderr.print(f"{o['n_cells']} cells: MedAE {_num(o['medae'])}, coverage "
+    stderr.print(f"{o['n_cells']} percent cells: MedAE {_num(o['medae'])}, coverage "
                  f"{_pct(o['coverage'])}, within 5 {_pct(o['within5'])}; new models "
                  f"(<= {new_max} scores): {n['n_cells']} cells, MedAE {_num(n['medae'])}, "
                  f"coverage {_pct(n['coverage'])}")
+    if result.heldout is not None:
+        stderr.print(f"held-out at {result.a} (3 folds, percent cells): MedAE "
+                     f"{_num(result.heldout['medae'])} over {result.heldout['n_cells']} cells")
+    skipped = {k: v for k, v in result.skipped.items() if v}
+    if skipped:
+        stderr.print("not scored: " + ", ".join(f"{v} {k.replace('_', ' ')}"
+                                                for k, v in skipped.items()))

@@ -9,10 +9,18 @@ digest of method, params and sources), never inside the snapshot (whose content 
 change); a snapshot without stored forecasts gets them computed on demand and stored.
 
 `score_forecasts(home, A, B)` joins A's forecasts with the values B observed in those cells
-(first observed after A): pooled median absolute error (score units), interval coverage,
-within-5 rate, broken down by benchmark and by how many scores the model had at A, and
-separately for the models that were new at A (at most `new_max` scores: predicted from
-their first few scores).
+(first observed after A): median absolute error, interval coverage, within-5 rate. The
+headline figures are over percent-scale cells only; every other scale (Elo, index, dollars,
+...) is scored apart in its own units (`per_scale`), never pooled. Breakdowns by benchmark,
+by the source of B's value, and by how many scores the model had at A, and separately for
+the models that were new at A (at most `new_max` scores: predicted from their first few
+scores). What could not be scored is counted with its reason (`skipped`): forecasts B has
+not observed yet, forecasts without a prediction, and B's values that A made no forecast
+for (a model or benchmark new at B, including a benchmark's new method version, which
+lands under a new id and so is never scored against the old method's forecast). With
+`heldout=True`, the held-out error of A's own fit on its own matrix (3 folds, percent
+cells) stands beside the realized error, so a reader sees how far the future is from the
+random folds every published figure comes from.
 """
 
 from __future__ import annotations
@@ -128,11 +136,22 @@ class ForecastScore:
     per_benchmark: pl.DataFrame
     per_n_scores: pl.DataFrame
     cells: pl.DataFrame
+    per_scale: pl.DataFrame = None
+    per_source: pl.DataFrame = None
+    skipped: dict = None
+    heldout: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"from": self.a, "to": self.b, **self.overall, "new_models": self.new_models,
+        return {"from": self.a, "to": self.b, "scale": "percent", **self.overall,
+                "new_models": self.new_models, "skipped": self.skipped or {},
+                **({"heldout": self.heldout} if self.heldout is not None else {}),
+                "per_scale": _dicts(self.per_scale), "per_source": _dicts(self.per_source),
                 "per_benchmark": self.per_benchmark.to_dicts(),
                 "per_n_scores": self.per_n_scores.to_dicts()}
+
+
+def _dicts(frame: pl.DataFrame | None) -> list:
+    return [] if frame is None else frame.to_dicts()
 
 
 def _figures() -> list[pl.Expr]:
@@ -152,29 +171,70 @@ def overall_figures(cells: pl.DataFrame) -> dict:
 
 def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str] | None = None,
                     method: str = "default", params: dict | None = None,
-                    new_max: int = NEW_MAX) -> ForecastScore:
+                    new_max: int = NEW_MAX, heldout: bool = False) -> ForecastScore:
     """Score the forecasts made at snapshot `from_ref` against the cells `to_ref` observed
-    that were missing at `from_ref` (both read with the same `sources`)."""
+    that were missing at `from_ref` (both read with the same `sources`); see the module
+    docstring for the figures."""
     forecasts, _ = forecasts_at(home, from_ref, sources=sources, method=method, params=params)
-    snap_b = get_snapshot(home, to_ref)
+    snap_a, snap_b = get_snapshot(home, from_ref), get_snapshot(home, to_ref)
     chosen = present_sources(snap_b.path, sources)
     later = load_matrix(snap_b.path, sources=chosen)
     seen = ~np.isnan(later.values)
     rows, cols = np.nonzero(seen)
+    scale = dict(zip(later.benchmark_ids, later.benchmarks["scale"].to_list()))
     actual = pl.DataFrame({"model_id": [later.model_ids[i] for i in rows],
                            "benchmark_id": [later.benchmark_ids[j] for j in cols],
                            "actual": later.values[rows, cols]})
-    cells = forecasts.join(actual, on=["model_id", "benchmark_id"], how="inner").filter(
-        pl.col("predicted").is_not_null())
+    winners = read_table(snap_b.path, "cells").select(
+        "model_id", "benchmark_id", pl.col("source_id").alias("source_b"))
+    joined = forecasts.join(actual, on=["model_id", "benchmark_id"], how="left")
+    skipped = _skipped(joined, actual, snap_a.path, sources)
+    cells = (joined.filter(pl.col("actual").is_not_null() & pl.col("predicted").is_not_null())
+             .join(winners, on=["model_id", "benchmark_id"], how="left")
+             .with_columns(pl.col("benchmark_id").replace_strict(
+                 scale, default="unknown", return_dtype=pl.String).alias("scale")))
     label = pl.lit(None, dtype=pl.String)
     for lo, hi in reversed(SCORE_BINS):
         text = f"{lo}+" if hi >= 10**9 else f"{lo}-{hi}"
         label = pl.when(pl.col("n_model_scores").is_between(lo, hi)).then(pl.lit(text)).otherwise(label)
     cells = cells.with_columns(label.alias("n_scores_bin"),
                                (pl.col("actual") - pl.col("predicted")).abs().alias("abs_error"))
-    per_bench = cells.group_by("benchmark_id").agg(_figures()).sort("benchmark_id")
-    per_n = (cells.group_by("n_scores_bin").agg(*_figures(), pl.col("n_model_scores").min().alias("_lo"))
+    pct = cells.filter(pl.col("scale") == "percent")
+    per_bench = cells.group_by("benchmark_id", "scale").agg(_figures()).sort("benchmark_id")
+    per_n = (pct.group_by("n_scores_bin").agg(*_figures(), pl.col("n_model_scores").min().alias("_lo"))
              .sort("_lo").drop("_lo"))
-    return ForecastScore(get_snapshot(home, from_ref).id, snap_b.id, overall_figures(cells),
-                         overall_figures(cells.filter(pl.col("n_model_scores") <= new_max)),
-                         per_bench, per_n, cells)
+    per_scale = cells.group_by("scale").agg(_figures()).sort("scale")
+    per_source = pct.group_by("source_b").agg(_figures()).sort("source_b")
+    held = _heldout(home, snap_a.id, sources, method, params) if heldout else None
+    return ForecastScore(snap_a.id, snap_b.id, overall_figures(pct),
+                         overall_figures(pct.filter(pl.col("n_model_scores") <= new_max)),
+                         per_bench, per_n, cells, per_scale=per_scale, per_source=per_source,
+                         skipped=skipped, heldout=held)
+
+
+def _skipped(joined: pl.DataFrame, actual: pl.DataFrame, folder_a: Path, sources) -> dict:
+    """What could not be scored, by reason (counts of cells)."""
+    at_a = load_matrix(folder_a, sources=present_sources(folder_a, sources))
+    models_a, benches_a = set(at_a.model_ids), set(at_a.benchmark_ids)
+    new_model = ~actual["model_id"].is_in(list(models_a))
+    new_bench = ~new_model & ~actual["benchmark_id"].is_in(list(benches_a))
+    versioned = new_bench & actual["benchmark_id"].str.contains("@", literal=True)
+    return {"not_observed_yet": int(joined["actual"].is_null().sum()),
+            "no_prediction": int((joined["actual"].is_not_null()
+                                  & joined["predicted"].is_null()).sum()),
+            "model_new_at_b": int(new_model.sum()),
+            "benchmark_new_at_b": int((new_bench & ~versioned).sum()),
+            "method_version_new_at_b": int(versioned.sum())}
+
+
+def _heldout(home: Home, ref: str, sources, method: str, params: dict | None) -> dict:
+    """Held-out figures of the fit at `ref` on its own matrix: 3 per-model folds (seed 42),
+    percent-scale cells."""
+    snap = get_snapshot(home, ref)
+    bp = BenchPress.from_snapshot(home, snap.id, sources=present_sources(snap.path, sources),
+                                  predictor=make_predictor(method, **(params or {})))
+    cells = bp.evaluate(bp.folds(n_folds=3, seed=42)).cells
+    scale = dict(zip(bp.matrix.benchmark_ids, bp.matrix.benchmarks["scale"].to_list()))
+    pct = cells.filter(pl.col("benchmark_id").replace_strict(
+        scale, default="unknown", return_dtype=pl.String) == "percent")
+    return {"n_cells": pct.height, "medae": pct["abs_error"].median(), "folds": 3, "seed": 42}
