@@ -61,7 +61,7 @@ CASES = [
     # -- arguments that parse but do not fit together, or malformed --scores / --param
     (["predict"], USAGE),
     (["predict", *S, "--model", "gpt-4.1"], USAGE),
-    (["predict", "--scores", "gpqa_diamond:78"], USAGE),
+    (["predict", "--scores", "gpqa_diamond 78"], USAGE),  # (':' and '=' both separate)
     (["predict", "--scores", "gpqa_diamond=abc"], USAGE),
     (["predict", *S, "--param", "n_starts=abc"], USAGE),
     (["predict", *S, "--param", "nstarts=5"], USAGE),
