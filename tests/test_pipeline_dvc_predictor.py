@@ -26,7 +26,7 @@ from tests.test_pipeline_dvc import (
 # (every stage runs, reads its params and writes its metrics), with fewer folds, seeds,
 # resamples and probes, so the two full `dvc repro` passes take a fraction of production's
 TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
-        "probes": {"k": 3},
+        "probes": {"k": 2},
         "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1}}
 
 
