@@ -107,9 +107,9 @@ def snapshot_ids(ws: Path) -> list[str]:
     return [m["id"] for m in sorted(manifests, key=lambda m: (m["created_at"], m["id"]))]
 
 
-def make_workspace(ws: Path, remote: Path, *, params: dict | None = None) -> None:
-    """A git + DVC workspace from this checkout's pipeline files; `params` ({section:
-    {key: value}}) overrides values of its params.yaml."""
+def make_workspace(ws: Path, remote: Path, *, overrides: dict | None = None) -> None:
+    """A git + DVC workspace from this checkout's pipeline files; `overrides` ({section:
+    {key: value}}) replaces values of its params.yaml."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("benchpress", "schemas"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
@@ -119,7 +119,7 @@ def make_workspace(ws: Path, remote: Path, *, params: dict | None = None) -> Non
         shutil.copyfile(REPO / name, ws / name)
     params = yaml.safe_load((ws / "params.yaml").read_text())
     params["data"]["mirror"] = str(SHARED_DATA)
-    for section, values in (params or {}).items():
+    for section, values in (overrides or {}).items():
         assert set(values) <= set(params[section]), f"params.yaml has no {section}.{values}"
         params[section].update(values)
     (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

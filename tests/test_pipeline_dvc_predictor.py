@@ -34,7 +34,7 @@ TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"
-    make_workspace(ws, tmp_path / "remote", params=TINY)
+    make_workspace(ws, tmp_path / "remote", overrides=TINY)
     (ws / "sources" / f"{FEB}.yaml").unlink()
     shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
 
