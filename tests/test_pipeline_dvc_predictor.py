@@ -31,7 +31,7 @@ TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
         "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1}}
 
 
-@pytest.mark.slow(seconds=160)
+@pytest.mark.slow(seconds=100)
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"
