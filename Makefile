@@ -45,11 +45,12 @@ system-deps:
 	  || { echo "system-deps: apt-get could not install chromium (see above): install Chromium yourself, then run make test again" >&2; exit 1; }
 
 # Both cores (pytest-xdist): whole modules go to one worker (`--dist loadscope`), so a
-# module's fixtures (built registries, fits, servers) are made once, and the modules holding
-# slow tests are handed out first (tests/conftest.py orders them), the short ones fill in
-# around them. TEST_WORKERS=1 runs in this one process.
+# module's fixtures (built registries, fits, servers) are made once, and the longest modules
+# are handed out first (tests/conftest.py orders them by `slow(seconds=...)`; xdist keeps
+# that order with --no-loadscope-reorder), the short ones fill in around them.
+# TEST_WORKERS=1 runs in this one process.
 TEST_WORKERS ?= 2
-PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope)
+PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test: install system-deps
 	$(PY) -m pytest -q $(PYTEST_PARALLEL)

@@ -15,12 +15,23 @@ BP_2026_05 = SHARED_DATA / "benchpress-2026-05" / "data.json"
 MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_data.json"
 
 
+def _expected_seconds(item) -> float:
+    """A test's expected run time for scheduling: `@pytest.mark.slow(seconds=N)` on the
+    longest ones (measured on an idle 2-core machine), 1 for another slow test, else 0."""
+    mark = item.get_closest_marker("slow")
+    return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
+
+
 def pytest_collection_modifyitems(config, items):
-    """Files holding tests marked slow run first, in their usual order, then the rest: with
-    `-n 2 --dist loadscope` (make test) the longest modules start at once and the short
-    ones fill in beside them, instead of one long module starting last on an idle worker."""
-    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+    """Files run longest first (the sum of their tests' expected seconds), each in its usual
+    order: with `-n 2 --dist loadscope` (make test) the long modules start at once and the
+    short ones fill in beside them, instead of one long module starting last on an idle
+    worker."""
+    cost: dict[str, float] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        cost[path] = cost.get(path, 0.0) + _expected_seconds(item)
+    items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])
 
 
 @pytest.fixture(scope="session")

@@ -67,7 +67,13 @@ def test_every_printing_command_is_covered():
     assert set(COMMANDS) - quiet <= covered, set(COMMANDS) - quiet - covered
 
 
-@pytest.mark.parametrize("name", list(COMMAND_LINES))
+# the two slowest command lines run in `make test` only (seconds of fits each)
+SLOW_LINES = {"rank": 21, "drift": 10}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.slow(seconds=SLOW_LINES[n])) if n in SLOW_LINES else n
+    for n in COMMAND_LINES])
 def test_each_format_parses_and_out_writes_the_same_bytes(run, name, tmp_path):
     args = COMMAND_LINES[name]
     help_text = CliRunner().invoke(main, [*args[:2 if name.startswith(("aliases", "snapshot", "forecasts")) else 1],

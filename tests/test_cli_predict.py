@@ -230,6 +230,7 @@ def test_probes_scores_the_paper_sets(run):
     assert ev["paper (any benchmark)"]["n_cells"] == 2604
 
 
+@pytest.mark.slow(seconds=4)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_probes_paper_design_reproduces_the_papers_figures(run):
     """The paper's refit-per-model design with its method: 3.93 and 4.55."""
     result = run("probes", "--no-search", "--design", "refit", "--method", "published",
@@ -240,6 +241,7 @@ def test_probes_paper_design_reproduces_the_papers_figures(run):
     assert round(ev["paper (low-cost allowlist)"]["medae"], 2) == 4.55
 
 
+@pytest.mark.slow(seconds=4)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_probes_search_with_allowlist_costs_budget_and_drift(run, tmp_path):
     costs = tmp_path / "costs.csv"
     costs.write_text("benchmark_id,cost\ngpqa_diamond,2\nmmlu_pro,3\nmath_500,1\naime_2026,1\n"
@@ -328,6 +330,7 @@ def test_param_overrides_reach_the_predictor_and_are_recorded(run):
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.stderr
 
 
+@pytest.mark.slow(seconds=6)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_rank_measures_the_chosen_predictor_at_each_rank(run):
     args = ("rank", "--method", "side", "--param", "n_starts=2")
     doc = json.loads(run(*args, "--format", "json").stdout)

@@ -89,3 +89,25 @@ def test_diff_shows_the_cause_of_each_change(two_versions):
     out = run80(two_versions, "diff", "may", "current").stdout
     tables = out.split("largest changes")[1]
     assert header(tables)[:4] == ["model_id", "benchmark_id", "difference", "cause"]
+
+
+def test_each_kind_of_build_warning_is_said_once_with_a_count(home, tmp_path):
+    """Two models whose provider two sources give differently: one warning line naming both
+    (every add-model repeated the whole list); -v lists each."""
+    go = lambda *a: CliRunner().invoke(main, [*map(str, a), "--home", str(home.root)])  # noqa: E731
+    for mid in ("acme-1", "acme-2"):
+        assert go("add-model", mid, "--provider", "Acme", "--scores", "hle=20",
+                  "--source", "https://acme.example/blog").exit_code == 0
+    other = tmp_path / "other.csv"
+    other.write_text("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,"
+                     "reference_url,source_type,reported_setting,notes\n"
+                     + "".join(f"{m},{m},Acme Labs,2026-01-01,false,gpqa_diamond,50,"
+                               "https://other.example/x,third_party,,\n" for m in ("acme-1", "acme-2")))
+    assert go("ingest", other, "--adapter", "releases-csv", "--id", "other").exit_code == 0
+    quiet = go("add-model", "acme-3", "--scores", "hle=21", "--source", "https://acme.example/3")
+    warnings = [line for line in quiet.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: 2 models: sources disagree on the provider (acme-1, acme-2); "
+                        "-v lists each"]
+    loud = go("add-model", "acme-4", "--scores", "hle=22", "--source", "https://acme.example/4", "-v")
+    assert [line.split("'")[1] for line in loud.stderr.splitlines()
+            if line.startswith("warning:")] == ["acme-1", "acme-2"]

@@ -154,7 +154,7 @@ def test_a_failure_on_a_worker_is_the_same_one_line(built_2026_05, cluster):
     assert _one_error_line(there) == _one_error_line(here) == "Error: n_starts must be >= 1, got 0"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=20)
 def test_replay_on_the_cluster_gives_the_same_timeline(tmp_path, cluster):
     from benchpress.timeline.replay import replay
     from tests.conftest import make_home
@@ -197,7 +197,7 @@ def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
         assert time.perf_counter() - t0 < 10
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=35)
 def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster):
     """The probe search's fits and candidate scoring through the cluster: same set, same
     scores as in this process (only the timing fields may differ)."""

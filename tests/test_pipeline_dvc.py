@@ -9,9 +9,9 @@ snapshots (and an old revision's registry); a fresh clone without the remote re-
 latest snapshot (same content id) offline with `dvc repro`. The predictor's stages write
 metrics and plot data that `dvc metrics diff` and `dvc plots diff` compare across revisions.
 
-The full pipeline runs on params.yaml with the predictor stages' values shrunk (TINY: fewer
-folds, seeds, resamples and probes): the same wiring in a fraction of the time. Both tests
-are marked slow: `make test-quick` leaves them out.
+The predictor's stages end to end: tests/test_pipeline_dvc_predictor.py (a module of its own,
+so that `make test` runs the two on different workers). Both are marked slow: `make
+test-quick` leaves them out.
 """
 
 from __future__ import annotations
@@ -107,17 +107,9 @@ def snapshot_ids(ws: Path) -> list[str]:
     return [m["id"] for m in sorted(manifests, key=lambda m: (m["created_at"], m["id"]))]
 
 
-# params.yaml's values shrunk for the predictor's stages: the wiring under test is the same
-# (every stage runs, reads its params and writes its metrics), with fewer folds, seeds,
-# resamples and probes, so the two full `dvc repro` passes take a fraction of production's
-TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
-        "probes": {"k": 3},
-        "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1}}
-
-
-def make_workspace(ws: Path, remote: Path, *, tiny: bool = False) -> None:
-    """A git + DVC workspace from this checkout's pipeline files; `tiny` shrinks the
-    predictor stages' params (TINY) in its params.yaml."""
+def make_workspace(ws: Path, remote: Path, *, overrides: dict | None = None) -> None:
+    """A git + DVC workspace from this checkout's pipeline files; `overrides` ({section:
+    {key: value}}) replaces values of its params.yaml."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("benchpress", "schemas"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
@@ -127,7 +119,7 @@ def make_workspace(ws: Path, remote: Path, *, tiny: bool = False) -> None:
         shutil.copyfile(REPO / name, ws / name)
     params = yaml.safe_load((ws / "params.yaml").read_text())
     params["data"]["mirror"] = str(SHARED_DATA)
-    for section, values in (TINY.items() if tiny else ()):
+    for section, values in (overrides or {}).items():
         assert set(values) <= set(params[section]), f"params.yaml has no {section}.{values}"
         params[section].update(values)
     (ws / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -139,7 +131,7 @@ def make_workspace(ws: Path, remote: Path, *, tiny: bool = False) -> None:
     dvc(ws, "remote", "modify", "store", "url", str(remote))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=30)
 @pytest.mark.usefixtures("shared_data")
 def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     ws, remote = tmp_path / "ws", tmp_path / "remote"
@@ -213,69 +205,3 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     assert tree(fresh / "snapshots" / ids[-1]).keys() == tree(ws / "snapshots" / ids[-1]).keys()
     assert (fresh / "metrics" / "registry.json").read_bytes() == \
         (ws / "metrics" / "registry.json").read_bytes()
-
-
-@pytest.mark.slow
-@pytest.mark.usefixtures("shared_data")
-def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
-    ws = tmp_path / "ws"
-    make_workspace(ws, tmp_path / "remote", tiny=True)
-    (ws / "sources" / f"{FEB}.yaml").unlink()
-    shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
-
-    assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
-    predictor = json.loads((ws / "metrics" / "predictor.json").read_text())
-    assert predictor["n_cells"] == 2605 and 3.0 < predictor["medae"] < 5.5
-    drift = json.loads((ws / "metrics" / "drift.json").read_text())
-    assert drift["var2"] > 0.8 and drift["alarm"] in (0, False)
-    new = json.loads((ws / "metrics" / "new_models.json").read_text())
-    assert new["regime"] == "new_models"
-    assert len(new["seeds"]) == TINY["evaluate"]["new_model_seeds"]
-    assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
-    temporal = json.loads((ws / "metrics" / "temporal.json").read_text())
-    assert len(temporal["cutoffs"]) == 12 and temporal["method"] == "default"
-    assert {"default_k3_medae", "knn_k3_medae", "als4_k3_medae"} <= set(temporal)
-    assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "als4"))
-    assert 0.0 < temporal["default_k3_coverage90"] <= 100.0  # measured (88-92% is the whole
-    # registry's figure; the paper matrix alone is too small to calibrate on its own months)
-    probes = json.loads((ws / "probes" / "probes.json").read_text())
-    completed = (ws / "fit" / "completed.parquet")
-    assert completed.is_file()
-    # the stored fit of the newest snapshot answers without a refit, like a fresh fit would
-    from benchpress import BenchPress
-
-    stored = BenchPress.from_pretrained(ws / "fit" / "pretrained")
-    assert len(stored.artifact["probes"]) == len(steps := probes["selection"]["steps"]) \
-        == TINY["probes"]["k"]
-    row = stored.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
-    assert row.height == stored.matrix.values.shape[1] > 100 and row["pm"].drop_nulls().len() > 100
-    # plot data: the greedy probe curve (one record per k) and drift by snapshot (one here)
-    curve = json.loads((ws / "plots" / "probe_curve.json").read_text())
-    assert [r["k"] for r in curve] == list(range(1, len(steps) + 1))
-    assert [r["medae"] for r in curve] == [s["medae"] for s in steps]
-    assert curve[-1]["medae"] == probes["selection"]["medae"]
-    (version,) = json.loads((ws / "plots" / "drift.json").read_text())
-    assert version["version"] == 1 and version["var2"] == drift["var2"]
-    assert version["medae"] == drift["medae"]
-    shown = plots(ws, "show")
-    assert set(shown) == PLOTS
-    assert len(shown["probe_curve"]["values"]) == 2 * len(curve)  # medae and medae_hidden
-    assert [v["var2"] for v in shown["drift_structure"]["values"]] == [drift["var2"]]
-    commit(ws, "pipeline")
-
-    out = dvc(ws, "repro")
-    assert ran(out) == set() and "Data and pipelines are up to date" in out
-
-    # a new score re-runs everything downstream of the data, and the metrics record it
-    (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
-    assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
-    compared = metrics_diff(ws, "HEAD", "--all")
-    assert compared["metrics/predictor.json"]["n_cells"] == {"old": 2605, "new": 2605, "diff": 0}
-    assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json",
-                             "metrics/new_models.json"}
-    # and the plots across revisions: the committed one beside the new one, whose drift plot
-    # now has the second snapshot
-    both = plots(ws, "diff", "HEAD")
-    assert set(both) == PLOTS and all(p["revisions"] == ["HEAD", "workspace"] for p in both.values())
-    versions = {(v["rev"], v["version"]) for v in both["drift_error"]["values"]}
-    assert versions == {("HEAD", 1), ("workspace", 1), ("workspace", 2)}

@@ -74,6 +74,7 @@ def test_max_models_below_three_is_refused(data):
         _search(Y, scales, ids, max_models=2)
 
 
+@pytest.mark.slow(seconds=10)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_cli_json_records_the_sample_size(built_2026_05):
     def run(*extra):
         result = CliRunner().invoke(main, ["probes", "--k", "1", "--no-paper-sets", "--swap",

@@ -57,7 +57,8 @@ def test_never_turns_progress_off(built_2026_05):
 
 @pytest.mark.parametrize("args, step", [
     (("snapshot", "create"), "snapshotting the registry"),
-    (("rank", *FAST, "--format", "json"), "error by rank"),
+    pytest.param(("rank", *FAST, "--format", "json"), "error by rank",
+                 marks=pytest.mark.slow(seconds=14)),  # `make test` runs it, test-quick not
     (("probes", "--k", "2", *FAST, "--format", "json"), "leave-one-model-out fit"),
     (("probes", "--k", "2", *FAST, "--format", "json"), "probe 2 of 2 chosen"),
 ])

@@ -136,6 +136,7 @@ def test_a_large_matrix_is_refused_with_a_pointer(tiny_home, monkeypatch):
     assert sql.query(tiny_home, "SELECT count(*) AS n FROM cells")["n"][0] > 0
 
 
+@pytest.mark.slow(seconds=9)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_ladder_runs_a_tiny_rung(tmp_path):
     out = tmp_path / "ladder.json"
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale_ladder.py"),
