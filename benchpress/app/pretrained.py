@@ -13,6 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from benchpress.artifact import DEFAULT_ARTIFACT
+from benchpress.app.registry import benchmark_names
 from benchpress.errors import BadInputError
 
 __all__ = ["PretrainedView", "NO_REGISTRY", "served_label"]
@@ -53,12 +54,7 @@ class PretrainedView:
 
     def benchmark_names(self) -> list[dict]:
         """Every benchmark with its name and aliases (for autocompletion)."""
-        alias = (self.aliases.filter(pl.col("kind") == "benchmark")
-                 .group_by("canonical_id").agg(pl.col("alias").sort()))
-        known = dict(zip(alias["canonical_id"].to_list(), alias["alias"].to_list()))
-        return [{"benchmark_id": r["benchmark_id"], "name": r["name"], "scale": r["scale"],
-                 "cost": r["cost"], "aliases": known.get(r["benchmark_id"], [])}
-                for r in self.benchmarks.sort("ordinal").to_dicts()]
+        return benchmark_names(self.benchmarks, self.aliases)
 
     def snapshots(self) -> list[dict]:
         return []

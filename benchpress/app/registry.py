@@ -34,6 +34,17 @@ _CAUSE_SQL_COLUMNS = ("change", "model_id", "benchmark_id", "score_a", "score_b"
                       "source_id_a", "source_id_b", "reference_url_b")
 
 
+
+def benchmark_names(benchmarks: pl.DataFrame, aliases: pl.DataFrame) -> list[dict]:
+    """Every benchmark with its name, scale, cost and aliases, in column order (the
+    autocompletion list of the registry view and of the pre-fit model's)."""
+    alias = (aliases.filter(pl.col("kind") == "benchmark")
+             .group_by("canonical_id").agg(pl.col("alias").sort()))
+    known = dict(zip(alias["canonical_id"].to_list(), alias["alias"].to_list()))
+    return [{"benchmark_id": r["benchmark_id"], "name": r["name"], "scale": r["scale"],
+             "cost": r["cost"], "aliases": known.get(r["benchmark_id"], [])}
+            for r in benchmarks.sort("ordinal").to_dicts()]
+
 class RegistryView:
     """The served registry or snapshot folder, read-only.
 
@@ -77,12 +88,7 @@ class RegistryView:
 
     def benchmark_names(self) -> list[dict]:
         """Every benchmark with its name and aliases (for autocompletion)."""
-        alias = (self.aliases.filter(pl.col("kind") == "benchmark")
-                 .group_by("canonical_id").agg(pl.col("alias").sort()))
-        known = dict(zip(alias["canonical_id"].to_list(), alias["alias"].to_list()))
-        return [{"benchmark_id": r["benchmark_id"], "name": r["name"], "scale": r["scale"],
-                 "cost": r["cost"], "aliases": known.get(r["benchmark_id"], [])}
-                for r in self.benchmarks.sort("ordinal").to_dicts()]
+        return benchmark_names(self.benchmarks, self.aliases)
 
     # -- versions --------------------------------------------------------------------------
     def snapshots(self) -> list[dict]:
