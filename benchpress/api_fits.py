@@ -248,7 +248,14 @@ class FitsMixin:
     def metadata_note(self, metadata: dict | None, used: bool) -> str | None:
         """Why a new model's `metadata` did not reach its prediction (None: it did, or
         none was given): one line for the CLI's note and the app's page."""
-        if not metadata or used:
+        if not metadata:
+            return None
+        if used:  # a release after every registered model's counts as the newest one's
+            latest = self._latest_release()
+            given = str(metadata.get("release_date") or "")[:10]
+            if given and latest and given > latest[:10]:
+                return (f"release_date {given} is after every registered model's (latest "
+                        f"{latest}): its effect is taken at the latest date (clipped)")
             return None
         if not self._side_info():
             return (f"the metadata is used by the side method only (--method side); "
@@ -262,6 +269,13 @@ class FitsMixin:
             why = f"release_date {given} is after every registered model's (latest {dates.max()})"
         return (f"the metadata was not used: {why}; predicted from the scores alone, as the "
                 "default does (side does not extrapolate)")
+
+    def _latest_release(self) -> str | None:
+        """The newest release date of the registered models (ISO text), or None."""
+        if "release_date" not in self.matrix.models.columns:
+            return None
+        dates = self.matrix.models["release_date"].drop_nulls().cast(pl.String)
+        return dates.max() if dates.len() else None
 
     def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:

@@ -153,7 +153,8 @@ class ProbesMixin:
                                    m.models["release_date"].to_list(),
                                    benchmark_ids=m.benchmark_ids, model_ids=m.model_ids,
                                    cutoffs=cutoffs, known=known, orders=orders, probes=probes,
-                                   seed=seed, intervals=intervals, progress=progress)
+                                   seed=seed, intervals=intervals, progress=progress,
+                                   covariates=self._side_info().get("covariates"))
 
     def evaluate_later(self, later, *, methods=(), known=(1, 3, 5),
                        orders=("reported", "random"), probes=(), seed: int = 42,

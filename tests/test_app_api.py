@@ -131,8 +131,9 @@ def test_predict_with_the_models_details_under_side(side_state, client):
         assert plain_got[row["benchmark_id"]] == pytest.approx(row["predicted"])
     assert any(got[b]["predicted"] != p["predicted"] for b, p in
                ((p["benchmark_id"], p) for p in plain["predictions"]) if p["given"] is None)
-    assert late["with_covariates"] is False
+    assert late["with_covariates"] is True  # a release after every model's: date clipped
     assert "release_date 2031-01-01 is after every registered model's" in late["metadata_note"]
+    assert "clipped" in late["metadata_note"]
     assert "is_reasoning='perhaps': expected true or false" in bad["error"]
     # the default app says the details are not its to use
     other = get(client, f"/api/predict?scores=gpqa_diamond:71.2&metadata={META}")

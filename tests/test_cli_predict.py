@@ -363,9 +363,10 @@ def test_predict_takes_a_new_models_metadata_for_side(run):
              zip(doc["predictions"], plain["predictions"]) if a["kind"] == "predicted"]
     assert sum(moved) > 100
     late = run(*base, "--metadata", "release_date=2030-01-01")  # after every model's
-    assert json.loads(late.stdout)["with_covariates"] is False
+    assert json.loads(late.stdout)["with_covariates"] is True  # clipped to the newest date
     assert "release_date 2030-01-01 is after every registered model's" in late.stderr
-    assert [p["predicted"] for p in json.loads(late.stdout)["predictions"]] == \
+    assert "clipped" in late.stderr
+    assert [p["predicted"] for p in json.loads(late.stdout)["predictions"]] != \
         [p["predicted"] for p in plain["predictions"]]
     other = run("predict", "--scores", "gpqa_diamond=80", "--method", "published",
                 "--metadata", "provider=OpenAI", "--format", "json")

@@ -325,7 +325,8 @@ def test_rows_outside_the_training_range_fold_in_like_the_default():
     keep = np.flatnonzero(X[:, 0] < 0.8)  # the fit sees covariates below 0.8 only
     held = np.setdiff1d(np.arange(len(Y)), keep)[:3]
     S = _held_rows(Y, held, 3)
-    side = make_predictor("side", **FAST).fit(Y[keep], scales, covariates=X[keep])
+    side = make_predictor("side", outside_range="default", **FAST).fit(Y[keep], scales,
+                                                                       covariates=X[keep])
     default = make_predictor("als4", **FAST).fit(Y[keep], scales)
     inside = X[keep][:3]
     X_new = np.vstack([X[held], inside])  # 3 rows outside the range, then 3 inside
@@ -338,15 +339,16 @@ def test_rows_outside_the_training_range_fold_in_like_the_default():
     alone, alone_spread = side.fold_in(S, return_spread=True)
     assert np.array_equal(alone, both[:3]) and np.array_equal(alone_spread, spread[:3])
     assert not np.allclose(spread[:3], default.fold_in(S, return_spread=True)[1])
-    bare = make_predictor("side", spread_disagreement=0.0, spread_posterior=0.0, **FAST).fit(
-        Y[keep], scales, covariates=X[keep])
+    bare = make_predictor("side", spread_disagreement=0.0, spread_posterior=0.0,
+                          outside_range="default", **FAST).fit(Y[keep], scales,
+                                                               covariates=X[keep])
     assert np.array_equal(bare.fold_in(S_new, covariates=X_new, return_spread=True)[1][:3],
                           default.fold_in(S, return_spread=True)[1])
     assert np.array_equal(side.fold_in(S), default.fold_in(S))
     # the rows inside: as folded in alone (a batch of another size: float rounding at most)
     assert np.allclose(both[3:], side.fold_in(S, covariates=inside), rtol=1e-12, atol=1e-9)
-    clip = make_predictor("side", outside_range="clip", **FAST).fit(Y[keep], scales,
-                                                                    covariates=X[keep])
+    clip = make_predictor("side", **FAST).fit(Y[keep], scales, covariates=X[keep])
+    assert clip.outside_range == "clip"  # the default since 2026-12: a new release keeps them
     assert clip.covariates_apply(X[held]).all()
     assert not np.array_equal(clip.fold_in(S, covariates=X[held]), default.fold_in(S))
     with pytest.raises(Exception, match="outside_range"):
@@ -355,15 +357,16 @@ def test_rows_outside_the_training_range_fold_in_like_the_default():
 
 def test_backtest_of_releases_after_every_training_model_is_the_defaults():
     """The release date as a covariate: every new release lies after the training range,
-    so side folds them in as the default does and chooses its probes so too."""
+    so side with outside_range="default" folds them in as als4 does and chooses its probes
+    so too; with "clip" (its default) it does not."""
     from benchpress.predict.backtest import backtest
 
     Y, scales, _ = _synthetic()
     Y = Y[:60]
     dates = [f"2025-{1 + i % 12:02d}-01" for i in range(len(Y))]
     X = np.array([[float(d[5:7])] for d in dates])  # the month: later releases, larger
-    a = backtest(make_predictor("side", **FAST), Y, scales, dates, "2025-10-01", probes=2,
-                 covariates=X)
+    a = backtest(make_predictor("side", outside_range="default", **FAST), Y, scales, dates,
+                 "2025-10-01", probes=2, covariates=X)
     b = backtest(make_predictor("als4", **FAST), Y, scales, dates, "2025-10-01", probes=2)
     assert a.probes == b.probes and a.medae == b.medae and a.n_test == b.n_test > 0
     clip = backtest(make_predictor("side", outside_range="clip", **FAST), Y, scales, dates,

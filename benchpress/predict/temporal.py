@@ -34,6 +34,7 @@ import polars as pl
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.intervals import calibrate, fold_in_intervals, MatrixSupport
+from benchpress.predict.side_covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["TemporalResult", "temporal_evaluation", "later_snapshot_evaluation",
@@ -130,8 +131,8 @@ def _reveal_order(obs_row: np.ndarray, order: str, popularity: np.ndarray, probe
 def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_dates, *,
                         benchmark_ids, model_ids, cutoffs=None, known=(1, 3, 5),
                         orders=("random", "popular"), probes=(), min_scores: int = 6,
-                        seed: int = 42, intervals: bool = True, progress=None
-                        ) -> TemporalResult:
+                        seed: int = 42, intervals: bool = True, covariates=None,
+                        progress=None) -> TemporalResult:
     """Fit on the past, predict the next month's models from ``k`` of their scores.
 
     Parameters
@@ -158,6 +159,9 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
         Also the 90% intervals of the first estimator, calibrated on the training models
         alone, on their own temporal splits (the last months before the cutoff, each
         fitted on what came before it); the others are scored on their point predictions.
+    covariates : ndarray (n_models, n_features), optional
+        The models' covariates, for predictors that take them (``--method side``): each
+        fit gets the training models' rows, each fold-in the later model's own row.
     progress : callable(k, n, label), optional
 
     Returns
@@ -166,6 +170,7 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
     """
     Y = check_scores(Y, scales)
     _check_orders(orders)
+    X = None if covariates is None else np.asarray(covariates, dtype=float)
     dates = np.array([str(d)[:10] if d else "" for d in release_dates])
     cutoffs = sorted(cutoffs) if cutoffs else monthly_cutoffs(dates, 12)
     col = {b: j for j, b in enumerate(benchmark_ids)}
@@ -181,11 +186,12 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
         if test.size == 0 or train.sum() < 3:
             continue
         later = _Later(Y[test], [model_ids[i] for i in test], start, [None] * test.size,
-                       [[seed, c, int(i)] for i in test])
+                       [[seed, c, int(i)] for i in test], None if X is None else X[test])
         for m, (name, est) in enumerate(estimators.items()):
             frames += _score_later(name, est, Y[train], scales, dates[train], later,
                                    intervals=intervals and m == 0, orders=orders, known=known,
-                                   probe_cols=probe_cols, benchmark_ids=benchmark_ids)
+                                   probe_cols=probe_cols, benchmark_ids=benchmark_ids,
+                                   train_covariates=None if X is None else X[train])
             if progress is not None:
                 progress(c * len(estimators) + m + 1, steps, f"{start} {name}")
     if not frames:
@@ -211,17 +217,20 @@ class _Later:
     label: str
     reported: list
     keys: list
+    covariates: np.ndarray | None = None
 
 
 def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, intervals, orders,
-                 known, probe_cols, benchmark_ids) -> list:
+                 known, probe_cols, benchmark_ids, train_covariates=None) -> list:
     """Fit ``est`` on ``Ytr``, fold each later model in from k revealed scores (each order
     and k), and return one frame of scored cells per (order, k)."""
     popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
     trained = popularity > 0
-    pred = clone(est).fit(Ytr, scales)
-    cal = calibrate(est, Ytr, scales, regime="new_models",
-                    release_dates=train_dates) if intervals else None
+    fit_extra = covariate_kwargs(est, train_covariates)
+    pred = clone(est).fit(Ytr, scales, **fit_extra)
+    cal = calibrate(est, Ytr, scales, regime="new_models", release_dates=train_dates,
+                    **fit_extra) if intervals else None
+    X_later = covariate_kwargs(est, later.covariates).get("covariates")
     support = MatrixSupport(pred) if intervals else None
     scale_kind = np.asarray(scales.kind)
     obs = ~np.isnan(later.T)
@@ -245,10 +254,10 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
             if not hidden.any():
                 continue
             if intervals:
-                out = fold_in_intervals(pred, cal, S, support)
+                out = fold_in_intervals(pred, cal, S, support, covariates=X_later)
                 P, lo, hi = out["predicted"], out["lower"], out["upper"]
             else:
-                P = pred.fold_in(S)
+                P = pred.fold_in(S, **covariate_kwargs(est, X_later))
                 lo = hi = np.full(P.shape, np.nan)
             rr, jj = np.nonzero(hidden)
             actual, p, lo, hi = later.T[rr, jj], P[rr, jj], lo[rr, jj], hi[rr, jj]
