@@ -250,9 +250,9 @@ class FitsMixin:
         none was given): one line for the CLI's note and the app's page."""
         if not metadata:
             return None
+        latest = self._latest_release()
+        given = str(metadata.get("release_date") or "")[:10]
         if used:  # a release after every registered model's counts as the newest one's
-            latest = self._latest_release()
-            given = str(metadata.get("release_date") or "")[:10]
             if given and latest and given > latest[:10]:
                 return (f"release_date {given} is after every registered model's (latest "
                         f"{latest}): its effect is taken at the latest date (clipped)")
@@ -260,13 +260,10 @@ class FitsMixin:
         if not self._side_info():
             return (f"the metadata is used by the side method only (--method side); "
                     f"'{self.method}' predicted from the scores alone")
-        dates = (self.matrix.models["release_date"].drop_nulls().cast(pl.String)
-                 if "release_date" in self.matrix.models.columns else pl.Series([], dtype=pl.String))
-        given = str(metadata.get("release_date") or "")[:10]
         why = ("a value lies outside what the registered models span (a release date or a "
                "size named in the id), or the registry has no such fields")
-        if given and dates.len() and given > dates.max()[:10]:
-            why = f"release_date {given} is after every registered model's (latest {dates.max()})"
+        if given and latest and given > latest[:10]:
+            why = f"release_date {given} is after every registered model's (latest {latest})"
         return (f"the metadata was not used: {why}; predicted from the scores alone, as the "
                 "default does (side does not extrapolate)")
 

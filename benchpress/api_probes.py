@@ -174,12 +174,10 @@ class ProbesMixin:
         seen = set(m.model_ids)
         new_ids = [i for i in matrix.model_ids if i not in seen]
         rows = {i: k for k, i in enumerate(matrix.model_ids)}
-        cols = [col.get(b) for b in matrix.benchmark_ids]
+        late_cols = [k for k, b in enumerate(matrix.benchmark_ids) if b in col]  # shared ones
         T = np.full((len(new_ids), len(col)), np.nan)
-        for r, mid in enumerate(new_ids):
-            for jl, j in enumerate(cols):
-                if j is not None:
-                    T[r, j] = matrix.values[rows[mid], jl]
+        T[:, [col[matrix.benchmark_ids[k]] for k in late_cols]] = \
+            matrix.values[np.ix_([rows[i] for i in new_ids], late_cols)]
         firsts = (scores.filter(pl.col("model_id").is_in(new_ids)).sort("source_id", "row")
                   .unique(["model_id", "benchmark_id"], keep="first", maintain_order=True))
         order = {mid: [col[b] for b in g["benchmark_id"] if b in col]

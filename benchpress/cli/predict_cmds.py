@@ -157,8 +157,9 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
 @click.option("--cutoffs", "cutoffs_text", default=None, metavar="DATE[,DATE...]",
               help="With --temporal: ISO cutoff dates (default: the first day of each of the "
                    "last 12 months of release dates).")
-@click.option("--orders", "orders_text", default="random,popular", show_default=True,
-              help="With --temporal: reveal orders (random, popular, probes).")
+@click.option("--orders", "orders_text", default=None,
+              help="With --temporal: reveal orders (random, popular, probes, reported; "
+                   "default random,popular, with --later reported,random).")
 @click.option("--probe-set", "probe_text", default=None,
               help="With --temporal --orders probes: the probe benchmarks, e.g. 'hle,gpqa'.")
 @click.option("--baselines", "baselines_text", default="knn", show_default=True,
@@ -231,8 +232,8 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
 
     if later_ref is not None and cutoffs_text:
         raise UsageError("--cutoffs and --later are two forms of --temporal: give one")
-    if later_ref is not None and orders_text == "random,popular":  # the option's default
-        orders_text = "reported,random"
+    if orders_text is None:
+        orders_text = "random,popular" if later_ref is None else "reported,random"
     cutoffs = split_list(cutoffs_text) if cutoffs_text else None
     for c in cutoffs or []:
         try:
