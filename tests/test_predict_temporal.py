@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import BenchmarkScales, make_predictor
 from benchpress.predict.artifact import fitted_state, restore_state
 from benchpress.predict.knn import neighbour_average
@@ -194,3 +194,14 @@ def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
     orders = {r["order"] for r in doc["per_order"]}
     assert orders == {"reported", "random"} and doc["cutoffs"] == ["current"]
     assert doc["n_test"]["current"] > 0 and doc["default_k3_n_cells"] > 0
+
+
+def test_cutoffs_with_nothing_to_fit_or_score_say_which():
+    Y, dates, scales = _dated_matrix()
+    kw = dict(benchmark_ids=[f"b{j}" for j in range(Y.shape[1])],
+              model_ids=[f"m{i}" for i in range(Y.shape[0])], intervals=False)
+    ests = {"knn": make_predictor("knn")}
+    with pytest.raises(BadInputError, match="nothing to fit on"):
+        temporal_evaluation(ests, Y, scales, dates, cutoffs=["1990-01-01"], **kw)
+    with pytest.raises(BadInputError, match="more than 50 scores"):
+        temporal_evaluation(ests, Y, scales, dates, cutoffs=["2025-11-01"], known=(50,), **kw)

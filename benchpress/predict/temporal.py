@@ -195,8 +195,12 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
             if progress is not None:
                 progress(c * len(estimators) + m + 1, steps, f"{start} {name}")
     if not frames:
-        raise BadInputError("no later model to score: no model with enough scores was "
-                            f"released on or after {cutoffs[0]}")
+        if max(n_train.values(), default=0) < 3:
+            raise BadInputError(f"nothing to fit on: fewer than 3 dated models were released "
+                                f"before the last cutoff {cutoffs[-1]}")
+        raise BadInputError(f"no later model to score: none released on or after {cutoffs[0]} "
+                            f"has more than {max(known)} scores (--known) and {min_scores}+ "
+                            "in all")
     return TemporalResult(pl.concat(frames).fill_nan(None), list(cutoffs), n_train, n_test)
 
 
