@@ -205,3 +205,28 @@ def test_cutoffs_with_nothing_to_fit_or_score_say_which():
         temporal_evaluation(ests, Y, scales, dates, cutoffs=["1990-01-01"], **kw)
     with pytest.raises(BadInputError, match="more than 50 scores"):
         temporal_evaluation(ests, Y, scales, dates, cutoffs=["2025-11-01"], known=(50,), **kw)
+
+
+def test_new_model_calibration_holds_out_undated_models_beside_the_dated_months():
+    """A leaderboard without release dates (LiveBench) must be calibrated too: its models
+    are held out at random beside the temporal groups, once they are a fifth of the models
+    (without them, its later models' 90% intervals covered 51-76%)."""
+    from benchpress.predict.intervals import UNDATED_SHARE, new_model_records
+
+    Y, dates, scales = _dated_matrix(n=150)
+    est = make_predictor("als4", n_starts=2)
+    dated_only = new_model_records(est, Y, scales, release_dates=dates)
+    assert dated_only["fold"].max() < 5  # the temporal groups alone
+    undated = np.arange(Y.shape[0]) % 3 == 0  # a third of the models, from every month
+    some = [None if u else d for u, d in zip(undated, dates)]
+    rec = new_model_records(est, Y, scales, release_dates=some)
+    held = np.unique(rec["i"])
+    assert undated[held].any() and (~undated[held]).any()
+    # each undated model held out is in a group of its own kind (random groups come last)
+    first_random = rec["fold"][undated[rec["i"]]].min()
+    assert not undated[rec["i"][rec["fold"] < first_random]].any()
+    # below the share, undated models stay out of the calibration
+    few = [None if (i % 10 == 0) else d for i, d in enumerate(dates)]
+    assert sum(d is None for d in few) < UNDATED_SHARE * len(few)
+    rec_few = new_model_records(est, Y, scales, release_dates=few)
+    assert not any(few[i] is None for i in np.unique(rec_few["i"]))

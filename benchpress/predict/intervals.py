@@ -479,6 +479,19 @@ def temporal_groups(release_dates, eligible, n_groups: int = 5, min_group: int =
     return out[::-1]
 
 
+#: With at least this share of the eligible models undated, the new-model calibration
+#: adds random groups of the undated ones to its temporal groups (LiveBench gives no
+#: release dates: without them its models' intervals covered 51-76% of later truths).
+UNDATED_SHARE = 0.2
+
+
+def _random_groups(rows, n_groups: int, rng) -> list:
+    """``rows`` split at random into ``n_groups`` held-out groups, each fitted on every
+    other model: ``[(test_rows, None)]``."""
+    group = rng.permutation(rows.size) % n_groups
+    return [(rows[group == g], None) for g in range(n_groups)]
+
+
 #: Known-score counts of the temporal calibration groups (cycled over their models): the
 #: counts `predict --scores` meets, from one score up.
 TEMPORAL_GIVEN = (1, 3, 5, 8)
@@ -504,11 +517,16 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
     groups = []
     if release_dates is not None:
         given = TEMPORAL_GIVEN
-        groups = temporal_groups(release_dates, obs.sum(axis=1) >= min(given) + 2, n_groups)
+        eligible = obs.sum(axis=1) >= min(given) + 2
+        groups = temporal_groups(release_dates, eligible, n_groups)
+        if groups:  # models without a date (a leaderboard that gives none) are held out at
+            # random beside the dated months, so that their benchmarks are calibrated too
+            undated = eligible & np.array([not d for d in release_dates])
+            if undated.sum() >= UNDATED_SHARE * eligible.sum():
+                groups += _random_groups(np.flatnonzero(undated), n_groups, rng)
     if not groups:
-        rows = np.flatnonzero(obs.sum(axis=1) >= min(given) + 2)
-        group = rng.permutation(rows.size) % n_groups
-        groups = [(rows[group == g], None) for g in range(n_groups)]
+        groups = _random_groups(np.flatnonzero(obs.sum(axis=1) >= min(given) + 2), n_groups,
+                                rng)
     for g, (mine, train) in enumerate(groups):
         keep = np.ones(Y.shape[0], dtype=bool) if train is None else train.copy()
         keep[mine] = False
