@@ -230,3 +230,20 @@ def test_new_model_calibration_holds_out_undated_models_beside_the_dated_months(
     assert sum(d is None for d in few) < UNDATED_SHARE * len(few)
     rec_few = new_model_records(est, Y, scales, release_dates=few)
     assert not any(few[i] is None for i in np.unique(rec_few["i"]))
+
+
+def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix):
+    """`--method regression` (benchmark-wise regression) answers a new model from the
+    fitted lines: a registered model's own row folds in to its completion, exactly, and
+    no refit happens (fit is never called again)."""
+    Y, _, _, scales = paper_matrix
+    reg = make_predictor("regression").fit(Y, scales)
+    full = reg.complete(keep_observed=False)
+    np.testing.assert_allclose(reg.fold_in(Y[:7]), full[:7], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(reg.fold_in(Y[3]), full[3], rtol=0, atol=1e-9)
+    calls = []
+    reg._fit = lambda *a: calls.append(a)
+    row = np.full(Y.shape[1], np.nan)
+    row[np.flatnonzero(~np.isnan(Y[0]))[:3]] = Y[0][~np.isnan(Y[0])][:3]
+    assert np.isfinite(reg.fold_in(row)).all() and calls == []
+    assert not np.allclose(reg.fold_in(row, refit=True), reg.fold_in(row))  # a refit differs
