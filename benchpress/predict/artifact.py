@@ -133,6 +133,8 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     for regime, cal in (calibrators or {}).items():
         cal._fitted()
         _put(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
+        if getattr(cal, "col_factor_", None) is not None:  # per benchmark (new-model regime)
+            arrays[f"calibrator_{regime}_col_factor_"] = np.asarray(cal.col_factor_)
         cal_meta[regime] = {**cal.to_json(), "ridge": cal.ridge, "regime": cal.regime}
     params = predictor.get_params()
     meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
@@ -329,5 +331,11 @@ def _calibrators(arrays, meta: dict) -> dict:
             if q_known.shape != (len(KNOWN_BUCKETS) + 1,) or not np.isfinite(q_known).all():
                 raise BadInputError("artifact calibrator's q_known is malformed")
             cal.q_known_ = q_known
+        factor = arrays.get(f"calibrator_{regime}_col_factor_")
+        if factor is not None:
+            factor = np.asarray(factor, dtype=float)
+            if factor.ndim != 1 or not (np.isfinite(factor).all() and (factor > 0).all()):
+                raise BadInputError("artifact calibrator's col_factor is malformed")
+            cal.col_factor_ = factor
         calibrators[regime] = cal
     return calibrators
