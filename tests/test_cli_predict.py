@@ -252,6 +252,7 @@ def test_probes_search_with_allowlist_costs_budget_and_drift(run, tmp_path):
     assert result.exit_code == 0, result.stderr
     assert "greedy probe selection" in result.stdout and "lack a score" in result.stderr
     sel = json.loads(out.read_text())["selection"]
+    assert "seconds" not in sel and "fit_seconds" not in sel  # a re-run writes the same bytes
     # candidates: the costs file's benchmarks, plus allowlisted ones whose registry cost
     # (schemas/benchmarks.csv) fits the budget
     given = {"gpqa_diamond", "mmlu_pro", "math_500", "aime_2026", "arena_hard"}
