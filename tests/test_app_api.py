@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import statistics
 import time
 
@@ -287,3 +288,20 @@ def test_serve_command_options():
         assert out.exit_code == 0
         assert all(o in out.output for o in ("--host", "--port", "--snapshot", "--home"))
         assert "127.0.0.1" in out.output and "8050" in out.output
+
+
+def test_a_cold_start_logs_each_fitting_step(app_home, tmp_path, monkeypatch, caplog):
+    """No stored fit yet: the app fits before it answers, and says so step by step; the
+    next start reuses the stored fit and fits nothing."""
+    monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
+    steps = []
+    for _ in range(2):
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="benchpress.app"):
+            build_state(app_home, "first", method="als4")
+        steps.append([r.getMessage() for r in caplog.records if "(step " in r.getMessage()])
+    kept = "the fit is kept for the next start"
+    assert steps == [[f"startup: fit (step 1 of 4; {kept})",
+                      f"startup: interval features (step 2 of 4; {kept})",
+                      f"startup: calibrating intervals (cells) (step 3 of 4; {kept})",
+                      f"startup: calibrating intervals (new_models) (step 4 of 4; {kept})"], []]
