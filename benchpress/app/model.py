@@ -42,7 +42,12 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
     bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
                                   predictor=make_predictor(method))
     cache = fit_cache_dir(home)
-    return bp.use_stored_fit(cache) if cache is not None else bp
+    return bp.use_stored_fit(cache, progress=_log_step) if cache is not None else bp
+
+
+def _log_step(k: int, n: int, label: str) -> None:
+    """A cold start's progress (no stored fit yet: the app fits before it answers)."""
+    log.info("startup: %s (step %d of %d; the fit is kept for the next start)", label, k + 1, n)
 
 
 class Engine:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import BadInputError, UsageError, import_extra
 from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import (
@@ -286,7 +286,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     pred.sparse_ = bool(meta.get("sparse"))
     pred.train_z_ = None  # without training rows (Y=None), nothing to hold
     if pred.sparse_ and Y.shape[0]:
-        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+        sp = import_extra("scipy.sparse")  # here: slow to import, and not in the core
 
         r, c = np.nonzero(~np.isnan(Y))
         pred.train_z_ = sp.csr_matrix((pred.transform_.transform(Y[r, c], cols=c), (r, c)),
