@@ -154,7 +154,17 @@ class ProbesMixin:
                                    benchmark_ids=m.benchmark_ids, model_ids=m.model_ids,
                                    cutoffs=cutoffs, known=known, orders=orders, probes=probes,
                                    seed=seed, intervals=intervals, progress=progress,
-                                   covariates=self._side_info().get("covariates"))
+                                   covariates=self._side_info().get("covariates"),
+                                   values_at=self._values_at())
+
+    def _values_at(self):
+        """The matrix's values as published before a date (`store.matrix.values_as_of`),
+        or None for a matrix that did not come from a folder."""
+        from benchpress.store.matrix import values_as_of
+
+        if self.folder is None:
+            return None
+        return lambda date: values_as_of(self.folder, self.matrix, date, sources=self.sources)
 
     def evaluate_later(self, later, *, methods=(), known=(1, 3, 5),
                        orders=("reported", "random"), probes=(), seed: int = 42,

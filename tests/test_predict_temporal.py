@@ -247,3 +247,65 @@ def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix)
     row[np.flatnonzero(~np.isnan(Y[0]))[:3]] = Y[0][~np.isnan(Y[0])][:3]
     assert np.isfinite(reg.fold_in(row)).all() and calls == []
     assert not np.allclose(reg.fold_in(row, refit=True), reg.fold_in(row))  # a refit differs
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_values_as_of_take_each_source_history_as_published_before_the_date(tmp_path):
+    """A source with versions is seen as it stood before a cutoff: the values of its newest
+    version before the date, NaN for what it had not published; the temporal yardstick
+    fits on those (`values_at`)."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+    from benchpress.home import Home
+    from benchpress.store.matrix import load_matrix, values_as_of
+    from benchpress.store.snapshot import resolve_snapshot
+    from tests.conftest import SHARED_DATA
+
+    root = tmp_path / "ws"
+    aa = SHARED_DATA / "artificial-analysis"
+
+    def go(*args):
+        res = CliRunner().invoke(main, [*map(str, args), "--home", str(root)])
+        assert res.exit_code == 0, res.stderr
+
+    assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
+    go("ingest", aa / "llms_2026-04-10.json", "--id", "aa", "--version", "2026-04-10")
+    go("snapshot", "create", "--tag", "v1")
+    go("ingest", aa / "llms_2026-05-22.json", "--source", "aa", "--version", "2026-05-22")
+    now = load_matrix(root / "registry")
+    then = load_matrix(resolve_snapshot(Home(root), "v1"))
+    V = values_as_of(root / "registry", now, "2026-05-01")
+    np.testing.assert_array_equal(values_as_of(root / "registry", now, "2026-06-01"), now.values)
+    rows = {m: i for i, m in enumerate(now.model_ids)}
+    cols = {b: j for j, b in enumerate(now.benchmark_ids)}
+    ii = [rows[m] for m in then.model_ids]
+    jj = [cols[b] for b in then.benchmark_ids]
+    np.testing.assert_array_equal(V[np.ix_(ii, jj)], then.values)  # as v1 had them
+    revised = ~np.isclose(now.values[np.ix_(ii, jj)], then.values, equal_nan=True)
+    assert revised.sum() > 100  # AA revised many values in six weeks: a real difference
+    new_rows = [i for m, i in rows.items() if m not in set(then.model_ids)]
+    assert new_rows and np.isnan(V[new_rows]).all()  # models v1 did not have
+
+
+def test_temporal_fits_on_the_values_known_at_each_cutoff():
+    """With `values_at`, each fit trains on the scores as they stood before its cutoff
+    and the later models are still scored against the newest values."""
+    Y, dates, scales = _dated_matrix()
+    asked = []
+
+    def older(cutoff):
+        asked.append(cutoff)
+        return np.clip(Y - 10, 0, 100)  # every value was published 10 points lower
+
+    kw = dict(benchmark_ids=[f"b{j}" for j in range(Y.shape[1])],
+              model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(3,),
+              cutoffs=["2025-11-01", "2025-12-01"], intervals=False)
+    est = {"knn": make_predictor("knn")}
+    plain = temporal_evaluation(est, Y, scales, dates, **kw).cells
+    then = temporal_evaluation(est, Y, scales, dates, values_at=older, **kw).cells
+    assert asked == ["2025-11-01", "2025-12-01"]
+    np.testing.assert_array_equal(then["actual"].to_numpy(), plain["actual"].to_numpy())
+    # plain kNN (no shift) predicts from the neighbours' values: 10 lower where unclipped
+    gap = (plain["predicted"] - then["predicted"]).to_numpy()
+    assert np.median(gap) > 5
