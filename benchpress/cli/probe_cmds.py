@@ -148,7 +148,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     costs = read_costs(costs_file) if costs_file else None
     if 0 < max_models < 3:
         raise UsageError("--max-models must be 0 (every model) or at least 3")
-    bp.probe_max_models = max_models or None
+    where["max_models"] = max_models or None  # the search's sample, for every call below
     named = {f"given {n + 1}": bp.benchmark_ids(read_benchmark_list(s))  # resolved before any fit
              for n, s in enumerate(evaluate_sets)}
     if paper_sets:
@@ -261,11 +261,11 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options
 def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
-    from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
+    from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
 
     new = read_model_scores(scores_file) if scores_file else None
     bench = read_benchmark_list(benchmarks) if benchmarks else None
-    bp = stored_fit(bp, home, regimes=("cells", "new_models") if new else ("cells",))
+    fit_now(bp, ("new_models",))
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
     if write_or_emit({**provenance_fields(bp), **pretrained_note(bp, fmt), "sure_from": sure_from,
