@@ -499,8 +499,9 @@ class BenchPress:
 
     def nearest_models(self, scores: dict[str, float], k: int = 5, *,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:
-        """The `k` registered models closest to a new model with `scores`: model_id and
-        distance (`FittedModel.nearest`), nearest first."""
+        """The `k` registered models closest to a new model with `scores`
+        (`FittedModel.nearest`): model_id, distance (RMS gap of the completed rows, z
+        units) and n_measured (of the given benchmarks), nearest first."""
         return self.fitted.nearest(self._resolve(scores, ignore_unknown=ignore_unknown)[0], k)
 
     def compare_with_known_models(self, scores: dict[str, float], k: int = 3, *,
@@ -511,7 +512,7 @@ class BenchPress:
         predicted), neighbours ordered nearest first."""
         pred = self.predict(scores, ignore_unknown=ignore_unknown).frame
         near = self.nearest_models(scores, k, ignore_unknown=True)["model_id"].to_list()
-        full = self.predictor.complete()
+        full = self.fitted.completed
         idx = [self.matrix.model_ids.index(m) for m in near]
         return pred.select(
             "benchmark_id", pl.coalesce("given", "predicted").alias(name),

@@ -266,15 +266,28 @@ class FittedModel:
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
         return frame, sure_from
 
+    @cached_property
+    def completed(self) -> np.ndarray:
+        """The matrix completed by the fit (n_models, n_benchmarks): observed cells kept,
+        the rest predicted (`predictor.complete()`), made once."""
+        return self.predictor.complete()
+
     def nearest(self, row: np.ndarray, k: int = 5) -> pl.DataFrame:
-        """The `k` registered models closest to a new model whose known scores are `row`
-        (n_benchmarks,), NaN elsewhere: model_id and distance, the RMS gap in z units
-        between the new model's completed row (given scores kept, the rest folded in) and
-        each model's completed row (observed kept), nearest first."""
+        """The one definition of the registered models nearest to a new model whose known
+        scores are `row` (n_benchmarks,), NaN elsewhere: the RMS gap in z units (the
+        interval support's transform) between the new model's completed row (given scores
+        kept, the rest folded in) and each model's completed row (`completed`).
+
+        Returns the `k` nearest, nearest first (ties in matrix order): model_id, distance
+        and n_measured, how many of the given benchmarks the model has an observed score
+        on (its other scores there are predictions).
+        """
         new = np.where(np.isnan(row), self.predictor.fold_in(row), row)
         t = self.support.transform
-        diff = t.transform(self.predictor.complete()) - t.transform(new)[None, :]
+        diff = t.transform(self.completed) - t.transform(new)[None, :]
         dist = np.sqrt(np.nanmean(diff * diff, axis=1))
         order = np.argsort(dist, kind="stable")[: max(int(k), 0)]
+        given = ~np.isnan(row)
+        measured = (~np.isnan(self.matrix.values[order][:, given])).sum(axis=1)
         return pl.DataFrame({"model_id": [self.matrix.model_ids[i] for i in order],
-                             "distance": dist[order]})
+                             "distance": dist[order], "n_measured": measured.astype(np.int64)})
