@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from benchpress import BenchPress
-from benchpress.artifact import matrix_digest
 from benchpress.errors import BadInputError
 from benchpress.fit_store import FitStore
 from benchpress.fitted import FitIdentity, FittedModel
@@ -20,20 +19,6 @@ from benchpress.predict import make_predictor
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchpress"
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "mmlu_pro": 80.0}
-
-
-@pytest.fixture
-def count_fits(monkeypatch):
-    """The matrix digests of every whole-matrix fit made while the test runs."""
-    made = []
-    real = FittedModel.fit.__func__
-
-    def counting(cls, estimator, matrix, **kwargs):
-        made.append(matrix_digest(matrix))
-        return real(cls, estimator, matrix, **kwargs)
-
-    monkeypatch.setattr(FittedModel, "fit", classmethod(counting))
-    return made
 
 
 @pytest.fixture(scope="module")

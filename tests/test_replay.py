@@ -132,20 +132,9 @@ def test_a_replay_date_raises_drifts_alarms_by_drifts_own_rule():
     assert row_alarms({"var2": 0.95}, None, cfg) == []
 
 
-def test_a_replay_fits_each_snapshot_once(home, tmp_path, shared_data, monkeypatch):
+def test_a_replay_fits_each_snapshot_once(home, tmp_path, shared_data, count_fits):
     """Its analysis and its forecasts share one fit of the snapshot (they used to fit twice)."""
-    from benchpress.artifact import matrix_digest
-    from benchpress.fitted import FittedModel
-
-    made = []
-    real = FittedModel.fit.__func__
-
-    def counting(cls, estimator, matrix, **kwargs):
-        made.append(matrix_digest(matrix))
-        return real(cls, estimator, matrix, **kwargs)
-
-    monkeypatch.setattr(FittedModel, "fit", classmethod(counting))
     plan = write_plan(tmp_path / "plan.yaml", shared_data, versions=VERSIONS[:2], name="once")
     timeline = replay(home, plan, mirror=shared_data)
     assert len(timeline.rows) == 2 and all(r["forecasts_file"] for r in timeline.rows)
-    assert len(made) == 2 and len(set(made)) == 2  # one fit per snapshot
+    assert len(count_fits) == 2 and len(set(count_fits)) == 2  # one fit per snapshot
