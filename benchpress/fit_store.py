@@ -154,10 +154,11 @@ class FitStore:
                ) -> FittedModel | None:
         """The stored fit of the registry or snapshot `folder` (its files unchanged since
         `fitted` indexed it), with calibrators for `regimes`, without reading the
-        registry's matrix; None when there is none. A fit of the cells path (a large
+        registry's matrix; None when there is none. A fit of the cells solver (a large
         registry) loads lite (`load_artifact(..., lite=True)`: its matrix has no rows, its
         time does not grow with the models); a small one loads whole."""
         from benchpress.artifact import load_artifact, read_manifest
+        from benchpress.predict.artifact import rows_apart
 
         if self.folder is None:
             return None
@@ -167,7 +168,7 @@ class FitStore:
             doc = read_manifest(path)
             if not set(regimes) <= set(doc.get("calibrators", {})):
                 return None
-            return from_artifact(load_artifact(path, lite=bool(doc.get("sparse"))))
+            return from_artifact(load_artifact(path, lite=rows_apart(doc)))
         except (OSError, BadInputError):
             return None
 

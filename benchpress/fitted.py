@@ -220,18 +220,13 @@ class FittedModel:
 
     def complete_blocks(self, *, cells_per_block: int = 5_000_000):
         """`complete()` (wide, observed cells kept) as a sequence of row-block frames, so a
-        large completion can be written without holding it all: one block unless the
-        fit took the cells path (`uses_cells()`; then about `cells_per_block` cells per
-        block)."""
-        pred, ids, bids = self.predictor, self.matrix.model_ids, self.matrix.benchmark_ids
-        n_m = len(ids)
-        step = max(1, cells_per_block // max(len(bids), 1)) if pred.uses_cells() \
-            else max(n_m, 1)
-        for k in range(0, max(n_m, 1), step):
-            rows = np.arange(k, min(k + step, n_m))
-            full = pred.complete() if step >= n_m else pred.complete_rows(rows)
-            yield pl.DataFrame({"model_id": ids[k:k + step]}).hstack(
-                pl.DataFrame(full, schema=bids, orient="row"))
+        large completion can be written without holding it all (about `cells_per_block`
+        cells per block when the predictor completes in blocks, see
+        `BasePredictor.completion_blocks`; else one block)."""
+        ids, bids = self.matrix.model_ids, self.matrix.benchmark_ids
+        for k, block in self.predictor.completion_blocks(cells_per_block):
+            yield pl.DataFrame({"model_id": ids[k:k + block.shape[0]]}).hstack(
+                pl.DataFrame(block, schema=bids, orient="row"))
 
     def compare(self, names: list[str], S: np.ndarray, *, cols=None,
                 covariates=None) -> tuple[pl.DataFrame, str]:

@@ -303,7 +303,7 @@ def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, m
 
 
 def test_lite_load_is_refused_for_a_dense_fit(fitted):
-    with pytest.raises(BadInputError, match="sparse"):
+    with pytest.raises(BadInputError, match="only an artifact of a cells-solver fit loads lite"):
         load_artifact(fitted[1], lite=True)
 
 

@@ -89,7 +89,7 @@ class BlendPredictor(ALSPredictor):
         self._training_mix = None
 
     def _fit_knn(self, Y: np.ndarray, scales) -> KNNModels | None:
-        if self.sparse_ or Y.shape[0] == 0:
+        if self.uses_cells() or Y.shape[0] == 0:
             return None
         return KNNModels(int(self.knn_k), min_shared=int(self.knn_min_shared), offset=True,
                          weighting="distance", candidates=KNN_CANDIDATES,

@@ -141,7 +141,7 @@ class MatrixSupport(CellsSupport):
         Y, scales = predictor.Y_, predictor.scales_
         self.block_rows, self.exact_max_models = int(block_rows), int(exact_max_models)
         self.max_candidates = int(max_candidates)
-        self.sparse = bool(getattr(predictor, "sparse_", False))
+        self.sparse = predictor.uses_cells()
         if self.sparse:
             self._init_cells(logit_rule, eps)
             return
