@@ -48,6 +48,7 @@ from benchpress.predict import (
     BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, check_predictor,
     folds_to_json, make_folds, make_predictor, param_overrides, parse_folds, rank_diagnostics,
 )
+from benchpress.predict.limits import LIMITS
 from benchpress.resolver import NameResolver, Resolved
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
@@ -117,7 +118,8 @@ class BenchPress:
                  contracts_dir: Path | None = None, folder: Path | None = None,
                  sources: list[str] | None = None, store: FitStore | None = None,
                  fitted: FittedModel | None = None, artifact: dict | None = None,
-                 ignore_unknown: bool = False, on_unknown=None, probe_max_models=200):
+                 ignore_unknown: bool = False, on_unknown=None,
+                 probe_max_models=LIMITS.probe_max_models):
         self.matrix = matrix
         self.folder = folder
         self.estimator = (check_predictor(predictor) if predictor is not None
@@ -443,7 +445,7 @@ class BenchPress:
         return (self.fitted_with("cells") if intervals else self.fitted).complete(
             intervals=intervals)
 
-    def complete_blocks(self, *, cells_per_block: int = 5_000_000):
+    def complete_blocks(self, *, cells_per_block: int = LIMITS.write_cells_per_block):
         """`complete()` as row-block frames (see `FittedModel.complete_blocks`)."""
         return self.fitted.complete_blocks(cells_per_block=cells_per_block)
 

@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["Analyses"]
 
@@ -36,7 +37,8 @@ class Analyses:
         None: every model); see :class:`~benchpress.predict.probes.ProbeSearch`.
     """
 
-    def __init__(self, estimator, matrix, *, names, covariates=None, probe_max_models=200):
+    def __init__(self, estimator, matrix, *, names, covariates=None,
+                 probe_max_models=LIMITS.probe_max_models):
         self.estimator = estimator
         self.matrix = matrix
         self.names = names

@@ -29,6 +29,7 @@ import polars as pl
 from benchpress.errors import BadInputError
 from benchpress.predict import BasePredictor, clone, param_overrides
 from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
+from benchpress.predict.limits import LIMITS
 from benchpress.store.matrix import ScoreMatrix
 
 __all__ = ["FitIdentity", "FittedModel", "Comparison"]
@@ -218,7 +219,7 @@ class FittedModel:
                                  for k, v in cols.items()}).fill_nan(None)
         return pl.concat(list(self.complete_blocks()))
 
-    def complete_blocks(self, *, cells_per_block: int = 5_000_000):
+    def complete_blocks(self, *, cells_per_block: int = LIMITS.write_cells_per_block):
         """`complete()` (wide, observed cells kept) as a sequence of row-block frames, so a
         large completion can be written without holding it all (about `cells_per_block`
         cells per block when the predictor completes in blocks, see

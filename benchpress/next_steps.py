@@ -13,12 +13,13 @@ import math
 import numpy as np
 
 from benchpress.predict.intervals import point_size
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["run_next", "nearest_known", "MAX_CANDIDATES"]
 
 #: At most this many unobserved benchmarks are tried as "run this next" (the ones most
-#: models have a score on); each costs one extra fold-in row.
-MAX_CANDIDATES = 40
+#: models have a score on); each costs one extra fold-in row (`benchpress.predict.limits`).
+MAX_CANDIDATES = LIMITS.next_step_candidates
 
 
 def _num(v) -> float | None:

@@ -17,6 +17,7 @@ from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError
+from benchpress.predict.limits import LIMITS
 from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change
 
 __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
@@ -131,7 +132,8 @@ def _sample_fields(search) -> dict:
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
                    "report the drift between the two chosen sets.")
-@click.option("--max-models", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--max-models", type=click.IntRange(min=0), default=LIMITS.probe_max_models,
+              show_default=True,
               help="Leave out and score at most this many models (beyond it a seeded sample, "
                    "split into 10 groups, each left out of one fit on at most 2,000 models); "
                    "0: every model, one fit each (exact up to 2,000 models).")

@@ -24,14 +24,15 @@ from benchpress.errors import UsageError
 from benchpress.predict.base import check_scores
 from benchpress.predict.knn import KNNModels
 from benchpress.predict.predictor import ALSPredictor
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["BlendPredictor", "KNOWN_EDGES", "knn_weight"]
 
 #: Buckets of a model's known-score count: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf).
 KNOWN_EDGES = (1, 3, 5, 8)
-#: The nearest models per benchmark are looked for among this many nearest models; a
-#: benchmark none of them scored is ALS alone.
-KNN_CANDIDATES = 100
+#: The nearest models per benchmark are looked for among this many nearest models
+#: (:mod:`benchpress.predict.limits`); a benchmark none of them scored is ALS alone.
+KNN_CANDIDATES = LIMITS.knn_candidates
 
 
 def knn_weight(n_known, weights) -> np.ndarray:

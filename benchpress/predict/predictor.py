@@ -29,6 +29,7 @@ from benchpress.predict.knn import KNNModels
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "make_predictor",
            "available_methods", "param_overrides"]
@@ -37,9 +38,8 @@ __all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "make_predictor",
 _ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
 #: The solvers of `ALSPredictor` (its ``solver`` parameter).
 SOLVERS = ("auto", "dense", "cells")
-#: Sparse path: rows per block of a completion are chosen so that a block's per-start
-#: values (n_starts * rows * n_benchmarks) stay under this many floats (~160 MB).
-_BLOCK_FLOATS = 20_000_000
+#: Cells solver: rows per block of a completion (see :mod:`benchpress.predict.limits`).
+_BLOCK_FLOATS = LIMITS.completion_block_floats
 
 
 class ALSPredictor(BasePredictor):
