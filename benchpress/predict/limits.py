@@ -11,7 +11,8 @@ every threshold here and a test may still narrow one module's. Two kinds of boun
 - **memory per block**: they change how much is held at once, never a number.
 
 Units: cells are matrix cells (n_models * n_benchmarks, observed or not), floats are
-8-byte numbers, models are matrix rows.
+8-byte numbers, models are matrix rows. (Limits on untrusted input, downloads and archives,
+are another matter: `benchpress.limits`.)
 """
 
 from __future__ import annotations
