@@ -320,19 +320,18 @@ class BenchPress:
         the fit, its interval calibrators for `regimes`, the matrix and its metadata,
         `probes` (benchmark ids) and the contracts used for names. `progress(k, n, label)`
         is called before each step. Returns the folder."""
-        from benchpress.artifact import save_artifact
+        from benchpress.fit_store import save_fitted
         from benchpress.predict.artifact import storable
 
         if not storable(self.estimator):  # say so before any fit
             raise UsageError(f"only the ALS methods and side (without extra_ranks) can be "
                              f"saved as an artifact, not {self.method!r}")
+        probes = self.benchmark_ids(probes) if probes else None  # names first, before any fit
         fit = self.fit(regimes, progress=progress).fitted
-        snapshot = {"id": self._snapshot_id(), "label": self.matrix.label}
-        return save_artifact(path, self.matrix, fit.predictor, support=fit.support,
-                             calibrators=dict(fit.calibrators),
-                             snapshot=snapshot, sources=self.sources or self.source_ids,
-                             probes=self.benchmark_ids(probes) if probes else None,
-                             contracts_dir=self.contracts_dir)
+        return save_fitted(path, fit, snapshot={"id": self._snapshot_id(),
+                                                "label": self.matrix.label},
+                           sources=self.sources or self.source_ids, probes=probes,
+                           contracts_dir=self.contracts_dir)
 
     def __repr__(self) -> str:
         m = self.matrix

@@ -36,7 +36,7 @@ import numpy as np
 from benchpress.errors import BadInputError
 from benchpress.fitted import FitIdentity, FittedModel
 
-__all__ = ["FitStore", "fit_cache_dir", "INDEX_DIR"]
+__all__ = ["FitStore", "fit_cache_dir", "from_artifact", "save_fitted", "INDEX_DIR"]
 
 #: Folder (in the store's folder) of the index from registry-folder fingerprints to fits.
 INDEX_DIR = ".index"
@@ -196,7 +196,7 @@ class FitStore:
         without a folder, a predictor that cannot be stored, a folder holding what we did
         not write, or a disk that cannot be written: nothing stored (the next call fits
         again, no more)."""
-        from benchpress.artifact import check_out_folder, save_artifact
+        from benchpress.artifact import check_out_folder
         from benchpress.predict.artifact import storable
 
         if self.folder is None or not storable(fit.predictor):
@@ -206,13 +206,10 @@ class FitStore:
             check_out_folder(target)
         except BadInputError:
             return
-        who = fit.identity
         try:
-            save_artifact(target, fit.matrix, fit.predictor, support=fit.support,
-                          calibrators=dict(fit.calibrators),
-                          snapshot={"id": who.snapshot, "label": fit.matrix.label},
-                          sources=None if sources is None else list(sources),
-                          contracts_dir=contracts_dir)
+            save_fitted(target, fit, snapshot={"id": fit.identity.snapshot,
+                                               "label": fit.matrix.label},
+                        sources=sources, contracts_dir=contracts_dir)
             self._prune(keep=target)
         except OSError:
             pass
@@ -261,3 +258,17 @@ def from_artifact(art: dict) -> FittedModel:
                               label=snapshot.get("label") or "")
     return FittedModel(art["matrix"], art["predictor"], identity=identity,
                        support=art["support"], calibrators=art["calibrators"])
+
+
+def save_fitted(path, fit: FittedModel, *, snapshot: dict, sources=None, probes=None,
+                contracts_dir=None) -> Path:
+    """Write `fit` as the artifact folder `path` (`benchpress.artifact.save_artifact`):
+    its matrix, predictor, support and calibrators, with `snapshot` (``{"id": ...,
+    "label": ...}``), `sources` (as named), `probes` (benchmark ids) and the contracts of
+    `contracts_dir`. Returns the folder."""
+    from benchpress.artifact import save_artifact
+
+    return save_artifact(path, fit.matrix, fit.predictor, support=fit.support,
+                         calibrators=dict(fit.calibrators), snapshot=snapshot,
+                         sources=None if sources is None else list(sources), probes=probes,
+                         contracts_dir=contracts_dir)
