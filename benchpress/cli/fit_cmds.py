@@ -17,7 +17,8 @@ def fit_now(bp, regimes):
     """Fit `bp` now, or take its fit from its store (the home's cache of fits, see
     `benchpress.fit_store`), with calibrators for `regimes` and progress on stderr when it
     is a terminal. Returns `bp`."""
-    with progress_bar("fitting (kept for the next call)") as update:
+    kept = " (kept for the next call)" if bp.store.folder is not None else ""
+    with progress_bar("fitting" + kept) as update:
         return bp.fit(regimes, progress=update)
 
 
