@@ -240,6 +240,12 @@ class BenchPress:
         `FittedModel.calibrated`)."""
         return self.fitted_with(regime).calibrators[regime]
 
+    @property
+    def covariates(self) -> np.ndarray | None:
+        """The models' covariates (n_models, n_features) every fit of a predictor that
+        takes them receives (`--method side`), else None."""
+        return self._covariates
+
     @cached_property
     def _covariates(self) -> np.ndarray | None:
         """The models' covariates (n_models, n_features), made once (the matrix and the
