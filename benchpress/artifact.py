@@ -24,11 +24,11 @@ import json
 import os
 import shutil
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from benchpress.clock import manifest_time
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, shown
 from benchpress.version import __version__
@@ -177,7 +177,7 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
         return {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "benchpress_version": __version__,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_at": manifest_time().isoformat(timespec="seconds"),
             **meta, "snapshot": snapshot or {"id": None, "label": matrix.label},
             "sources": sources, "matrix_sha256": matrix_digest(matrix),
             "counts": {"models": len(matrix.model_ids), "benchmarks": len(matrix.benchmark_ids),

@@ -128,15 +128,19 @@ class FitStore:
         """
         key = self.key(matrix, estimator, covariates)
         fit = self._memory.get(key) or self._read(key, matrix)
-        steps = ([("fit", None)] if fit is None else []) + [
+        fresh = [("fit", None), *([("interval features", None)] if regimes else [])]
+        steps = (fresh if fit is None else []) + [
             (f"calibrating intervals ({r})", r) for r in regimes
             if fit is None or r not in fit.calibrators]
         for k, (label, regime) in enumerate(steps):
             if progress:
                 progress(k, len(steps), label)
-            if regime is None:
+            if label == "fit":
                 fit = FittedModel.fit(estimator, matrix, identity=identity, covariates=covariates)
                 self.n_fits += 1
+                continue
+            if regime is None:  # the interval support, which every calibrator uses
+                fit.support
                 continue
             try:
                 fit = fit.calibrated([regime], covariates=covariates)

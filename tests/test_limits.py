@@ -49,7 +49,8 @@ def test_modules_apply_the_one_value(module, name, field):
 
 def test_no_size_threshold_is_written_outside_the_limits_object():
     """A module constant of 100 or more in benchpress.predict is a size threshold: it
-    belongs in SizeLimits."""
+    belongs in SizeLimits, unless it is a modelling choice (listed here)."""
+    modelling = {"COLUMN_PRIOR"}  # intervals: a per-benchmark factor's prior weight, in cells
     found = []
     for path in PREDICT.glob("*.py"):
         if path.name == "limits.py":
@@ -57,6 +58,7 @@ def test_no_size_threshold_is_written_outside_the_limits_object():
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, int) and not isinstance(node.value.value, bool) \
-                    and node.value.value >= 100:
+                    and node.value.value >= 100 and not (
+                        isinstance(node, ast.Assign) and node.targets[0].id in modelling):
                 found.append(f"{path.name}:{node.lineno}")
     assert not found

@@ -205,3 +205,45 @@ def test_cutoffs_with_nothing_to_fit_or_score_say_which():
         temporal_evaluation(ests, Y, scales, dates, cutoffs=["1990-01-01"], **kw)
     with pytest.raises(BadInputError, match="more than 50 scores"):
         temporal_evaluation(ests, Y, scales, dates, cutoffs=["2025-11-01"], known=(50,), **kw)
+
+
+def test_new_model_calibration_holds_out_undated_models_beside_the_dated_months():
+    """A leaderboard without release dates (LiveBench) must be calibrated too: its models
+    are held out at random beside the temporal groups, once they are a fifth of the models
+    (without them, its later models' 90% intervals covered 51-76%)."""
+    from benchpress.predict.intervals import UNDATED_SHARE, new_model_records
+
+    Y, dates, scales = _dated_matrix(n=150)
+    est = make_predictor("als4", n_starts=2)
+    dated_only = new_model_records(est, Y, scales, release_dates=dates)
+    assert dated_only["fold"].max() < 5  # the temporal groups alone
+    undated = np.arange(Y.shape[0]) % 3 == 0  # a third of the models, from every month
+    some = [None if u else d for u, d in zip(undated, dates)]
+    rec = new_model_records(est, Y, scales, release_dates=some)
+    held = np.unique(rec["i"])
+    assert undated[held].any() and (~undated[held]).any()
+    # each undated model held out is in a group of its own kind (random groups come last)
+    first_random = rec["fold"][undated[rec["i"]]].min()
+    assert not undated[rec["i"][rec["fold"] < first_random]].any()
+    # below the share, undated models stay out of the calibration
+    few = [None if (i % 10 == 0) else d for i, d in enumerate(dates)]
+    assert sum(d is None for d in few) < UNDATED_SHARE * len(few)
+    rec_few = new_model_records(est, Y, scales, release_dates=few)
+    assert not any(few[i] is None for i in np.unique(rec_few["i"]))
+
+
+def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix):
+    """`--method regression` (benchmark-wise regression) answers a new model from the
+    fitted lines: a registered model's own row folds in to its completion, exactly, and
+    no refit happens (fit is never called again)."""
+    Y, _, _, scales = paper_matrix
+    reg = make_predictor("regression").fit(Y, scales)
+    full = reg.complete(keep_observed=False)
+    np.testing.assert_allclose(reg.fold_in(Y[:7]), full[:7], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(reg.fold_in(Y[3]), full[3], rtol=0, atol=1e-9)
+    calls = []
+    reg._fit = lambda *a: calls.append(a)
+    row = np.full(Y.shape[1], np.nan)
+    row[np.flatnonzero(~np.isnan(Y[0]))[:3]] = Y[0][~np.isnan(Y[0])][:3]
+    assert np.isfinite(reg.fold_in(row)).all() and calls == []
+    assert not np.allclose(reg.fold_in(row, refit=True), reg.fold_in(row))  # a refit differs

@@ -42,7 +42,12 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
     bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
                                   predictor=make_predictor(method),
                                   store=FitStore.for_home(home))
-    return bp.fit(("cells", "new_models"))
+    return bp.fit(("cells", "new_models"), progress=_log_step)
+
+
+def _log_step(k: int, n: int, label: str) -> None:
+    """A cold start's progress (no stored fit yet: the app fits before it answers)."""
+    log.info("startup: %s (step %d of %d; the fit is kept for the next start)", label, k + 1, n)
 
 
 class Engine:

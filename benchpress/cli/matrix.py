@@ -205,9 +205,12 @@ def folds_options(f):
                                  "--folds, --make-folds or --folds-sources")
             return f(*args, folds=None, seeds=tuple(range(seed, seed + n_seeds)), bp=bp,
                      **kwargs)
+        if whole and kwargs.get("later_ref") is not None:
+            raise UsageError("--later is the snapshot-to-snapshot form of --temporal: "
+                             "give it with --temporal")
         if bool(folds_file) == bool(n_folds):
             raise UsageError("give either --folds FILE or --make-folds K"
-                             + (" (or --new-models K)" if whole else ""))
+                             + (" (or --new-models K, or --temporal)" if whole else ""))
         folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
                          folds_sources=split_list(folds_sources))
         return f(*args, folds=folds, bp=bp, **({"seeds": None} if whole else {}), **kwargs)

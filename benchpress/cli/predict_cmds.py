@@ -184,8 +184,6 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, order
         return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, orders_text,
                                   probe_text, baselines_text, later_ref, not no_intervals,
                                   out, fmt)
-    if later_ref is not None:
-        raise UsageError("--later goes with --temporal")
     if new_models is not None:
         return _evaluate_new_models(_known_counts(new_models), seeds, write_folds, out, fmt,
                                     bp, executor)

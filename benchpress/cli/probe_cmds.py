@@ -188,7 +188,10 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     rows = ([_score_row(f"ours (k={len(selection.final.probes)})", selection.final)]
             if selection else []) + [_score_row(label, s) for label, s in scored.items()]
     sets = pl.DataFrame(rows, schema_overrides={"cost": pl.Float64})
-    if write_or_emit(doc, out, fmt, rows=sets):
+    # the file keeps no timing: the same data writes the same bytes (dvc.lock records them)
+    written = None if fmt == "csv" or not selection else {**doc, "selection": {
+        k: v for k, v in doc["selection"].items() if k not in ("seconds", "fit_seconds")}}
+    if write_or_emit(doc, out, fmt, written=written, rows=sets):
         return
     note = (f"objective: pooled {'median absolute error' if objective == 'medae' else 'median % error'}"
             f" of transcript recovery over {ref.n_cells} observed cells of {ref.n_models} models "

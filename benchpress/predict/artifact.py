@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import BadInputError, UsageError, import_extra
 from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import (
@@ -141,6 +141,8 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     for regime, cal in (calibrators or {}).items():
         cal._fitted()
         _put(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
+        if getattr(cal, "col_factor_", None) is not None:  # per benchmark (new-model regime)
+            arrays[f"calibrator_{regime}_col_factor_"] = np.asarray(cal.col_factor_)
         cal_meta[regime] = {**cal.to_json(), "ridge": cal.ridge, "regime": cal.regime}
     params = predictor.get_params()
     meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
@@ -292,7 +294,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     pred.solver_ = "cells" if meta.get("sparse") else "dense"
     pred.train_z_ = None  # without training rows (Y=None), nothing to hold
     if pred.uses_cells() and Y.shape[0]:
-        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+        sp = import_extra("scipy.sparse")  # here: slow to import, and not in the core
 
         r, c = np.nonzero(~np.isnan(Y))
         pred.train_z_ = sp.csr_matrix((pred.transform_.transform(Y[r, c], cols=c), (r, c)),
@@ -337,5 +339,11 @@ def _calibrators(arrays, meta: dict) -> dict:
             if q_known.shape != (len(KNOWN_BUCKETS) + 1,) or not np.isfinite(q_known).all():
                 raise BadInputError("artifact calibrator's q_known is malformed")
             cal.q_known_ = q_known
+        factor = arrays.get(f"calibrator_{regime}_col_factor_")
+        if factor is not None:
+            factor = np.asarray(factor, dtype=float)
+            if factor.ndim != 1 or not (np.isfinite(factor).all() and (factor > 0).all()):
+                raise BadInputError("artifact calibrator's col_factor is malformed")
+            cal.col_factor_ = factor
         calibrators[regime] = cal
     return calibrators
