@@ -66,7 +66,15 @@ def storable(predictor) -> bool:
     if type(predictor) in (ALSPredictor, BlendPredictor):  # the blend's kNN part is its Y
         return True
     return (type(predictor) is SideInfoPredictor and not predictor.extra_ranks
-            and not getattr(predictor, "sparse_", False))
+            and not predictor.uses_cells())
+
+
+def rows_apart(manifest: dict) -> bool:
+    """Whether the artifact (its manifest, or the ``meta`` of :func:`fitted_state`) holds a
+    fit of the cells solver: its per-model arrays (:data:`ROW_ARRAYS`) are then stored
+    apart, and it can load without them and without its training rows (a predict of a
+    new model needs neither)."""
+    return bool(manifest.get("sparse"))
 
 
 def make_estimator(method: str, params: dict):
@@ -120,7 +128,7 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
     _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
     arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
-    sparse = bool(getattr(predictor, "sparse_", False))
+    sparse = predictor.uses_cells()
     if predictor.regression_ is not None:
         _put(arrays, "regression_", predictor.regression_, _REGRESSION)
         if not sparse:
@@ -283,9 +291,9 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         pred.regression_ = PairwiseRegression(power=pred.regression_power)
         _get(arrays, "regression_", pred.regression_, _REGRESSION)
         pred.regression_z_ = None if meta.get("sparse") else np.asarray(arrays["regression_z"])
-    pred.sparse_ = bool(meta.get("sparse"))
+    pred.solver_ = "cells" if meta.get("sparse") else "dense"
     pred.train_z_ = None  # without training rows (Y=None), nothing to hold
-    if pred.sparse_ and Y.shape[0]:
+    if pred.uses_cells() and Y.shape[0]:
         sp = import_extra("scipy.sparse")  # here: slow to import, and not in the core
 
         r, c = np.nonzero(~np.isnan(Y))
@@ -302,7 +310,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales,
                                    *_support_space(meta))
-    if pred.sparse_:
+    if pred.uses_cells():
         support.sparse = True
         for n in SPARSE_SUPPORT_ARRAYS:
             setattr(support, n, np.asarray(arrays["support_" + n]))

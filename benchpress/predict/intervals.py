@@ -40,6 +40,7 @@ from benchpress.predict.folds import Folds, make_folds
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
            "new_model_records", "calibrate", "complete_intervals", "fold_in_intervals",
@@ -61,19 +62,11 @@ _RIDGE = 1.0  # ridge penalty of the risk regression
 #: Logit rule and margin (percentage points, finer than the predictor's) of the interval space.
 LOGIT_RULE, EPS = "percent_or_0_100", 0.05
 _FLOOR = 0.01  # added to |residual| before the log in the risk regression
-#: :class:`MatrixSupport` computes model-by-model correlations in one product up to this
-#: many training models (today's figures, bit for bit), in row blocks above it.
-EXACT_MAX_MODELS = 2048
-#: Rows per block of the blockwise correlations (memory ~ BLOCK_ROWS * n_models floats).
-BLOCK_ROWS = 256
-#: Above this many training models the nearest-model feature searches a seeded sample of
-#: this many candidates (approximate; exact at or below it, e.g. the 2026-05 matrices).
-MAX_CANDIDATES = 4096
-#: Above this many models, on the sparse path (a large registry), :func:`calibrate`
-#: fits its held-out refits on a seeded sample of this many models (rows), so that
-#: calibrating costs a bounded number of small fits; the risk model then describes fits
-#: on fewer models than the full fit, so its intervals err on the wide side.
-CALIBRATION_MAX_MODELS = 20_000
+#: Size thresholds, documented in :mod:`benchpress.predict.limits`.
+EXACT_MAX_MODELS = LIMITS.support_exact_max_models
+BLOCK_ROWS = LIMITS.support_block_rows
+MAX_CANDIDATES = LIMITS.support_max_candidates
+CALIBRATION_MAX_MODELS = LIMITS.calibration_max_models
 #: What held-out data a calibrator is fitted on: missing cells of known models, or new
 #: models folded in from a few scores.
 REGIMES = ("cells", "new_models")
@@ -141,7 +134,7 @@ class MatrixSupport(CellsSupport):
         Y, scales = predictor.Y_, predictor.scales_
         self.block_rows, self.exact_max_models = int(block_rows), int(exact_max_models)
         self.max_candidates = int(max_candidates)
-        self.sparse = bool(getattr(predictor, "sparse_", False))
+        self.sparse = predictor.uses_cells()
         if self.sparse:
             self._init_cells(logit_rule, eps)
             return
