@@ -170,11 +170,12 @@ class Analyses:
 
     def evaluate_temporal(self, *, methods=(), cutoffs=None, known=(1, 3, 5),
                           orders=("random", "popular"), probes=(), seed: int = 42,
-                          intervals: bool = True, progress=None):
+                          intervals: bool = True, progress=None, values_at=None):
         """The temporal yardstick (`benchpress.predict.temporal`): fit on the models released
-        before each cutoff, fold in each model of the following month from `known` of its
-        scores, score the rest. This predictor is scored under its method name, beside
-        `methods` (other method names, with their default parameters)."""
+        before each cutoff (on `values_at(cutoff)`, the scores as published by then, when
+        given), fold in each model of the following month from `known` of its scores, score
+        the rest. This predictor is scored under its method name, beside `methods` (other
+        method names, with their default parameters)."""
         from benchpress.predict import make_predictor
         from benchpress.predict.temporal import temporal_evaluation
 
@@ -187,16 +188,7 @@ class Analyses:
                                    cutoffs=cutoffs, known=known, orders=orders, probes=probes,
                                    seed=seed, intervals=intervals, progress=progress,
                                    covariates=self._side_info().get("covariates"),
-                                   values_at=self._values_at())
-
-    def _values_at(self):
-        """The matrix's values as published before a date (`store.matrix.values_as_of`),
-        or None for a matrix that did not come from a folder."""
-        from benchpress.store.matrix import values_as_of
-
-        if self.folder is None:
-            return None
-        return lambda date: values_as_of(self.folder, self.matrix, date, sources=self.sources)
+                                   values_at=values_at)
 
     def evaluate_later(self, later, *, methods=(), known=(1, 3, 5),
                        orders=("reported", "random"), probes=(), seed: int = 42,
