@@ -13,8 +13,25 @@ method, params). It is immutable: calibrating another regime returns a new objec
 - `compare`: rows side by side, leader, gap and `p_ahead`;
 - `nearest`: the registered models closest to a new model's row.
 
->>> fitted = FittedModel.fit(make_predictor("default"), matrix, identity=identity)  # doctest: +SKIP
->>> fitted.calibrated(["new_models"]).predict_rows(S)["predicted"]                   # doctest: +SKIP
+>>> from benchpress.predict import make_predictor
+>>> from benchpress.scales import BenchmarkScales
+>>> rng = np.random.default_rng(0)   # 60 models of one skill each, 8 percent benchmarks
+>>> Y = np.clip(50 + 15 * rng.normal(size=(60, 1)) + 5 * rng.normal(size=(60, 8)), 1, 99)
+>>> scales = BenchmarkScales(np.array(["percent"] * 8), np.zeros(8), np.full(8, 100.0))
+>>> matrix = ScoreMatrix.from_arrays(Y, [f"m{i}" for i in range(60)],
+...                                  [f"b{j}" for j in range(8)], scales)
+>>> estimator = make_predictor("als4", n_starts=2)
+>>> fitted = FittedModel.fit(estimator, matrix, identity=FitIdentity.of(estimator))
+>>> fitted
+FittedModel(method='als4', params={'n_starts': 2}, sources=all, snapshot='current', 60 models x 8 benchmarks, calibrated=[])
+>>> S = np.full((1, 8), np.nan)
+>>> S[0, :3] = [70.0, 65.0, 72.0]                  # a new model's three known scores
+>>> row = fitted.calibrated(["new_models"]).predict_rows(S)
+>>> row["predicted"][0, :3].tolist()               # known cells keep their value
+[70.0, 65.0, 72.0]
+>>> bool(np.all((row["lower"][0, 3:] < row["predicted"][0, 3:])
+...             & (row["predicted"][0, 3:] < row["upper"][0, 3:])))
+True
 """
 
 from __future__ import annotations
