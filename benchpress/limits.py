@@ -49,3 +49,7 @@ MAX_REDIRECTS: int = _env("MAX_REDIRECTS", 5)
 #: registry is not read twice for it: `benchpress diff` gives the same between snapshots)
 MAX_INGEST_DIFF_SCORES: int = _env("MAX_INGEST_DIFF_SCORES", 2_000_000)
 __all__ += ["MAX_INGEST_DIFF_SCORES"]
+#: cells (models x benchmarks) of the wide `matrix` a SQL query may have built whole, for a
+#: query that reads it twice (one read streams it at any size); larger: `matrix_of`
+MATRIX_MAX_CELLS: int = _env("MATRIX_MAX_CELLS", 20_000_000)
+__all__ += ["MATRIX_MAX_CELLS"]

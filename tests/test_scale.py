@@ -125,7 +125,7 @@ def test_matrix_of_refuses_bad_arguments_in_one_line(tiny_home, bad, says):
 
 
 def test_a_large_matrix_is_refused_with_a_pointer(tiny_home, monkeypatch):
-    monkeypatch.setattr(sql, "MATRIX_MAX_CELLS", 100)
+    monkeypatch.setenv("BENCHPRESS_MATRIX_MAX_CELLS", "100")  # read by the query's process
     # one scan streams (no size limit); two scans need the whole pivot, refused above it
     assert sql.query(tiny_home, "SELECT * FROM matrix LIMIT 5").shape == (5, 9)
     with pytest.raises(BadInputError, match="matrix_of"):

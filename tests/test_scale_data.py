@@ -213,10 +213,10 @@ def test_limit_pivots_one_batch_and_only_named_tables_are_decoded(registry, monk
 
     monkeypatch.setattr(wide, "_positions", spy_positions)
     monkeypatch.setattr(sql, "read_table", spy_read)
-    got = sql.query(registry, "SELECT * FROM matrix LIMIT 5")
-    assert got.height == 5 and positions == [8]  # the first batch's 8 models, nothing more
-    con = sql.connect(registry)
+    con = sql.connect(registry)  # in this process, where the spies see (`query` runs a child)
     try:
+        got = sql.run_select(con, "SELECT * FROM matrix LIMIT 5").frame
+        assert got.height == 5 and positions == [8]  # the first batch's 8 models, nothing more
         decoded.clear()
         n = sql.run_select(con, "SELECT count(*) AS n FROM models").frame["n"][0]
         assert n == 90 and "scores" not in decoded and "cells" not in decoded

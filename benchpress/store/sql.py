@@ -8,16 +8,19 @@ checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million sco
 only then defines the views: the package's own `views.sql` (never a copy from a data
 folder). The wide `matrix` (models x benchmarks) is streamed per query in batches of
 models (`store.wide`), so ``SELECT * FROM matrix LIMIT 5`` pivots one batch at any size; a
-query that reads it twice needs it whole, up to `MATRIX_MAX_CELLS` cells;
+query that reads it twice needs it whole, up to `limits.MATRIX_MAX_CELLS` cells;
 `matrix_of(['b1','b2'])` pivots only the benchmarks it lists. So no statement runs before
 the sandbox is sealed, no SQL text comes from the data, and a query can neither read nor
 write a file.
 
-`execute` accepts one SELECT, refuses functions and catalog tables that disclose settings
-or run SQL text (`current_setting`, `duckdb_settings()`, `pg_settings`, `query()` ...), and
-runs it under a time limit (DuckDB `interrupt()` when it passes, or on Ctrl-C), a memory
-limit, and a row cap: results are streamed in batches and fetching stops one row past the
-cap, so a huge result is never materialised.
+A query is one SELECT (`check_select` refuses functions and catalog tables that disclose
+settings or run SQL text: `current_setting`, `duckdb_settings()`, `pg_settings`,
+`query()` ...) run under a time limit, a memory limit and a row cap: results are streamed
+in batches and fetching stops one row past the cap, so a huge result is never
+materialised. `execute` (`benchpress sql`, the app's console) runs it in a child process
+that also holds the memory limit for what DuckDB allocates outside its buffer manager and
+is killed at the deadline or on Ctrl-C (`store.sql_child`); `run_select` runs it in this
+process, over frames held here (a diff's), with DuckDB's `interrupt()` at the deadline.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from benchpress import limits
 from benchpress.errors import BadInputError, BenchPressError
 from benchpress.store import wide
 from benchpress.store.sql_bounds import MAX_STRING_CHARS, oversized_string, to_frame
@@ -44,14 +48,11 @@ from benchpress.store.tables import (
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
            "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
-           "DEFAULT_MAX_ROWS", "MATRIX_MAX_CELLS"]
+           "DEFAULT_MAX_ROWS"]
 
 DEFAULT_TIMEOUT = 30.0          # seconds
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_MAX_ROWS = 10_000       # what `benchpress sql` prints at most
-#: Largest wide `matrix` (models x benchmarks) built whole, for a query that reads it
-#: twice (one read streams at any size); larger: `matrix_of`.
-MATRIX_MAX_CELLS = 20_000_000
 _BATCH_ROWS = 8192
 _SEAL = {
     "enable_external_access": False,     # no file, network or database access
@@ -231,7 +232,7 @@ def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
     cells_of = None if lazy is None else (lambda: read_table(
         lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"]))
     wide.prepare(con, tree, _names(tree, set()), cells_of=cells_of,
-                 max_cells=MATRIX_MAX_CELLS)
+                 max_cells=limits.MATRIX_MAX_CELLS)
 
 
 def _names(node, found: set[str]) -> set[str]:
@@ -286,10 +287,64 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
     return tree
 
 
+def prepare_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the registry") -> None:
+    """Check one SELECT (`check_select`), then decode the tables it reads and stream the
+    wide tables it names, so that what is left to run is the query alone."""
+    tree = check_select(con, sql, what=what)
+    _load(con, _names(tree, set()))
+    _prepare_wide(con, tree)
+
+
+def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
+          max_rows: int | None = None) -> pa.Table:
+    """Run a prepared query (`prepare_select`), streaming its result in batches and
+    stopping one row past `max_rows` (None: every row)."""
+    reader = con.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
+    try:
+        batches, n = [], 0
+        for batch in reader:
+            batches.append(batch)
+            n += batch.num_rows
+            if max_rows is not None and n > max_rows:
+                break
+        return pa.Table.from_batches(batches, schema=reader.schema)
+    finally:  # release the stream in this thread, not later in another one
+        reader.close()
+
+
+def query_error(error: BaseException) -> BaseException:
+    """What a failure met while a query ran is, for the user: DuckDB's own errors (out of
+    memory among them) as a one-line `BadInputError`, anything else unchanged."""
+    # DuckDB's failure met while Arrow reads its stream arrives as an Arrow error, or as an
+    # OSError without an errno (ArrowIOError): a query's fault, not a file's
+    streamed = isinstance(error, pa.ArrowException) or (
+        isinstance(error, OSError) and error.errno is None)
+    if isinstance(error, duckdb.OutOfMemoryException) or (
+            streamed and "Out of Memory" in str(error)):
+        text = _one_line(error)
+        return BadInputError("SQL error: the query needs more memory than its limit "
+                             f"({text[text.find('Out of Memory'):].split(' (')[0]})")
+    if isinstance(error, duckdb.Error) or streamed:
+        return BadInputError(f"SQL error: {_one_line(error)}")
+    return error
+
+
+def result_of(table: pa.Table, max_rows: int | None) -> QueryResult:
+    """A fetched Arrow result (`fetch`) as a `QueryResult`: column names made unique, at
+    most `max_rows` rows, `truncated` when more were fetched."""
+    names = _unique(table.column_names)
+    table = table.rename_columns(names) if names != table.column_names else table
+    frame = to_frame(table)
+    truncated = max_rows is not None and frame.height > max_rows
+    return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
+
+
 def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
                timeout: float | None = DEFAULT_TIMEOUT, max_rows: int | None = None,
                what: str = "the registry") -> QueryResult:
-    """Check and run one SELECT on `con` under a time limit, streaming at most `max_rows`.
+    """Check and run one SELECT on `con`, in this process, under a time limit, streaming
+    at most `max_rows` (for frames held here, such as a diff's; a registry query runs in a
+    child process under a memory limit as well: `execute`).
 
     The query runs in a worker thread; this thread waits, and on the deadline or Ctrl-C
     calls `con.interrupt()`.
@@ -308,28 +363,13 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     QueryCancelled
         The time limit passed, or Ctrl-C.
     """
-    tree = check_select(con, sql, what=what)
-    _load(con, _names(tree, set()))
-    _prepare_wide(con, tree)
+    prepare_select(con, sql, what=what)
     out: dict = {}
     done = threading.Event()
 
-    def stream() -> None:
-        reader = con.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
+    def work() -> None:
         try:
-            batches, n = [], 0
-            for batch in reader:
-                batches.append(batch)
-                n += batch.num_rows
-                if max_rows is not None and n > max_rows:
-                    break
-            out["table"] = pa.Table.from_batches(batches, schema=reader.schema)
-        finally:  # release the stream in this thread, not later in another one
-            reader.close()
-
-    def fetch() -> None:
-        try:
-            stream()  # returns with every DuckDB object it made released
+            out["table"] = fetch(con, sql, params, max_rows=max_rows)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             out["error"] = exc.with_traceback(None)
         finally:
@@ -339,13 +379,12 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     # result is not to be returned
     stopped = None
     deadline = None if timeout is None else time.monotonic() + timeout
-    threading.Thread(target=fetch, name="benchpress-sql", daemon=True).start()
+    threading.Thread(target=work, name="benchpress-sql", daemon=True).start()
     try:
         while not done.is_set():
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                stopped = QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
-                                         "(--timeout to change it)")
+                stopped = timed_out(timeout)
                 break
             done.wait(0.1 if left is None else min(left, 0.1))
     except KeyboardInterrupt:
@@ -354,40 +393,34 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
         con.interrupt()
         done.wait(INTERRUPT_GRACE)  # past it, the query stops in the background
         raise stopped
-    error = out.get("error")
-    # DuckDB's failure met while Arrow reads its stream arrives as an Arrow error, or as an
-    # OSError without an errno (ArrowIOError): a query's fault, not a file's
-    streamed = isinstance(error, pa.ArrowException) or (
-        isinstance(error, OSError) and error.errno is None)
-    if isinstance(error, duckdb.OutOfMemoryException) or (
-            streamed and "Out of Memory" in str(error)):
-        text = _one_line(error)
-        raise BadInputError("SQL error: the query needs more memory than its limit "
-                            f"({text[text.find('Out of Memory'):].split(' (')[0]})") from None
-    if isinstance(error, duckdb.Error) or streamed:
-        raise BadInputError(f"SQL error: {_one_line(error)}") from None
-    if error is not None:
-        raise error
-    table = out["table"]
-    names = _unique(table.column_names)
-    table = table.rename_columns(names) if names != table.column_names else table
-    frame = to_frame(table)
-    truncated = max_rows is not None and frame.height > max_rows
-    return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
+    if "error" in out:
+        raise query_error(out["error"]) from None
+    return result_of(out["table"], max_rows)
+
+
+def timed_out(timeout: float) -> QueryCancelled:
+    """The error of a query stopped at its time limit of `timeout` seconds."""
+    return QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
+                          "(--timeout to change it)")
 
 
 def execute(registry: Path, sql: str, params: dict | list | None = None, *,
             timeout: float | None = DEFAULT_TIMEOUT, max_rows: int | None = None,
             memory_limit: str = DEFAULT_MEMORY_LIMIT) -> QueryResult:
-    """Run one read-only SELECT over a registry or snapshot folder (see `run_select`)."""
-    con = connect(registry, memory_limit=memory_limit)
-    try:
-        return run_select(con, sql, params, timeout=timeout, max_rows=max_rows)
-    finally:
-        try:
-            con.close()
-        except duckdb.Error:  # still busy with a query stopping in the background
-            pass
+    """Run one read-only SELECT over a registry or snapshot folder, in a child process
+    whose memory, time and rows are limited (`store.sql_child.run_in_child`).
+
+    Raises
+    ------
+    BadInputError
+        The SQL is refused or fails, or needs more memory than `memory_limit` (one line).
+    QueryCancelled
+        The time limit passed, or Ctrl-C.
+    """
+    from benchpress.store.sql_child import run_in_child  # it imports this module
+
+    return run_in_child(registry, sql, params, timeout=timeout, max_rows=max_rows,
+                        memory_limit=memory_limit)
 
 
 def query(registry: Path, sql: str, params: dict | list | None = None, *,
