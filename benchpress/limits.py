@@ -12,7 +12,8 @@ import os
 
 from benchpress.errors import UsageError
 
-__all__ = ["MAX_DOWNLOAD_BYTES", "MAX_MEMBER_BYTES", "MAX_TOTAL_UNPACKED", "MAX_MEMBERS",
+__all__ = ["MAX_DOWNLOAD_BYTES", "MAX_MEMBER_BYTES", "MAX_TOTAL_UNPACKED", "MAX_UNPACK_RATIO",
+           "RATIO_EXEMPT_BYTES", "MAX_MEMBERS",
            "MAX_SCORES_FILE_BYTES", "DOWNLOAD_DEADLINE_S", "READ_TIMEOUT_S", "MAX_REDIRECTS"]
 
 
@@ -35,6 +36,12 @@ MAX_DOWNLOAD_BYTES: int = _env("MAX_DOWNLOAD_BYTES", 256 * 1024 * 1024)
 MAX_MEMBER_BYTES: int = _env("MAX_MEMBER_BYTES", 256 * 1024 * 1024)
 #: bytes all members read from one archive may unpack to together
 MAX_TOTAL_UNPACKED: int = _env("MAX_TOTAL_UNPACKED", 1024 * 1024 * 1024)
+#: times its compressed size an archive may unpack to (beyond `RATIO_EXEMPT_BYTES`): real
+#: score tables compress 3-20 times; a small archive of huge, repetitive members (1 MB
+#: holding 4 x 255 MB) is refused before a member is read, not parsed for minutes
+MAX_UNPACK_RATIO: int = _env("MAX_UNPACK_RATIO", 100)
+#: bytes an archive may unpack to whatever its compression ratio
+RATIO_EXEMPT_BYTES: int = _env("RATIO_EXEMPT_BYTES", 16 * 1024 * 1024)
 #: entries (files and folders) one archive may list
 MAX_MEMBERS: int = _env("MAX_MEMBERS", 10_000)
 #: bytes one model's scores file (`predict` / `compare --scores-file`) may hold
