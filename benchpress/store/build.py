@@ -277,6 +277,9 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     if extra is not None:
         configs = sorted([c for c in configs if c.id != extra.id] + [extra],
                          key=lambda c: (c.order, c.id))
+    if not configs:  # an empty registry would only hide the mistake
+        raise BadInputError(f"{home.sources}: no sources to build from; add one with "
+                            "`benchpress ingest FILE` or `benchpress add-model`")
     model_parts, declared, score_parts, quarantine_parts = [], [], [], []
     listed: list[str] = []  # benchmark ids in the order the sources list them
     source_rows, summaries = [], []
