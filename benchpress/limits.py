@@ -60,3 +60,9 @@ __all__ += ["MAX_INGEST_DIFF_SCORES"]
 #: query that reads it twice (one read streams it at any size); larger: `matrix_of`
 MATRIX_MAX_CELLS: int = _env("MATRIX_MAX_CELLS", 20_000_000)
 __all__ += ["MATRIX_MAX_CELLS"]
+#: cells (models x benchmarks, observed or not) of the dense matrix the predictor is given:
+#: the largest measured to fit within 10 minutes and 8 GB (100k models x 1000 benchmarks,
+#: README "Scale"); a larger registry (a million single-score models x 1000 benchmarks
+#: asked 7.5 GB for the matrix alone and ran past 600 s at 19.3 GB) is refused in one line
+MAX_FIT_CELLS: int = _env("MAX_FIT_CELLS", 100_000_000)
+__all__ += ["MAX_FIT_CELLS"]
