@@ -60,9 +60,11 @@ __all__ += ["MAX_INGEST_DIFF_SCORES"]
 #: query that reads it twice (one read streams it at any size); larger: `matrix_of`
 MATRIX_MAX_CELLS: int = _env("MATRIX_MAX_CELLS", 20_000_000)
 __all__ += ["MATRIX_MAX_CELLS"]
-#: cells (models x benchmarks, observed or not) of the dense matrix the predictor is given:
-#: the largest measured to fit within 10 minutes and 8 GB (100k models x 1000 benchmarks,
-#: README "Scale"); a larger registry (a million single-score models x 1000 benchmarks
-#: asked 7.5 GB for the matrix alone and ran past 600 s at 19.3 GB) is refused in one line
+#: models and cells (models x benchmarks, observed or not) of the score matrix the
+#: predictor is given: the largest measured to fit within 10 minutes and 8 GB (100k models
+#: x 1000 benchmarks, README "Scale"). Past them a fit is refused in one line: a million
+#: single-score models asked 7.5 GB for the dense matrix alone with 1,000 benchmarks, and
+#: with 100 the fit asked 4.25 GB for one product of the models' factor features
+MAX_FIT_MODELS: int = _env("MAX_FIT_MODELS", 100_000)
 MAX_FIT_CELLS: int = _env("MAX_FIT_CELLS", 100_000_000)
-__all__ += ["MAX_FIT_CELLS"]
+__all__ += ["MAX_FIT_MODELS", "MAX_FIT_CELLS"]

@@ -94,14 +94,17 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
 
 
 def _check_size(n_models: int, n_benchmarks: int, what: str) -> None:
-    """Refuse a matrix of more than `limits.MAX_FIT_CELLS` cells before it is allocated."""
+    """Refuse a matrix of more than `limits.MAX_FIT_MODELS` models or `limits.MAX_FIT_CELLS`
+    cells before it is allocated."""
     cells = n_models * n_benchmarks
-    if cells > limits.MAX_FIT_CELLS:
+    if n_models > limits.MAX_FIT_MODELS or cells > limits.MAX_FIT_CELLS:
+        over = (f"more than the {limits.MAX_FIT_MODELS:,} models" if n_models > limits.MAX_FIT_MODELS
+                else f"more than the {limits.MAX_FIT_CELLS:,} cells")
+        name = "MODELS" if n_models > limits.MAX_FIT_MODELS else "CELLS"
         raise BadInputError(
             f"the score matrix ({what}) has {n_models:,} models x {n_benchmarks:,} benchmarks "
-            f"({cells:,} cells), more than the {limits.MAX_FIT_CELLS:,} the predictor is sized "
-            "for (8 bytes each, several copies while fitting); predict from fewer sources "
-            "with --sources, or raise BENCHPRESS_MAX_FIT_CELLS")
+            f"({cells:,} cells), {over} the predictor is sized for; predict from fewer "
+            f"sources with --sources, or raise BENCHPRESS_MAX_FIT_{name}")
 
 
 def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = "") -> ScoreMatrix:
@@ -114,7 +117,8 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
     Raises
     ------
     BadInputError
-        The matrix would hold more than `limits.MAX_FIT_CELLS` cells.
+        The matrix would hold more than `limits.MAX_FIT_MODELS` models or
+        `limits.MAX_FIT_CELLS` cells.
     """
     cells = read_table(folder, "cells")
     if sources:
