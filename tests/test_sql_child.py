@@ -5,7 +5,6 @@ for strings DuckDB builds outside its buffer manager, one deadline covers the wh
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from benchpress.errors import BadInputError
 from benchpress.store.sql import QueryCancelled, query
 from benchpress.store.sql_child import memory_bytes
 from tests.conftest import REPO
+from tests.test_sql_limits import _children, interrupt_sql
 
 #: about 6 s of building one 500 MB string, which DuckDB's interrupt does not stop
 #: (`+ 0` keeps the size from being a constant the string cap would refuse); run in this
@@ -26,22 +26,6 @@ from tests.conftest import REPO
 DEAF = "SELECT length(repeat('x', 500000000 + 0)) AS n"
 #: a 600 MB string: DuckDB builds it outside its buffer manager
 BIG_STRING = "SELECT length(repeat('x', 600000000 + 0)) AS n"
-_CLI = [sys.executable, "-c", "from benchpress.cli import main; main()"]
-
-
-def _children(pid: int) -> list[int]:
-    """The ids of `pid`'s child processes still alive (or not yet reaped)."""
-    out = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        out += [int(c) for c in (task / "children").read_text().split()]
-    return out
-
-
-def _threads(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
-    return 0
 
 
 def test_a_string_past_the_memory_limit_fails_in_one_line_and_stays_small(built_2026_05):
@@ -95,31 +79,10 @@ def test_a_query_under_its_limits_still_answers(built_2026_05):
     assert got.to_dicts() == [{"d": 3, "n": 2604}]
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as in a terminal (see test_sql_limits)
-
-
 def test_ctrl_c_ends_a_deaf_query_within_a_second(built_2026_05):
-    proc = subprocess.Popen([*_CLI, "sql", DEAF, "--timeout", "120",
-                             "--home", str(built_2026_05.root)], preexec_fn=_default_sigint,
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while (time.monotonic() < deadline and proc.poll() is None
-               and not _children(proc.pid) and _threads(proc.pid) < 3):
-            time.sleep(0.1)
-        time.sleep(2.0)  # the query has started
-        children = _children(proc.pid)
-        assert proc.poll() is None, proc.communicate()
-        start = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        elapsed = time.monotonic() - start
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130 and err == "Error: SQL query interrupted\n" and out == ""
-    assert elapsed < 1.0, elapsed
+    code, out, err, elapsed, children = interrupt_sql(built_2026_05.root, DEAF)
+    assert code == 130 and err == "Error: SQL query interrupted\n" and out == ""
+    assert elapsed < 1.0, elapsed  # was the 2 s grace, then exit
     assert not any(Path(f"/proc/{pid}").exists() for pid in children)
 
 
