@@ -91,3 +91,16 @@ def test_memory_limits_are_read_as_duckdb_reads_them():
     assert memory_bytes("1.5 gb") == 1_500_000_000
     with pytest.raises(BadInputError, match="expected a size such as 1GB"):
         memory_bytes("lots")
+
+
+def test_a_query_process_that_ends_without_an_answer_is_one_line():
+    from benchpress.store.sql_child import _decode
+
+    with pytest.raises(BadInputError, match=r"^SQL error: the query's process ended without an "
+                                            r"answer \(signal SIGKILL\); a query past the memory "
+                                            r"limit \(1GB\) can end so$"):
+        _decode(b"", -9, "1GB", b"")
+    with pytest.raises(BadInputError, match=r"\(exit code 1: MemoryError\)"):
+        _decode(b"", 1, "1GB", b"Traceback (most recent call last):\n  ...\nMemoryError\n")
+    with pytest.raises(RuntimeError, match="^KeyError: 'x'$"):  # the child's own fault
+        _decode(b'ER\n{"error": "internal", "message": "KeyError: \'x\'"}\n', 0, "1GB", b"")

@@ -39,6 +39,7 @@ __all__ = ["run_in_child", "memory_bytes", "SLACK_BYTES"]
 SLACK_BYTES = 256 * 2**20
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_TAIL_BYTES = 4096  # of the child's stderr, kept to say why it ended without an answer
 _LIMIT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", re.I)
 
 
@@ -107,10 +108,13 @@ def run_in_child(registry: Path, sql: str, params: dict | list | None = None, *,
 
 
 def _read(stream, into: bytearray, cap: int | None) -> None:
-    """Read `stream` into `into` until its end, or until it holds more than `cap` bytes."""
+    """Read `stream` into `into` until its end, or until it holds more than `cap` bytes
+    (None: to its end, keeping only the last `_TAIL_BYTES`)."""
     while chunk := stream.read1(1 << 16):
         into += chunk
-        if cap is not None and len(into) > cap:
+        if cap is None:
+            del into[:-_TAIL_BYTES]
+        elif len(into) > cap:
             return
 
 
