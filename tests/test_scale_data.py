@@ -201,7 +201,7 @@ def test_the_streamed_matrix_equals_the_whole_pivot(registry, monkeypatch):
 def test_limit_pivots_one_batch_and_only_named_tables_are_decoded(registry, monkeypatch):
     monkeypatch.setattr(wide, "BATCH_MODELS", 8)
     positions, decoded = [], []
-    real_positions, real_read = wide._positions, tables.read_table
+    real_positions, real_read, real_arrow = wide._positions, tables.read_table, tables.read_arrow
 
     def spy_positions(cells, model_ids, order):
         positions.append(len(model_ids))
@@ -212,7 +212,12 @@ def test_limit_pivots_one_batch_and_only_named_tables_are_decoded(registry, monk
         return real_read(folder, name, columns)
 
     monkeypatch.setattr(wide, "_positions", spy_positions)
+    def spy_arrow(folder, name):
+        decoded.append(name)
+        return real_arrow(folder, name)
+
     monkeypatch.setattr(sql, "read_table", spy_read)
+    monkeypatch.setattr(sql, "read_arrow", spy_arrow)
     con = sql.connect(registry)  # in this process, where the spies see (`query` runs a child)
     try:
         got = sql.run_select(con, "SELECT * FROM matrix LIMIT 5").frame
@@ -239,9 +244,9 @@ def test_limit_pivots_one_batch_and_only_named_tables_are_decoded(registry, monk
 
 def test_scores_in_file_order_shares_the_scores_columns(registry):
     """The views' `_scores_in_file_order` is the scores' Arrow table with a row number put
-    first, not a second conversion of the frame (12 million scores: a 14 GB peak to load
-    them for a query, 7.4 GB now)."""
-    derived = sql._with_derived({"scores": tables.read_table(registry, "scores")})
+    first, not a second conversion (12 million scores: a 14 GB peak to load them for a
+    query, 7.4 GB, then read as Arrow straight from the file: see the README)."""
+    derived = sql._with_derived({"scores": tables.read_arrow(registry, "scores")})
     scores, ordered = derived["scores"], derived["_scores_in_file_order"]
     assert ordered.column_names == ["file_row_number", *scores.column_names]
     assert ordered.column("file_row_number").to_pylist() == list(range(scores.num_rows))

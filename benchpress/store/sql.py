@@ -44,7 +44,7 @@ from benchpress.errors import BadInputError, BenchPressError
 from benchpress.store import wide
 from benchpress.store.sql_bounds import MAX_STRING_CHARS, oversized_string, to_frame
 from benchpress.store.tables import (
-    TABLE_NAMES, read_table, require_registry, table_schema, views_sql,
+    TABLE_NAMES, read_arrow, read_table, require_registry, table_schema, views_sql,
 )
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
@@ -130,18 +130,17 @@ def sealed_connection(tables: dict[str, pl.DataFrame | pa.Table], *,
     return con
 
 
-def _with_derived(tables: dict[str, pl.DataFrame]) -> dict[str, pa.Table]:
-    """`tables` as Arrow, plus what the views read besides them: `_scores_in_file_order`
-    (the scores with their `file_row_number` first) when `scores` is among them, made of
-    the scores' own Arrow columns (a second conversion doubled the peak: 14 GB for 12
-    million scores)."""
+def _with_derived(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """`tables` plus what the views read besides them: `_scores_in_file_order` (the scores
+    with their `file_row_number` first) when `scores` is among them, made of the scores'
+    own columns (a second conversion doubled the peak: 14 GB for 12 million scores)."""
     out = {}
-    for name, df in tables.items():
+    for name, table in tables.items():
         # a registry built before versions (source_version) or provenance (measured_by)
-        cols = {"scores": ("source_version", "measured_by"), "cells": ("measured_by",)}.get(name, ())
-        missing = [c for c in cols if c not in df.columns]
-        out[name] = df.with_columns(pl.lit(None, dtype=pl.String).alias(c)
-                                    for c in missing).to_arrow()
+        for col in {"scores": ("source_version", "measured_by"), "cells": ("measured_by",)}.get(name, ()):
+            if col not in table.column_names:
+                table = table.append_column(col, pa.nulls(table.num_rows, pa.string()))
+        out[name] = table
     if "scores" in out:
         rows = pa.array(np.arange(out["scores"].num_rows, dtype=np.uint32))
         out["_scores_in_file_order"] = out["scores"].add_column(0, "file_row_number", rows)
@@ -198,7 +197,7 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     """
     folder = require_registry(registry)
     empty = {name: pl.DataFrame(schema=table_schema(folder, name)) for name in TABLE_NAMES}
-    frames = _with_derived(empty)
+    frames: dict = _with_derived({name: df.to_arrow() for name, df in empty.items()})
     benchmarks = read_table(folder, "benchmarks", columns=["benchmark_id", "ordinal"])
     frames["matrix"] = wide.pivot(empty["models"], benchmarks, empty["cells"])
     con = sealed_connection(frames, memory_limit=memory_limit)
@@ -224,7 +223,7 @@ def _load(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
     want &= lazy.pending
     if not want:
         return
-    for name, table in _with_derived({n: read_table(lazy.folder, n) for n in sorted(want)}).items():
+    for name, table in _with_derived({n: read_arrow(lazy.folder, n) for n in sorted(want)}).items():
         con.register(name, table)
     lazy.pending -= want
 
