@@ -213,6 +213,12 @@ def test_a_diff_query_is_sealed_and_limited(built_2026_05):
         d.query("SELECT * FROM read_text('/etc/passwd')")
     with pytest.raises(QueryCancelled):
         d.query("SELECT count(*) FROM summary, range(1000000000000)", timeout=0.5)
+    # in a child process under the memory limit, as `benchpress sql` (issue 27, Medium 6)
+    with pytest.raises(BadInputError, match="^SQL error: the query needs more memory than "):
+        d.query("SELECT length(repeat('x', 2000000000 + 0)) AS n")
+    with pytest.raises(BadInputError, match=r"\(a diff is read-only\)"):
+        d.query("DELETE FROM cells")
+    assert d.query("SELECT count(*) AS n FROM models WHERE change = 'added'")["n"][0] == 0
 
 
 def test_repeated_column_names_are_made_unique(built_2026_05):

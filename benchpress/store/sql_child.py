@@ -11,10 +11,12 @@ own address space (`RLIMIT_AS`) to what it holds by then plus the memory limit p
 `SLACK_BYTES`, and only then runs it, stopping one row past the row cap. The parent
 waits for the answer until the deadline and kills the child there, or on Ctrl-C.
 
-Protocol: the parent writes one JSON line (the request) to the child's stdin and keeps
-stdin open (the child exits when it closes, so a child never outlives its parent); the
-child answers on stdout ``OK`` and a newline, then the result as an Arrow IPC stream, or
-``ER`` and a newline, then one JSON line ``{"error": class name, "message": text}``.
+Protocol: the parent writes one JSON line (the request) to the child's stdin, then the
+tables it names as Arrow IPC streams (a diff's; a registry's are read by the child from
+its folder), and keeps stdin open (the child exits when it closes, so a child never
+outlives its parent); the child answers on stdout ``OK`` and a newline, then the result
+as an Arrow IPC stream, or ``ER`` and a newline, then one JSON line ``{"error": class
+name, "message": text}``.
 """
 
 from __future__ import annotations
@@ -56,10 +58,12 @@ def memory_bytes(limit: str) -> int:
     return int(float(match.group(1)) * unit)
 
 
-def run_in_child(registry: Path, sql: str, params: dict | list | None = None, *,
-                 timeout: float | None, max_rows: int | None, memory_limit: str):
-    """Run one SELECT over a registry or snapshot folder in a child process (see the
-    module's docstring); returns a `sql.QueryResult`.
+def run_in_child(registry: Path | None, sql: str, params: dict | list | None = None, *,
+                 timeout: float | None, max_rows: int | None, memory_limit: str,
+                 tables: dict | None = None, what: str = "the registry"):
+    """Run one SELECT over a registry or snapshot folder, or over `tables` (polars frames
+    by name, sent to the child as Arrow IPC streams: a diff's), in a child process (see
+    the module's docstring); returns a `sql.QueryResult`.
 
     Raises
     ------
@@ -73,8 +77,9 @@ def run_in_child(registry: Path, sql: str, params: dict | list | None = None, *,
     from benchpress.store.sql import QueryCancelled, result_of, timed_out
 
     cap = memory_bytes(memory_limit)
-    request = {"registry": str(registry), "sql": sql, "params": params, "max_rows": max_rows,
-               "memory_limit": memory_limit}
+    request = {"registry": None if registry is None else str(registry), "sql": sql,
+               "params": params, "max_rows": max_rows, "memory_limit": memory_limit,
+               "what": what, "tables": list(tables or {})}
     deadline = None if timeout is None else time.monotonic() + timeout
     child = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -85,6 +90,8 @@ def run_in_child(registry: Path, sql: str, params: dict | list | None = None, *,
         for reader in readers:
             reader.start()
         child.stdin.write(json.dumps(request).encode() + b"\n")
+        for table in (tables or {}).values():
+            _send(child.stdin, table.to_arrow())
         child.stdin.flush()
         while readers[0].is_alive():
             if deadline is not None and time.monotonic() >= deadline:
@@ -105,6 +112,14 @@ def run_in_child(registry: Path, sql: str, params: dict | list | None = None, *,
         reader.join()
     return result_of(_decode(bytes(answer), child.returncode, memory_limit, bytes(tail)),
                      max_rows)
+
+
+def _send(stream, table) -> None:
+    """Write `table` to `stream` as one Arrow IPC stream."""
+    import pyarrow as pa
+
+    with pa.ipc.new_stream(stream, table.schema) as writer:
+        writer.write_table(table)
 
 
 def _read(stream, into: bytearray, cap: int | None) -> None:
@@ -174,12 +189,16 @@ def _limit_address_space(extra: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (now + extra, now + extra))
 
 
-def _answer(request: dict):
-    """The request's result as an Arrow table (run as `run_in_child` describes)."""
+def _answer(request: dict, tables: dict):
+    """The request's result as an Arrow table (run as `run_in_child` describes), over
+    its registry folder or, without one, over `tables` (Arrow tables by name)."""
     from benchpress.store import sql
 
-    con = sql.connect(Path(request["registry"]), memory_limit=request["memory_limit"])
-    sql.prepare_select(con, request["sql"])
+    if request["registry"] is not None:
+        con = sql.connect(Path(request["registry"]), memory_limit=request["memory_limit"])
+    else:
+        con = sql.sealed_connection(tables, memory_limit=request["memory_limit"])
+    sql.prepare_select(con, request["sql"], what=request["what"])
     _limit_address_space(memory_bytes(request["memory_limit"]) + SLACK_BYTES)
     try:
         return sql.fetch(con, request["sql"], request["params"], max_rows=request["max_rows"])
@@ -199,20 +218,21 @@ def _exit_when_parent_leaves() -> None:
 def _child() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     request = json.loads(sys.stdin.buffer.readline())
-    threading.Thread(target=_exit_when_parent_leaves, daemon=True).start()
     out = sys.stdout.buffer
     try:
-        table = _answer(request)
+        import pyarrow as pa
+
+        tables = {name: pa.ipc.open_stream(sys.stdin.buffer).read_all()
+                  for name in request["tables"]}
+        threading.Thread(target=_exit_when_parent_leaves, daemon=True).start()
+        table = _answer(request, tables)
     except BaseException as exc:  # noqa: BLE001 - every failure is the parent's to report
         name = type(exc).__name__ if isinstance(exc, BenchPressError) else "internal"
         message = str(exc) if isinstance(exc, BenchPressError) else f"{type(exc).__name__}: {exc}"
         out.write(b"ER\n" + json.dumps({"error": name, "message": message}).encode() + b"\n")
     else:
-        import pyarrow as pa
-
         out.write(b"OK\n")
-        with pa.ipc.new_stream(out, table.schema) as writer:
-            writer.write_table(table)
+        _send(out, table)
     out.flush()
     os._exit(0)  # no teardown of DuckDB's threads: the answer is written
 
