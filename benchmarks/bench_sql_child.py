@@ -8,8 +8,9 @@ Usage::
 On the registry of HOME (default: this project, after ``make main``), times each query
 of `QUERIES` both ways: ``store.sql.execute`` (a child process: interpreter start, the
 sealed connection, the tables the query reads decoded, the query under an address-space
-limit, the result back as Arrow IPC) and ``store.sql.run_select`` on a connection opened
-in this process for the call (``connect`` then the query, what ``execute`` did before).
+limit, the result back as Arrow IPC) and the same steps in this process (``connect``,
+``prepare_select``, ``fetch``, ``result_of``: what ``execute`` did before, less the
+thread that waited for it).
 Prints the median of ``--repeat`` calls of each, their difference and ratio: the price of
 the limits is mostly a fixed cost per query (the child's start), not a cost per row.
 """
@@ -42,11 +43,12 @@ def timed(fn, repeat: int) -> float:
 
 def in_process(registry: Path, sql: str):
     """The query in this process, as `execute` ran it before the child process."""
-    from benchpress.store.sql import connect, run_select
+    from benchpress.store.sql import connect, fetch, prepare_select, result_of
 
     con = connect(registry)
     try:
-        return run_select(con, sql, max_rows=10_000)
+        prepare_select(con, sql)
+        return result_of(fetch(con, sql, max_rows=10_000), 10_000)
     finally:
         con.close()
 

@@ -198,6 +198,12 @@ def test_the_streamed_matrix_equals_the_whole_pivot(registry, monkeypatch):
     assert pair["b0003"].equals(pair["again"].alias("b0003"))
 
 
+def _run(con, query: str) -> sql.QueryResult:
+    """One query in this process (where the spies see), by the steps of the query's child."""
+    sql.prepare_select(con, query)
+    return sql.result_of(sql.fetch(con, query), None)
+
+
 def test_limit_pivots_one_batch_and_only_named_tables_are_decoded(registry, monkeypatch):
     monkeypatch.setattr(wide, "BATCH_MODELS", 8)
     positions, decoded = [], []
@@ -220,23 +226,23 @@ def test_limit_pivots_one_batch_and_only_named_tables_are_decoded(registry, monk
     monkeypatch.setattr(sql, "read_arrow", spy_arrow)
     con = sql.connect(registry)  # in this process, where the spies see (`query` runs a child)
     try:
-        got = sql.run_select(con, "SELECT * FROM matrix LIMIT 5").frame
+        got = _run(con, "SELECT * FROM matrix LIMIT 5").frame
         assert got.height == 5 and positions == [8]  # the first batch's 8 models, nothing more
         decoded.clear()
-        n = sql.run_select(con, "SELECT count(*) AS n FROM models").frame["n"][0]
+        n = _run(con, "SELECT count(*) AS n FROM models").frame["n"][0]
         assert n == 90 and "scores" not in decoded and "cells" not in decoded
-        listed = sql.run_select(con, "SELECT table_name FROM information_schema.tables").frame
+        listed = _run(con, "SELECT table_name FROM information_schema.tables").frame
         assert {"scores", "cells", "matrix", "conflicts"} <= set(listed["table_name"])
         # a view decodes what it reads, once per connection
         for _ in range(2):
-            k = sql.run_select(con, "SELECT count(*) AS n FROM source_values").frame["n"][0]
+            k = _run(con, "SELECT count(*) AS n FROM source_values").frame["n"][0]
             assert k == tables.read_table(registry, "cells").height
         assert decoded.count("scores") == 1
     finally:
         con.close()
     con = sql.connect(registry)
     try:  # the views' own table, named directly, is decoded too (never an empty stand-in)
-        n = sql.run_select(con, "SELECT count(*) AS n FROM _scores_in_file_order").frame["n"][0]
+        n = _run(con, "SELECT count(*) AS n FROM _scores_in_file_order").frame["n"][0]
         assert n == tables.read_table(registry, "scores").height > 0
     finally:
         con.close()

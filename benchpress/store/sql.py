@@ -3,8 +3,8 @@
 `connect` checks every table file against the digest its folder recorded
 (`tables.read_table`), opens a DuckDB connection with external access off, no temporary
 directory, no extension loading and its configuration locked, registers each table (an
-empty stand-in with its columns until a query first reads it: `run_select` then decodes the
-checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million scores), and
+empty stand-in with its columns until a query first reads it: `prepare_select` then
+decodes the checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million scores), and
 only then defines the views: the package's own `views.sql` (never a copy from a data
 folder). The wide `matrix` (models x benchmarks) is streamed per query in batches of
 models (`store.wide`), so ``SELECT * FROM matrix LIMIT 5`` pivots one batch at any size; a
@@ -17,10 +17,10 @@ A query is one SELECT (`check_select` refuses functions and catalog tables that 
 settings or run SQL text: `current_setting`, `duckdb_settings()`, `pg_settings`,
 `query()` ...) run under a time limit, a memory limit and a row cap: results are streamed
 in batches and fetching stops one row past the cap, so a huge result is never
-materialised. `execute` (`benchpress sql`, the app's console) runs it in a child process
-that also holds the memory limit for what DuckDB allocates outside its buffer manager and
-is killed at the deadline or on Ctrl-C (`store.sql_child`); `run_select` runs it in this
-process, over frames held here (a diff's), with DuckDB's `interrupt()` at the deadline.
+materialised. `execute` (`benchpress sql`, the app's console; `diff --sql` through
+`store.sql_child` too) runs it in a child process that also holds the memory limit for
+what DuckDB allocates outside its buffer manager and is killed at the deadline or on
+Ctrl-C (`store.sql_child`); `prepare_select`, `fetch` and `result_of` are its steps.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import threading
-import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +46,8 @@ from benchpress.store.tables import (
 )
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
-           "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
-           "DEFAULT_MAX_ROWS"]
+           "prepare_select", "fetch", "query_error", "result_of", "timed_out", "execute",
+           "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT", "DEFAULT_MAX_ROWS"]
 
 DEFAULT_TIMEOUT = 30.0          # seconds
 DEFAULT_MEMORY_LIMIT = "1GB"
@@ -69,9 +67,6 @@ _SEAL = {
 _DENIED = {"current_setting", "query", "query_table", "json_execute_serialized_sql",
            "json_deserialize_sql", "which_secret", "getenv", "pg_settings"}
 _DENIED_PREFIXES = ("duckdb_", "pragma_")
-#: seconds a query interrupted at its deadline (or by Ctrl-C) gets to stop before it is
-#: left to finish in the background (a long string operation does not look at interrupts)
-INTERRUPT_GRACE = 2.0
 
 
 class QueryCancelled(BenchPressError):
@@ -186,7 +181,7 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     Tables: models, benchmarks, scores, cells, aliases, sources, quarantine and the wide
     `matrix`; views from the package's `views.sql`. Every file is checked against its
     recorded digest here, but a table's rows are decoded only when a query first reads it
-    (`run_select` loads what the query names, through the views it names); until then an
+    (`prepare_select` loads what the query names, through the views it names); until then an
     empty table with its columns stands in. The `matrix` rows are streamed per query (see
     `_prepare_wide`).
 
@@ -269,11 +264,8 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"only a single SELECT query is allowed ({what} is read-only)")
     try:
         tree = json.loads(con.execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0])
-    except duckdb.Error as exc:  # the connection still runs a query stopped at its deadline
-        busy = "busy" in str(exc)
-        raise BadInputError("SQL error: " + ("the previous query is still stopping after its "
-                                             "time limit; try again in a moment" if busy
-                                             else _one_line(exc))) from None
+    except duckdb.Error as exc:
+        raise BadInputError(f"SQL error: {_one_line(exc)}") from None
     if tree.get("error"):
         raise BadInputError(f"SQL error: this query cannot be checked ({tree.get('error_message', '')})")
     denied = sorted(n for n in _names(tree, set())
@@ -340,65 +332,6 @@ def result_of(table: pa.Table, max_rows: int | None) -> QueryResult:
     frame = to_frame(table)
     truncated = max_rows is not None and frame.height > max_rows
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
-
-
-def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
-               timeout: float | None = DEFAULT_TIMEOUT, max_rows: int | None = None,
-               what: str = "the registry") -> QueryResult:
-    """Check and run one SELECT on `con`, in this process, under a time limit, streaming
-    at most `max_rows` (for frames held here, such as a diff's; a registry query runs in a
-    child process under a memory limit as well: `execute`).
-
-    The query runs in a worker thread; this thread waits, and on the deadline or Ctrl-C
-    calls `con.interrupt()`.
-
-    Parameters
-    ----------
-    timeout : float or None
-        Seconds before the query is interrupted (None: no limit).
-    max_rows : int or None
-        Keep at most this many rows (None: all); fetching stops one row past it.
-
-    Raises
-    ------
-    BadInputError
-        The SQL is refused or fails (one line).
-    QueryCancelled
-        The time limit passed, or Ctrl-C.
-    """
-    prepare_select(con, sql, what=what)
-    out: dict = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            out["table"] = fetch(con, sql, params, max_rows=max_rows)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            out["error"] = exc.with_traceback(None)
-        finally:
-            done.set()
-
-    # an interrupted stream may end early without an error: `stopped` says a partial
-    # result is not to be returned
-    stopped = None
-    deadline = None if timeout is None else time.monotonic() + timeout
-    threading.Thread(target=work, name="benchpress-sql", daemon=True).start()
-    try:
-        while not done.is_set():
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                stopped = timed_out(timeout)
-                break
-            done.wait(0.1 if left is None else min(left, 0.1))
-    except KeyboardInterrupt:
-        stopped = QueryCancelled("SQL query interrupted", interrupted=True)
-    if stopped is not None:
-        con.interrupt()
-        done.wait(INTERRUPT_GRACE)  # past it, the query stops in the background
-        raise stopped
-    if "error" in out:
-        raise query_error(out["error"]) from None
-    return result_of(out["table"], max_rows)
 
 
 def timed_out(timeout: float) -> QueryCancelled:
