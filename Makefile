@@ -1,6 +1,8 @@
 # Entry points for a fresh machine (Python >= 3.11, git and make; `make test` also wants
 # Chromium, which `system-deps` installs with apt-get where it can):
-#   make main        - install, then run the whole pipeline (dvc repro) offline on the default data
+#   make main        - install, then run the whole pipeline (dvc repro) offline on the default data;
+#                      on a fresh clone it re-makes what dvc.lock records, byte for byte (git
+#                      status stays clean; README: "A fresh clone and dvc.lock")
 #   make test        - install, then run the whole test suite with the package's doctests (CI)
 #   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs, the
 #                      browser, kill loops, replays), on two workers: under two minutes
@@ -26,7 +28,7 @@ main: install
 	$(if $(MIRROR),BENCHPRESS_MIRROR=$(MIRROR)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
 	@if git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet -- dvc.lock metrics plots; then \
-	  echo "make main: dvc.lock or metrics/ changed (git diff): without 'dvc pull' the snapshot is re-made with a new creation time, and another CPU's BLAS moves the last digits; see README, 'A fresh clone and dvc.lock'" >&2; fi
+	  echo "make main: dvc.lock or metrics/ changed (git diff): they were recorded by other code than this checkout's, or on another CPU (its BLAS moves the last digits); see README, 'A fresh clone and dvc.lock'" >&2; fi
 
 # The one system package the tests need: headless Chromium, in which tests/test_report.py opens
 # the HTML report to check that every figure renders. Any of these names on PATH will do;

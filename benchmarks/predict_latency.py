@@ -29,14 +29,14 @@ KNOWN = {"b0000": 50.0, "b0001": 60.0, "b0002": 40.0, "b0003": 55.0, "b0004": 45
 def measure(home: Path, repeat: int, method: str = "default", known=None) -> dict:
     """``load_s``, ``first_ms``, ``median_ms``, ``p90_ms`` and ``n_models`` for one home."""
     from benchpress.api import BenchPress, _home
-    from benchpress.api_fits import fit_cache_dir
+    from benchpress.fit_store import FitStore
     from benchpress.predict import make_predictor
 
     h = _home(home)
     t0 = time.perf_counter()
     known = known or KNOWN
-    bp = BenchPress.from_stored_fit(fit_cache_dir(h), h.registry, make_predictor(method),
-                                    home=h)
+    bp = BenchPress.from_stored_fit(h, store=FitStore.for_home(h),
+                                    predictor=make_predictor(method))
     load = time.perf_counter() - t0
     if bp is None:
         raise SystemExit(f"{home}: no stored fit; run `benchpress predict --method {method} "

@@ -63,7 +63,7 @@ def main(argv=None) -> int:
 
     def search(seed=0, **bounds):
         return ProbeSearch(bp.estimator, seed=seed, min_scores=a.min_scores, **bounds).fit(
-            Y, bp.scales, benchmark_ids=bp.matrix.benchmark_ids, **bp._side_info())
+            Y, bp.scales, benchmark_ids=bp.matrix.benchmark_ids, covariates=bp.covariates)
 
     ref_cfg = dict(max_models=ref, n_groups=ref, max_train=None)
     exact = search(**ref_cfg)

@@ -1,39 +1,78 @@
-"""`BenchPress`'s probe sets, backtests, new-model evaluations, rankings and comparisons (a mixin of
-`benchpress.api.BenchPress`, kept apart so each module reads in one sitting).
+"""The analyses of one predictor on one matrix: probe sets, backtests, new-model and temporal
+evaluations, held-out evaluation and ranking preservation.
 
-Every method works on the object's matrix and clones of its one predictor, through
-`probe_search` (held-out fits made once and shared).
+`Analyses` holds an unfitted estimator, a matrix, the models' covariates and the matrix's
+name resolver, all given to its constructor; each method is a thin call of a free
+function of :mod:`benchpress.predict` over (estimator, matrix). `BenchPress` holds one and
+passes its calls through. Every fit is a clone of the estimator; the probe search's
+held-out fits are made once (`probe_search`) and shared.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
+from benchpress.predict.limits import LIMITS
 
-__all__ = ["ProbesMixin", "Comparison"]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Outcome of `BenchPress.compare`: `frame` (one row per benchmark, see
-    `benchpress.predict.ranking.compare_models`) and `uncertainty_source`, where the
-    intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none),
-    and `provenance`, which sources, snapshot, method and params made it."""
-
-    frame: pl.DataFrame
-    uncertainty_source: str
-    provenance: dict = field(default_factory=dict)  # see `BenchPress.provenance`
+__all__ = ["Analyses"]
 
 
-class ProbesMixin:
-    """Probe sets, backtests, rankings and `compare` (see `benchpress.api.BenchPress`,
-    which supplies `matrix`, `scales`, `estimator`, `predictor`, `resolve_*`, `_resolve`,
-    `_side_info`, `predict_rows` and `_covariate_rows`)."""
+class Analyses:
+    """Analyses over (estimator, matrix).
+
+    Parameters
+    ----------
+    estimator : BasePredictor
+        Unfitted; every fit is a clone.
+    matrix : ScoreMatrix
+        Scores (n_models, n_benchmarks) with ids, benchmark metadata and scales.
+    names : benchpress.resolver.NameResolver
+        Resolves the benchmark names a call is given.
+    covariates : ndarray of shape (n_models, n_features), optional
+        The models' covariates, for a predictor that takes them (`--method side`).
+    probe_max_models : int or None
+        Most models left out and scored by the probe search (a seeded sample beyond it;
+        None: every model); see :class:`~benchpress.predict.probes.ProbeSearch`.
+    """
+
+    def __init__(self, estimator, matrix, *, names, covariates=None,
+                 probe_max_models=LIMITS.probe_max_models):
+        self.estimator = estimator
+        self.matrix = matrix
+        self.names = names
+        self.covariates = covariates
+        self.probe_max_models = probe_max_models
+        self._search = None  # the fitted ProbeSearch, made on first use
+
+    @property
+    def method(self) -> str:
+        return self.estimator.method
+
+    @property
+    def scales(self):
+        return self.matrix.scales
+
+    def _side_info(self) -> dict:
+        return {} if self.covariates is None else {"covariates": self.covariates}
+
+    def benchmark_ids(self, given) -> list[str]:
+        return self.names.resolve_benchmarks(list(given)).ids
+
+    def _canonical_benchmark(self, given: str) -> str:
+        return self.names.canonical_benchmark(given)
+
+    def evaluate(self, folds, *, progress=None, executor=None):
+        """Hide each fold's cells, refit, predict them, and score the predictions (see
+        `benchpress.predict.evaluate`); `progress(k, n, label)` after each fold's fit;
+        `executor`: where the folds' fits run (the figures do not depend on it)."""
+        from benchpress.predict import evaluate
+
+        m = self.matrix
+        return evaluate(self.estimator, m.values, self.scales, folds, model_ids=m.model_ids,
+                        benchmark_ids=m.benchmark_ids, progress=progress, executor=executor,
+                        **self._side_info())
 
     def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
         """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
@@ -48,10 +87,6 @@ class ProbesMixin:
                 base[pos[bid]] = float(value)
         return base
 
-    #: Most models left out and scored by the probe search (a seeded sample beyond it;
-    #: None: every model); see :class:`~benchpress.predict.probes.ProbeSearch`.
-    probe_max_models = 200
-
     def _fit_probe_search(self, progress=None, executor=None):
         from benchpress.predict.probes import ProbeSearch
 
@@ -59,10 +94,6 @@ class ProbesMixin:
                            executor=executor).fit(
             self.matrix.values, self.scales, benchmark_ids=self.matrix.benchmark_ids,
             progress=progress, **self._side_info())
-
-    @cached_property
-    def _probe_search(self):
-        return self._fit_probe_search()
 
     def probe_search(self, *, objective: str = "medae", scope: str = "all", progress=None,
                      max_models="default", executor=None):
@@ -74,11 +105,10 @@ class ProbesMixin:
         `benchpress.executor.get_executor`; None: this process) runs the fits made now and
         the candidate scoring; the numbers do not depend on it."""
         if max_models != "default" and max_models != self.probe_max_models:
-            self.probe_max_models = max_models
-            self.__dict__.pop("_probe_search", None)
-        if "_probe_search" not in self.__dict__ and (progress is not None or executor is not None):
-            self.__dict__["_probe_search"] = self._fit_probe_search(progress, executor)
-        return self._probe_search.using(objective=objective, scope=scope, executor=executor)
+            self.probe_max_models, self._search = max_models, None
+        if self._search is None:
+            self._search = self._fit_probe_search(progress, executor)
+        return self._search.using(objective=objective, scope=scope, executor=executor)
 
     def probes(self, k: int = 5, *, candidates=None, costs: dict | None = None,
                budget: float | None = None, objective: str = "medae", scope: str = "all",
@@ -105,11 +135,13 @@ class ProbesMixin:
                              budget=budget, swap=swap, models=models, progress=progress)
 
     def score_probes(self, probe_sets, *, costs: dict | None = None,
-                     design: str = "fold_in", progress=None, executor=None) -> list:
+                     design: str = "fold_in", progress=None, max_models="default",
+                     executor=None) -> list:
         """Transcript-recovery error (`ProbeScore`) of each given probe set; `design="refit"`
-        scores it the paper's way (one refit per model); `executor`: see `probe_search`."""
+        scores it the paper's way (one refit per model); `max_models`, `executor`: see
+        `probe_search`."""
         probe_sets = [self.benchmark_ids(p) for p in probe_sets]  # names first, before any fit
-        search = self.probe_search(progress=progress, executor=executor)
+        search = self.probe_search(progress=progress, max_models=max_models, executor=executor)
         cost = self.benchmark_costs(costs)
         return [search.score(p, costs=cost, design=design) for p in probe_sets]
 
@@ -138,11 +170,12 @@ class ProbesMixin:
 
     def evaluate_temporal(self, *, methods=(), cutoffs=None, known=(1, 3, 5),
                           orders=("random", "popular"), probes=(), seed: int = 42,
-                          intervals: bool = True, progress=None):
+                          intervals: bool = True, progress=None, values_at=None):
         """The temporal yardstick (`benchpress.predict.temporal`): fit on the models released
-        before each cutoff, fold in each model of the following month from `known` of its
-        scores, score the rest. This predictor is scored under its method name, beside
-        `methods` (other method names, with their default parameters)."""
+        before each cutoff (on `values_at(cutoff)`, the scores as published by then, when
+        given), fold in each model of the following month from `known` of its scores, score
+        the rest. This predictor is scored under its method name, beside `methods` (other
+        method names, with their default parameters)."""
         from benchpress.predict import make_predictor
         from benchpress.predict.temporal import temporal_evaluation
 
@@ -154,7 +187,8 @@ class ProbesMixin:
                                    benchmark_ids=m.benchmark_ids, model_ids=m.model_ids,
                                    cutoffs=cutoffs, known=known, orders=orders, probes=probes,
                                    seed=seed, intervals=intervals, progress=progress,
-                                   covariates=self._side_info().get("covariates"))
+                                   covariates=self._side_info().get("covariates"),
+                                   values_at=values_at)
 
     def evaluate_later(self, later, *, methods=(), known=(1, 3, 5),
                        orders=("reported", "random"), probes=(), seed: int = 42,
@@ -203,57 +237,3 @@ class ProbesMixin:
             self.matrix.values, cells["fold"].to_numpy(), cells["model_index"].to_numpy(),
             cells["benchmark_index"].to_numpy(), cells["predicted"].fill_null(np.nan).to_numpy(),
             margins=margins, benchmark_ids=self.matrix.benchmark_ids)
-
-    def compare(self, model_ids, *, benchmarks=None, new_models: dict | None = None):
-        """Models side by side (observed scores kept, the rest predicted with their 90%
-        interval and trust), with the leader on each benchmark, the gap and `p_ahead`,
-        the chance the leader is really ahead.
-
-        `new_models` maps a name to {benchmark: score} for models not in the registry; such
-        a name may also be listed in `model_ids` (it then keeps its place there). Every
-        row, registered or new, is predicted the way `predict` does (`predict_rows`).
-        Model and benchmark names are resolved first (`resolve_models`,
-        `resolve_benchmarks`), before any fit. Returns a `Comparison`: the frame and where
-        the uncertainty came from (calibrated intervals, else the ensemble spread).
-        """
-        from benchpress.predict.ranking import NORMAL_Q95, compare_models
-
-        m, new_models = self.matrix, dict(new_models or {})
-        clash = [n for n in new_models if n in m.model_ids]
-        if clash:
-            raise BadInputError(f"new model '{clash[0]}' (in the scores) is already a registered "
-                                "model; give the new one another name")
-        named = self.resolve_models(list(model_ids), extra=list(new_models)).ids
-        cols = (np.arange(len(m.benchmark_ids)) if benchmarks is None
-                else np.array([m.benchmark_ids.index(b) for b in self.benchmark_ids(benchmarks)]))
-        names = named + [n for n in new_models if n not in named]
-        if len(names) < 2:
-            raise BadInputError("compare needs at least two models")
-        new_rows = {n: self._resolve(s)[0] for n, s in new_models.items()}
-        S = np.vstack([new_rows[n] if n in new_rows else m.values[m.model_ids.index(n)]
-                       for n in names])
-        observed = ~np.isnan(S)
-        try:
-            out = self.predict_rows(S, None, self._covariate_rows(names))  # the shared support
-            intervals, sure_from = ({k: out[k] for k in ("lower", "upper", "trust")},
-                                    "calibrated 90% intervals (normal approximation)")
-        except BadInputError:  # too little held-out data to calibrate on a small matrix
-            out, intervals, sure_from = {"predicted": self._fold_in_plain(S)}, None, "none"
-        values = out["predicted"]
-        sigma = None
-        if intervals is not None:
-            sigma = (intervals["upper"] - intervals["lower"]) / (2 * NORMAL_Q95)
-        elif hasattr(self.predictor, "complete_spread"):
-            sigma = self.predictor.fold_in(S, return_spread=True)[1]
-            sure_from = "ensemble spread (not calibrated)"
-        hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
-        frame = compare_models(
-            names, values[:, cols], observed[:, cols], hib[cols],
-            sigma=None if sigma is None else sigma[:, cols],
-            intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
-            benchmark_ids=[m.benchmark_ids[j] for j in cols])
-        return Comparison(frame, sure_from, self.provenance())
-
-    def _fold_in_plain(self, S: np.ndarray) -> np.ndarray:
-        """Fold-in without intervals (a matrix too small to calibrate on); known cells kept."""
-        return np.where(np.isnan(S), self.predictor.fold_in(S), S)

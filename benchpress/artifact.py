@@ -24,11 +24,11 @@ import json
 import os
 import shutil
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from benchpress.clock import manifest_time
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, shown
 from benchpress.version import __version__
@@ -40,7 +40,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "DEFAULT_ARTIFACT", "save_art
 FORMAT = "benchpress-fit"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
-#: The per-model arrays of a sparse-path fit (see `load_artifact(..., lite=True)`).
+#: The per-model arrays of a cells-solver fit (see `load_artifact(..., lite=True)`).
 ROWS_FILE = "rows.npz"
 #: The artifact shipped inside the package (fitted on params.yaml's predict.sources).
 DEFAULT_ARTIFACT = Path(__file__).resolve().parent / "pretrained" / "default"
@@ -154,9 +154,9 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
                           "benchmark_id": [matrix.benchmark_ids[k] for k in j],
                           "score": matrix.values[i, j]})
 
-    from benchpress.predict.artifact import ROW_ARRAYS
+    from benchpress.predict.artifact import ROW_ARRAYS, rows_apart
 
-    row_arrays = {k: arrays.pop(k) for k in ROW_ARRAYS} if meta.get("sparse") else {}
+    row_arrays = {k: arrays.pop(k) for k in ROW_ARRAYS} if rows_apart(meta) else {}
 
     def fill(tmp: Path) -> None:
         np.savez(tmp / "arrays.npz", **arrays)
@@ -177,7 +177,7 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
         return {
             "format": FORMAT, "format_version": FORMAT_VERSION,
             "benchpress_version": __version__,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_at": manifest_time().isoformat(timespec="seconds"),
             **meta, "snapshot": snapshot or {"id": None, "label": matrix.label},
             "sources": sources, "matrix_sha256": matrix_digest(matrix),
             "counts": {"models": len(matrix.model_ids), "benchmarks": len(matrix.benchmark_ids),
@@ -241,7 +241,8 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     ``support``, ``calibrators`` ({regime: IntervalCalibrator}) and ``contracts_dir``
     (Path or None).
 
-    ``lite=True`` (an artifact of a sparse-path fit only, see ``manifest["sparse"]``)
+    ``lite=True`` (an artifact of a cells-solver fit only, see
+    :func:`benchpress.predict.artifact.rows_apart`)
     reads and verifies only what predicting a new model needs: not the training scores,
     the model table nor the per-model arrays; ``matrix`` then has no rows (its
     benchmarks and scales are complete). Its time does not grow with the models.
@@ -325,12 +326,12 @@ def _load_lite(path: Path) -> dict:
     """:func:`load_artifact` with ``lite=True``."""
     import polars as pl
 
-    from benchpress.predict.artifact import restore_state
+    from benchpress.predict.artifact import restore_state, rows_apart
     from benchpress.store.matrix import ScoreMatrix
 
     doc = read_manifest(path)
-    if not doc.get("sparse"):
-        raise BadInputError(f"{path}: only an artifact of a sparse-path fit loads lite")
+    if not rows_apart(doc):
+        raise BadInputError(f"{path}: only an artifact of a cells-solver fit loads lite")
     verify_artifact(path, doc, skip=("matrix.parquet", "models.parquet", ROWS_FILE))
     with _read_errors(path):
         arrays = _load_npz(path / "arrays.npz")

@@ -17,6 +17,7 @@ __all__ = [
     "UsageError",
     "MissingExtraError",
     "missing_extra",
+    "import_extra",
     "EXIT_BAD_INPUT",
     "EXIT_USAGE",
     "EXIT_LANDED_WITH_REJECTS",
@@ -71,6 +72,7 @@ class MissingExtraError(BenchPressError, ImportError):
 #: brings each; the core (`pip install benchpress-llm`) predicts from the pre-fit model
 EXTRA_OF = {
     "duckdb": "registry", "pyarrow": "registry", "pandera": "registry", "dvc": "registry",
+    "scipy": "registry",
     "starlette": "app", "uvicorn": "app", "jinja2": "app", "plotly": "app",
     "matplotlib": "report",
     "distributed": "dask", "dask": "dask",
@@ -94,6 +96,24 @@ def missing_extra(exc: BaseException) -> MissingExtraError | None:
         return None
     return MissingExtraError(f"this needs {top}, from the '{extra}' extra: "
                              f"pip install 'benchpress-llm[{extra}]'", name=top)
+
+
+def import_extra(name: str):
+    """The module `name` of an optional dependency, imported (where it is first needed, as
+    the core install lacks it); not installed: MissingExtraError naming the extra.
+
+    >>> import_extra("json").dumps(1)
+    '1'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        raise missing from None
 
 
 _OS_REASONS = {

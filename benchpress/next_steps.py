@@ -1,5 +1,5 @@
 """What to do after a prediction: which benchmark to run next, and which known models
-the new one sits nearest to.
+the new one sits nearest to (`FittedModel.nearest`, as `BenchPress.nearest_models`).
 
 Both work on a :class:`~benchpress.api.BenchPress` and its one fit, through its public
 `predict_rows` (the fold-in every `predict` and `compare` uses), so the app's "run this
@@ -13,12 +13,13 @@ import math
 import numpy as np
 
 from benchpress.predict.intervals import point_size
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["run_next", "nearest_known", "MAX_CANDIDATES"]
 
 #: At most this many unobserved benchmarks are tried as "run this next" (the ones most
-#: models have a score on); each costs one extra fold-in row.
-MAX_CANDIDATES = 40
+#: models have a score on); each costs one extra fold-in row (`benchpress.predict.limits`).
+MAX_CANDIDATES = LIMITS.next_step_candidates
 
 
 def _num(v) -> float | None:
@@ -73,32 +74,26 @@ def run_next(bp, row: np.ndarray, out: dict, *, top: int = 5, covariates=None) -
 
 
 def nearest_known(bp, row: np.ndarray, n: int = 5) -> list[dict]:
-    """Known models closest to `row` on its given benchmarks.
-
-    The RMS distance in the interval space (z units) between the given scores and each
-    model's scores there (observed where measured, else predicted: `completed_cells`);
-    `n_measured` counts the measured ones. Models measured on at least half of the given
-    benchmarks rank first, then those measured on one.
+    """The `n` known models nearest to `row` (`FittedModel.nearest`, the definition
+    `BenchPress.nearest_models` gives), each with its scores on the given benchmarks
+    (observed where measured, else predicted).
 
     Parameters
     ----------
     bp : BenchPress
     row : ndarray of shape (n_benchmarks,)
         The given scores, NaN elsewhere.
+
+    Returns
+    -------
+    list of dict
+        model_id, distance_z, n_measured (of the n_given benchmarks) and scores.
     """
-    m = bp.matrix
-    observed = ~np.isnan(m.values)
-    completed = np.where(observed, m.values, bp.completed_cells["predicted"])
-    transform = bp.support.transform
-    given = ~np.isnan(row)
-    z = transform.transform(row[None, :])[0]
-    diff = transform.transform(completed)[:, given] - z[given]
-    dist = np.sqrt(np.nanmean(diff ** 2, axis=1))
-    measured = observed[:, given].sum(axis=1)
-    need = max(1, math.ceil(given.sum() / 2))
-    tier = np.where(measured >= need, 0, np.where(measured >= 1, 1, 2))
-    order = np.lexsort((-measured, dist, tier))[:n]
-    return [{"model_id": m.model_ids[i], "distance_z": float(dist[i]),
-             "n_measured": int(measured[i]), "n_given": int(given.sum()),
-             "scores": {m.benchmark_ids[j]: _num(completed[i, j]) for j in np.flatnonzero(given)}}
-            for i in order]
+    fit, m = bp.fitted, bp.matrix
+    given = np.flatnonzero(~np.isnan(row))
+    pos = {x: i for i, x in enumerate(m.model_ids)}
+    return [{"model_id": r["model_id"], "distance_z": float(r["distance"]),
+             "n_measured": int(r["n_measured"]), "n_given": int(given.size),
+             "scores": {m.benchmark_ids[j]: _num(fit.completed[pos[r["model_id"]], j])
+                        for j in given}}
+            for r in fit.nearest(row, n).iter_rows(named=True)]

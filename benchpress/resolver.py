@@ -28,7 +28,7 @@ from benchpress.errors import BadInputError, listed, shown
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import canonical_model_id, model_alias_map
 
-__all__ = ["Resolved", "NameResolution", "resolve_names", "suggest", "unknown_message"]
+__all__ = ["Resolved", "NameResolver", "resolve_names", "suggest", "unknown_message"]
 
 _MIN_SCORE = 75.0   # rapidfuzz ratio (0-100) below which nothing is suggested
 _NEAR_BEST = 5.0    # suggest every candidate within this many points of the best
@@ -125,18 +125,29 @@ def resolve_names(names: Iterable[str], known: Iterable[str], *, kind: str,
     return Resolved(ids, unknown, mapping)
 
 
-class NameResolution:
-    """`resolve_benchmarks` / `resolve_models` for `benchpress.api.BenchPress`, which
-    supplies `matrix`, `contracts_dir` and `_canonical_benchmark` (benchmark names, labels
-    and the alias table -> id).
+class NameResolver:
+    """The model and benchmark names of one matrix: `resolve_benchmarks` / `resolve_models`.
 
-    `ignore_unknown` (default False) leaves unknown names out instead of raising; they are
-    passed to `on_unknown(kind, names)` (default: `warnings.warn`). The CLI sets both from
-    `--ignore-unknown`.
+    Parameters
+    ----------
+    benchmark_ids, model_ids : list of str
+        The ids that exist (the matrix's columns and rows).
+    contracts_dir : Path, optional
+        The `schemas/` folder: benchmark names, labels and the alias tables (without it,
+        only exact ids and the canonical model form resolve).
+    ignore_unknown : bool
+        Default of every call: leave unknown names out instead of raising; they are
+        passed to `on_unknown(kind, names)` (default: `warnings.warn`). The CLI sets both
+        from `--ignore-unknown`.
     """
 
-    ignore_unknown: bool = False
-    on_unknown = None  # callable(kind, names) told of ignored names; None: warnings.warn
+    def __init__(self, benchmark_ids, model_ids, contracts_dir=None, *,
+                 ignore_unknown: bool = False, on_unknown=None):
+        self.benchmark_ids = list(benchmark_ids)
+        self.model_ids = list(model_ids)
+        self.contracts_dir = contracts_dir
+        self.ignore_unknown = ignore_unknown
+        self.on_unknown = on_unknown
 
     def _ignored(self, kind: str, found: Resolved) -> Resolved:
         if found.unknown:
@@ -144,18 +155,30 @@ class NameResolution:
                 self.on_unknown(kind, found.unknown)
             else:
                 warnings.warn(f"unknown {kind}s ignored: {listed(found.unknown, quote=False)}",
-                              stacklevel=3)
+                              stacklevel=4)
         return found
+
+    @cached_property
+    def _benchmark_resolver(self):
+        from benchpress.validate.normalize import BenchmarkResolver
+
+        return BenchmarkResolver(load_contracts(self.contracts_dir)) if self.contracts_dir else None
+
+    def canonical_benchmark(self, given: str) -> str:
+        """The canonical id of a benchmark name or alias (unchanged when unknown)."""
+        if given in self.benchmark_ids or self._benchmark_resolver is None:
+            return given
+        return self._benchmark_resolver.resolve(given)[0]
 
     def resolve_benchmarks(self, names, *, ignore_unknown: bool | None = None) -> Resolved:
         """Benchmark names -> canonical ids of this matrix: the exact id, then the alias
         table and benchmark names/labels, else an error with suggestions
         (``unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?``). With
-        `ignore_unknown` (default: `self.ignore_unknown`) unknown names are reported to
+        `ignore_unknown` (default: the object's) unknown names are reported to
         `on_unknown` and left out. Returns a `benchpress.resolver.Resolved`."""
         ignore = self.ignore_unknown if ignore_unknown is None else ignore_unknown
-        found = resolve_names(names, self.matrix.benchmark_ids, kind="benchmark",
-                              canonical=self._canonical_benchmark, ignore_unknown=ignore)
+        found = resolve_names(names, self.benchmark_ids, kind="benchmark",
+                              canonical=self.canonical_benchmark, ignore_unknown=ignore)
         return self._ignored("benchmark", found)
 
     @cached_property
@@ -172,6 +195,6 @@ class NameResolution:
         else an error with suggestions (``unknown model 'gpt5'; did you mean 'gpt-5'?``).
         `extra` names more known ids (new models given with their scores)."""
         ignore = self.ignore_unknown if ignore_unknown is None else ignore_unknown
-        found = resolve_names(names, [*self.matrix.model_ids, *extra], kind="model",
+        found = resolve_names(names, [*self.model_ids, *extra], kind="model",
                               canonical=self._canonical_model, ignore_unknown=ignore)
         return self._ignored("model", found)

@@ -116,3 +116,21 @@ def built_2026_05(_master_2026_05, tmp_path_factory) -> Home:
 def built_both(_master_both, tmp_path_factory) -> Home:
     """A registry holding the 2026-05 matrix and then the 2026-02 matrix (the module's copy)."""
     return copy_home(_master_both, tmp_path_factory.mktemp("both") / "ws")
+
+
+@pytest.fixture
+def count_fits(monkeypatch) -> list:
+    """The matrix digests of the whole-matrix fits (`FittedModel.fit`) made while the test
+    runs, in order (held-out fits of clones are not counted)."""
+    from benchpress.artifact import matrix_digest
+    from benchpress.fitted import FittedModel
+
+    made = []
+    real = FittedModel.fit.__func__
+
+    def counting(cls, estimator, matrix, **kwargs):
+        made.append(matrix_digest(matrix))
+        return real(cls, estimator, matrix, **kwargs)
+
+    monkeypatch.setattr(FittedModel, "fit", classmethod(counting))
+    return made

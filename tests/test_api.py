@@ -59,7 +59,8 @@ def test_predict_returns_every_benchmark_and_refuses_unknown_ids(built_2026_05):
     asked = bp.predict({"GPQA Diamond": 71.2, "no_such_bench": 3}, ignore_unknown=True)
     assert asked.unknown == ["no_such_bench"]  # per call, or for the object:
     told = []
-    bp.ignore_unknown, bp.on_unknown = True, lambda kind, names: told.append((kind, names))
+    bp = BenchPress(bp.matrix, contracts_dir=bp.contracts_dir, store=bp.store,
+                    ignore_unknown=True, on_unknown=lambda kind, names: told.append((kind, names)))
     result = bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
     assert result.unknown == ["no_such_bench"] and told[-1] == ("benchmark", ["no_such_bench"])
     assert result.resolved == {"GPQA Diamond": "gpqa_diamond", "hle": "hle"}
@@ -110,7 +111,7 @@ def test_names_are_resolved_before_any_fit_with_suggestions(built_2026_05):
         bp.probes(2, candidates=["gpqa_diamond", "zzz"])
     with pytest.raises(BadInputError, match="did you mean 'gpqa_diamond'"):
         bp.backtest("2026-01-01", probes=["gpqa_diamnd", "hle"])
-    assert "predictor" not in bp.__dict__ and "_probe_search" not in bp.__dict__  # nothing fitted
+    assert bp.store.n_fits == 0  # nothing fitted
     assert bp.resolve_models(["Claude Opus 4.5", "gpt-5"]).ids == ["claude-opus-4.5", "gpt-5"]
     with pytest.warns(UserWarning, match="unknown benchmarks ignored: nosuch"):
         found = bp.resolve_benchmarks(["GPQA Diamond", "nosuch"], ignore_unknown=True)
@@ -206,5 +207,8 @@ def test_one_predictor_object_reaches_every_fit(built_2026_05):
     by_hand = loop_heldout_predictions(lambda: make_predictor("published", n_starts=2, n_iter=5),
                                        bp.matrix.values, bp.scales, folds.test_cells)
     np.testing.assert_allclose(fast.cells["predicted"].to_numpy(), by_hand, rtol=1e-12)
-    slow = BenchPress(bp.matrix, make_predictor("published")).evaluate(folds).overall.medae
-    assert fast.overall.medae != slow
+    # and an object left at its defaults gives the default fits' figures
+    slow = BenchPress(bp.matrix, make_predictor("published")).evaluate(folds)
+    by_hand = loop_heldout_predictions(lambda: make_predictor("published"), bp.matrix.values,
+                                       bp.scales, folds.test_cells)
+    np.testing.assert_allclose(slow.cells["predicted"].to_numpy(), by_hand, rtol=1e-12)

@@ -18,6 +18,7 @@ from benchpress.artifact import (
 )
 from benchpress.cli import main
 from benchpress.errors import BadInputError
+from benchpress.fit_store import FitStore
 from benchpress.predict import make_predictor
 from benchpress.predict.predictor import ALSPredictor
 from tests.conftest import REPO, SHARED_DATA, make_home
@@ -171,8 +172,11 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
     stored = [d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]
     assert len(stored) == 1 and (stored[0] / "manifest.json").is_file()
     compare = ("compare", "gpt-5", "claude-opus-4.5", "--param", "n_starts=3", "--format", "json")
-    before = run(*compare)  # adds the calibrator of known models' cells to the stored fit
+    before = run(*compare)  # the same fit: compare needs the new-model intervals only
     assert before.exit_code == 0, before.stderr
+    assert set(read_manifest(stored[0])["calibrators"]) == {"new_models"}
+    cells = run("complete", "--intervals", "--param", "n_starts=3", "--format", "csv")
+    assert cells.exit_code == 0, cells.stderr  # adds the calibrator of known models' cells
     assert set(read_manifest(stored[0])["calibrators"]) == {"cells", "new_models"}
 
     def no_refit(self, Y, scales):
@@ -197,7 +201,7 @@ def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
     from benchpress.predict.intervals import complete_intervals
 
     bp = fitted[0]
-    cal, support = bp.calibrator("cells"), bp._support
+    cal, support = bp.calibrator("cells"), bp.support
     full = complete_intervals(bp.predictor, cal, support)
     some = complete_intervals(bp.predictor, cal, support, rows=[5, 0, 17])
     for k in ("predicted", "lower", "upper", "trust"):
@@ -299,7 +303,7 @@ def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, m
 
 
 def test_lite_load_is_refused_for_a_dense_fit(fitted):
-    with pytest.raises(BadInputError, match="sparse"):
+    with pytest.raises(BadInputError, match="only an artifact of a cells-solver fit loads lite"):
         load_artifact(fitted[1], lite=True)
 
 
@@ -317,7 +321,7 @@ def test_side_artifact_is_bit_identical_with_its_covariates(side_fitted):
     assert doc["method"] == "side" and set(doc["calibrators"]) == {"cells", "new_models"}
     loaded = BenchPress.from_pretrained(folder)
     assert loaded.predictor.interval_logit_rule_ == "none"
-    assert loaded._support.transform.logit.sum() == 0  # its own interval space, restored
+    assert loaded.support.transform.logit.sum() == 0  # its own interval space, restored
     meta = {"provider": "OpenAI", "release_date": "2025-10-01", "is_reasoning": True}
     for a, b in ((bp.predict(SCORES), loaded.predict(SCORES)),
                  (bp.predict(SCORES, metadata=meta), loaded.predict(SCORES, metadata=meta)),
@@ -341,7 +345,7 @@ def test_side_artifact_refuses_unknown_arrays_and_spaces(side_fitted, tmp_path):
     from benchpress.predict.artifact import fitted_state, restore_state
 
     bp = side_fitted[0]
-    arrays, meta = fitted_state(bp.predictor, support=bp._support)
+    arrays, meta = fitted_state(bp.predictor, support=bp.support)
     restore_state(arrays, meta, bp.matrix.values, bp.scales)  # as saved: fine
     arrays["side_effects"] = arrays["side_effects"][:, :5]
     with pytest.raises(BadInputError, match="side_effects"):
@@ -355,7 +359,8 @@ def test_side_with_extra_ranks_is_not_stored(built_2026_05, tmp_path):
         "side", n_starts=2, extra_ranks=(3,)))
     with pytest.raises(UsageError, match="extra_ranks"):
         bp.save_pretrained(tmp_path / "x")
-    assert bp.use_stored_fit(tmp_path / "fits") is bp and not (tmp_path / "fits").exists()
+    stored = BenchPress(bp.matrix, bp.estimator, store=FitStore(tmp_path / "fits"))
+    assert stored.fit() is stored and not (tmp_path / "fits").exists()
 
 
 def test_predict_side_reuses_its_stored_fit_keyed_by_the_covariates(run, tmp_path,
@@ -375,11 +380,13 @@ def test_predict_side_reuses_its_stored_fit_keyed_by_the_covariates(run, tmp_pat
         m.setattr(SideInfoPredictor, "_fit", no_refit)
         assert run(*args).stdout == first.stdout
     # the same scores with other model metadata are another fit (the key holds the covariates)
-    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor("side", n_starts=3))
-    bp.use_stored_fit(tmp_path / "fits")
+    store = FitStore(tmp_path / "fits")
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor("side", n_starts=3),
+                                  store=store)
+    bp.fit(("cells", "new_models"))
     n = len([d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")])
     models = bp.matrix.models.with_columns(pl.lit(None, dtype=pl.Boolean).alias("is_reasoning"))
     other = BenchPress(dataclasses.replace(bp.matrix, models=models),
-                       make_predictor("side", n_starts=3))
-    other.use_stored_fit(tmp_path / "fits")
+                       make_predictor("side", n_starts=3), store=FitStore(tmp_path / "fits"))
+    other.fit(("cells", "new_models"))
     assert len([d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]) == n + 1

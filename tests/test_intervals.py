@@ -206,3 +206,39 @@ def test_sparse_support_features_equal_the_dense_ones_on_a_small_matrix(monkeypa
     P, spread = dense.predictor.fold_in(S, return_spread=True)
     for a, b in zip(dense.new_rows(S, P, spread), sparse.new_rows(S, P, spread)):
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-8)
+
+
+def test_new_model_intervals_give_each_benchmark_its_own_factor(paper_matrix):
+    """Mondrian by benchmark: a benchmark whose errors run three times wider than the rest
+    gets a factor near 3 times theirs and covers ~90% of fresh cells (one shared quantile covered far
+    less there and more elsewhere); a benchmark without calibration cells keeps 1; the
+    factors survive an artifact."""
+    from benchpress.predict.artifact import fitted_state, restore_state
+    from benchpress.predict.intervals import FEATURES
+
+    def draw(seed, n):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n, len(FEATURES)))
+        X[:, FEATURES.index("log_model_count")] = np.log1p(5)
+        cols = rng.integers(0, 4, size=n)  # benchmark 4 is never seen
+        r = rng.normal(size=n) * np.where(cols == 0, 3.0, 1.0)
+        return r, X, cols
+
+    r, X, cols = draw(0, 4000)
+    cal = IntervalCalibrator(ALPHA, regime="new_models").fit(r, X, cols=cols, n_benchmarks=5)
+    assert 2.5 < cal.col_factor_[0] / cal.col_factor_[1] < 3.5 and cal.col_factor_[4] == 1.0
+    assert np.all(np.abs(cal.col_factor_[1:4] - cal.col_factor_[1:4].mean()) < 0.1)
+    r2, X2, cols2 = draw(1, 8000)
+    covered = np.abs(r2) <= cal.half_width_scale(X2, cols2) * cal.risk(X2)
+    shared = np.abs(r2) <= cal.half_width_scale(X2) * cal.risk(X2)
+    for j in range(4):
+        assert abs(covered[cols2 == j].mean() - (1 - ALPHA)) < 0.03
+    assert shared[cols2 == 0].mean() < 0.75  # what one quantile gave the wide benchmark
+    # through an artifact, on a real fit
+    Y, _, _, scales = paper_matrix
+    pred = make_predictor("als4", n_starts=2).fit(Y, scales)
+    cal_real = calibrate(make_predictor("als4", n_starts=2), Y, scales, regime="new_models")
+    assert cal_real.col_factor_.shape == (Y.shape[1],)
+    arrays, meta = fitted_state(pred, calibrators={"new_models": cal_real})
+    back = restore_state(arrays, meta, Y, scales)["calibrators"]["new_models"]
+    np.testing.assert_array_equal(back.col_factor_, cal_real.col_factor_)

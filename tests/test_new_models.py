@@ -118,7 +118,8 @@ def test_evaluate_new_models_on_the_command_line(run, tmp_path):
     (["--new-models", "0"], "expected positive integers"),
     (["--new-models", "3", "--make-folds", "3"], "give it without --folds"),
     (["--new-models", "3", "--write-folds", "f.json"], "apply to held-out cells only"),
-    ([], "give either --folds FILE or --make-folds K (or --new-models K)"),
+    ([], "give either --folds FILE or --make-folds K (or --new-models K, or --temporal)"),
+    (["--later", "current"], "--later is the snapshot-to-snapshot form of --temporal"),
 ])
 def test_evaluate_new_models_usage_errors(run, args, message):
     result = run("evaluate", *args)

@@ -145,3 +145,29 @@ def test_the_cli_says_when_its_sources_are_not_the_shipped_fits(built_2026_05):
     assert table.exit_code == 0 and said in " ".join(table.stderr.split())  # people: stderr
     doc, err = _cli(built_2026_05, "predict", "--scores", "hle=20", "--sources", "benchpress")
     assert "pretrained_note" not in doc and "from_pretrained" not in err  # sources chosen
+
+
+def test_the_fitted_model_is_the_engine_behind_every_door(docs, doors):
+    """`FittedModel.predict_rows`, the one definition the doors call, gives their numbers."""
+    import numpy as np
+
+    bp = docs["bp"]
+    row = np.full((1, len(bp.matrix.benchmark_ids)), np.nan)
+    for b, v in SCORES.items():
+        row[0, bp.matrix.benchmark_ids.index(b)] = v
+    out = bp.fitted_with("new_models").predict_rows(row)
+    engine = [{"benchmark_id": b, **{k: (None if np.isnan(out[k][0, j]) else float(out[k][0, j]))
+                                     for k in ("predicted", "lower", "upper", "trust")}}
+              for j, b in enumerate(bp.matrix.benchmark_ids)]
+    _assert_same({"engine": engine, "cli": doors["cli"]["predict"], "app": doors["app"]["predict"]},
+                 ("predicted", "lower", "upper", "trust"))
+
+
+def test_the_nearest_models_are_the_same_at_every_door(docs):
+    """One definition of "nearest" (`FittedModel.nearest`): the API's and the app's panel."""
+    api = docs["bp"].nearest_models(SCORES, 5)
+    app = docs["app"]["predict"]["nearest"]
+    assert [n["model_id"] for n in app] == api["model_id"].to_list()
+    assert all(math.isclose(n["distance_z"], d, rel_tol=0.0, abs_tol=TOL)
+               for n, d in zip(app, api["distance"]))
+    assert [n["n_measured"] for n in app] == api["n_measured"].to_list()

@@ -34,8 +34,8 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # the registry's stages (the story below runs the pipeline up to them, `dvc repro
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
-PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "temporal", "intervals", "probes",
-             "drift", "plot_data"}
+PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "temporal", "later_releases",
+             "intervals", "probes", "drift", "plot_data"}
 PLOTS = {"probe_curve", "drift_error", "drift_structure"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
@@ -114,7 +114,7 @@ def make_workspace(ws: Path, remote: Path, *, overrides: dict | None = None) -> 
     for folder in ("benchpress", "schemas"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
     for name in ("dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config",
-                 ".dvc/.gitignore"):
+                 ".dvc/.gitignore", "benchmarks/later_releases.py"):
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(REPO / name, ws / name)
     params = yaml.safe_load((ws / "params.yaml").read_text())

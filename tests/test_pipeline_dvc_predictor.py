@@ -28,7 +28,12 @@ from tests.test_pipeline_dvc import (
 # resamples and probes
 TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
         "probes": {"k": 2},
-        "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1}}
+        "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1},
+        # one pair of Artificial Analysis versions a month apart
+        "later_releases": {"histories": {"artificial-analysis": {
+            "versions": {"2026-04-24": "artificial-analysis/llms_2026-04-24.json",
+                         "2026-05-22": "artificial-analysis/llms_2026-05-22.json"},
+            "pairs": ["2026-04-24>2026-05-22"]}}}}
 
 
 @pytest.mark.slow(seconds=100)
@@ -54,6 +59,11 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "als4"))
     assert 0.0 < temporal["default_k3_coverage90"] <= 100.0  # measured (88-92% is the whole
     # registry's figure; the paper matrix alone is too small to calibrate on its own months)
+    later = json.loads((ws / "metrics" / "later_releases.json").read_text())
+    (pair,) = {r["pair"] for r in later["per_pair"]}
+    assert pair == "artificial-analysis 2026-04-24>2026-05-22"
+    assert all(0.0 < later[f"{m}_k3_medae"] < 10.0 for m in ("default", "knn", "als4"))
+    assert 50.0 < later["default_k5_coverage90"] <= 100.0
     probes = json.loads((ws / "probes" / "probes.json").read_text())
     completed = (ws / "fit" / "completed.parquet")
     assert completed.is_file()
@@ -82,9 +92,10 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     out = dvc(ws, "repro")
     assert ran(out) == set() and "Data and pipelines are up to date" in out
 
-    # a new score re-runs everything downstream of the data, and the metrics record it
+    # a new score re-runs everything downstream of the data (later_releases reads the
+    # mirror's histories, not the registry), and the metrics record it
     (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
-    assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
+    assert ran(dvc(ws, "repro")) == ALL | PREDICTOR - {"later_releases"}
     compared = metrics_diff(ws, "HEAD", "--all")
     assert compared["metrics/predictor.json"]["n_cells"] == {"old": 2605, "new": 2605, "diff": 0}
     assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json",

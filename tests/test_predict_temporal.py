@@ -205,3 +205,107 @@ def test_cutoffs_with_nothing_to_fit_or_score_say_which():
         temporal_evaluation(ests, Y, scales, dates, cutoffs=["1990-01-01"], **kw)
     with pytest.raises(BadInputError, match="more than 50 scores"):
         temporal_evaluation(ests, Y, scales, dates, cutoffs=["2025-11-01"], known=(50,), **kw)
+
+
+def test_new_model_calibration_holds_out_undated_models_beside_the_dated_months():
+    """A leaderboard without release dates (LiveBench) must be calibrated too: its models
+    are held out at random beside the temporal groups, once they are a fifth of the models
+    (without them, its later models' 90% intervals covered 51-76%)."""
+    from benchpress.predict.intervals import UNDATED_SHARE, new_model_records
+
+    Y, dates, scales = _dated_matrix(n=150)
+    est = make_predictor("als4", n_starts=2)
+    dated_only = new_model_records(est, Y, scales, release_dates=dates)
+    assert dated_only["fold"].max() < 5  # the temporal groups alone
+    undated = np.arange(Y.shape[0]) % 3 == 0  # a third of the models, from every month
+    some = [None if u else d for u, d in zip(undated, dates)]
+    rec = new_model_records(est, Y, scales, release_dates=some)
+    held = np.unique(rec["i"])
+    assert undated[held].any() and (~undated[held]).any()
+    # each undated model held out is in a group of its own kind (random groups come last)
+    first_random = rec["fold"][undated[rec["i"]]].min()
+    assert not undated[rec["i"][rec["fold"] < first_random]].any()
+    # below the share, undated models stay out of the calibration
+    few = [None if (i % 10 == 0) else d for i, d in enumerate(dates)]
+    assert sum(d is None for d in few) < UNDATED_SHARE * len(few)
+    rec_few = new_model_records(est, Y, scales, release_dates=few)
+    assert not any(few[i] is None for i in np.unique(rec_few["i"]))
+
+
+def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix):
+    """`--method regression` (benchmark-wise regression) answers a new model from the
+    fitted lines: a registered model's own row folds in to its completion, exactly, and
+    no refit happens (fit is never called again)."""
+    Y, _, _, scales = paper_matrix
+    reg = make_predictor("regression").fit(Y, scales)
+    full = reg.complete(keep_observed=False)
+    np.testing.assert_allclose(reg.fold_in(Y[:7]), full[:7], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(reg.fold_in(Y[3]), full[3], rtol=0, atol=1e-9)
+    calls = []
+    reg._fit = lambda *a: calls.append(a)
+    row = np.full(Y.shape[1], np.nan)
+    row[np.flatnonzero(~np.isnan(Y[0]))[:3]] = Y[0][~np.isnan(Y[0])][:3]
+    assert np.isfinite(reg.fold_in(row)).all() and calls == []
+    assert not np.allclose(reg.fold_in(row, refit=True), reg.fold_in(row))  # a refit differs
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_values_as_of_take_each_source_history_as_published_before_the_date(tmp_path):
+    """A source with versions is seen as it stood before a cutoff: the values of its newest
+    version before the date, NaN for what it had not published; the temporal yardstick
+    fits on those (`values_at`)."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+    from benchpress.home import Home
+    from benchpress.store.matrix import load_matrix, values_as_of
+    from benchpress.store.snapshot import resolve_snapshot
+    from tests.conftest import SHARED_DATA
+
+    root = tmp_path / "ws"
+    aa = SHARED_DATA / "artificial-analysis"
+
+    def go(*args):
+        res = CliRunner().invoke(main, [*map(str, args), "--home", str(root)])
+        assert res.exit_code == 0, res.stderr
+
+    assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
+    go("ingest", aa / "llms_2026-04-10.json", "--id", "aa", "--version", "2026-04-10")
+    go("snapshot", "create", "--tag", "v1")
+    go("ingest", aa / "llms_2026-05-22.json", "--source", "aa", "--version", "2026-05-22")
+    now = load_matrix(root / "registry")
+    then = load_matrix(resolve_snapshot(Home(root), "v1"))
+    V = values_as_of(root / "registry", now, "2026-05-01")
+    np.testing.assert_array_equal(values_as_of(root / "registry", now, "2026-06-01"), now.values)
+    rows = {m: i for i, m in enumerate(now.model_ids)}
+    cols = {b: j for j, b in enumerate(now.benchmark_ids)}
+    ii = [rows[m] for m in then.model_ids]
+    jj = [cols[b] for b in then.benchmark_ids]
+    np.testing.assert_array_equal(V[np.ix_(ii, jj)], then.values)  # as v1 had them
+    revised = ~np.isclose(now.values[np.ix_(ii, jj)], then.values, equal_nan=True)
+    assert revised.sum() > 100  # AA revised many values in six weeks: a real difference
+    new_rows = [i for m, i in rows.items() if m not in set(then.model_ids)]
+    assert new_rows and np.isnan(V[new_rows]).all()  # models v1 did not have
+
+
+def test_temporal_fits_on_the_values_known_at_each_cutoff():
+    """With `values_at`, each fit trains on the scores as they stood before its cutoff
+    and the later models are still scored against the newest values."""
+    Y, dates, scales = _dated_matrix()
+    asked = []
+
+    def older(cutoff):
+        asked.append(cutoff)
+        return np.clip(Y - 10, 0, 100)  # every value was published 10 points lower
+
+    kw = dict(benchmark_ids=[f"b{j}" for j in range(Y.shape[1])],
+              model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(3,),
+              cutoffs=["2025-11-01", "2025-12-01"], intervals=False)
+    est = {"knn": make_predictor("knn")}
+    plain = temporal_evaluation(est, Y, scales, dates, **kw).cells
+    then = temporal_evaluation(est, Y, scales, dates, values_at=older, **kw).cells
+    assert asked == ["2025-11-01", "2025-12-01"]
+    np.testing.assert_array_equal(then["actual"].to_numpy(), plain["actual"].to_numpy())
+    # plain kNN (no shift) predicts from the neighbours' values: 10 lower where unclipped
+    gap = (plain["predicted"] - then["predicted"]).to_numpy()
+    assert np.median(gap) > 5

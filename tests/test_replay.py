@@ -130,3 +130,11 @@ def test_a_replay_date_raises_drifts_alarms_by_drifts_own_rule():
                                                       probes_changed=4) == ["4 probes changed > 2"]
     assert row["probes_changed"] == 4
     assert row_alarms({"var2": 0.95}, None, cfg) == []
+
+
+def test_a_replay_fits_each_snapshot_once(home, tmp_path, shared_data, count_fits):
+    """Its analysis and its forecasts share one fit of the snapshot (they used to fit twice)."""
+    plan = write_plan(tmp_path / "plan.yaml", shared_data, versions=VERSIONS[:2], name="once")
+    timeline = replay(home, plan, mirror=shared_data)
+    assert len(timeline.rows) == 2 and all(r["forecasts_file"] for r in timeline.rows)
+    assert len(count_fits) == 2 and len(set(count_fits)) == 2  # one fit per snapshot

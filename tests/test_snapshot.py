@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from benchpress.cli import main
 from benchpress.errors import SnapshotNotFound, UsageError
+from benchpress.home import Home
 from benchpress.store.diff import diff
 from benchpress.store.ingest import ingest
 from benchpress.store.releases import add_model
@@ -73,6 +74,31 @@ def test_id_is_stable_across_independent_builds(tmp_path, built_2026_05):
     other = make_home(tmp_path / "other")
     ingest(other, str(BP_2026_05), source_id="benchpress-2026-05")
     assert create_snapshot(other)[0].id == create_snapshot(built_2026_05)[0].id
+
+
+def test_source_date_epoch_makes_the_snapshot_byte_identical_and_latest_stays_last(
+        tmp_path, monkeypatch):
+    """With SOURCE_DATE_EPOCH (as the pipeline sets it) the same registry gives the same
+    bytes in two workspaces (what a fresh clone's `dvc repro` needs); a second snapshot
+    dated alike is stamped a microsecond later, so `latest` is still the one made last."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1779408000")
+    first, again = (create_snapshot(_small_home(tmp_path / ws))[0] for ws in ("a", "b"))
+    assert first.created_at == "2026-05-22T00:00:00.000000+00:00"
+    assert sorted(p.name for p in first.path.iterdir()) == sorted(
+        [*(f"{name}.parquet" for name in TABLE_NAMES), "build.json", "manifest.json"])
+    for f in first.path.iterdir():
+        assert f.read_bytes() == (again.path / f.name).read_bytes(), f.name
+    home = Home(tmp_path / "a")
+    add_model(home, "acme-3", {"hle": 25.0}, source_url=URL)
+    second, _ = create_snapshot(home)
+    assert second.created_at == "2026-05-22T00:00:00.000001+00:00"
+    assert resolve_snapshot(home, "latest") == second.path
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    res = CliRunner().invoke(main, ["snapshot", "create",
+                                    "--home", str(_small_home(tmp_path / "c").root)])
+    assert res.exit_code == 2 and res.output.strip().splitlines()[-1] == (
+        "Error: SOURCE_DATE_EPOCH='yesterday' is not a whole number of seconds since "
+        "1970-01-01 UTC; unset it or give one such as 1779408000")
 
 
 def test_one_changed_cell_gives_a_new_id_and_a_one_cell_diff(tmp_path):

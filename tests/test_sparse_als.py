@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import benchpress.predict.predictor as predictor_mod
+from benchpress.errors import UsageError
 from benchpress.predict import make_predictor
 from benchpress.predict.als import fit_batched, fold_in_batched, init_factors, reg_diagonal
 from benchpress.predict.ensemble import ALSEnsemble
@@ -71,14 +72,20 @@ def test_predictor_sparse_path_equals_dense(monkeypatch):
     Y[rng.random((n, m)) < 0.7] = np.nan
     scales = BenchmarkScales(np.array(["percent"] * m), np.zeros(m), np.full(m, 100.0))
     dense = make_predictor("als4", n_starts=5).fit(Y, scales)
-    monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
+    chosen = make_predictor("als4", n_starts=5, solver="cells").fit(Y, scales)
+    monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)  # "auto": as if large
     sparse = make_predictor("als4", n_starts=5).fit(Y, scales)
-    assert sparse.sparse_ and not dense.sparse_
-    # the one question asked about the solver outside benchpress.predict
+    assert sparse.solver_ == chosen.solver_ == "cells" and dense.solver_ == "dense"
+    assert make_predictor("als4", n_starts=5, solver="dense").fit(Y, scales).solver_ == "dense"
+    np.testing.assert_array_equal(chosen.complete(), sparse.complete())  # one rule, chosen once
     assert sparse.uses_cells() and not dense.uses_cells()
     assert not make_predictor("als4").uses_cells() and not make_predictor("knn").uses_cells()
     # the side-information subclass reads dense per-start completions: it stays dense
-    assert not make_predictor("side", n_starts=2).fit(Y, scales).sparse_
+    assert make_predictor("side", n_starts=2).fit(Y, scales).solver_ == "dense"
+    with pytest.raises(UsageError, match="method 'side' has no cells solver"):
+        make_predictor("side", n_starts=2, solver="cells").fit(Y, scales)
+    with pytest.raises(UsageError, match="solver must be one of auto, dense, cells, got 'sparse'"):
+        make_predictor("als4", solver="sparse").fit(Y, scales)
     np.testing.assert_allclose(sparse.complete(), dense.complete(), rtol=0, atol=1e-8)
     np.testing.assert_allclose(sparse.complete_spread(), dense.complete_spread(), rtol=0, atol=1e-8)
     i, j = rng.integers(0, n, 300), rng.integers(0, m, 300)
@@ -130,8 +137,8 @@ def test_complete_writes_parquet_in_row_blocks_equal_to_the_dense_completion(
 
 
 def test_nothing_outside_predict_tests_which_solver_a_predictor_uses():
-    """Issue 25: the solver flag (`sparse_`) is read inside benchpress.predict only; code
-    elsewhere asks `predictor.uses_cells()`."""
+    """Issue 25: which solver a fit used (`solver_`, `uses_cells()`, the old `sparse_`) is
+    asked inside benchpress.predict only."""
     import re
     from pathlib import Path
 
@@ -140,5 +147,6 @@ def test_nothing_outside_predict_tests_which_solver_a_predictor_uses():
     root = Path(benchpress.__file__).parent
     readers = [str(p.relative_to(root)) for p in root.rglob("*.py")
                if "predict" not in p.relative_to(root).parts
-               and re.search(r"""\.sparse_\b|["']sparse_["']""", p.read_text(encoding="utf-8"))]
+               and re.search(r"""\.sparse_\b|["']sparse_["']|\.solver_\b|uses_cells""",
+                             p.read_text(encoding="utf-8"))]
     assert readers == []

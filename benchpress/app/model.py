@@ -31,18 +31,23 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
                method: str = "default") -> BenchPress:
     """The app's model: the registry (or snapshot) of `home` with `method`'s predictor.
 
-    The single place where the app obtains a `BenchPress`: the stored fit of an unchanged
-    matrix (the same cache as `benchpress predict`, see `api_fits.fit_cache_dir`) is
-    reused, so a restart answers without refitting or recalibrating.
+    The single place where the app obtains a `BenchPress`: with the home's `FitStore`
+    (the same store as `benchpress predict`), so the stored fit of an unchanged matrix is
+    reused and a restart answers without refitting or recalibrating.
     """
-    from benchpress.api_fits import fit_cache_dir
+    from benchpress.fit_store import FitStore
     from benchpress.home import Home, find_home
 
     home = home if isinstance(home, Home) else (Home(home) if home else find_home())
     bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
-                                  predictor=make_predictor(method))
-    cache = fit_cache_dir(home)
-    return bp.use_stored_fit(cache) if cache is not None else bp
+                                  predictor=make_predictor(method),
+                                  store=FitStore.for_home(home))
+    return bp.fit(("cells", "new_models"), progress=_log_step)
+
+
+def _log_step(k: int, n: int, label: str) -> None:
+    """A cold start's progress (no stored fit yet: the app fits before it answers)."""
+    log.info("startup: %s (step %d of %d; the fit is kept for the next start)", label, k + 1, n)
 
 
 class Engine:

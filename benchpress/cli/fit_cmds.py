@@ -1,5 +1,5 @@
-"""`benchpress fit`: save a fitted predictor as an artifact folder; and the stored-fit fast
-path of `predict` and `compare` (a content-addressed cache of fits under the home)."""
+"""`benchpress fit`: save a fitted predictor as an artifact folder; and `fit_now`, the fit of
+`predict` and `compare` taken from (or made into) the home's store of fits."""
 
 from __future__ import annotations
 
@@ -10,43 +10,16 @@ import click
 from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
 from benchpress.cli.matrix import matrix_options, method_fields
 
-__all__ = ["fit", "stored_fit", "stored_fit_first", "fast_stored_fit"]
+__all__ = ["fit", "fit_now"]
 
 
-def stored_fit(bp, home, *, regimes=("cells", "new_models")):
-    """`bp` using the cached fit of its matrix, method and parameters (made on first use,
-    with progress on stderr when it is a terminal). Returns `bp`."""
-    from benchpress.api_fits import fit_cache_dir
-
-    cache = fit_cache_dir(home)
-    if cache is None or getattr(bp, "lite", False):  # lite: already the stored fit
-        return bp
-    with progress_bar("fitting (kept for the next call)") as update:
-        return bp.use_stored_fit(cache, regimes=regimes, progress=update)
-
-
-def stored_fit_first(f):
-    """Mark a `matrix_options` command (predict) to try `fast_stored_fit` before loading
-    the matrix (with `model_id` given, the matrix is needed: not tried)."""
-    f.stored_fit_first = fast_stored_fit
-    return f
-
-
-def fast_stored_fit(home, snapshot, sources, predictor, kwargs):
-    """A lite `BenchPress` from the stored fit of the registry folder's current files
-    (`BenchPress.from_stored_fit`), or None (then the matrix is loaded as usual)."""
-    if kwargs.get("model_id"):
-        return None
-    from benchpress.api import BenchPress, _home
-    from benchpress.api_fits import fit_cache_dir
-    from benchpress.store.snapshot import resolve_snapshot
-
-    home = _home(home)
-    cache = fit_cache_dir(home)
-    if cache is None:
-        return None
-    return BenchPress.from_stored_fit(cache, resolve_snapshot(home, snapshot), predictor,
-                                      home=home, sources=sources)
+def fit_now(bp, regimes):
+    """Fit `bp` now, or take its fit from its store (the home's cache of fits, see
+    `benchpress.fit_store`), with calibrators for `regimes` and progress on stderr when it
+    is a terminal. Returns `bp`."""
+    kept = " (kept for the next call)" if bp.store.folder is not None else ""
+    with progress_bar("fitting" + kept) as update:
+        return bp.fit(regimes, progress=update)
 
 
 @click.command()

@@ -136,11 +136,18 @@ def param_option(f):
                              "--param n_starts=60 --param regression_weight=0.5.")(f)
 
 
-def matrix_options(f):
+def matrix_options(f=None, *, stored_fit_answers=None):
     """--snapshot, --sources, --method and --param -> `bp: BenchPress` holding the one
     predictor object `make_predictor(method, **params)` (validated here, before any fit;
-    fitted lazily). The command runs inside `handle_errors`: it needs no decorator of its
-    own for that."""
+    fitted lazily) and the home's `FitStore` (the fit of an unchanged matrix is reused).
+    `stored_fit_answers(kwargs)`: True when the command, called with `kwargs`, needs no
+    more than a stored fit (predicting a new model): then a stored fit of the folder's
+    current files stands in for the matrix (`BenchPress.from_stored_fit`), which is read
+    only when there is none. The command runs inside `handle_errors`: it needs no
+    decorator of its own for that."""
+    if f is None:
+        return functools.partial(matrix_options, stored_fit_answers=stored_fit_answers)
+
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
     @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
     @click.option("--method", default="default", show_default=True,
@@ -153,16 +160,18 @@ def matrix_options(f):
     @handle_errors  # covers loading the matrix and the command body
     def wrapper(*args, snapshot, sources, method, params, ignore_unknown, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
+        from benchpress.fit_store import FitStore
 
         given = parse_params(params, method)
         click.get_current_context().meta[_GIVEN] = given
-        estimator = make_predictor(method, **given)
-        fast = getattr(f, "stored_fit_first", None)  # predict: a stored fit, no matrix load
-        bp = fast(home, snapshot, split_list(sources), estimator, kwargs) if fast else None
+        opened = {"sources": split_list(sources), "predictor": make_predictor(method, **given),
+                  "store": FitStore.for_home(home), "ignore_unknown": ignore_unknown,
+                  "on_unknown": warn_unknown}
+        bp = None
+        if stored_fit_answers is not None and stored_fit_answers(kwargs):
+            bp = BenchPress.from_stored_fit(home, snapshot, **opened)
         if bp is None:
-            bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources),
-                                          predictor=estimator)
-        bp.ignore_unknown, bp.on_unknown = ignore_unknown, warn_unknown
+            bp = BenchPress.from_snapshot(home, snapshot, **opened)
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
 
@@ -196,9 +205,12 @@ def folds_options(f):
                                  "--folds, --make-folds or --folds-sources")
             return f(*args, folds=None, seeds=tuple(range(seed, seed + n_seeds)), bp=bp,
                      **kwargs)
+        if whole and kwargs.get("later_ref") is not None:
+            raise UsageError("--later is the snapshot-to-snapshot form of --temporal: "
+                             "give it with --temporal")
         if bool(folds_file) == bool(n_folds):
             raise UsageError("give either --folds FILE or --make-folds K"
-                             + (" (or --new-models K)" if whole else ""))
+                             + (" (or --new-models K, or --temporal)" if whole else ""))
         folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
                          folds_sources=split_list(folds_sources))
         return f(*args, folds=folds, bp=bp, **({"seeds": None} if whole else {}), **kwargs)

@@ -12,7 +12,7 @@ from benchpress.cli.common import (
     write_or_emit,
 )
 from benchpress.cli.scores import read_scores_file, score_with_interval
-from benchpress.cli.fit_cmds import stored_fit_first
+from benchpress.cli.fit_cmds import fit_now
 from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
@@ -38,8 +38,7 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
                    "is_reasoning=true'.")
 @format_option()
 @out_option()
-@matrix_options
-@stored_fit_first
+@matrix_options(stored_fit_answers=lambda kwargs: not kwargs.get("model_id"))
 def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 
@@ -56,9 +55,7 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
         raise UsageError("--metadata describes a new model: --model uses the registered "
                          "model's own metadata")
     wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
-    from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
-
-    bp = stored_fit(bp, home, regimes=("new_models",))
+    fit_now(bp, ("new_models",))  # an unchanged matrix's fit, at once
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
                          metadata=metadata))
@@ -187,8 +184,6 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, order
         return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, orders_text,
                                   probe_text, baselines_text, later_ref, not no_intervals,
                                   out, fmt)
-    if later_ref is not None:
-        raise UsageError("--later goes with --temporal")
     if new_models is not None:
         return _evaluate_new_models(_known_counts(new_models), seeds, write_folds, out, fmt,
                                     bp, executor)

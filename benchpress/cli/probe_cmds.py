@@ -17,6 +17,7 @@ from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError
+from benchpress.predict.limits import LIMITS
 from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change
 
 __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
@@ -131,7 +132,8 @@ def _sample_fields(search) -> dict:
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="JSON written by an earlier `probes --out` (e.g. the previous snapshot): "
                    "report the drift between the two chosen sets.")
-@click.option("--max-models", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--max-models", type=click.IntRange(min=0), default=LIMITS.probe_max_models,
+              show_default=True,
               help="Leave out and score at most this many models (beyond it a seeded sample, "
                    "split into 10 groups, each left out of one fit on at most 2,000 models); "
                    "0: every model, one fit each (exact up to 2,000 models).")
@@ -148,7 +150,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     costs = read_costs(costs_file) if costs_file else None
     if 0 < max_models < 3:
         raise UsageError("--max-models must be 0 (every model) or at least 3")
-    bp.probe_max_models = max_models or None
+    where["max_models"] = max_models or None  # the search's sample, for every call below
     named = {f"given {n + 1}": bp.benchmark_ids(read_benchmark_list(s))  # resolved before any fit
              for n, s in enumerate(evaluate_sets)}
     if paper_sets:
@@ -186,7 +188,10 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     rows = ([_score_row(f"ours (k={len(selection.final.probes)})", selection.final)]
             if selection else []) + [_score_row(label, s) for label, s in scored.items()]
     sets = pl.DataFrame(rows, schema_overrides={"cost": pl.Float64})
-    if write_or_emit(doc, out, fmt, rows=sets):
+    # the file keeps no timing: the same data writes the same bytes (dvc.lock records them)
+    written = None if fmt == "csv" or not selection else {**doc, "selection": {
+        k: v for k, v in doc["selection"].items() if k not in ("seconds", "fit_seconds")}}
+    if write_or_emit(doc, out, fmt, written=written, rows=sets):
         return
     note = (f"objective: pooled {'median absolute error' if objective == 'medae' else 'median % error'}"
             f" of transcript recovery over {ref.n_cells} observed cells of {ref.n_models} models "
@@ -261,11 +266,11 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options
 def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
-    from benchpress.cli.fit_cmds import stored_fit  # an unchanged matrix's fit, at once
+    from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
 
     new = read_model_scores(scores_file) if scores_file else None
     bench = read_benchmark_list(benchmarks) if benchmarks else None
-    bp = stored_fit(bp, home, regimes=("cells", "new_models") if new else ("cells",))
+    fit_now(bp, ("new_models",))
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
     if write_or_emit({**provenance_fields(bp), **pretrained_note(bp, fmt), "sure_from": sure_from,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import BadInputError, UsageError, import_extra
 from benchpress.predict.blend import BlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import (
@@ -66,7 +66,15 @@ def storable(predictor) -> bool:
     if type(predictor) in (ALSPredictor, BlendPredictor):  # the blend's kNN part is its Y
         return True
     return (type(predictor) is SideInfoPredictor and not predictor.extra_ranks
-            and not getattr(predictor, "sparse_", False))
+            and not predictor.uses_cells())
+
+
+def rows_apart(manifest: dict) -> bool:
+    """Whether the artifact (its manifest, or the ``meta`` of :func:`fitted_state`) holds a
+    fit of the cells solver: its per-model arrays (:data:`ROW_ARRAYS`) are then stored
+    apart, and it can load without them and without its training rows (a predict of a
+    new model needs neither)."""
+    return bool(manifest.get("sparse"))
 
 
 def make_estimator(method: str, params: dict):
@@ -120,7 +128,7 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
     _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
     arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
-    sparse = bool(getattr(predictor, "sparse_", False))
+    sparse = predictor.uses_cells()
     if predictor.regression_ is not None:
         _put(arrays, "regression_", predictor.regression_, _REGRESSION)
         if not sparse:
@@ -133,6 +141,8 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     for regime, cal in (calibrators or {}).items():
         cal._fitted()
         _put(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
+        if getattr(cal, "col_factor_", None) is not None:  # per benchmark (new-model regime)
+            arrays[f"calibrator_{regime}_col_factor_"] = np.asarray(cal.col_factor_)
         cal_meta[regime] = {**cal.to_json(), "ridge": cal.ridge, "regime": cal.regime}
     params = predictor.get_params()
     meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
@@ -281,10 +291,10 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         pred.regression_ = PairwiseRegression(power=pred.regression_power)
         _get(arrays, "regression_", pred.regression_, _REGRESSION)
         pred.regression_z_ = None if meta.get("sparse") else np.asarray(arrays["regression_z"])
-    pred.sparse_ = bool(meta.get("sparse"))
+    pred.solver_ = "cells" if meta.get("sparse") else "dense"
     pred.train_z_ = None  # without training rows (Y=None), nothing to hold
-    if pred.sparse_ and Y.shape[0]:
-        import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
+    if pred.uses_cells() and Y.shape[0]:
+        sp = import_extra("scipy.sparse")  # here: slow to import, and not in the core
 
         r, c = np.nonzero(~np.isnan(Y))
         pred.train_z_ = sp.csr_matrix((pred.transform_.transform(Y[r, c], cols=c), (r, c)),
@@ -300,7 +310,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales,
                                    *_support_space(meta))
-    if pred.sparse_:
+    if pred.uses_cells():
         support.sparse = True
         for n in SPARSE_SUPPORT_ARRAYS:
             setattr(support, n, np.asarray(arrays["support_" + n]))
@@ -329,5 +339,11 @@ def _calibrators(arrays, meta: dict) -> dict:
             if q_known.shape != (len(KNOWN_BUCKETS) + 1,) or not np.isfinite(q_known).all():
                 raise BadInputError("artifact calibrator's q_known is malformed")
             cal.q_known_ = q_known
+        factor = arrays.get(f"calibrator_{regime}_col_factor_")
+        if factor is not None:
+            factor = np.asarray(factor, dtype=float)
+            if factor.ndim != 1 or not (np.isfinite(factor).all() and (factor > 0).all()):
+                raise BadInputError("artifact calibrator's col_factor is malformed")
+            cal.col_factor_ = factor
         calibrators[regime] = cal
     return calibrators

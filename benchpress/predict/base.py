@@ -114,12 +114,25 @@ class BasePredictor:
         return P
 
     def uses_cells(self) -> bool:
-        """Whether the fit took the cells path of a large matrix (the ALS predictors'
-        sparse solver, chosen in `fit` by the matrix's size): its completion is then best
-        made in row blocks (:meth:`complete_rows`) rather than whole. False before a fit
-        and for every predictor without such a path. The one question code outside
-        `benchpress.predict` asks about the solver."""
-        return bool(getattr(self, "sparse_", False))
+        """Whether the fit used the cells solver (the ALS predictors' ``solver``, "auto"
+        decided in `fit` by the matrix's size): its completion is then made in row blocks
+        (:meth:`complete_rows`, :meth:`completion_blocks`) rather than whole. False
+        before a fit and for every predictor without such a solver. Asked inside
+        `benchpress.predict` only."""
+        return getattr(self, "solver_", "dense") == "cells"
+
+    def completion_blocks(self, cells_per_block: int):
+        """`complete()` (observed cells kept) in row blocks: ``(first_row, block)`` pairs,
+        `block` of shape (n_rows, n_benchmarks). One block, unless the fit used the cells
+        solver: then about `cells_per_block` cells per block, so a large completion is
+        never held whole."""
+        n_m, n_b = self.Y_.shape
+        if not self.uses_cells():
+            yield 0, self.complete()
+            return
+        step = max(1, cells_per_block // max(n_b, 1))
+        for k in range(0, max(n_m, 1), step):
+            yield k, self.complete_rows(np.arange(k, min(k + step, n_m)))
 
     def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
         """Rows ``rows`` (model indices) of :meth:`complete`, shape (n_rows,

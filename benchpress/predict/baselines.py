@@ -3,8 +3,10 @@
 * :class:`BenchmarkMean` - every cell gets its benchmark's mean observed score;
 * :class:`ModelNormalizedMean` - benchmark mean plus the model's mean z-offset;
 * :class:`SoftImpute` - iterative rank-r SVD imputation (optionally with shrinkage);
-* :class:`BenchmarkRegression` - pairwise benchmark regression
-  (:mod:`benchpress.predict.regression`), falling back to the model's mean z-offset.
+* :class:`BenchmarkRegression` - benchmark-wise regression: each benchmark from the
+  model's other scores through pairwise lines (:mod:`benchpress.predict.regression`),
+  falling back to the model's mean z-offset; a new model is folded in from the fitted
+  lines, without a refit.
 
 The last three work in the standardized space of :class:`ScaleTransform` (logit for
 percent benchmarks, then z-scores) and map back with clipping.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor
+from benchpress.predict.base import BasePredictor, check_scores
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
@@ -148,7 +150,23 @@ class BenchmarkRegression(_ZBaseline):
         self.logit_rule = logit_rule
 
     def _fit_z(self, Z: np.ndarray) -> np.ndarray:
-        reg = PairwiseRegression(self.k, power=self.power, min_shared=self.min_shared,
-                                 min_r2=self.min_r2).fit(Z)
-        P = reg.predict(Z)
+        self.regression_ = PairwiseRegression(self.k, power=self.power,
+                                              min_shared=self.min_shared,
+                                              min_r2=self.min_r2).fit(Z)
+        return self._predict_z(Z)
+
+    def _predict_z(self, Z: np.ndarray) -> np.ndarray:
+        P = self.regression_.predict(Z)
         return np.where(np.isnan(P), model_offset(Z)[:, None], P)
+
+    def fold_in(self, scores, *, refit: bool | None = None) -> np.ndarray:
+        """Full rows of new models (n_benchmarks,) or (n_rows, n_benchmarks), score units,
+        from the fitted lines: each benchmark from the model's known ones, no refit
+        (``refit=True`` refits a copy with the rows appended)."""
+        self._fitted()
+        if refit:
+            return super().fold_in(scores, refit=True)
+        S = np.asarray(scores, dtype=float)
+        S2 = check_scores(np.atleast_2d(S), self.scales_)
+        out = self.transform_.to_scores(self._predict_z(self.transform_.transform(S2)))
+        return out[0] if S.ndim == 1 else out

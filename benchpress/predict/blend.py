@@ -24,14 +24,15 @@ from benchpress.errors import UsageError
 from benchpress.predict.base import check_scores
 from benchpress.predict.knn import KNNModels
 from benchpress.predict.predictor import ALSPredictor
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["BlendPredictor", "KNOWN_EDGES", "knn_weight"]
 
 #: Buckets of a model's known-score count: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf).
 KNOWN_EDGES = (1, 3, 5, 8)
-#: The nearest models per benchmark are looked for among this many nearest models; a
-#: benchmark none of them scored is ALS alone.
-KNN_CANDIDATES = 100
+#: The nearest models per benchmark are looked for among this many nearest models
+#: (:mod:`benchpress.predict.limits`); a benchmark none of them scored is ALS alone.
+KNN_CANDIDATES = LIMITS.knn_candidates
 
 
 def knn_weight(n_known, weights) -> np.ndarray:
@@ -89,7 +90,7 @@ class BlendPredictor(ALSPredictor):
         self._training_mix = None
 
     def _fit_knn(self, Y: np.ndarray, scales) -> KNNModels | None:
-        if self.sparse_ or Y.shape[0] == 0:
+        if self.uses_cells() or Y.shape[0] == 0:
             return None
         return KNNModels(int(self.knn_k), min_shared=int(self.knn_min_shared), offset=True,
                          weighting="distance", candidates=KNN_CANDIDATES,

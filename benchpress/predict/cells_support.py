@@ -15,13 +15,13 @@ import numpy as np
 
 from benchpress.predict._threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["CellsSupport", "SPARSE_CANDIDATES", "pair_corr_moments"]
 
-#: For a predictor fitted on the sparse path (large registries), the nearest-model
-#: feature searches a fixed seeded sample of at most this many training models, kept as
-#: dense z rows (with the fit, so predicting a new model needs no whole matrix).
-SPARSE_CANDIDATES = 1024
+#: The nearest-model feature's candidates of a cells-solver fit (see
+#: :mod:`benchpress.predict.limits`).
+SPARSE_CANDIDATES = LIMITS.support_cells_candidates
 
 
 def points_of_cells(scales: BenchmarkScales, y, cols, n_benchmarks: int) -> np.ndarray:

@@ -22,12 +22,12 @@ from benchpress.errors import UsageError
 from benchpress.predict.base import BasePredictor, check_scores
 from benchpress.predict.baselines import model_offset
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["KNNModels", "neighbour_average"]
 
-#: Query rows per block are chosen so that a block's (rows, n_models, n_benchmarks)
-#: arrays stay under this many floats (~80 MB each).
-_BLOCK_FLOATS = 10_000_000
+#: Query rows per block (see :mod:`benchpress.predict.limits`).
+_BLOCK_FLOATS = LIMITS.knn_block_floats
 WEIGHTINGS = ("uniform", "distance")
 
 

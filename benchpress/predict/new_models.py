@@ -31,11 +31,13 @@ from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.metrics import cell_errors, group_metrics
 from benchpress.predict.side_covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["NewModelEvaluation", "new_model_split", "evaluate_new_models", "MIN_SCORES"]
 
-#: A model needs at least this many scores to be held out (and 3 more than the largest k).
-MIN_SCORES = 8
+#: A model needs at least this many scores to be held out (and 3 more than the largest k;
+#: :mod:`benchpress.predict.limits`).
+MIN_SCORES = LIMITS.new_model_min_scores
 
 
 @dataclass(frozen=True)

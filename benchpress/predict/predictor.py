@@ -29,15 +29,17 @@ from benchpress.predict.knn import KNNModels
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
+from benchpress.predict.limits import LIMITS
 
-__all__ = ["ALSPredictor", "PRESETS", "METHODS", "make_predictor", "available_methods",
-           "param_overrides"]
+__all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "make_predictor",
+           "available_methods", "param_overrides"]
 
 
 _ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
-#: Sparse path: rows per block of a completion are chosen so that a block's per-start
-#: values (n_starts * rows * n_benchmarks) stay under this many floats (~160 MB).
-_BLOCK_FLOATS = 20_000_000
+#: The solvers of `ALSPredictor` (its ``solver`` parameter).
+SOLVERS = ("auto", "dense", "cells")
+#: Cells solver: rows per block of a completion (see :mod:`benchpress.predict.limits`).
+_BLOCK_FLOATS = LIMITS.completion_block_floats
 
 
 class ALSPredictor(BasePredictor):
@@ -59,12 +61,23 @@ class ALSPredictor(BasePredictor):
         keep the ALS value). 0 = pure ALS.
     regression_power : float, default 4.0
         Regression votes are weighted by ``r2 ** regression_power``.
+    solver : {"auto", "dense", "cells"}, default "auto"
+        How the fit is computed (the numbers agree to ~1e-8 either way). "dense": every
+        cell in (n_starts, n_models, n_benchmarks) arrays (:mod:`~benchpress.predict.als`);
+        "cells": on the observed cells only, completions made in row blocks
+        (:mod:`~benchpress.predict.sparse_als`), for a matrix too large for the dense
+        arrays; "auto": "cells" for a matrix of at least
+        ``LIMITS.cells_solver_min_cells`` cells (:func:`~benchpress.predict.sparse_als.use_sparse`),
+        else "dense". A predictor without a cells solver (`cells_path` False: side
+        information) is always dense and refuses "cells".
     method : str, default "als"
         The name this configuration goes by in output (``make_predictor("default")``
         sets "default"); it travels with :func:`~benchpress.predict.base.clone`.
 
     Attributes
     ----------
+    solver_ : {"dense", "cells"}
+        The solver this fit used (`solver`, with "auto" decided by the matrix's size).
     transform_ : ScaleTransform
     ensemble_ : ALSEnsemble
     regression_ : PairwiseRegression or None
@@ -76,7 +89,7 @@ class ALSPredictor(BasePredictor):
                  n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
                  logit_rule: str = "percent",
                  eps: float = 0.5, regression_weight: float = 0.0,
-                 regression_power: float = 4.0, method: str = "als"):
+                 regression_power: float = 4.0, solver: str = "auto", method: str = "als"):
         self.rank = rank
         self.regularization = regularization
         self.bias_regularization = bias_regularization
@@ -88,6 +101,7 @@ class ALSPredictor(BasePredictor):
         self.eps = eps
         self.regression_weight = regression_weight
         self.regression_power = regression_power
+        self.solver = solver
         self.method = method
 
     def als_config(self) -> ALSConfig:
@@ -100,25 +114,33 @@ class ALSPredictor(BasePredictor):
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         if not 0.0 <= self.regression_weight <= 1.0:
             raise UsageError(f"regression_weight must lie in [0, 1], got {self.regression_weight}")
-        self.sparse_ = self._uses_sparse(Y)
-        if self.sparse_:
+        self.solver_ = self._choose_solver(Y)
+        if self.solver_ == "cells":
             return self._fit_cells(Y, scales)
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
                                                      eps=self.eps).fit(Y)
         Z = self.transform_.transform(Y)
-        self.ensemble_ = self._ensemble().fit(Z)
+        self.ensemble_ = self._ensemble().fit(Z, sparse=False)
         self.regression_ = None
         if self.regression_weight > 0:
             self.regression_ = PairwiseRegression(power=self.regression_power).fit(Z)
             self.regression_z_ = self.regression_.predict(Z)
 
-    #: Whether a large matrix may take the sparse path; subclasses that read dense
+    #: Whether this predictor has the cells solver; subclasses that read dense
     #: per-start completions (side information) set False.
     cells_path = True
 
-    def _uses_sparse(self, Y: np.ndarray) -> bool:
-        """Whether this fit takes the sparse path (:func:`use_sparse` by size)."""
-        return self.cells_path and use_sparse(*Y.shape)
+    def _choose_solver(self, Y: np.ndarray) -> str:
+        """The solver of a fit of `Y` (n_models, n_benchmarks): `solver`, with "auto"
+        decided once, here, by the matrix's size (:func:`use_sparse`)."""
+        if self.solver not in SOLVERS:
+            raise UsageError(f"solver must be one of {', '.join(SOLVERS)}, got {self.solver!r}")
+        if self.solver == "cells" and not self.cells_path:
+            raise UsageError(f"method '{self.method}' has no cells solver (it reads dense "
+                             "per-start completions): use solver 'auto' or 'dense'")
+        if self.solver != "auto":
+            return self.solver
+        return "cells" if self.cells_path and use_sparse(*Y.shape) else "dense"
 
     def _fit_cells(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         """The sparse path (:data:`~benchpress.predict.sparse_als.SPARSE_MIN_CELLS`):
@@ -160,7 +182,7 @@ class ALSPredictor(BasePredictor):
         """Rows ``rows`` of :meth:`complete`, shape (n_rows, n_benchmarks), made in row
         blocks on the sparse path (memory ~ n_starts * block * n_benchmarks floats)."""
         self._fitted()
-        if not getattr(self, "sparse_", False):
+        if not self.uses_cells():
             return super().complete_rows(rows, keep_observed=keep_observed)
         rows = np.asarray(rows, dtype=np.int64)
         out = np.empty((rows.size, self.Y_.shape[1]))
@@ -181,7 +203,7 @@ class ALSPredictor(BasePredictor):
         self._fitted()
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
-        if not getattr(self, "sparse_", False):
+        if not self.uses_cells():
             out = self.complete(keep_observed=False)[rows, cols]
             return (out, self.complete_spread()[rows, cols]) if return_spread else out
         step = max(1, _BLOCK_FLOATS // self.n_starts)
@@ -218,7 +240,7 @@ class ALSPredictor(BasePredictor):
         return np.where(np.isnan(Z_reg), Z_als, (1.0 - w) * Z_als + w * Z_reg)
 
     def _predict(self) -> np.ndarray:
-        if getattr(self, "sparse_", False):
+        if self.uses_cells():
             return self.complete_rows(np.arange(self.Y_.shape[0]), keep_observed=False)
         reg = self.regression_z_ if self.regression_ is not None else None
         return self.transform_.to_scores(self._blend(self.ensemble_.predict(), reg))
@@ -229,7 +251,7 @@ class ALSPredictor(BasePredictor):
         A measure of fit instability for interval work (it is not a calibrated error).
         """
         self._fitted()
-        if getattr(self, "sparse_", False):
+        if self.uses_cells():
             out = np.empty(self.Y_.shape)
             k = 0
             for block in self._row_blocks(np.arange(self.Y_.shape[0])):
@@ -267,7 +289,7 @@ class ALSPredictor(BasePredictor):
         S = np.asarray(scores, dtype=float)
         one = S.ndim == 1
         S2 = check_scores(np.atleast_2d(S), self.scales_)
-        if getattr(self, "sparse_", False) and S2.shape[0] > 1:  # in row blocks
+        if self.uses_cells() and S2.shape[0] > 1:  # in row blocks
             parts = [self._fold_in_rows(S2[b], return_spread)
                      for b in self._row_blocks(np.arange(S2.shape[0]))]
             out = np.vstack([p[0] for p in parts])

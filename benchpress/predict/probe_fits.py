@@ -29,12 +29,14 @@ from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.metrics import abs_errors
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["refit_transcripts", "split_groups", "train_sample", "slim", "fit_group", "unique_rows",
            "predict_block", "objective_block", "MIN_SCORES"]
 
-#: Each benchmark keeps at least this many scores (or all it has) in a bounded training set.
-MIN_SCORES = 20
+#: Each benchmark keeps at least this many scores (or all it has) in a bounded training
+#: set (:mod:`benchpress.predict.limits`).
+MIN_SCORES = LIMITS.probe_min_benchmark_scores
 
 
 def split_groups(scored: np.ndarray, n_groups: int | None, seed: int) -> list[np.ndarray]:

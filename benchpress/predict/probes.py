@@ -43,6 +43,7 @@ from benchpress.predict.probe_fits import (MIN_SCORES, fit_group, objective_bloc
                                            refit_transcripts, split_groups, train_sample)
 from benchpress.predict.side import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
            "OBJECTIVES", "SCOPES", "PAPER_SETS", "MAX_MODELS", "SAMPLE_SEED", "N_GROUPS",
@@ -54,18 +55,14 @@ PAPER_SETS = {
     "paper (low-cost allowlist)": ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff",
                                    "math_500", "aime_2026"],
 }
-#: Default cap on the models left out and scored (above it: a seeded sample of this size).
-MAX_MODELS = 200
+#: Default cap on the models left out and scored (above it: a seeded sample of this size;
+#: this and the other size thresholds: :mod:`benchpress.predict.limits`).
+MAX_MODELS = LIMITS.probe_max_models
 #: Seed of that sample (fixed, so a sampled search is reproducible).
 SAMPLE_SEED = 0
-#: Held-out fits of a sampled search: the sample is split into this many groups, each
-#: left out of one fit (an exact search keeps one fit per model).
-N_GROUPS = 10
-#: Most models a held-out fit trains on (a seeded sample beyond it; see
-#: :func:`~benchpress.predict.probe_fits.train_sample`).
-MAX_TRAIN = 2000
-#: Candidate sets are scored in chunks of at most this many predicted cells.
-CHUNK_CELLS = 20_000_000
+N_GROUPS = LIMITS.probe_groups
+MAX_TRAIN = LIMITS.probe_max_train
+CHUNK_CELLS = LIMITS.probe_chunk_cells
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
 #: Cells in the objective: all observed, probe cells exact ("all", paper) or non-probe only.

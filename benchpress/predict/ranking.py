@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, import_extra
 
 __all__ = ["RankingPreservation", "ranking_preservation", "compare_models", "MARGINS", "NORMAL_Q95"]
 
@@ -178,7 +178,7 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
         minus runner-up, score points) and ``p_ahead`` (normal approximation of
         P(leader ahead of runner-up); 1 when both are observed).
     """
-    from scipy.special import ndtr  # imported here: scipy.special is slow to import
+    ndtr = import_extra("scipy.special").ndtr  # here: slow to import, and not in the core
 
     V = np.atleast_2d(np.asarray(values, dtype=float))
     O = np.atleast_2d(np.asarray(observed, dtype=bool))

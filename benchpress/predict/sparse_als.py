@@ -18,17 +18,17 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.predict.als import _cholesky_solve, _triu
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["SPARSE_MIN_CELLS", "use_sparse", "Cells", "fit_sparse", "fold_in_sparse",
            "cell_values"]
 
 #: Fits of matrices with at least this many cells (n_models * n_benchmarks, observed or
-#: not) run on the observed cells (:func:`fit_sparse`); smaller ones keep the dense path
-#: (:func:`~benchpress.predict.als.fit_batched`), so every figure of the 2026-05 matrices
-#: (at most 1124 x 208 = 233,792 cells with every source) stays bit-identical. At 5e5
-#: cells the dense path's (n_starts, n_models, n_benchmarks) arrays reach 120 MB per
-#: copy at 30 starts, and its products work on every cell, observed or not.
-SPARSE_MIN_CELLS = 500_000
+#: not) run on the observed cells (:func:`fit_sparse`) when their solver is "auto";
+#: smaller ones keep the dense path (:func:`~benchpress.predict.als.fit_batched`), so
+#: every figure of the 2026-05 matrices (at most 1124 x 208 = 233,792 cells with every
+#: source) stays bit-identical (:mod:`benchpress.predict.limits`).
+SPARSE_MIN_CELLS = LIMITS.cells_solver_min_cells
 
 
 def use_sparse(n_models: int, n_benchmarks: int, sparse: bool | None = None) -> bool:

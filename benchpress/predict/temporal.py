@@ -2,7 +2,8 @@
 the rest.
 
 For each cutoff (default: the first day of each of the last 12 months of release dates),
-the predictor is fitted on the models released before it; every model released in the
+the predictor is fitted on the models released before it (with their scores as published
+before it, where a source has a history of versions); every model released in the
 month from that cutoff to the next (with at least ``min_scores`` scores) is a *later
 model*. Each later model reveals ``k`` of its scores (for each ``k`` in ``known``) in one
 or more *reveal orders* and the rest of its scores are predicted from those alone (fold-in,
@@ -132,7 +133,7 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
                         benchmark_ids, model_ids, cutoffs=None, known=(1, 3, 5),
                         orders=("random", "popular"), probes=(), min_scores: int = 6,
                         seed: int = 42, intervals: bool = True, covariates=None,
-                        progress=None) -> TemporalResult:
+                        values_at=None, progress=None) -> TemporalResult:
     """Fit on the past, predict the next month's models from ``k`` of their scores.
 
     Parameters
@@ -162,6 +163,10 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
     covariates : ndarray (n_models, n_features), optional
         The models' covariates, for predictors that take them (``--method side``): each
         fit gets the training models' rows, each fold-in the later model's own row.
+    values_at : callable(cutoff) -> ndarray (n_models, n_benchmarks), optional
+        The scores as published before a cutoff (sources with a history: only their
+        versions published by then, ``store.matrix.values_as_of``); each fit trains on
+        them, and the later models are scored against ``Y``, the newest values.
     progress : callable(k, n, label), optional
 
     Returns
@@ -187,8 +192,9 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
             continue
         later = _Later(Y[test], [model_ids[i] for i in test], start, [None] * test.size,
                        [[seed, c, int(i)] for i in test], None if X is None else X[test])
+        known_then = Y if values_at is None else check_scores(values_at(start), scales)
         for m, (name, est) in enumerate(estimators.items()):
-            frames += _score_later(name, est, Y[train], scales, dates[train], later,
+            frames += _score_later(name, est, known_then[train], scales, dates[train], later,
                                    intervals=intervals and m == 0, orders=orders, known=known,
                                    probe_cols=probe_cols, benchmark_ids=benchmark_ids,
                                    train_covariates=None if X is None else X[train])

@@ -31,7 +31,7 @@ from benchpress.scales import BenchmarkScales
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
-__all__ = ["ScoreMatrix", "load_matrix", "match_sources"]
+__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "values_as_of"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +140,41 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
     values = np.full((len(model_ids), len(bench_ids)), np.nan)
     values[at["i"].to_numpy(), at["j"].to_numpy()] = at["score"].to_numpy()
     return ScoreMatrix(values, model_ids, bench_ids, benchmarks, models, label)
+
+
+def values_as_of(folder: Path, matrix: ScoreMatrix, date: str, *,
+                 sources: list[str] | None = None) -> np.ndarray:
+    """``matrix.values`` (a matrix loaded from ``folder``) as they stood before ``date``
+    (ISO), for sources with a history: a cell whose value comes from a version of its
+    source labelled on or after ``date`` takes that source's value in its newest version
+    before ``date``, or NaN when the source had none then. A source with one version is
+    taken as it is (its label may be the day it was ingested, not published); ``sources``
+    as given to :func:`load_matrix` for ``matrix``. Returns a
+    new (n_models, n_benchmarks) array; ``matrix.values`` itself is not changed.
+    Simplification: a cell is not re-resolved among sources, so where a later version won
+    a conflict that an older one would have lost, the older version's value is shown."""
+    from benchpress.store.resolve import NOT_OBSERVED  # (pandera: only when used)
+
+    scores = read_table(folder, "scores")
+    if "source_version" not in scores.columns:
+        return matrix.values.copy()
+    versions = (scores.filter(pl.col("source_version").is_not_null())
+                .group_by("source_id").agg(pl.col("source_version").n_unique().alias("n")))
+    history = versions.filter(pl.col("n") > 1)["source_id"].to_list()
+    if sources:
+        history = [h for h in history if h in set(match_sources(history, sources))]
+    values = matrix.values.copy()
+    if not history:
+        return values
+    keys = ["source_id", "model_id", "benchmark_id"]
+    late = read_table(folder, "cells").filter(pl.col("source_id").is_in(history)
+                                             & (pl.col("source_version") >= date))
+    then = (scores.filter(pl.col("source_id").is_in(history) & (pl.col("source_version") < date)
+                          & ~pl.col("audit_status").is_in(NOT_OBSERVED).fill_null(False))
+            .sort("source_version").group_by(keys).agg(pl.col("score").last()))
+    at = (late.select(keys).join(then, on=keys, how="left")
+          .join(pl.DataFrame({"model_id": matrix.model_ids}).with_row_index("i"), on="model_id")
+          .join(pl.DataFrame({"benchmark_id": matrix.benchmark_ids}).with_row_index("j"),
+                on="benchmark_id"))
+    values[at["i"].to_numpy(), at["j"].to_numpy()] = at["score"].fill_null(np.nan).to_numpy()
+    return values

@@ -31,12 +31,13 @@ import json
 import re
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from benchpress.clock import manifest_time
 from benchpress.digest import json_digest, sha256_of
 from benchpress.errors import RegistryError, SnapshotNotFound, UsageError
 from benchpress.home import Home
@@ -179,12 +180,23 @@ def _check_tag(tag: str) -> None:
                          f"(at most 64), and not {' or '.join(sorted(_RESERVED))}")
 
 
+def _creation_time(home: Home) -> str:
+    """`manifest_time()` (now, or SOURCE_DATE_EPOCH), but after every snapshot already
+    there, so that `latest` is the one made now even when two are dated alike."""
+    at = manifest_time()
+    for s in list_snapshots(home):
+        then = datetime.fromisoformat(s.created_at)
+        then = then if then.tzinfo else then.replace(tzinfo=timezone.utc)
+        at = max(at, then + timedelta(microseconds=1))
+    return at.isoformat(timespec="microseconds")
+
+
 def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: dict[str, str],
-              tag: str | None) -> dict:
+              tag: str | None, created_at: str) -> dict:
     return {
         "id": sid,
         "tags": [tag] if tag else [],
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+        "created_at": created_at,
         "benchpress_version": __version__,
         "tables": {
             name: {"content_sha256": digests[name],
@@ -274,8 +286,10 @@ def create_snapshot(home: Home, *, tag: str | None = None,
             for name in (*(f"{t}.parquet" for t in TABLE_NAMES), *_EXTRA_FILES):
                 shutil.copyfile(home.registry / name, tmp / name)
 
+        created_at = _creation_time(home)
         write_folder_atomic(target, fill, MANIFEST,
-                            lambda tmp: _manifest(sid, tmp, tables, digests, tag), prefix=".tmp-")
+                            lambda tmp: _manifest(sid, tmp, tables, digests, tag, created_at),
+                            prefix=".tmp-")
         for old in holders:  # only after the new holder has it: a tag is never lost
             _set_tags(old, [t for t in old.tags if t != tag])
         return Snapshot.load(target), True

@@ -35,6 +35,7 @@ import polars as pl
 from benchpress.digest import json_digest
 from benchpress.api import BenchPress
 from benchpress.errors import BadInputError, listed
+from benchpress.fit_store import FitStore
 from benchpress.home import Home
 from benchpress.predict import make_predictor, param_overrides
 from benchpress.store.matrix import load_matrix
@@ -101,8 +102,11 @@ def compute_forecasts(bp: BenchPress) -> pl.DataFrame:
 
 
 def forecasts_at(home: Home, ref: str, *, sources: list[str] | None = None,
-                 method: str = "default", params: dict | None = None) -> tuple[pl.DataFrame, Path]:
-    """The stored forecasts of snapshot `ref` (computed and stored on first use).
+                 method: str = "default", params: dict | None = None,
+                 store: FitStore | None = None) -> tuple[pl.DataFrame, Path]:
+    """The stored forecasts of snapshot `ref` (computed and stored on first use, from the
+    fit `store` holds for that matrix, method and params: a replay passes the store its
+    analysis of the snapshot fitted with, so the snapshot is fitted once).
 
     Returns (frame, path of its Parquet file); see `compute_forecasts` for the columns.
     """
@@ -113,7 +117,8 @@ def forecasts_at(home: Home, ref: str, *, sources: list[str] | None = None,
     path = home.root / "forecasts" / snap.id / f"{key}.parquet"
     if path.is_file():
         return pl.read_parquet(path), path
-    bp = BenchPress.from_snapshot(home, snap.id, sources=chosen, predictor=predictor)
+    bp = BenchPress.from_snapshot(home, snap.id, sources=chosen, predictor=predictor,
+                                  store=store)
     frame = compute_forecasts(bp)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda tmp: frame.write_parquet(tmp))

@@ -250,11 +250,14 @@ def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None
 def _analyse(rhome: Home, sid: str, plan: Plan) -> dict:
     """Fit, held-out error, two-factor variance, probe set and forecasts of one snapshot."""
     from benchpress.api import BenchPress
+    from benchpress.fit_store import FitStore
     from benchpress.predict import make_predictor
 
     snap = get_snapshot(rhome, sid)
     chosen = present_sources(snap.path, plan.fit_sources)
-    bp = BenchPress.from_snapshot(rhome, sid, sources=chosen, predictor=make_predictor(plan.method))
+    store = FitStore()  # one fit of the snapshot, for its analysis and its forecasts
+    bp = BenchPress.from_snapshot(rhome, sid, sources=chosen, predictor=make_predictor(plan.method),
+                                  store=store)
     out = {"snapshot": sid, "models": snap.counts.get("models"), "cells": snap.counts.get("cells"),
            "fit_models": len(bp.matrix.model_ids), "fit_benchmarks": len(bp.matrix.benchmark_ids),
            "fit_cells": int((~pl.Series(bp.matrix.values.ravel()).is_nan()).sum())}
@@ -274,7 +277,8 @@ def _analyse(rhome: Home, sid: str, plan: Plan) -> dict:
         out["probes"] = list(probe_bp.probes(plan.probes).final.probes)
     except (BadInputError, ValueError, IndexError) as exc:  # a matrix too small to measure
         out["note"] = f"not measured: {exc}"
-    frame, path = forecasts_at(rhome, sid, sources=plan.fit_sources, method=plan.method)
+    frame, path = forecasts_at(rhome, sid, sources=plan.fit_sources, method=plan.method,
+                               store=store)
     out["forecasts"] = frame.height
     out["forecasts_file"] = str(path.relative_to(rhome.root))
     return out

@@ -1,0 +1,115 @@
+"""Later releases: the snapshot-to-snapshot form of the temporal yardstick on real histories.
+
+For each source history (Artificial Analysis, LiveBench), a workspace is built the way a user
+builds one (`benchpress init`, `ingest` of the paper's matrix, then each dated version of the
+leaderboard with `ingest --source` and `snapshot create --tag`). Each pair of versions a
+month apart is then scored as `benchpress evaluate --temporal --snapshot A --later B` does:
+fit on snapshot A, fold in every model first seen in B from the first k scores the
+leaderboard reported (and from k random ones), score the rest. Percent cells only; the
+figures are pooled over the pairs and given per pair.
+
+Run from the repository root (about 3 minutes on 2 cores)::
+
+    python benchmarks/later_releases.py                       # the pairs in params.yaml
+    python benchmarks/later_releases.py --out metrics/later_releases.json
+
+It is the pipeline's `later_releases` stage. Each pair is also one command, e.g.::
+
+    benchpress evaluate --temporal --snapshot 2026-04-24 --later 2026-05-22 --known 3,5 --baselines als4,knn
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import polars as pl
+import yaml
+
+from benchpress.api import BenchPress
+from benchpress.home import Home
+from benchpress.predict.temporal import TemporalResult
+from benchpress.store.matrix import load_matrix
+from benchpress.store.snapshot import resolve_snapshot
+from benchpress.store.tables import read_table
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPER = "benchpress-2026-05/data.json"
+
+
+def _cli(ws: Path, *args: str) -> None:
+    """One `benchpress` command in workspace ``ws``; stops the study with its message."""
+    done = subprocess.run([sys.executable, "-c", "from benchpress.cli import main; main()",
+                           *args], cwd=ws,
+                          capture_output=True, text=True)
+    if done.returncode not in (0, 3):  # 3: landed, with rows quarantined
+        sys.exit(f"later_releases: `benchpress {' '.join(args)}` failed: "
+                 f"{done.stderr.strip().splitlines()[-1:]}")
+
+
+def build_history(ws: Path, mirror: Path, source: str, versions: dict) -> None:
+    """A workspace holding the paper's matrix and every version of ``source``, one snapshot
+    tagged by each version's label (``versions``: label -> mirror-relative path)."""
+    _cli(ws.parent, "init", ws.name)
+    _cli(ws, "ingest", str(mirror / PAPER), "--id", "benchpress-2026-05")
+    for n, (label, path) in enumerate(versions.items()):
+        label = str(label)  # YAML reads 2026-04-10 as a date
+        _cli(ws, "ingest", str(mirror / path), "--id" if n == 0 else "--source", source,
+             "--version", label)
+        _cli(ws, "snapshot", "create", "--tag", label)
+
+
+def score_pair(ws: Path, early: str, later: str, *, known, baselines, seed) -> TemporalResult:
+    """`evaluate --temporal --snapshot early --later later` in-process, with its cells."""
+    bp = BenchPress.from_snapshot(ws, early)
+    folder = resolve_snapshot(Home(ws), later)
+    lm = (load_matrix(folder, label=later), read_table(folder, "scores"))
+    return bp.evaluate_later(lm, methods=baselines, known=known, seed=seed)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--params", default=str(ROOT / "params.yaml"))
+    ap.add_argument("--mirror", default=None, help="the data mirror (default: params' data.mirror)")
+    ap.add_argument("--out", default=None, help="write the metrics JSON here")
+    ap.add_argument("--keep", default=None, metavar="DIR",
+                    help="build the workspaces in DIR and keep them (default: a temporary folder)")
+    args = ap.parse_args(argv)
+    params = yaml.safe_load(Path(args.params).read_text())
+    cfg = params["later_releases"]
+    mirror = (ROOT / (args.mirror or params["data"]["mirror"])).resolve()
+    known = tuple(int(k) for k in str(cfg["known"]).split(","))
+    baselines = tuple(b for b in str(cfg["baselines"]).split(",") if b)
+    frames, per_pair = [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(args.keep or scratch)
+        tmp.mkdir(parents=True, exist_ok=True)
+        for source, spec in cfg["histories"].items():
+            ws = Path(tmp) / source
+            build_history(ws, mirror, source, spec["versions"])
+            for early, later in (p.split(">") for p in spec["pairs"]):
+                res = score_pair(ws, early, later, known=known, baselines=baselines,
+                                 seed=params["evaluate"]["seed"])
+                cells = res.cells.with_columns(pl.lit(f"{source} {early}>{later}").alias("cutoff"))
+                frames.append(cells)
+                for r in TemporalResult(cells, []).summary().iter_rows(named=True):
+                    per_pair.append({"pair": f"{source} {early}>{later}",
+                                     "n_new_models": res.n_test[later], **r})
+                print(f"{source} {early} > {later}: {res.n_test[later]} new models", file=sys.stderr)
+    pooled = TemporalResult(pl.concat(frames), [])
+    doc = {k: v for k, v in pooled.to_json().items() if k not in ("cutoffs", "n_train", "n_test")}
+    doc["per_pair"] = per_pair
+    text = json.dumps(doc, indent=2, sort_keys=False)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    rows = pooled.summary().select("method", "k", "n_cells", "medae", "coverage90")
+    with pl.Config(tbl_rows=50, tbl_hide_dataframe_shape=True, float_precision=2):
+        print(rows)
+
+
+if __name__ == "__main__":
+    main()
