@@ -12,7 +12,8 @@ import os
 
 from benchpress.errors import UsageError
 
-__all__ = ["MAX_DOWNLOAD_BYTES", "MAX_MEMBER_BYTES", "MAX_TOTAL_UNPACKED", "MAX_MEMBERS",
+__all__ = ["MAX_DOWNLOAD_BYTES", "MAX_MEMBER_BYTES", "MAX_TOTAL_UNPACKED", "MAX_UNPACK_RATIO",
+           "RATIO_EXEMPT_BYTES", "MAX_MEMBERS",
            "MAX_SCORES_FILE_BYTES", "DOWNLOAD_DEADLINE_S", "READ_TIMEOUT_S", "MAX_REDIRECTS"]
 
 
@@ -35,6 +36,12 @@ MAX_DOWNLOAD_BYTES: int = _env("MAX_DOWNLOAD_BYTES", 256 * 1024 * 1024)
 MAX_MEMBER_BYTES: int = _env("MAX_MEMBER_BYTES", 256 * 1024 * 1024)
 #: bytes all members read from one archive may unpack to together
 MAX_TOTAL_UNPACKED: int = _env("MAX_TOTAL_UNPACKED", 1024 * 1024 * 1024)
+#: times its compressed size an archive may unpack to (beyond `RATIO_EXEMPT_BYTES`): real
+#: score tables compress 3-20 times; a small archive of huge, repetitive members (1 MB
+#: holding 4 x 255 MB) is refused before a member is read, not parsed for minutes
+MAX_UNPACK_RATIO: int = _env("MAX_UNPACK_RATIO", 100)
+#: bytes an archive may unpack to whatever its compression ratio
+RATIO_EXEMPT_BYTES: int = _env("RATIO_EXEMPT_BYTES", 16 * 1024 * 1024)
 #: entries (files and folders) one archive may list
 MAX_MEMBERS: int = _env("MAX_MEMBERS", 10_000)
 #: bytes one model's scores file (`predict` / `compare --scores-file`) may hold
@@ -49,3 +56,15 @@ MAX_REDIRECTS: int = _env("MAX_REDIRECTS", 5)
 #: registry is not read twice for it: `benchpress diff` gives the same between snapshots)
 MAX_INGEST_DIFF_SCORES: int = _env("MAX_INGEST_DIFF_SCORES", 2_000_000)
 __all__ += ["MAX_INGEST_DIFF_SCORES"]
+#: cells (models x benchmarks) of the wide `matrix` a SQL query may have built whole, for a
+#: query that reads it twice (one read streams it at any size); larger: `matrix_of`
+MATRIX_MAX_CELLS: int = _env("MATRIX_MAX_CELLS", 20_000_000)
+__all__ += ["MATRIX_MAX_CELLS"]
+#: models and cells (models x benchmarks, observed or not) of the score matrix the
+#: predictor is given: the largest measured to fit within 10 minutes and 8 GB (100k models
+#: x 1000 benchmarks, README "Scale"). Past them a fit is refused in one line: a million
+#: single-score models asked 7.5 GB for the dense matrix alone with 1,000 benchmarks, and
+#: with 100 the fit asked 4.25 GB for one product of the models' factor features
+MAX_FIT_MODELS: int = _env("MAX_FIT_MODELS", 100_000)
+MAX_FIT_CELLS: int = _env("MAX_FIT_CELLS", 100_000_000)
+__all__ += ["MAX_FIT_MODELS", "MAX_FIT_CELLS"]

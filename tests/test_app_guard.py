@@ -119,6 +119,22 @@ def test_a_huge_value_is_refused_and_a_large_result_capped(client):
     assert csv.headers["X-BenchPress-Truncated"] == "1" and len(csv.content) < 1.2 * SQL_MAX_BYTES
 
 
+def test_the_console_holds_the_memory_limit_and_deadline_of_benchpress_sql(client, monkeypatch):
+    """/api/sql runs through `store.sql.execute` as `benchpress sql` does: a string DuckDB
+    builds outside its buffer manager fails in one line, and a query that does not stop at
+    DuckDB's interrupt ends at the deadline (its process killed)."""
+    from benchpress.app import registry
+
+    error = one_line_error(client.get("/api/sql", params={
+        "q": "SELECT length(repeat('x', 2000000000 + 0)) AS n"}), 400)
+    assert error.startswith("SQL error: the query needs more memory than its limit")
+    monkeypatch.setattr(registry, "SQL_TIMEOUT", 1.5)
+    t0 = time.perf_counter()
+    error = one_line_error(client.get("/api/sql", params={
+        "q": "SELECT length(repeat('x', 500000000 + 0)) AS n"}), 400)
+    assert "time limit of 1.5 s" in error and time.perf_counter() - t0 < 2.5
+
+
 def test_an_error_naming_a_huge_value_is_cut(client):
     huge = "x" * 30_000
     error = one_line_error(client.get(f"/api/model/{huge}"), 404)
@@ -131,13 +147,13 @@ def test_an_error_naming_a_huge_value_is_cut(client):
 def _slow_sql(monkeypatch, seconds):
     from benchpress.store import sql as sandbox
 
-    real = sandbox.run_select
+    real = sandbox.execute
 
     def slow(*args, **kwargs):
         time.sleep(seconds)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sandbox, "run_select", slow)
+    monkeypatch.setattr(sandbox, "execute", slow)
 
 
 def _fire(client, n, results):

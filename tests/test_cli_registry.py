@@ -31,6 +31,20 @@ def test_init_makes_a_workspace(tmp_path):
     assert (tmp_path / "new" / "sources").is_dir()
 
 
+@pytest.mark.parametrize("args", [["build"], ["ingest", "--all"]])
+def test_building_an_empty_workspace_says_there_is_no_source(tmp_path, args):
+    """Issue 24 (left over): was 'internal error (TypeError: unhashable type: 'Column')'."""
+    root = tmp_path / "ws"
+    assert run("init", root, "--no-git").exit_code == 0
+    result = CliRunner().invoke(main, [*args, "--home", str(root)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == (f"Error: {root / 'sources'}: no sources to build from; add one "
+                             "with `benchpress ingest FILE` or `benchpress add-model`\n")
+    assert not (root / "registry").exists()
+    after = CliRunner().invoke(main, ["summary", "--home", str(root)])  # and nothing half-made
+    assert after.exit_code == 1 and "no registry built yet" in after.stderr
+
+
 def test_ingest_prints_a_summary_and_the_source_id(tmp_path):
     root = tmp_path / "ws"
     run("init", root, "--no-git")

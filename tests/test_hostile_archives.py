@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,11 +17,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from benchpress import limits
 from benchpress.adapters import epoch
 from benchpress.adapters._files import member_chunks, read_members, zip_digests
 from benchpress.adapters.fetch import fetch, tree_sha256
+from benchpress.cli import main
 from benchpress.errors import BadInputError, FetchError
 from benchpress.store.ingest import ingest
 from tests.conftest import SHARED_DATA
@@ -155,3 +158,30 @@ def test_a_folder_member_over_the_cap_is_refused(tmp_path, monkeypatch):
     (tmp_path / "benchmarks_runs.csv").write_bytes(b"x" * 1001)
     with pytest.raises(BadInputError, match="benchmarks_runs.csv holds 1,001 bytes"):
         read_members(tmp_path, lambda name: True)
+
+
+def test_a_small_archive_of_big_repetitive_members_is_refused_before_reading(home, tmp_path):
+    """Issue 27, Medium 8 (iii): 1 MB holding 4 x 255 MB members, each under the member cap
+    and together under the total cap, was read and parsed for more than 300 s at 2.5 GB.
+    Scaled down: 4 x 8 MB of CSV rows that compress about 1,000 times."""
+    archive = tmp_path / "runs.zip"
+    row = b"gpt-x,some_benchmark,0.5,2025-01-01\n"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        for k in range(4):
+            with zf.open(f"benchmark_data/external_benchmark_part{k}.csv", "w") as out:
+                out.write(b"model,task,score,date\n")
+                for _ in range((8 << 20) // (len(row) << 10)):
+                    out.write(row * 1024)
+    assert archive.stat().st_size < 200 << 10
+    start = time.monotonic()
+    result = CliRunner().invoke(main, ["ingest", str(archive), "--home", str(home.root)])
+    assert time.monotonic() - start < 5
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert re.search(r"\): the archive unpacks to 33,\d{3},\d{3} bytes, more than 100 times its "
+                     r"\d{2},\d{3} compressed bytes; refused as a likely zip bomb", result.stderr)
+    assert [p for p in home.cache.iterdir()] == []
+    # an archive that compresses as real tables do is read
+    with zipfile.ZipFile(tmp_path / "ok.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("a.csv", b"".join(b"m%d,b%d,%d\n" % (k, k % 7, k * 7919 % 1000)
+                                      for k in range(1_500_000)))
+    assert len(read_members(tmp_path / "ok.zip", lambda name: True)["a.csv"]) > 16 << 20

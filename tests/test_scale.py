@@ -125,7 +125,7 @@ def test_matrix_of_refuses_bad_arguments_in_one_line(tiny_home, bad, says):
 
 
 def test_a_large_matrix_is_refused_with_a_pointer(tiny_home, monkeypatch):
-    monkeypatch.setattr(sql, "MATRIX_MAX_CELLS", 100)
+    monkeypatch.setenv("BENCHPRESS_MATRIX_MAX_CELLS", "100")  # read by the query's process
     # one scan streams (no size limit); two scans need the whole pivot, refused above it
     assert sql.query(tiny_home, "SELECT * FROM matrix LIMIT 5").shape == (5, 9)
     with pytest.raises(BadInputError, match="matrix_of"):
@@ -134,6 +134,40 @@ def test_a_large_matrix_is_refused_with_a_pointer(tiny_home, monkeypatch):
     assert got.shape == (5, 2)
     # a query that does not name the matrix does not pay for it
     assert sql.query(tiny_home, "SELECT count(*) AS n FROM cells")["n"][0] > 0
+
+
+def test_a_matrix_past_the_fit_caps_is_refused_in_one_line_before_it_is_made(tiny_home, tmp_path,
+                                                                            monkeypatch):
+    """Issue 27, Medium 8 (ii): a million single-score models asked 7.5 GB for the dense
+    matrix alone (1,000 benchmarks), or 4.25 GB for one product in the fit (100), and
+    ran past 600 s at 19.3 GB. Scaled down: the 60 x 8 registry against caps of 59
+    models and 479 cells (and of 60 and 480, which it fits)."""
+    from click.testing import CliRunner
+
+    from benchpress import limits
+    from benchpress.cli import main
+    from benchpress.store.matrix import load_matrix
+
+    monkeypatch.setattr(limits, "MAX_FIT_MODELS", 60)
+    monkeypatch.setattr(limits, "MAX_FIT_CELLS", 480)
+    assert load_matrix(tiny_home).values.shape == (60, 8)
+    monkeypatch.setattr(limits, "MAX_FIT_CELLS", 479)
+    with pytest.raises(BadInputError, match=r"^the score matrix \(current\) has 60 models x 8 "
+                                            r"benchmarks \(480 cells\), more than the 479 cells "
+                                            r".*BENCHPRESS_MAX_FIT_CELLS$"):
+        load_matrix(tiny_home, label="current")
+    monkeypatch.setattr(limits, "MAX_FIT_CELLS", 480)
+    monkeypatch.setattr(limits, "MAX_FIT_MODELS", 59)
+    with pytest.raises(BadInputError, match=r"more than the 59 models .*BENCHPRESS_MAX_FIT_MODELS$"):
+        load_matrix(tiny_home, label="current")
+    home = str(tiny_home.parent)
+    for args in (["predict", "--scores", "b0000=50"], ["complete", "--out", str(tmp_path / "x.parquet")],
+                 ["evaluate", "--make-folds", "3"]):
+        result = CliRunner().invoke(main, [*args, "--home", home])
+        assert result.exit_code == 1 and result.stdout == "", (args, result.output)
+        assert result.stderr.startswith("Error: the score matrix (current) has 60 models")
+        assert len(result.stderr.splitlines()) == 1 and "--sources" in result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow(seconds=9)  # seconds-long end to end: `make test` runs it, test-quick not

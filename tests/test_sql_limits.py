@@ -55,27 +55,45 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_ends_a_query_with_one_line_and_exit_130(built_2026_05):
-    proc = subprocess.Popen([*_CLI, "sql", FOREVER, "--timeout", "120",
-                             "--home", str(built_2026_05.root)], preexec_fn=_default_sigint,
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _children(pid: int) -> list[int]:
+    """The ids of `pid`'s child processes still alive (or not yet reaped)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def interrupt_sql(root: Path, sql: str) -> tuple[int, str, str, float, list[int]]:
+    """Run `benchpress sql` as a process, press Ctrl-C two seconds into the query; its exit
+    code, stdout, stderr, the seconds from Ctrl-C to its end, and the query processes it had
+    started (`store.sql_child`)."""
+    proc = subprocess.Popen([*_CLI, "sql", sql, "--timeout", "120", "--home", str(root)],
+                            preexec_fn=_default_sigint, cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        # wait until the command is inside the query: the query thread beside the main one
-        # and DuckDB's own, and a little CPU time spent
+        # wait until the command is inside the query: its query process started (or, run
+        # in process, the query thread beside the main one and DuckDB's own)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None and _threads(proc.pid) < 3:
-            time.sleep(0.2)
+        while (time.monotonic() < deadline and proc.poll() is None
+               and not _children(proc.pid) and _threads(proc.pid) < 3):
+            time.sleep(0.1)
         time.sleep(2.0)
+        children = _children(proc.pid)
         assert proc.poll() is None, proc.communicate()
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
+        return proc.returncode, out, err, time.monotonic() - start, children
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+
+
+def test_ctrl_c_ends_a_query_with_one_line_and_exit_130(built_2026_05):
+    code, out, err, elapsed, _ = interrupt_sql(built_2026_05.root, FOREVER)
+    assert code == 130, err
     assert err == "Error: SQL query interrupted\n" and out == ""
-    assert time.monotonic() - start < 10
+    assert elapsed < 10
 
 
 def test_a_huge_result_is_capped_and_streamed(built_2026_05):
@@ -195,6 +213,12 @@ def test_a_diff_query_is_sealed_and_limited(built_2026_05):
         d.query("SELECT * FROM read_text('/etc/passwd')")
     with pytest.raises(QueryCancelled):
         d.query("SELECT count(*) FROM summary, range(1000000000000)", timeout=0.5)
+    # in a child process under the memory limit, as `benchpress sql` (issue 27, Medium 6)
+    with pytest.raises(BadInputError, match="^SQL error: the query needs more memory than "):
+        d.query("SELECT length(repeat('x', 2000000000 + 0)) AS n")
+    with pytest.raises(BadInputError, match=r"\(a diff is read-only\)"):
+        d.query("DELETE FROM cells")
+    assert d.query("SELECT count(*) AS n FROM models WHERE change = 'added'")["n"][0] == 0
 
 
 def test_repeated_column_names_are_made_unique(built_2026_05):

@@ -3,7 +3,9 @@ CSV records with their line numbers, and the files of a folder or zip archive.
 
 Archives are untrusted: before any member is read, the archive as a whole is checked (at most
 `limits.MAX_MEMBERS` entries, no absolute or `..` member paths, no name listed twice, declared
-sizes within `limits.MAX_MEMBER_BYTES` each and `limits.MAX_TOTAL_UNPACKED` together); members
+sizes within `limits.MAX_MEMBER_BYTES` each and `limits.MAX_TOTAL_UNPACKED` together, and
+together at most `limits.MAX_UNPACK_RATIO` times the compressed bytes beyond
+`limits.RATIO_EXEMPT_BYTES`, since parsing is what takes time and memory); members
 are then streamed in chunks and the bytes actually unpacked are counted against the same caps,
 so a small zip that claims or hides a huge member fails fast in constant memory. Archives
 inside an archive are never opened (nesting depth 0): a member is only ever bytes.
@@ -91,7 +93,7 @@ def zip_files(zf: zipfile.ZipFile, name) -> list[zipfile.ZipInfo]:
         raise BadInputError(f"{name}: the archive lists {len(infos):,} members; at most "
                             f"{limits.MAX_MEMBERS:,} are read")
     seen: set[str] = set()
-    total = 0
+    total = packed = 0
     for info in infos:
         member = info.filename
         parts = member.replace("\\", "/").split("/")
@@ -106,9 +108,17 @@ def zip_files(zf: zipfile.ZipFile, name) -> list[zipfile.ZipInfo]:
             raise BadInputError(f"{name}: archive member {member!r} unpacks to {info.file_size:,} "
                                 f"bytes, more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
         total += info.file_size
+        packed += info.compress_size
     if total > limits.MAX_TOTAL_UNPACKED:
         raise BadInputError(f"{name}: the archive unpacks to {total:,} bytes, more than the "
                             f"{limits.MAX_TOTAL_UNPACKED:,}-byte cap")
+    if zf.filename:  # a member's declared compressed size cannot count past the file's
+        packed = min(packed, Path(zf.filename).stat().st_size)
+    if total > max(limits.MAX_UNPACK_RATIO * packed, limits.RATIO_EXEMPT_BYTES):
+        raise BadInputError(f"{name}: the archive unpacks to {total:,} bytes, more than "
+                            f"{limits.MAX_UNPACK_RATIO} times its {packed:,} compressed bytes; "
+                            "refused as a likely zip bomb (BENCHPRESS_MAX_UNPACK_RATIO to "
+                            "allow more)")
     return [i for i in infos if not i.is_dir()]
 
 

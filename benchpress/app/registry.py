@@ -1,8 +1,8 @@
 """What the app reads from the registry itself: citations, snapshots, diffs and SQL.
 
 `RegistryView` reads the verified tables of the served folder once (`tables.read_table`),
-keeps one sealed DuckDB connection (`store.sql.connect`) for the SQL console, guarded by
-a lock (one query at a time, each under the sandbox's time limit and row cap), and reads
+runs the SQL console's queries through `store.sql.execute` as `benchpress sql` does (a
+child process under the sandbox's time limit, memory limit and row cap), one at a time, and reads
 other snapshots' cells on demand (cached) for a model's values across versions.
 """
 
@@ -63,7 +63,6 @@ class RegistryView:
         self.scores = read_table(self.folder, "scores")
         self.cells = read_table(self.folder, "cells")
         self.aliases = read_table(self.folder, "aliases")
-        self._sql = sandbox.connect(self.folder)
         self._sql_lock = threading.Lock()
         self._history = lru_cache(maxsize=64)(self._snapshot_cells)
 
@@ -138,7 +137,7 @@ class RegistryView:
         if not query or not query.strip():
             raise BadInputError("enter a SELECT query")
         with self._sql_lock:
-            result = sandbox.run_select(self._sql, query, timeout=SQL_TIMEOUT, max_rows=max_rows)
+            result = sandbox.execute(self.folder, query, timeout=SQL_TIMEOUT, max_rows=max_rows)
         size = result.frame.estimated_size()
         if size <= SQL_MAX_BYTES:
             return result
@@ -150,6 +149,3 @@ class RegistryView:
                 f"than the app returns ({SQL_MAX_BYTES // 2**20} MB); select fewer columns, "
                 "shorten long text, or run it with `benchpress sql`")
         return replace(result, frame=result.frame.head(keep), truncated=True)
-
-    def close(self) -> None:
-        self._sql.close()

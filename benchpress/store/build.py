@@ -32,7 +32,7 @@ from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
 from benchpress.validate.schemas import (
-    TABLES, Benchmarks, Models, Quarantine, Sources, StoredScores,
+    Benchmarks, Models, Quarantine, Sources, StoredScores, validate_table,
 )
 
 __all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared"]
@@ -277,6 +277,9 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     if extra is not None:
         configs = sorted([c for c in configs if c.id != extra.id] + [extra],
                          key=lambda c: (c.order, c.id))
+    if not configs:  # an empty registry would only hide the mistake
+        raise BadInputError(f"{home.sources}: no sources to build from; add one with "
+                            "`benchpress ingest FILE` or `benchpress add-model`")
     model_parts, declared, score_parts, quarantine_parts = [], [], [], []
     listed: list[str] = []  # benchmark ids in the order the sources list them
     source_rows, summaries = [], []
@@ -345,7 +348,7 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     }
     for name, df in tables.items():  # the built tables meet their contracts too
         if name != "scores":  # rows were checked one by one at ingest
-            TABLES[name].validate(df, lazy=True)
+            validate_table(name, df)
     manifest = {
         "counts": {name: df.height for name, df in tables.items()},
         # each source's newest version (rows are newest first within a source)

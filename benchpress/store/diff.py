@@ -31,7 +31,7 @@ from benchpress.errors import RegistryError
 from benchpress.home import Home
 from benchpress.store.causes import CAUSES, with_causes
 from benchpress.store.snapshot import resolve_snapshot
-from benchpress.store.sql import DEFAULT_TIMEOUT, run_select, sealed_connection
+from benchpress.store.sql import DEFAULT_MEMORY_LIMIT, DEFAULT_TIMEOUT
 from benchpress.store.tables import read_table, registry_exists
 
 __all__ = ["RegistryDiff", "diff", "diff_folders", "diff_tables", "read_tables", "TOLERANCE",
@@ -106,12 +106,12 @@ class RegistryDiff:
     def query(self, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT,
               max_rows: int | None = None) -> pl.DataFrame:
         """Run one SELECT over the diff's tables (summary, models, benchmarks, merged, cells)
-        in a sealed DuckDB, under the limits of `store.sql.run_select`."""
-        con = sealed_connection(self.tables())
-        try:
-            return run_select(con, sql, timeout=timeout, max_rows=max_rows, what="a diff").frame
-        finally:
-            con.close()
+        in a sealed DuckDB in a child process, under the limits of `store.sql.execute`."""
+        from benchpress.store.sql_child import run_in_child
+
+        return run_in_child(None, sql, timeout=timeout, max_rows=max_rows,
+                            memory_limit=DEFAULT_MEMORY_LIMIT, tables=self.tables(),
+                            what="a diff").frame
 
     def write(self, folder: Path) -> list[Path]:
         """Write every table as `<folder>/<name>.parquet`; returns the paths."""

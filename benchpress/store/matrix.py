@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from benchpress import limits
 from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.scales import BenchmarkScales
 from benchpress.store.sources import names_source
@@ -92,12 +93,32 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
     return [s for w in wanted for s in all_ids if names_source(w, s)]
 
 
+def _check_size(n_models: int, n_benchmarks: int, what: str) -> None:
+    """Refuse a matrix of more than `limits.MAX_FIT_MODELS` models or `limits.MAX_FIT_CELLS`
+    cells before it is allocated."""
+    cells = n_models * n_benchmarks
+    if n_models > limits.MAX_FIT_MODELS or cells > limits.MAX_FIT_CELLS:
+        over = (f"more than the {limits.MAX_FIT_MODELS:,} models" if n_models > limits.MAX_FIT_MODELS
+                else f"more than the {limits.MAX_FIT_CELLS:,} cells")
+        name = "MODELS" if n_models > limits.MAX_FIT_MODELS else "CELLS"
+        raise BadInputError(
+            f"the score matrix ({what}) has {n_models:,} models x {n_benchmarks:,} benchmarks "
+            f"({cells:,} cells), {over} the predictor is sized for; predict from fewer "
+            f"sources with --sources, or raise BENCHPRESS_MAX_FIT_{name}")
+
+
 def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = "") -> ScoreMatrix:
     """Read the resolved matrix from a registry or snapshot folder.
 
     With `sources`, only their observations are used, and where they disagree the source
     named first wins (so `--sources benchpress,epoch` keeps every BenchPress value and
     adds Epoch's values only where BenchPress has none).
+
+    Raises
+    ------
+    BadInputError
+        The matrix would hold more than `limits.MAX_FIT_MODELS` models or
+        `limits.MAX_FIT_CELLS` cells.
     """
     cells = read_table(folder, "cells")
     if sources:
@@ -113,6 +134,7 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
     benchmarks = (read_table(folder, "benchmarks")
                   .filter(pl.col("benchmark_id").is_in(cells["benchmark_id"].implode())).sort("ordinal"))
     model_ids, bench_ids = models["model_id"].to_list(), benchmarks["benchmark_id"].to_list()
+    _check_size(len(model_ids), len(bench_ids), label or str(folder))
     at = (cells.join(models.select("model_id").with_row_index("i"), on="model_id")
           .join(benchmarks.select("benchmark_id").with_row_index("j"), on="benchmark_id"))
     values = np.full((len(model_ids), len(bench_ids)), np.nan)

@@ -349,7 +349,7 @@ def verify_snapshot(snapshot: Snapshot) -> list[str]:
     """
     import pandera.errors
 
-    from benchpress.validate.schemas import TABLES
+    from benchpress.validate.schemas import validate_table
 
     problems = []
     digests = {}
@@ -371,7 +371,7 @@ def verify_snapshot(snapshot: Snapshot) -> list[str]:
             continue
         digests[name] = table_digest(df)
         try:
-            TABLES[name].validate(df, lazy=True)
+            validate_table(name, df)
         except (pandera.errors.SchemaErrors, pandera.errors.SchemaError) as exc:
             cases = getattr(exc, "failure_cases", None)
             count = cases.height if isinstance(cases, pl.DataFrame) else 1

@@ -3,21 +3,24 @@
 `connect` checks every table file against the digest its folder recorded
 (`tables.read_table`), opens a DuckDB connection with external access off, no temporary
 directory, no extension loading and its configuration locked, registers each table (an
-empty stand-in with its columns until a query first reads it: `run_select` then decodes the
-checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million scores), and
+empty stand-in with its columns until a query first reads it: `prepare_select` then
+decodes the checked file, so ``SELECT count(*) FROM models`` never decodes the 5 million scores), and
 only then defines the views: the package's own `views.sql` (never a copy from a data
 folder). The wide `matrix` (models x benchmarks) is streamed per query in batches of
 models (`store.wide`), so ``SELECT * FROM matrix LIMIT 5`` pivots one batch at any size; a
-query that reads it twice needs it whole, up to `MATRIX_MAX_CELLS` cells;
+query that reads it twice needs it whole, up to `limits.MATRIX_MAX_CELLS` cells;
 `matrix_of(['b1','b2'])` pivots only the benchmarks it lists. So no statement runs before
 the sandbox is sealed, no SQL text comes from the data, and a query can neither read nor
 write a file.
 
-`execute` accepts one SELECT, refuses functions and catalog tables that disclose settings
-or run SQL text (`current_setting`, `duckdb_settings()`, `pg_settings`, `query()` ...), and
-runs it under a time limit (DuckDB `interrupt()` when it passes, or on Ctrl-C), a memory
-limit, and a row cap: results are streamed in batches and fetching stops one row past the
-cap, so a huge result is never materialised.
+A query is one SELECT (`check_select` refuses functions and catalog tables that disclose
+settings or run SQL text: `current_setting`, `duckdb_settings()`, `pg_settings`,
+`query()` ...) run under a time limit, a memory limit and a row cap: results are streamed
+in batches and fetching stops one row past the cap, so a huge result is never
+materialised. `execute` (`benchpress sql`, the app's console; `diff --sql` through
+`store.sql_child` too) runs it in a child process that also holds the memory limit for
+what DuckDB allocates outside its buffer manager and is killed at the deadline or on
+Ctrl-C (`store.sql_child`); `prepare_select`, `fetch` and `result_of` are its steps.
 """
 
 from __future__ import annotations
@@ -25,33 +28,30 @@ from __future__ import annotations
 import functools
 import json
 import re
-import threading
-import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from benchpress import limits
 from benchpress.errors import BadInputError, BenchPressError
 from benchpress.store import wide
 from benchpress.store.sql_bounds import MAX_STRING_CHARS, oversized_string, to_frame
 from benchpress.store.tables import (
-    TABLE_NAMES, read_table, require_registry, table_schema, views_sql,
+    TABLE_NAMES, read_arrow, read_table, require_registry, table_schema, views_sql,
 )
 
 __all__ = ["QueryCancelled", "QueryResult", "connect", "sealed_connection", "check_select",
-           "run_select", "execute", "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT",
-           "DEFAULT_MAX_ROWS", "MATRIX_MAX_CELLS"]
+           "prepare_select", "fetch", "query_error", "result_of", "timed_out", "execute",
+           "query", "DEFAULT_TIMEOUT", "DEFAULT_MEMORY_LIMIT", "DEFAULT_MAX_ROWS"]
 
 DEFAULT_TIMEOUT = 30.0          # seconds
 DEFAULT_MEMORY_LIMIT = "1GB"
 DEFAULT_MAX_ROWS = 10_000       # what `benchpress sql` prints at most
-#: Largest wide `matrix` (models x benchmarks) built whole, for a query that reads it
-#: twice (one read streams at any size); larger: `matrix_of`.
-MATRIX_MAX_CELLS = 20_000_000
 _BATCH_ROWS = 8192
 _SEAL = {
     "enable_external_access": False,     # no file, network or database access
@@ -67,9 +67,6 @@ _SEAL = {
 _DENIED = {"current_setting", "query", "query_table", "json_execute_serialized_sql",
            "json_deserialize_sql", "which_secret", "getenv", "pg_settings"}
 _DENIED_PREFIXES = ("duckdb_", "pragma_")
-#: seconds a query interrupted at its deadline (or by Ctrl-C) gets to stop before it is
-#: left to finish in the background (a long string operation does not look at interrupts)
-INTERRUPT_GRACE = 2.0
 
 
 class QueryCancelled(BenchPressError):
@@ -106,14 +103,14 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def sealed_connection(tables: dict[str, pl.DataFrame], *,
+def sealed_connection(tables: dict[str, pl.DataFrame | pa.Table], *,
                       memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB, sealed from its first statement, with `tables` registered.
 
     Parameters
     ----------
-    tables : dict of str to polars.DataFrame
-        Frames registered under their keys (Arrow, no copy).
+    tables : dict of str to polars.DataFrame or pyarrow.Table
+        Tables registered under their keys (as Arrow, which DuckDB reads in place).
     memory_limit : str
         DuckDB's `memory_limit` (for example ``"1GB"``); with no temporary directory a
         query that needs more fails with one line instead of spilling.
@@ -123,23 +120,25 @@ def sealed_connection(tables: dict[str, pl.DataFrame], *,
     # the lock: from here on no SET is accepted
     con.execute("SET enable_progress_bar = false")
     con.execute("SET lock_configuration = true")
-    for name, df in tables.items():
-        con.register(name, df.to_arrow())
+    for name, table in tables.items():
+        con.register(name, table.to_arrow() if isinstance(table, pl.DataFrame) else table)
     return con
 
 
-def _with_derived(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-    """`tables` plus what the views read besides them: `_scores_in_file_order` (scores with
-    their `file_row_number`) when `scores` is among them."""
-    out = dict(tables)
-    # a registry built before versions (source_version) or provenance (measured_by)
-    for name, cols in (("scores", ("source_version", "measured_by")), ("cells", ("measured_by",))):
-        if name in out:
-            missing = [c for c in cols if c not in out[name].columns]
-            out[name] = out[name].with_columns(pl.lit(None, dtype=pl.String).alias(c)
-                                               for c in missing)
-    if "scores" in tables:
-        out["_scores_in_file_order"] = out["scores"].with_row_index("file_row_number")
+def _with_derived(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """`tables` plus what the views read besides them: `_scores_in_file_order` (the scores
+    with their `file_row_number` first) when `scores` is among them, made of the scores'
+    own columns (a second conversion doubled the peak: 14 GB for 12 million scores)."""
+    out = {}
+    for name, table in tables.items():
+        # a registry built before versions (source_version) or provenance (measured_by)
+        for col in {"scores": ("source_version", "measured_by"), "cells": ("measured_by",)}.get(name, ()):
+            if col not in table.column_names:
+                table = table.append_column(col, pa.nulls(table.num_rows, pa.string()))
+        out[name] = table
+    if "scores" in out:
+        rows = pa.array(np.arange(out["scores"].num_rows, dtype=np.uint32))
+        out["_scores_in_file_order"] = out["scores"].add_column(0, "file_row_number", rows)
     return out
 
 
@@ -182,7 +181,7 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     Tables: models, benchmarks, scores, cells, aliases, sources, quarantine and the wide
     `matrix`; views from the package's `views.sql`. Every file is checked against its
     recorded digest here, but a table's rows are decoded only when a query first reads it
-    (`run_select` loads what the query names, through the views it names); until then an
+    (`prepare_select` loads what the query names, through the views it names); until then an
     empty table with its columns stands in. The `matrix` rows are streamed per query (see
     `_prepare_wide`).
 
@@ -193,7 +192,7 @@ def connect(registry: Path, *, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duck
     """
     folder = require_registry(registry)
     empty = {name: pl.DataFrame(schema=table_schema(folder, name)) for name in TABLE_NAMES}
-    frames = _with_derived(empty)
+    frames: dict = _with_derived({name: df.to_arrow() for name, df in empty.items()})
     benchmarks = read_table(folder, "benchmarks", columns=["benchmark_id", "ordinal"])
     frames["matrix"] = wide.pivot(empty["models"], benchmarks, empty["cells"])
     con = sealed_connection(frames, memory_limit=memory_limit)
@@ -219,8 +218,8 @@ def _load(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
     want &= lazy.pending
     if not want:
         return
-    for name, df in _with_derived({n: read_table(lazy.folder, n) for n in sorted(want)}).items():
-        con.register(name, df.to_arrow())
+    for name, table in _with_derived({n: read_arrow(lazy.folder, n) for n in sorted(want)}).items():
+        con.register(name, table)
     lazy.pending -= want
 
 
@@ -231,7 +230,7 @@ def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
     cells_of = None if lazy is None else (lambda: read_table(
         lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"]))
     wide.prepare(con, tree, _names(tree, set()), cells_of=cells_of,
-                 max_cells=MATRIX_MAX_CELLS)
+                 max_cells=limits.MATRIX_MAX_CELLS)
 
 
 def _names(node, found: set[str]) -> set[str]:
@@ -265,11 +264,8 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
         raise BadInputError(f"only a single SELECT query is allowed ({what} is read-only)")
     try:
         tree = json.loads(con.execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0])
-    except duckdb.Error as exc:  # the connection still runs a query stopped at its deadline
-        busy = "busy" in str(exc)
-        raise BadInputError("SQL error: " + ("the previous query is still stopping after its "
-                                             "time limit; try again in a moment" if busy
-                                             else _one_line(exc))) from None
+    except duckdb.Error as exc:
+        raise BadInputError(f"SQL error: {_one_line(exc)}") from None
     if tree.get("error"):
         raise BadInputError(f"SQL error: this query cannot be checked ({tree.get('error_message', '')})")
     denied = sorted(n for n in _names(tree, set())
@@ -286,75 +282,34 @@ def check_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the r
     return tree
 
 
-def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
-               timeout: float | None = DEFAULT_TIMEOUT, max_rows: int | None = None,
-               what: str = "the registry") -> QueryResult:
-    """Check and run one SELECT on `con` under a time limit, streaming at most `max_rows`.
-
-    The query runs in a worker thread; this thread waits, and on the deadline or Ctrl-C
-    calls `con.interrupt()`.
-
-    Parameters
-    ----------
-    timeout : float or None
-        Seconds before the query is interrupted (None: no limit).
-    max_rows : int or None
-        Keep at most this many rows (None: all); fetching stops one row past it.
-
-    Raises
-    ------
-    BadInputError
-        The SQL is refused or fails (one line).
-    QueryCancelled
-        The time limit passed, or Ctrl-C.
-    """
+def prepare_select(con: duckdb.DuckDBPyConnection, sql: str, *, what: str = "the registry") -> None:
+    """Check one SELECT (`check_select`), then decode the tables it reads and stream the
+    wide tables it names, so that what is left to run is the query alone."""
     tree = check_select(con, sql, what=what)
     _load(con, _names(tree, set()))
     _prepare_wide(con, tree)
-    out: dict = {}
-    done = threading.Event()
 
-    def stream() -> None:
-        reader = con.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
-        try:
-            batches, n = [], 0
-            for batch in reader:
-                batches.append(batch)
-                n += batch.num_rows
-                if max_rows is not None and n > max_rows:
-                    break
-            out["table"] = pa.Table.from_batches(batches, schema=reader.schema)
-        finally:  # release the stream in this thread, not later in another one
-            reader.close()
 
-    def fetch() -> None:
-        try:
-            stream()  # returns with every DuckDB object it made released
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-            out["error"] = exc.with_traceback(None)
-        finally:
-            done.set()
-
-    # an interrupted stream may end early without an error: `stopped` says a partial
-    # result is not to be returned
-    stopped = None
-    deadline = None if timeout is None else time.monotonic() + timeout
-    threading.Thread(target=fetch, name="benchpress-sql", daemon=True).start()
+def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None, *,
+          max_rows: int | None = None) -> pa.Table:
+    """Run a prepared query (`prepare_select`), streaming its result in batches and
+    stopping one row past `max_rows` (None: every row)."""
+    reader = con.sql(sql, params=params).to_arrow_reader(_BATCH_ROWS)
     try:
-        while not done.is_set():
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                stopped = QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
-                                         "(--timeout to change it)")
+        batches, n = [], 0
+        for batch in reader:
+            batches.append(batch)
+            n += batch.num_rows
+            if max_rows is not None and n > max_rows:
                 break
-            done.wait(0.1 if left is None else min(left, 0.1))
-    except KeyboardInterrupt:
-        stopped = QueryCancelled("SQL query interrupted", interrupted=True)
-    if stopped is not None:
-        con.interrupt()
-        done.wait(INTERRUPT_GRACE)  # past it, the query stops in the background
-        raise stopped
-    error = out.get("error")
+        return pa.Table.from_batches(batches, schema=reader.schema)
+    finally:  # release the stream in this thread, not later in another one
+        reader.close()
+
+
+def query_error(error: BaseException) -> BaseException:
+    """What a failure met while a query ran is, for the user: DuckDB's own errors (out of
+    memory among them) as a one-line `BadInputError`, anything else unchanged."""
     # DuckDB's failure met while Arrow reads its stream arrives as an Arrow error, or as an
     # OSError without an errno (ArrowIOError): a query's fault, not a file's
     streamed = isinstance(error, pa.ArrowException) or (
@@ -362,13 +317,16 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     if isinstance(error, duckdb.OutOfMemoryException) or (
             streamed and "Out of Memory" in str(error)):
         text = _one_line(error)
-        raise BadInputError("SQL error: the query needs more memory than its limit "
-                            f"({text[text.find('Out of Memory'):].split(' (')[0]})") from None
+        return BadInputError("SQL error: the query needs more memory than its limit "
+                             f"({text[text.find('Out of Memory'):].split(' (')[0]})")
     if isinstance(error, duckdb.Error) or streamed:
-        raise BadInputError(f"SQL error: {_one_line(error)}") from None
-    if error is not None:
-        raise error
-    table = out["table"]
+        return BadInputError(f"SQL error: {_one_line(error)}")
+    return error
+
+
+def result_of(table: pa.Table, max_rows: int | None) -> QueryResult:
+    """A fetched Arrow result (`fetch`) as a `QueryResult`: column names made unique, at
+    most `max_rows` rows, `truncated` when more were fetched."""
     names = _unique(table.column_names)
     table = table.rename_columns(names) if names != table.column_names else table
     frame = to_frame(table)
@@ -376,18 +334,29 @@ def run_select(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | N
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
 
 
+def timed_out(timeout: float) -> QueryCancelled:
+    """The error of a query stopped at its time limit of `timeout` seconds."""
+    return QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
+                          "(--timeout to change it)")
+
+
 def execute(registry: Path, sql: str, params: dict | list | None = None, *,
             timeout: float | None = DEFAULT_TIMEOUT, max_rows: int | None = None,
             memory_limit: str = DEFAULT_MEMORY_LIMIT) -> QueryResult:
-    """Run one read-only SELECT over a registry or snapshot folder (see `run_select`)."""
-    con = connect(registry, memory_limit=memory_limit)
-    try:
-        return run_select(con, sql, params, timeout=timeout, max_rows=max_rows)
-    finally:
-        try:
-            con.close()
-        except duckdb.Error:  # still busy with a query stopping in the background
-            pass
+    """Run one read-only SELECT over a registry or snapshot folder, in a child process
+    whose memory, time and rows are limited (`store.sql_child.run_in_child`).
+
+    Raises
+    ------
+    BadInputError
+        The SQL is refused or fails, or needs more memory than `memory_limit` (one line).
+    QueryCancelled
+        The time limit passed, or Ctrl-C.
+    """
+    from benchpress.store.sql_child import run_in_child  # it imports this module
+
+    return run_in_child(registry, sql, params, timeout=timeout, max_rows=max_rows,
+                        memory_limit=memory_limit)
 
 
 def query(registry: Path, sql: str, params: dict | list | None = None, *,

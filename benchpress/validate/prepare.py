@@ -298,14 +298,21 @@ def _mark_duplicates(scores: pl.DataFrame) -> pl.DataFrame:
     """Step 4: `duplicate_of` names the first row of the same observation (model,
     benchmark, value, citation, setting) on every later copy.
 
-    A source without a repeated observation (checked with one pass over the key, not a
-    window per row) gets an all-null column straight away."""
+    Only rows whose key hashes to a value another row's also hashes to can repeat an
+    observation, so the exact check (a window over the key) runs on those alone, and a
+    source whose hashes are all distinct gets an all-null column straight away; one
+    64-bit hash per row is much smaller than the key's strings (12 million observations
+    with a citation URL per model: a hash table of the whole key outgrew 8 GB)."""
     key = ["model_id", "benchmark_id", "score", "reference_url", "reported_setting"]
-    if scores.select(pl.struct(key).is_first_distinct().all()).item():
-        return scores.with_columns(pl.lit(None, dtype=pl.String).alias("duplicate_of"))
-    return scores.with_columns(
-        pl.when(pl.int_range(pl.len()).over(key) > 0)
-        .then(pl.col("row").first().over(key)).otherwise(None).alias("duplicate_of"))
+    suspect = scores.select(pl.struct(key).hash().is_duplicated()).to_series()
+    marks = pl.Series("duplicate_of", [None] * scores.height, dtype=pl.String)
+    if suspect.any():
+        found = (scores.select(key + ["row"]).with_row_index("_i").filter(suspect)
+                 .select("_i", pl.when(pl.int_range(pl.len()).over(key) > 0)
+                         .then(pl.col("row").first().over(key)).otherwise(None)
+                         .alias("duplicate_of")))
+        marks = marks.scatter(found["_i"], found["duplicate_of"])
+    return scores.with_columns(marks)
 
 
 def _validate_scores(scores: pl.DataFrame) -> pl.DataFrame:
