@@ -31,14 +31,14 @@ BIG_STRING = "SELECT length(repeat('x', 600000000 + 0)) AS n"
 def test_a_string_past_the_memory_limit_fails_in_one_line_and_stays_small(built_2026_05):
     """DuckDB's limit alone let this string grow to its full 600 MB (a 2 GB one reached
     4 GB against 1 GB); the child's address-space limit stops it, and the peak of every
-    process involved stays far under the string's size."""
+    query process (the child: the script's only child) stays far under the string's
+    size."""
     script = ("import resource\nfrom pathlib import Path\n"
               "from benchpress.store.sql import query\n"
               f"try:\n    query(Path({str(built_2026_05.registry)!r}), {BIG_STRING!r}, "
               "memory_limit='64MB')\n"
               "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
-              "print(max(resource.getrusage(w).ru_maxrss for w in "
-              "(resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))\n")
+              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
                           text=True, timeout=120)
@@ -60,13 +60,14 @@ def test_the_cli_reports_it_as_a_sql_error_in_one_line(built_2026_05):
 
 
 def test_the_deadline_ends_the_whole_query(built_2026_05):
+    before = set(_children(os.getpid()))  # (a test worker may hold children of its own)
     start = time.monotonic()
     with pytest.raises(QueryCancelled, match="time limit of 1.5 s") as info:
         query(built_2026_05.registry, DEAF, timeout=1.5)
     elapsed = time.monotonic() - start
     assert not info.value.interrupted
     assert elapsed < 2.5, elapsed  # was 3.5 s or more: the limit, then a 2 s grace
-    assert _children(os.getpid()) == []  # killed and reaped, not left running
+    assert set(_children(os.getpid())) <= before  # killed and reaped, not left running
     res = CliRunner().invoke(main, ["sql", DEAF, "--timeout", "1", "--home",
                                     str(built_2026_05.root)])
     assert res.exit_code == 1 and res.stdout == ""
