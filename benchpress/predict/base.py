@@ -8,8 +8,10 @@ A predictor is configured by its constructor (which only stores arguments), then
 * ``fold_in(scores)`` predicts the full row(s) of brand-new models from their known
   scores, the cheapest way the predictor has (``refit=None``, the same default on every
   predictor): the ALS predictor solves the new rows against its fitted benchmark
-  parameters; a baseline, which has no such solve, refits a copy with the rows appended.
-  ``refit=True`` always refits; ``refit=False`` insists on the solve (baselines refuse).
+  parameters, kNN searches the fitted models, regression applies its fitted lines
+  (``_fold_in_fitted``); a baseline with no such way refits a copy with the rows
+  appended. ``refit=True`` always refits; ``refit=False`` insists on the fitted way (the
+  others refuse).
 
 Predictors are scikit-learn style estimators: ``__init__`` only stores its arguments,
 :meth:`BasePredictor.get_params` / :meth:`BasePredictor.set_params` read and change them,
@@ -155,10 +157,10 @@ class BasePredictor:
         scores : array_like, shape (n_benchmarks,) or (n_rows, n_benchmarks)
             Known scores of the new model(s) in score units, NaN where unknown.
         refit : bool, optional
-            None (default): the cheapest way this predictor has, which for a baseline is
-            a refit of a copy with the rows appended. True: that refit. False: a solve
-            against the fitted parameters without refit, which a baseline does not have
-            (UsageError; the ALS predictor has it).
+            None (default): the cheapest way this predictor has: from the fitted
+            parameters where it can (:meth:`_fold_in_fitted`: kNN, regression), else a
+            refit of a copy with the rows appended. True: that refit. False: from the
+            fitted parameters only (UsageError for a predictor that has no such way).
 
         Returns
         -------
@@ -166,13 +168,21 @@ class BasePredictor:
         cells are predicted too, not copied).
         """
         self._fitted()
-        if refit is False:
+        S = np.asarray(scores, dtype=float)
+        S2 = check_scores(np.atleast_2d(S), self.scales_)
+        out = None if refit else self._fold_in_fitted(S2)
+        if out is None and refit is False:
             raise UsageError(f"{type(self).__name__} cannot fold in without a refit; "
                              "use refit=None or refit=True")
-        S = np.asarray(scores, dtype=float)
-        one = S.ndim == 1
-        out = self._fold_in_refit(check_scores(np.atleast_2d(S), self.scales_))
-        return out[0] if one else out
+        if out is None:
+            out = self._fold_in_refit(S2)
+        return out[0] if S.ndim == 1 else out
+
+    def _fold_in_fitted(self, S2: np.ndarray) -> np.ndarray | None:
+        """Rows (n_rows, n_benchmarks, score units) of new models with known scores
+        ``S2`` from the fitted parameters alone, or None where this predictor has no such
+        way (then :meth:`fold_in` refits)."""
+        return None
 
     def _fold_in_refit(self, S2: np.ndarray) -> np.ndarray:
         twin = clone(self).fit(np.vstack([self.Y_, S2]), self.scales_)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.base import BasePredictor
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 
@@ -159,14 +159,6 @@ class BenchmarkRegression(_ZBaseline):
         P = self.regression_.predict(Z)
         return np.where(np.isnan(P), model_offset(Z)[:, None], P)
 
-    def fold_in(self, scores, *, refit: bool | None = None) -> np.ndarray:
-        """Full rows of new models (n_benchmarks,) or (n_rows, n_benchmarks), score units,
-        from the fitted lines: each benchmark from the model's known ones, no refit
-        (``refit=True`` refits a copy with the rows appended)."""
-        self._fitted()
-        if refit:
-            return super().fold_in(scores, refit=True)
-        S = np.asarray(scores, dtype=float)
-        S2 = check_scores(np.atleast_2d(S), self.scales_)
-        out = self.transform_.to_scores(self._predict_z(self.transform_.transform(S2)))
-        return out[0] if S.ndim == 1 else out
+    def _fold_in_fitted(self, S2: np.ndarray) -> np.ndarray:
+        """New models from the fitted lines: each benchmark from the model's known ones."""
+        return self.transform_.to_scores(self._predict_z(self.transform_.transform(S2)))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.base import BasePredictor
 from benchpress.predict.baselines import model_offset
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.limits import LIMITS
@@ -163,14 +163,6 @@ class KNNModels(BasePredictor):
         n = self.Z_.shape[0]
         return self.transform_.to_scores(self.predict_z(self.Z_, exclude=np.arange(n)))
 
-    def fold_in(self, scores, *, refit: bool | None = None) -> np.ndarray:
-        """Full rows of new models from their known scores (n_benchmarks,) or (n_rows,
-        n_benchmarks), score units: their nearest fitted models, no refit (``refit=True``
-        refits a copy with the rows appended, as every baseline can)."""
-        self._fitted()
-        if refit:
-            return super().fold_in(scores, refit=True)
-        S = np.asarray(scores, dtype=float)
-        S2 = check_scores(np.atleast_2d(S), self.scales_)
-        out = self.transform_.to_scores(self.predict_z(self.transform_.transform(S2)))
-        return out[0] if S.ndim == 1 else out
+    def _fold_in_fitted(self, S2: np.ndarray) -> np.ndarray:
+        """New models from their nearest fitted models: a search, no refit."""
+        return self.transform_.to_scores(self.predict_z(self.transform_.transform(S2)))
