@@ -267,10 +267,12 @@ class FittedModel:
             values, sure_from = out["predicted"], "calibrated 90% intervals (normal approximation)"
             sigma = (intervals["upper"] - intervals["lower"]) / (2 * NORMAL_Q95)
         else:  # too little held-out data to calibrate on (a small matrix)
-            values, sure_from = np.where(observed, S, self.predictor.fold_in(S)), "none"
             if hasattr(self.predictor, "complete_spread"):
-                sigma = self.predictor.fold_in(S, return_spread=True)[1]
+                P, sigma = self.predictor.fold_in(S, return_spread=True)
                 sure_from = "ensemble spread (not calibrated)"
+            else:
+                P, sure_from = self.predictor.fold_in(S), "none"
+            values = np.where(observed, S, P)
         hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
         frame = compare_models(
             names, values[:, cols], observed[:, cols], hib[cols],

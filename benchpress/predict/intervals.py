@@ -311,10 +311,13 @@ class IntervalCalibrator:
         if q_known is None:
             return np.full(len(X), self.q_)
         q = np.asarray(q_known)[self._bucket(X)]
+        return q if cols is None else q * self._column_factor(cols)
+
+    def _column_factor(self, cols) -> np.ndarray | float:
+        """The benchmark factor of each cell in columns ``cols`` (:meth:`_column_factors`;
+        1 for a calibrator without them)."""
         factor = getattr(self, "col_factor_", None)
-        if cols is None or factor is None:
-            return q
-        return q * np.asarray(factor)[np.asarray(cols, dtype=np.int64)]
+        return 1.0 if factor is None else np.asarray(factor)[np.asarray(cols, dtype=np.int64)]
 
     def _fitted(self) -> None:
         if not hasattr(self, "coef_"):
@@ -346,10 +349,7 @@ class IntervalCalibrator:
         pred = transform.inverse_transform(zhat, cols=cols)
         lo = transform.transform(pred - TRUST_POINTS * points, cols=cols)
         hi = transform.transform(pred + TRUST_POINTS * points, cols=cols)
-        s = self.risk(X)
-        factor = getattr(self, "col_factor_", None)
-        if factor is not None:  # a benchmark whose errors run wider than the rest's
-            s = s * np.asarray(factor)[np.asarray(cols, dtype=np.int64)]
+        s = self.risk(X) * self._column_factor(cols)
         n = self.ratios_.size
         cdf_hi = np.searchsorted(self.ratios_, (hi - zhat) / s, side="right") / n
         cdf_lo = np.searchsorted(self.ratios_, (lo - zhat) / s, side="left") / n
