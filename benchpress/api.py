@@ -50,7 +50,7 @@ from benchpress.predict import (
 )
 from benchpress.predict.limits import LIMITS
 from benchpress.resolver import NameResolver, Resolved
-from benchpress.store.matrix import ScoreMatrix, load_matrix, values_as_of
+from benchpress.store.matrix import ScoreMatrix, as_published, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 
 __all__ = ["BenchPress", "Prediction", "Comparison"]
@@ -632,11 +632,9 @@ class BenchPress:
     def evaluate_temporal(self, **kwargs):
         """The temporal yardstick; see `Analyses.evaluate_temporal`. A matrix read from a
         registry or snapshot folder is fitted at each cutoff on its scores as published
-        before it (`store.matrix.values_as_of`: sources with a history of versions)."""
-        if self.folder is not None:
-            folder, matrix, sources = self.folder, self.matrix, self.sources
-            kwargs.setdefault("values_at", lambda date: values_as_of(folder, matrix, date,
-                                                                      sources=sources))
+        before it (`store.matrix.as_published`: sources with a history of versions)."""
+        if self.folder is not None and "values_at" not in kwargs:
+            kwargs["values_at"] = as_published(self.folder, self.matrix, sources=self.sources)
         return self.analyses.evaluate_temporal(**kwargs)
 
     def evaluate_later(self, later, **kwargs):

@@ -250,7 +250,7 @@ def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix)
 
 
 @pytest.mark.usefixtures("shared_data")
-def test_values_as_of_take_each_source_history_as_published_before_the_date(tmp_path):
+def test_as_published_takes_each_source_history_as_published_before_the_date(tmp_path):
     """A source with versions is seen as it stood before a cutoff: the values of its newest
     version before the date, NaN for what it had not published; the temporal yardstick
     fits on those (`values_at`)."""
@@ -258,7 +258,7 @@ def test_values_as_of_take_each_source_history_as_published_before_the_date(tmp_
 
     from benchpress.cli import main
     from benchpress.home import Home
-    from benchpress.store.matrix import load_matrix, values_as_of
+    from benchpress.store.matrix import as_published, load_matrix
     from benchpress.store.snapshot import resolve_snapshot
     from tests.conftest import SHARED_DATA
 
@@ -275,8 +275,9 @@ def test_values_as_of_take_each_source_history_as_published_before_the_date(tmp_
     go("ingest", aa / "llms_2026-05-22.json", "--source", "aa", "--version", "2026-05-22")
     now = load_matrix(root / "registry")
     then = load_matrix(resolve_snapshot(Home(root), "v1"))
-    V = values_as_of(root / "registry", now, "2026-05-01")
-    np.testing.assert_array_equal(values_as_of(root / "registry", now, "2026-06-01"), now.values)
+    values_at = as_published(root / "registry", now)
+    V = values_at("2026-05-01")
+    np.testing.assert_array_equal(values_at("2026-06-01"), now.values)
     rows = {m: i for i, m in enumerate(now.model_ids)}
     cols = {b: j for j, b in enumerate(now.benchmark_ids)}
     ii = [rows[m] for m in then.model_ids]

@@ -165,7 +165,7 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
         fit gets the training models' rows, each fold-in the later model's own row.
     values_at : callable(cutoff) -> ndarray (n_models, n_benchmarks), optional
         The scores as published before a cutoff (sources with a history: only their
-        versions published by then, ``store.matrix.values_as_of``); each fit trains on
+        versions published by then, ``store.matrix.as_published``); each fit trains on
         them, and the later models are scored against ``Y``, the newest values.
     progress : callable(k, n, label), optional
 

@@ -31,7 +31,7 @@ from benchpress.scales import BenchmarkScales
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
-__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "values_as_of"]
+__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "as_published"]
 
 
 @dataclass(frozen=True)
@@ -142,39 +142,49 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
     return ScoreMatrix(values, model_ids, bench_ids, benchmarks, models, label)
 
 
-def values_as_of(folder: Path, matrix: ScoreMatrix, date: str, *,
-                 sources: list[str] | None = None) -> np.ndarray:
-    """``matrix.values`` (a matrix loaded from ``folder``) as they stood before ``date``
-    (ISO), for sources with a history: a cell whose value comes from a version of its
-    source labelled on or after ``date`` takes that source's value in its newest version
-    before ``date``, or NaN when the source had none then. A source with one version is
-    taken as it is (its label may be the day it was ingested, not published); ``sources``
-    as given to :func:`load_matrix` for ``matrix``. Returns a
-    new (n_models, n_benchmarks) array; ``matrix.values`` itself is not changed.
-    Simplification: a cell is not re-resolved among sources, so where a later version won
-    a conflict that an older one would have lost, the older version's value is shown."""
+def as_published(folder: Path, matrix: ScoreMatrix, *, sources: list[str] | None = None):
+    """``matrix.values`` (a matrix loaded from ``folder`` with ``sources``) as they stood
+    before a date, for sources with a history: a function ``values_at(date)`` (ISO date ->
+    a new (n_models, n_benchmarks) array), or None when no source has more than one
+    version (the values never change with the date). Reads the folder once.
+
+    A cell whose value comes from a version of its source labelled on or after the date
+    takes that source's value in its newest version before the date, or NaN when the
+    source had none then. A source with one version is taken as it is (its label may be
+    the day it was ingested, not published). Simplification: a cell is not re-resolved
+    among sources, so where a later version won a conflict that an older one would have
+    lost, the older version's value is shown."""
     from benchpress.store.resolve import NOT_OBSERVED  # (pandera: only when used)
 
     scores = read_table(folder, "scores")
     if "source_version" not in scores.columns:
-        return matrix.values.copy()
+        return None
     versions = (scores.filter(pl.col("source_version").is_not_null())
                 .group_by("source_id").agg(pl.col("source_version").n_unique().alias("n")))
     history = versions.filter(pl.col("n") > 1)["source_id"].to_list()
     if sources:
         history = [h for h in history if h in set(match_sources(history, sources))]
-    values = matrix.values.copy()
     if not history:
-        return values
+        return None
     keys = ["source_id", "model_id", "benchmark_id"]
-    late = read_table(folder, "cells").filter(pl.col("source_id").is_in(history)
-                                             & (pl.col("source_version") >= date))
-    then = (scores.filter(pl.col("source_id").is_in(history) & (pl.col("source_version") < date)
-                          & ~pl.col("audit_status").is_in(NOT_OBSERVED).fill_null(False))
-            .sort("source_version").group_by(keys).agg(pl.col("score").last()))
-    at = (late.select(keys).join(then, on=keys, how="left")
-          .join(pl.DataFrame({"model_id": matrix.model_ids}).with_row_index("i"), on="model_id")
-          .join(pl.DataFrame({"benchmark_id": matrix.benchmark_ids}).with_row_index("j"),
-                on="benchmark_id"))
-    values[at["i"].to_numpy(), at["j"].to_numpy()] = at["score"].fill_null(np.nan).to_numpy()
-    return values
+    cells = (read_table(folder, "cells").filter(pl.col("source_id").is_in(history))
+             .select(*keys, "source_version")
+             .join(pl.DataFrame({"model_id": matrix.model_ids}).with_row_index("i"),
+                   on="model_id")
+             .join(pl.DataFrame({"benchmark_id": matrix.benchmark_ids}).with_row_index("j"),
+                   on="benchmark_id"))
+    observed = scores.filter(pl.col("source_id").is_in(history)
+                             & ~pl.col("audit_status").is_in(NOT_OBSERVED).fill_null(False)
+                             ).select(*keys, "source_version", "score").sort("source_version")
+
+    def values_at(date: str) -> np.ndarray:
+        late = cells.filter(pl.col("source_version") >= date).drop("source_version")
+        then = (observed.filter(pl.col("source_version") < date)
+                .group_by(keys).agg(pl.col("score").last()))
+        found = late.join(then, on=keys, how="left")
+        values = matrix.values.copy()
+        values[found["i"].to_numpy(), found["j"].to_numpy()] = \
+            found["score"].fill_null(np.nan).to_numpy()
+        return values
+
+    return values_at
