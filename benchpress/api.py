@@ -277,8 +277,10 @@ class BenchPress:
         from benchpress.store.matrix import match_sources
         from benchpress.store.tables import read_table
 
-        known = read_table(self.folder, "sources")["source_id"].to_list()
-        return list(dict.fromkeys(match_sources(known, self.sources))) if self.sources else known
+        # the sources table has a row per version of a source: each source once
+        known = read_table(self.folder, "sources")["source_id"].unique(maintain_order=True)
+        return list(dict.fromkeys(match_sources(known.to_list(), self.sources))) \
+            if self.sources else known.to_list()
 
     def _snapshot_id(self) -> str | None:
         import json

@@ -287,6 +287,10 @@ def test_as_published_takes_each_source_history_as_published_before_the_date(tmp
     assert revised.sum() > 100  # AA revised many values in six weeks: a real difference
     new_rows = [i for m, i in rows.items() if m not in set(then.model_ids)]
     assert new_rows and np.isnan(V[new_rows]).all()  # models v1 did not have
+    # a source with two versions is one source where a prediction says what made it
+    from benchpress.api import BenchPress
+
+    assert BenchPress.from_snapshot(root).source_ids == ["aa"]
 
 
 def test_temporal_fits_on_the_values_known_at_each_cutoff():
