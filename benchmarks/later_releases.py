@@ -47,8 +47,8 @@ def _cli(ws: Path, *args: str) -> None:
                            *args], cwd=ws,
                           capture_output=True, text=True)
     if done.returncode not in (0, 3):  # 3: landed, with rows quarantined
-        sys.exit(f"later_releases: `benchpress {' '.join(args)}` failed: "
-                 f"{done.stderr.strip().splitlines()[-1:]}")
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        sys.exit(f"later_releases: `benchpress {' '.join(args)}` failed: {last}")
 
 
 def build_history(ws: Path, mirror: Path, source: str, versions: dict) -> None:
@@ -104,12 +104,19 @@ def main(argv=None) -> None:
     doc = {k: v for k, v in pooled.to_json().items() if k not in ("cutoffs", "n_train", "n_test")}
     doc["per_pair"] = per_pair
     text = json.dumps(doc, indent=2, sort_keys=False)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    if args.out:  # whole or not at all
+        tmp = Path(args.out).with_name(f".{Path(args.out).name}.tmp")
+        tmp.write_text(text + "\n")
+        tmp.replace(args.out)
     rows = pooled.summary().select("method", "k", "n_cells", "medae", "coverage90")
     with pl.Config(tbl_rows=50, tbl_hide_dataframe_shape=True, float_precision=2):
         print(rows)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("later_releases: interrupted; nothing was written (the workspaces were "
+              "temporary)", file=sys.stderr)
+        sys.exit(130)
