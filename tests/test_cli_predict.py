@@ -421,3 +421,12 @@ def test_a_metadata_typo_gets_the_closest_field(run):
               "n_starts=2", "--metadata", "provder=OpenAI")
     assert bad.exit_code == 1
     assert "unknown metadata field(s) provder; did you mean 'provider'?" in bad.stderr
+
+
+def test_metadata_is_checked_whichever_method_it_goes_to(run):
+    """An impossible date or a typo in --metadata is one line with the default method too
+    (which does not use metadata), not a note that it was not used."""
+    for meta, message in (("release_date=2026-02-30", "is not a date"),
+                          ("provder=OpenAI", "did you mean 'provider'?")):
+        bad = run("predict", "--scores", "gpqa_diamond=80", "--metadata", meta)
+        assert bad.exit_code == 1 and bad.stderr.count("\n") == 1 and message in bad.stderr

@@ -137,9 +137,10 @@ _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 def parse_metadata(text: str) -> dict[str, str]:
     """A new model's metadata as typed (``predict --metadata``, the app's ``?metadata=``):
     ``"provider=OpenAI,release_date:2025-09-01"`` -> ``{"provider": "OpenAI",
-    "release_date": "2025-09-01"}``, ``=`` or ``:`` after each key; the values are
-    checked by :func:`metadata_covariates`. A part without a key, or a key given twice, is
-    a one-line UsageError.
+    "release_date": "2025-09-01"}``, ``=`` or ``:`` after each key. A part without a key,
+    or a key given twice, is a one-line UsageError; an unknown key or a wrong value (an
+    impossible date) a one-line BadInputError (:func:`checked_metadata`), whichever method
+    the metadata then goes to.
 
     >>> parse_metadata("provider=OpenAI, is_reasoning:true")
     {'provider': 'OpenAI', 'is_reasoning': 'true'}
@@ -152,6 +153,7 @@ def parse_metadata(text: str) -> dict[str, str]:
         if key in meta:
             raise UsageError(f"metadata names {shown(key)} more than once")
         meta[key] = value[0]
+    checked_metadata(meta)
     return meta
 
 
@@ -174,12 +176,10 @@ def _metadata_value(field: str, value):
     raise BadInputError(f"metadata {field}={shown(value)}: expected true or false")
 
 
-def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
-    """Covariates (1, n_features) of one new model from ``metadata`` (keys among
-    :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
-    :func:`model_covariates` gives the registry's models frame ``reference``; None when
-    ``reference`` has no such field. An unknown key or a value of the wrong kind (see
-    :func:`_metadata_value`) raises BadInputError."""
+def checked_metadata(metadata: dict) -> dict:
+    """Every field of :data:`METADATA_FIELDS` as the models table holds it (None: not
+    given), from ``metadata``; an unknown key or a value of the wrong kind (see
+    :func:`_metadata_value`) raises BadInputError in one line."""
     unknown = sorted(set(metadata) - set(METADATA_FIELDS))
     if unknown:
         close = difflib.get_close_matches(unknown[0], METADATA_FIELDS, n=1)
@@ -187,7 +187,16 @@ def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray |
         raise BadInputError(f"unknown metadata field(s) {names}"
                             + (f"; did you mean '{close[0]}'?" if close else "")
                             + f" (use {', '.join(METADATA_FIELDS)})")
-    values = {c: _metadata_value(c, metadata.get(c)) for c in METADATA_FIELDS}
+    return {c: _metadata_value(c, metadata.get(c)) for c in METADATA_FIELDS}
+
+
+def metadata_covariates(metadata: dict, reference: pl.DataFrame) -> np.ndarray | None:
+    """Covariates (1, n_features) of one new model from ``metadata`` (keys among
+    :data:`METADATA_FIELDS`; missing ones are unknown), with the columns that
+    :func:`model_covariates` gives the registry's models frame ``reference``; None when
+    ``reference`` has no such field. An unknown key or a value of the wrong kind (see
+    :func:`_metadata_value`) raises BadInputError."""
+    values = checked_metadata(metadata)
     cols = [c for c in METADATA_FIELDS if c in reference.columns]
     row = pl.DataFrame({c: [values[c]] for c in cols},
                        schema={c: pl.String if c in _TEXT_FIELDS else pl.Boolean
