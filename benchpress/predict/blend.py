@@ -280,11 +280,15 @@ class SideBlendPredictor(SideInfoPredictor):
         return self._training_mix
 
     def _predict(self) -> np.ndarray:
+        if self.knn_.models_ is None:
+            return super()._predict()
         return self._mix_training()[0]
 
     def complete_spread(self) -> np.ndarray:
         """The side half's spread with the two halves' disagreement added in quadrature
         (score units, (n_models, n_benchmarks))."""
+        if self.knn_.models_ is None:
+            return super().complete_spread()
         return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
 
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
