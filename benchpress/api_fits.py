@@ -70,11 +70,11 @@ def metadata_note(metadata: dict | None, used: bool, *, method: str, takes_covar
                     f"{latest}): its effect is taken at the latest date (clipped)")
         return None
     if not takes_covariates:
-        return (f"the metadata is used by the side method only (--method side); "
+        return (f"the metadata is used by the default and side methods only; "
                 f"'{method}' predicted from the scores alone")
     why = ("a value lies outside what the registered models span (a release date or a "
            "size named in the id), or the registry has no such fields")
     if given and latest and given > latest[:10]:
         why = f"release_date {given} is after every registered model's (latest {latest})"
-    return (f"the metadata was not used: {why}; predicted from the scores alone, as the "
-            "default does (side does not extrapolate)")
+    return (f"the metadata was not used: {why}; predicted from the scores alone (with "
+            "outside_range='default', side information does not extrapolate)")

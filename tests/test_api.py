@@ -79,26 +79,35 @@ def test_predict_returns_every_benchmark_and_refuses_unknown_ids(built_2026_05):
 
 
 def test_one_answer_per_question(built_2026_05):
-    """predict_model(X), predict(<X's scores>) and compare (X registered, or typed in as a
-    new model with the same scores) give the same number for every cell."""
+    """predict_model(X), predict(<X's scores>, metadata=<X's registry row>) and compare (X
+    registered) give the same number for every cell; so do predict(<X's scores>) and
+    compare of the same scores typed in as a new model without metadata."""
+    from benchpress.predict.side_covariates import METADATA_FIELDS
+
     bp = BenchPress.from_snapshot(built_2026_05)
     m = bp.matrix
     model = "claude-opus-4.5"
     row = m.values[m.model_ids.index(model)]
     scores = {b: float(v) for b, v in zip(m.benchmark_ids, row) if not np.isnan(v)}
+    known = m.models.row(m.model_ids.index(model), named=True)
+    metadata = {k: str(known[k]) if k == "release_date" else known[k]
+                for k in METADATA_FIELDS if known.get(k) is not None}
+    assert {"model_id", "provider", "release_date"} <= metadata.keys()
     by_model = bp.predict_model(model).frame
-    by_scores = bp.predict(scores).frame
-    assert by_model.equals(by_scores)
+    assert by_model.equals(bp.predict(scores, metadata=metadata).frame)
+    typed = bp.predict(scores).frame  # no metadata: side information has nothing to add
+    assert not typed.equals(by_model)
     cmp = bp.compare([model, "gpt-5", "acme-3"], new_models={"acme-3": scores}).frame
     assert cmp.columns[1:3] == [model, f"{model}_src"] and "acme-3_src" in cmp.columns
-    mine = dict(zip(by_model["benchmark_id"], by_model["predicted"]))
-    lower = {b: v for b, v in zip(by_model["benchmark_id"], by_model["lower"]) if v is not None}
-    for col in (model, "acme-3"):   # several rows folded in at once: equal up to float rounding
+    for col, want in ((model, by_model), ("acme-3", typed)):
+        mine = dict(zip(want["benchmark_id"], want["predicted"]))
+        lower = {b: v for b, v in zip(want["benchmark_id"], want["lower"]) if v is not None}
+        # several rows folded in at once: equal up to float rounding
         assert dict(zip(cmp["benchmark_id"], cmp[col])) == pytest.approx(mine, rel=1e-12, abs=1e-9)
         got = {b: v for b, v in zip(cmp["benchmark_id"], cmp[f"{col}_lower"]) if v is not None}
         assert got == pytest.approx(lower, rel=1e-12, abs=1e-9)
-    # an observed score is the observed value, in every command
-    assert mine["gpqa_diamond"] == scores["gpqa_diamond"]
+        # an observed score is the observed value, in every command
+        assert mine["gpqa_diamond"] == scores["gpqa_diamond"]
 
 
 def test_names_are_resolved_before_any_fit_with_suggestions(built_2026_05):

@@ -133,9 +133,9 @@ def test_predict_with_the_models_details_under_side(side_state, client):
     assert "release_date 2031-01-01 is after every registered model's" in late["metadata_note"]
     assert "clipped" in late["metadata_note"]
     assert "is_reasoning='perhaps': expected true or false" in bad["error"]
-    # the default app says the details are not its to use
-    other = get(client, f"/api/predict?scores=gpqa_diamond:71.2&metadata={META}")
-    assert "used by the side method only" in other["metadata_note"]
+    # the default takes them too (side information under the nearest models)
+    default = get(client, f"/api/predict?scores=gpqa_diamond:71.2&metadata={META}")
+    assert default["with_covariates"] is True and default["metadata_note"] is None
 
 
 def test_run_next_is_the_largest_honest_narrowing(client, state):

@@ -148,13 +148,14 @@ def test_type_scores_and_read_the_predicted_row(page, server):
 
 def test_the_models_details_reach_the_request_and_the_url(page):
     """The 'what you know about the model' fields go with every request and into the URL;
-    this app runs the default method, so the page says they are for the side method."""
+    this app runs the default method, which uses them, and the page says so."""
     page.goto("/predict?scores=gpqa_diamond:71.2")
     page.wait_for_selector('#predictions tr[data-benchmark="mmlu_pro"]')
     page.click("#model-details summary")
     page.fill("#meta-provider", "OpenAI")
     page.select_option("#meta-is_reasoning", "true")
-    page.wait_for_function("document.getElementById('meta-note').textContent.includes('side')")
+    page.wait_for_function(
+        "document.getElementById('meta-note').textContent.includes('takes these details')")
     assert "metadata=provider%3AOpenAI%2Cis_reasoning%3Atrue" in page.url
     page.goto(page.url)  # the URL restores the details
     page.wait_for_function("document.getElementById('meta-provider').value === 'OpenAI'")

@@ -123,8 +123,9 @@ def test_add_model_then_predict_its_row(tmp_path):
 
 def test_one_answer_per_question_on_the_real_matrix(tmp_path):
     """A model added with add-model: `predict --model`, `predict --scores` with its scores
-    and `compare` (registered, or typed in as a new model named among the compared ones)
-    print the same numbers; given scores are shown as given."""
+    and id, and `compare` print the same numbers; so do `predict --scores` without the id
+    and `compare` of the same scores typed in as a new model; given scores are shown as
+    given. (The default uses what the registry knows of a model: its id and metadata.)"""
     from tests.conftest import BP_2026_05
 
     def go(*args):
@@ -143,8 +144,10 @@ def test_one_answer_per_question_on_the_real_matrix(tmp_path):
         return {p["benchmark_id"]: p for p in json.loads(result.stdout)["predictions"]}
 
     by_model = rows(go("predict", "--model", "acme-2", "--format", "json"))
-    by_scores = rows(go("predict", "--scores", scores, "--format", "json"))
+    by_scores = rows(go("predict", "--scores", scores, "--metadata", "model_id=acme-2",
+                        "--format", "json"))
     assert by_model == by_scores
+    typed = rows(go("predict", "--scores", scores, "--format", "json"))
     gpqa = by_model["gpqa_diamond"]
     assert gpqa["given"] == gpqa["predicted"] == 78.4 and gpqa["kind"] == "given"
     assert gpqa["lower"] is None and gpqa["trust"] is None
@@ -157,15 +160,16 @@ def test_one_answer_per_question_on_the_real_matrix(tmp_path):
              "--format", "json")
     assert cmp.exit_code == 0, cmp.stderr
     doc = {r["benchmark_id"]: r for r in json.loads(cmp.stdout)["rows"]}
-    for b, p in by_model.items():
-        for name in ("acme-2", "acme-3"):
+    for name, want in (("acme-2", by_model), ("acme-3", typed)):
+        for b, p in want.items():
             # predict prints 2 decimals; compare's JSON may print more
             assert doc[b][name] == pytest.approx(p["predicted"], abs=0.005 + 1e-9), (b, name)
             assert doc[b][f"{name}_src"] == ("observed" if p["kind"] == "given" else "predicted")
     table = go("compare", "acme-3", "gpt-5", "claude-opus-4.5", "--scores-file", new,
                "--benchmarks", "gpqa_diamond,swe_bench_verified")
     assert table.exit_code == 0, table.stderr
-    assert "78.4 obs" in table.stdout and f"{swe['predicted']:.1f} [" in table.stdout
+    typed_swe = typed["swe_bench_verified"]["predicted"]
+    assert "78.4 obs" in table.stdout and f"{typed_swe:.1f} [" in table.stdout
 
 
 # -- compare ---------------------------------------------------------------------------
@@ -383,7 +387,7 @@ def test_predict_takes_a_new_models_metadata_for_side(run):
     other = run("predict", "--scores", "gpqa_diamond=80", "--method", "published",
                 "--metadata", "provider=OpenAI", "--format", "json")
     assert other.exit_code == 0
-    assert "note: the metadata is used by the side method only" in other.stderr
+    assert "note: the metadata is used by the default and side methods only" in other.stderr
 
 
 @pytest.mark.parametrize(("metadata", "message", "code"), [

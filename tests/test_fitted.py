@@ -86,7 +86,7 @@ def test_the_store_fits_once_per_key(built_2026_05, count_fits, tmp_path):
                                      store=FitStore(tmp_path / "fits"))
     assert again.predict(SCORES).frame.equals(one.predict(SCORES).frame)
     assert again.store.n_fits == 0 and len(count_fits) == 2
-    key = FitStore.key(one.matrix, one.estimator)
+    key = FitStore.key(one.matrix, one.estimator, one.covariates)  # (the default takes them)
     assert (tmp_path / "fits" / key / "manifest.json").is_file()
 
 

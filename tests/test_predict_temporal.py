@@ -113,7 +113,7 @@ def test_temporal_fits_only_the_past_and_never_pools_scales():
               model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(1, 3),
               cutoffs=["2025-10-01", "2025-11-01", "2025-12-01"], intervals=False)
     ests = {"default": make_predictor("default", n_starts=3), "knn": make_predictor("knn")}
-    assert type(ests["default"]).__name__ == "BlendPredictor"
+    assert type(ests["default"]).__name__ == "SideBlendPredictor"  # (fitted without covariates here)
     res = temporal_evaluation(ests, Y, scales, dates, **kw)
     cells = res.cells
     assert set(cells["cutoff"]) == {"2025-10-01", "2025-11-01", "2025-12-01"}

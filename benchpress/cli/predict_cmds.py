@@ -32,8 +32,9 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
 @click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
 @click.option("--benchmarks", default=None, help="Only show these benchmarks, e.g. 'hle,gpqa_diamond'.")
 @click.option("--metadata", "metadata_text", default=None, metavar="KEY=VALUE,...",
-              help="What is known about the new model, for --method side: model_id, "
-                   "provider, release_date, is_reasoning, open_weights, effort, e.g. "
+              help="What is known about the new model (the default and --method side use "
+                   "it): model_id, provider, release_date, is_reasoning, open_weights, "
+                   "effort, e.g. "
                    "'model_id=acme-3-mini,provider=Acme,release_date=2026-04-01,"
                    "is_reasoning=true'.")
 @format_option()

@@ -13,8 +13,8 @@ Typical use::
 
 Modules, one job each: ``transform`` (scales, logit/z space), ``als``/``ensemble``
 (bias-ALS solver), ``base``/``predictor``/``baselines``/``regression`` (predictor objects),
-``knn`` (nearest models), ``blend`` (the default: ALS and nearest models by known-score
-count), ``temporal`` (the temporal yardstick: fit on the past, score later models),
+``knn`` (nearest models), ``blend`` (the default: side information and nearest models by
+known-score count), ``temporal`` (the temporal yardstick: fit on the past, score later models),
 ``folds`` (held-out cell sets), ``metrics`` (error metrics), ``evaluate`` (refit loop),
 ``new_models`` (whole models held out, folded in from a few scores),
 ``intervals`` (calibrated intervals), ``coverage`` (interval coverage on held-out data),
@@ -44,7 +44,7 @@ from benchpress.predict.predictor import (
     param_overrides,
 )
 from benchpress.predict.regression import PairwiseRegression
-from benchpress.predict.blend import BlendPredictor
+from benchpress.predict.blend import BlendPredictor, SideBlendPredictor
 from benchpress.predict.rank import RankDiagnostics, complete_submatrices, rank_diagnostics
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
@@ -59,15 +59,18 @@ from benchpress.predict.ranking import RankingPreservation, compare_models, rank
 from benchpress.predict.side import SideInfoPredictor
 
 # Methods built on ALSPredictor register here, where their modules can import it (no
-# import circle). The default since 2026-12 is the blend of the rank-4 ALS with the
-# nearest models (chosen on the temporal yardstick, README "Forecasts that hold up");
-# "als4" is that ALS alone, the default before.
+# import circle). The default since 2026-12-02 is side information under the nearest
+# models; "blend" is the rank-4 ALS under them (the default of 2026-12-01) and "als4" that
+# ALS alone (the default before); all chosen on the temporal yardstick, README "Forecasts
+# that hold up".
 METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], "method": "side"})
-METHODS["default"] = (BlendPredictor, {**PRESETS["default"], "method": "default"})
+METHODS["default"] = (SideBlendPredictor, {**PRESETS["default"], "method": "default"})
+METHODS["blend"] = (BlendPredictor, {**PRESETS["default"], "method": "blend"})
 METHODS["als4"] = (ALSPredictor, {**PRESETS["default"], "method": "als4"})
 
 __all__ = [
     "BlendPredictor",
+    "SideBlendPredictor",
     "SideInfoPredictor",
     "ALSConfig",
     "ALSEnsemble",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, UsageError, import_extra
-from benchpress.predict.blend import BlendPredictor
+from benchpress.predict.blend import BlendPredictor, SideBlendPredictor
 from benchpress.predict.ensemble import ALSEnsemble
 from benchpress.predict.intervals import (
     EPS, KNOWN_BUCKETS, LOGIT_RULE, IntervalCalibrator, MatrixSupport,
@@ -61,12 +61,11 @@ SIDE_ARRAYS = ("covariates_", "x_mean_", "x_scale_", "x_min_", "x_max_", "x_weig
 
 def storable(predictor) -> bool:
     """Whether :func:`fitted_state` can store ``predictor`` (fitted or not): an
-    ALSPredictor, or a SideInfoPredictor without ``extra_ranks`` (its members are not
-    stored) on the dense path."""
-    if type(predictor) in (ALSPredictor, BlendPredictor):  # the blend's kNN part is its Y
+    ALSPredictor or a blend of one (the nearest-models half is its Y), or a side
+    predictor (alone or blended) without ``extra_ranks`` (its members are not stored)."""
+    if type(predictor) in (ALSPredictor, BlendPredictor):
         return True
-    return (type(predictor) is SideInfoPredictor and not predictor.extra_ranks
-            and not predictor.uses_cells())
+    return type(predictor) in (SideInfoPredictor, SideBlendPredictor) and not predictor.extra_ranks
 
 
 def rows_apart(manifest: dict) -> bool:
@@ -107,7 +106,7 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     Parameters
     ----------
     predictor : ALSPredictor or SideInfoPredictor
-        Fitted (methods "published", "default", "als", "side"; see :func:`storable`);
+        Fitted (methods "published", "default", "blend", "als", "side"; see :func:`storable`);
         other predictors have no fold-in without refit and cannot be stored (UsageError).
     support : MatrixSupport, optional
         Risk features of ``predictor``'s cells (made here when not given).
@@ -268,8 +267,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     n_benchmarks)), so it folds in new models but completes no registered one."""
     pred = make_estimator(meta["method"], meta["params"])
     if not storable(pred):
-        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALSPredictor, "
-                            "BlendPredictor and SideInfoPredictor artifacts can be loaded")
+        raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALS, side and "
+                            "blended artifacts can be loaded")
     if meta.get("class") != type(pred).__name__:
         raise BadInputError(f"artifact holds a {meta.get('class')} fit of method "
                             f"'{meta['method']}', which is now a {type(pred).__name__} (the "
@@ -304,8 +303,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
                             f"{Y.shape}")
     if isinstance(pred, SideInfoPredictor):
         _restore_side(pred, arrays, meta)
-    if isinstance(pred, BlendPredictor):  # the nearest models are the training rows
-        pred.knn_, pred._training_mix = pred._fit_knn(Y, scales), None
+    if isinstance(pred, (BlendPredictor, SideBlendPredictor)):  # their neighbours are Y
+        pred.knn_ = pred._fit_knn(Y, scales)
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales,

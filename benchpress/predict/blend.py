@@ -1,4 +1,4 @@
-"""The blend: the ALS completion and the nearest models, weighted by how much is known.
+"""The blends: a low-rank completion and the nearest models, weighted by how much is known.
 
 ALS (rank 4 with pairwise regression, :class:`~benchpress.predict.predictor.ALSPredictor`)
 is best on models with many scores: the registry's missing cells, the paper's folds. A
@@ -8,12 +8,20 @@ Its nearest registered models, each shifted by its mean gap to the new model
 (:class:`~benchpress.predict.knn.KNNModels` with ``offset=True``), are not shrunk, and the
 registry is full of near-siblings (effort levels, previews, sizes of one family).
 
-The blend averages the two in z units, with the nearest models' weight set by how many
-scores the model has (``knn_weights`` over the buckets ``KNOWN_EDGES``). The weights were
-chosen on the temporal yardstick (``benchpress evaluate --temporal``, README "Forecasts
-that hold up") on its early cutoffs and checked on the later ones. The spread of a blended
-cell (the feature its interval grows with) adds the disagreement of the two parts to the
-ALS starts' spread.
+A blend averages the two in z units, with the nearest models' weight set by how many
+scores the model has (``knn_weights`` over the buckets ``KNOWN_EDGES``): that half is
+:class:`NeighbourMix`, a part both predictors here hold. The weights were chosen on the
+temporal yardstick (``benchpress evaluate --temporal``, README "Forecasts that hold up")
+on its early cutoffs and checked on the later ones. The spread of a blended cell (the
+feature its interval grows with) adds the disagreement of the two halves to the low-rank
+half's spread.
+
+* :class:`SideBlendPredictor` (``make_predictor("default")``, the default since
+  2026-12-02): side information (:class:`~benchpress.predict.side.SideInfoPredictor`, what
+  is known of a model before its scores) under the nearest models.
+* :class:`BlendPredictor` (``make_predictor("blend")``, the default of 2026-12-01): the
+  rank-4 ALS alone under the nearest models; what the default gives a model without
+  metadata.
 """
 
 from __future__ import annotations
@@ -24,9 +32,11 @@ from benchpress.errors import UsageError
 from benchpress.predict.base import check_scores
 from benchpress.predict.knn import KNNModels
 from benchpress.predict.predictor import ALSPredictor
+from benchpress.predict.side import SideInfoPredictor
 from benchpress.predict.limits import LIMITS
 
-__all__ = ["BlendPredictor", "KNOWN_EDGES", "knn_weight"]
+__all__ = ["BlendPredictor", "SideBlendPredictor", "NeighbourMix", "KNOWN_EDGES",
+           "knn_weight"]
 
 #: Buckets of a model's known-score count: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf).
 KNOWN_EDGES = (1, 3, 5, 8)
@@ -41,8 +51,106 @@ def knn_weight(n_known, weights) -> np.ndarray:
     return np.asarray(weights, dtype=float)[np.minimum(idx, len(weights) - 1)]
 
 
+class NeighbourMix:
+    """The nearest-models half of a blend: not a predictor, a part that a blended
+    predictor fits beside its low-rank half and mixes that half's predictions with.
+
+    Parameters
+    ----------
+    weights : tuple of 5 floats in [0, 1]
+        Weight of the nearest models for a model with at most 1, 3, 5, 8 and more known
+        scores (:data:`KNOWN_EDGES`).
+    k, min_shared : int
+        Neighbours per benchmark, and the scores a neighbour must share with the row.
+    logit_rule : str
+        The predictor's z space (:data:`~benchpress.scales.LOGIT_RULES`).
+
+    Attributes
+    ----------
+    models_ : KNNModels or None
+        The fitted nearest models (the training rows); None when fitted with
+        ``enabled=False`` (the cells solver, where the neighbour search of every completion
+        would cost more than the fit): then every mix returns the low-rank half as it is.
+    transform_ : ScaleTransform
+        The predictor's fitted z transform.
+    """
+
+    def __init__(self, weights=(0.9, 0.9, 0.8, 0.6, 0.35), k: int = 5, min_shared: int = 3,
+                 logit_rule: str = "percent"):
+        self.weights, self.k, self.min_shared, self.logit_rule = weights, k, min_shared, logit_rule
+
+    def fit(self, Y: np.ndarray, scales, transform, *, enabled: bool = True) -> "NeighbourMix":
+        """Hold the training rows ``Y`` (n_models, n_benchmarks, score units) as the nearest
+        models, in the predictor's fitted ``transform``."""
+        w = tuple(float(x) for x in np.atleast_1d(self.weights))
+        if len(w) != len(KNOWN_EDGES) + 1 or not all(0.0 <= x <= 1.0 for x in w):
+            raise UsageError(f"knn_weights must be {len(KNOWN_EDGES) + 1} numbers in [0, 1], "
+                             f"got {self.weights}")
+        self.transform_ = transform
+        self.models_ = None
+        if enabled and Y.shape[0]:
+            self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
+                                     weighting="distance", candidates=KNN_CANDIDATES,
+                                     logit_rule=self.logit_rule).fit(Y, scales)
+        return self
+
+    def mix(self, P_base: np.ndarray, Zq: np.ndarray, exclude=None):
+        """Blend predictions ``P_base`` (score units) of query rows ``Zq`` (z units, NaN
+        unknown; both (n_rows, n_benchmarks)) with their nearest models; returns (blend,
+        |base - kNN|) in score units."""
+        if self.models_ is None:
+            return P_base, np.zeros_like(P_base)
+        tf = self.transform_
+        Zk = self.models_.predict_z(Zq, exclude=exclude, fallback=False)
+        Za = tf.transform(P_base)
+        w = knn_weight((~np.isnan(Zq)).sum(axis=1), self.weights)[:, None]
+        w = np.where(np.isnan(Zk), 0.0, w)  # no neighbour scored it: the base alone
+        Zk = np.where(np.isnan(Zk), Za, Zk)
+        # (cells without a neighbour keep the base value as it was, not its clipped logit)
+        P = np.where(w > 0, tf.to_scores((1.0 - w) * Za + w * Zk), P_base)
+        return P, np.abs(P_base - tf.to_scores(Zk))
+
+    def mix_training(self, P_base: np.ndarray):
+        """:meth:`mix` of the training rows themselves, each without itself."""
+        if self.models_ is None:
+            return P_base, np.zeros_like(P_base)
+        return self.mix(P_base, self.models_.Z_, exclude=np.arange(self.models_.Z_.shape[0]))
+
+    @staticmethod
+    def spread(base_spread: np.ndarray, gap: np.ndarray) -> np.ndarray:
+        """A blended cell's spread: the base's with half the two halves' gap added in
+        quadrature (score units)."""
+        return np.sqrt(base_spread * base_spread + 0.25 * gap * gap)
+
+    def fold_in(self, scores, scales, base_fold_in, return_spread: bool):
+        """New rows from known ``scores`` ((n_benchmarks,) or (n_rows, n_benchmarks)):
+        ``base_fold_in(S2)`` (the low-rank half: (rows, spread) of 2-D rows ``S2``) mixed
+        with the rows' nearest models; the same shapes as a predictor's ``fold_in``."""
+        S = np.asarray(scores, dtype=float)
+        S2 = check_scores(np.atleast_2d(S), scales)
+        P, spread = base_fold_in(S2)
+        P, gap = self.mix(P, self.transform_.transform(S2))
+        spread = self.spread(spread, gap)
+        if S.ndim == 1:
+            P, spread = P[0], spread[0]
+        return (P, spread) if return_spread else P
+
+
+def _knn_params(knn_weights) -> tuple:
+    # a tuple whatever came in (a JSON list from an artifact), so that parameters compare
+    return tuple(knn_weights) if isinstance(knn_weights, list) else knn_weights
+
+
+def _fit_neighbours(predictor, Y: np.ndarray, scales) -> NeighbourMix:
+    """The nearest-models half of a blended ``predictor`` whose low-rank half is fitted."""
+    predictor._training_mix = None
+    return NeighbourMix(predictor.knn_weights, predictor.knn_k, predictor.knn_min_shared,
+                        predictor.logit_rule).fit(Y, scales, predictor.transform_,
+                                                  enabled=not predictor.uses_cells())
+
+
 class BlendPredictor(ALSPredictor):
-    """ALS and nearest models blended in z units by known-score count.
+    """The rank-4 ALS and the nearest models blended in z units by known-score count.
 
     Parameters
     ----------
@@ -52,26 +160,24 @@ class BlendPredictor(ALSPredictor):
     knn_k : int, default 5
         Neighbours per benchmark.
     knn_min_shared : int, default 3
-    method : str, default "default"
-        The name in output: this is ``make_predictor("default")`` (the rank-4 ALS alone
-        is ``make_predictor("als4")``).
+    method : str, default "blend"
+        The name in output (``make_predictor("blend")``; the rank-4 ALS alone is
+        ``make_predictor("als4")``).
     **als_params
-        The ALS part's parameters (:class:`ALSPredictor`; ``PRESETS["default"]``).
+        The ALS half's parameters (:class:`ALSPredictor`; ``PRESETS["default"]``).
 
     Attributes
     ----------
-    knn_ : KNNModels or None
-        The fitted nearest-models part; None on the sparse path (a matrix of
-        :data:`~benchpress.predict.sparse_als.SPARSE_MIN_CELLS` cells or more), where the
-        neighbour search of every completion would cost more than the ALS fit: there the
+    knn_ : NeighbourMix
+        The fitted nearest-models half; on the sparse path (a matrix of
+        ``LIMITS.cells_solver_min_cells`` cells or more) it holds no models and the
         blend is ALS alone.
     """
 
     def __init__(self, rank: int = 4, *, knn_weights: tuple = (0.9, 0.9, 0.8, 0.6, 0.35),
-                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "default", **als_params):
+                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "blend", **als_params):
         super().__init__(rank, method=method, **als_params)
-        # a tuple whatever came in (a JSON list from an artifact), so that parameters compare
-        self.knn_weights = tuple(knn_weights) if isinstance(knn_weights, list) else knn_weights
+        self.knn_weights = _knn_params(knn_weights)
         self.knn_k = knn_k
         self.knn_min_shared = knn_min_shared
 
@@ -81,66 +187,118 @@ class BlendPredictor(ALSPredictor):
                       | {"knn_weights", "knn_k", "knn_min_shared"})
 
     def _fit(self, Y: np.ndarray, scales) -> None:
-        w = tuple(float(x) for x in np.atleast_1d(self.knn_weights))
-        if len(w) != len(KNOWN_EDGES) + 1 or not all(0.0 <= x <= 1.0 for x in w):
-            raise UsageError(f"knn_weights must be {len(KNOWN_EDGES) + 1} numbers in [0, 1], "
-                             f"got {self.knn_weights}")
         super()._fit(Y, scales)
         self.knn_ = self._fit_knn(Y, scales)
-        self._training_mix = None
 
-    def _fit_knn(self, Y: np.ndarray, scales) -> KNNModels | None:
-        if self.uses_cells() or Y.shape[0] == 0:
-            return None
-        return KNNModels(int(self.knn_k), min_shared=int(self.knn_min_shared), offset=True,
-                         weighting="distance", candidates=KNN_CANDIDATES,
-                         logit_rule=self.logit_rule).fit(Y, scales)
-
-    def _mix(self, P_als: np.ndarray, Zq: np.ndarray, exclude=None):
-        """Blend ALS predictions ``P_als`` (score units) of query rows ``Zq`` (z units,
-        NaN unknown) with their nearest models; returns (blend, |ALS - kNN|) in score units."""
-        if self.knn_ is None:
-            return P_als, np.zeros_like(P_als)
-        Zk = self.knn_.predict_z(Zq, exclude=exclude, fallback=False)
-        Za = self.transform_.transform(P_als)
-        w = knn_weight((~np.isnan(Zq)).sum(axis=1), self.knn_weights)[:, None]
-        w = np.where(np.isnan(Zk), 0.0, w)  # no neighbour scored it: ALS alone
-        Zk = np.where(np.isnan(Zk), Za, Zk)
-        # (cells without a neighbour keep the ALS value as it was, not its clipped logit)
-        P = np.where(w > 0, self.transform_.to_scores((1.0 - w) * Za + w * Zk), P_als)
-        return P, np.abs(P_als - self.transform_.to_scores(Zk))
+    def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
+        return _fit_neighbours(self, Y, scales)
 
     def _mix_training(self):
-        """:meth:`_mix` of the fitted models themselves (each without itself), made once."""
-        if getattr(self, "_training_mix", None) is None:
-            self._training_mix = self._mix(ALSPredictor._predict(self), self.knn_.Z_,
-                                           exclude=np.arange(self.Y_.shape[0]))
+        """The training rows blended (each without itself) and the halves' gap, made once."""
+        if self._training_mix is None:
+            self._training_mix = self.knn_.mix_training(ALSPredictor._predict(self))
         return self._training_mix
 
     def _predict(self) -> np.ndarray:
-        if self.knn_ is None:
+        if self.knn_.models_ is None:
             return super()._predict()
         return self._mix_training()[0]
 
     def complete_spread(self) -> np.ndarray:
-        """The ALS starts' spread with the two parts' disagreement added in quadrature
+        """The ALS starts' spread with the two halves' disagreement added in quadrature
         (score units, (n_models, n_benchmarks))."""
-        s = super().complete_spread()
-        if self.knn_ is None:
-            return s
-        gap = self._mix_training()[1]
-        return np.sqrt(s * s + 0.25 * gap * gap)
+        if self.knn_.models_ is None:
+            return super().complete_spread()
+        return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
 
     def fold_in(self, scores, *, refit: bool | None = None, return_spread: bool = False):
         """Full rows of new models from their known scores: the ALS fold-in blended with
         their nearest fitted models (see :meth:`ALSPredictor.fold_in` for the arguments)."""
         if refit:
             return super().fold_in(scores, refit=True)
-        S = np.asarray(scores, dtype=float)
-        S2 = check_scores(np.atleast_2d(S), self.scales_)
-        P_als, spread = super().fold_in(S2, return_spread=True)
-        P, gap = self._mix(P_als, self.transform_.transform(S2))
-        spread = np.sqrt(spread * spread + 0.25 * gap * gap)
-        if S.ndim == 1:
-            P, spread = P[0], spread[0]
-        return (P, spread) if return_spread else P
+        base = super().fold_in
+        return self.knn_.fold_in(scores, self.scales_,
+                                 lambda S2: base(S2, return_spread=True), return_spread)
+
+
+class SideBlendPredictor(SideInfoPredictor):
+    """Side information and the nearest models blended in z units by known-score count:
+    the default.
+
+    The side half is :class:`~benchpress.predict.side.SideInfoPredictor` with its own
+    defaults; a model folded in without covariates gets its ALS rows (see there), so then
+    the numbers are :class:`BlendPredictor`'s. On the cells solver (a matrix of
+    ``LIMITS.cells_solver_min_cells`` cells or more), which side information does not
+    have, the fit is the rank-4 ALS alone, as :class:`BlendPredictor`'s is there.
+
+    Parameters
+    ----------
+    knn_weights, knn_k, knn_min_shared
+        As :class:`BlendPredictor`'s.
+    method : str, default "default"
+    **side_params
+        :class:`~benchpress.predict.side.SideInfoPredictor`'s parameters.
+
+    Attributes
+    ----------
+    knn_ : NeighbourMix
+    """
+
+    cells_path = True  # by dropping the covariates (the side half has no cells solver)
+
+    def __init__(self, rank: int = 4, *, knn_weights: tuple = (0.9, 0.9, 0.8, 0.6, 0.35),
+                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "default",
+                 **side_params):
+        super().__init__(rank, method=method, **side_params)
+        self.knn_weights = _knn_params(knn_weights)
+        self.knn_k = knn_k
+        self.knn_min_shared = knn_min_shared
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return sorted(set(SideInfoPredictor._param_names())
+                      | {"knn_weights", "knn_k", "knn_min_shared"})
+
+    def fit(self, Y, scales, covariates=None) -> "SideBlendPredictor":
+        """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
+        (n_models, n_features); the cells solver fits without the covariates."""
+        if np.ndim(Y) == 2 and self._choose_solver(np.asarray(Y)) == "cells":
+            covariates = None
+        return super().fit(Y, scales, covariates)
+
+    def _fit(self, Y: np.ndarray, scales) -> None:
+        super()._fit(Y, scales)
+        self.knn_ = self._fit_knn(Y, scales)
+
+    def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
+        return _fit_neighbours(self, Y, scales)
+
+    def _mix_training(self):
+        """The training rows blended (each without itself) and the halves' gap, made once."""
+        if self._training_mix is None:
+            self._training_mix = self.knn_.mix_training(SideInfoPredictor._predict(self))
+        return self._training_mix
+
+    def _predict(self) -> np.ndarray:
+        if self.knn_.models_ is None:
+            return super()._predict()
+        return self._mix_training()[0]
+
+    def complete_spread(self) -> np.ndarray:
+        """The side half's spread with the two halves' disagreement added in quadrature
+        (score units, (n_models, n_benchmarks))."""
+        if self.knn_.models_ is None:
+            return super().complete_spread()
+        return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
+
+    def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
+                return_spread: bool = False):
+        """Full rows of new models from their known scores and optional covariates: the side
+        fold-in blended with their nearest fitted models (arguments as
+        :meth:`SideInfoPredictor.fold_in`)."""
+        if refit:
+            return super().fold_in(scores, covariates=covariates, refit=True)
+        base = super().fold_in
+        return self.knn_.fold_in(
+            scores, self.scales_,
+            lambda S2: base(S2, covariates=covariates, return_spread=True), return_spread)

@@ -220,7 +220,9 @@ def _check_orders(orders) -> None:
 class _Later:
     """The later models of one split: their scores ``T`` (n_test, n_benchmarks) on the
     training columns, ids, the split's label, each one's reported order (column indices
-    or None) and the seed key of its random order."""
+    or None) and the seed key of its random order; with ``covariates``, the rows folded
+    in with theirs (``with_covariates``, all when None; the rest as a model typed in
+    without metadata is)."""
 
     T: np.ndarray
     ids: list
@@ -228,6 +230,28 @@ class _Later:
     reported: list
     keys: list
     covariates: np.ndarray | None = None
+    with_covariates: np.ndarray | None = None
+
+
+def _fold_in(pred, cal, support, S, X, with_covariates):
+    """Rows ``S`` folded in (rows ``with_covariates`` with their ``X`` rows, the rest
+    without), with 90% intervals when ``cal``: (predicted, lower, upper)."""
+    P, lo, hi = np.empty(S.shape), np.full(S.shape, np.nan), np.full(S.shape, np.nan)
+    if X is None:
+        has = np.zeros(S.shape[0], dtype=bool)
+    else:
+        has = (np.ones(S.shape[0], dtype=bool) if with_covariates is None
+               else np.asarray(with_covariates, dtype=bool))
+    for rows in (has, ~has):
+        if not rows.any():
+            continue
+        extra = {"covariates": X[rows]} if rows is has else {}
+        if cal is not None:
+            out = fold_in_intervals(pred, cal, S[rows], support, **extra)
+            P[rows], lo[rows], hi[rows] = out["predicted"], out["lower"], out["upper"]
+        else:
+            P[rows] = pred.fold_in(S[rows], **extra)
+    return P, lo, hi
 
 
 def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, intervals, orders,
@@ -263,12 +287,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
                 hidden[r, seq[:k]] = False
             if not hidden.any():
                 continue
-            if intervals:
-                out = fold_in_intervals(pred, cal, S, support, covariates=X_later)
-                P, lo, hi = out["predicted"], out["lower"], out["upper"]
-            else:
-                P = pred.fold_in(S, **covariate_kwargs(est, X_later))
-                lo = hi = np.full(P.shape, np.nan)
+            P, lo, hi = _fold_in(pred, cal, support, S, X_later, later.with_covariates)
             rr, jj = np.nonzero(hidden)
             actual, p, lo, hi = later.T[rr, jj], P[rr, jj], lo[rr, jj], hi[rr, jj]
             frames.append(pl.DataFrame({
@@ -284,7 +303,8 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
 def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_dates, *,
                               benchmark_ids, T, later_ids, reported=None, label: str = "later",
                               known=(1, 3, 5), orders=("reported", "random"), probes=(),
-                              seed: int = 42, intervals: bool = True, progress=None
+                              seed: int = 42, intervals: bool = True, covariates=None,
+                              later_covariates=None, with_covariates=None, progress=None
                               ) -> TemporalResult:
     """The snapshot-to-snapshot form: fit on an earlier version of the registry (``Y``,
     its models' ``release_dates``) and score the models first seen in a later one.
@@ -299,6 +319,15 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
         (order ``"reported"``: the first k a leaderboard or vendor shows).
     label : str
         Names the split in the cells' ``cutoff`` column.
+    covariates, later_covariates : ndarray (n_models, n_features) and (n_later,
+        n_features), optional
+        The earlier models' covariates and the later models' (the same columns), for
+        predictors that take them; a later model is folded in with its row, as a user's
+        ``predict --metadata`` folds one in.
+    with_covariates : bool array (n_later,), optional
+        Which later models are folded in with their covariates (default: all); the rest
+        without, as a model typed in without metadata is (e.g. the models of a source that
+        gives no provider or date).
 
     The rest as :func:`temporal_evaluation`.
     """
@@ -312,13 +341,15 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
     dates = np.array([str(d)[:10] if d else "" for d in release_dates])
     later = _Later(T, list(later_ids), label,
                    list(reported) if reported is not None else [None] * T.shape[0],
-                   [[seed, r] for r in range(T.shape[0])])
+                   [[seed, r] for r in range(T.shape[0])],
+                   None if later_covariates is None else np.asarray(later_covariates, float),
+                   with_covariates)
     frames = []
     for m, (name, est) in enumerate(estimators.items()):
         frames += _score_later(name, est, Y, scales, dates, later, intervals=intervals and m == 0,
                                orders=orders, known=known,
                                probe_cols=[col[p] for p in probes if p in col],
-                               benchmark_ids=benchmark_ids)
+                               benchmark_ids=benchmark_ids, train_covariates=covariates)
         if progress is not None:
             progress(m + 1, len(estimators), name)
     if not frames:
