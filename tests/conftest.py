@@ -122,6 +122,11 @@ def built_both(_master_both, tmp_path_factory) -> Home:
 def count_fits(monkeypatch) -> list:
     """The matrix digests of the whole-matrix fits (`FittedModel.fit`) made while the test
     runs, in order (held-out fits of clones are not counted)."""
+    return fits_counted(monkeypatch)
+
+
+def fits_counted(monkeypatch) -> list:
+    """`count_fits` for any scope: the fits made until `monkeypatch` is undone."""
     from benchpress.artifact import matrix_digest
     from benchpress.fitted import FittedModel
 

@@ -255,7 +255,7 @@ def test_sql_console_table_and_csv(client):
     assert "not available" in get(client, "/api/sql?q=SELECT current_setting('memory_limit')", 400)["error"]
 
 
-@pytest.mark.slow  # several seconds of fits; `make test` runs it
+@pytest.mark.slow(seconds=8)  # several seconds of fits; `make test` runs it
 def test_probes_search_runs_in_the_background(client, state):
     d = get(client, "/api/probes?k=2", 202)
     assert d["status"] in ("queued", "running")

@@ -89,7 +89,7 @@ def two_snapshots(tmp_path_factory, shared_data):
     return home
 
 
-@pytest.mark.slow  # several seconds of fits; `make test` runs it
+@pytest.mark.slow(seconds=5)  # several seconds of fits; `make test` runs it
 def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     runner = CliRunner()
     metrics, full = tmp_path / "metrics" / "drift.json", tmp_path / "drift_report.json"
@@ -124,15 +124,17 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     assert r.exit_code == 2 and "Error: unknown parameter 'n_startz' for method 'default'" in r.output
 
 
-@pytest.mark.slow  # two snapshots' fits with covariates; `make test` runs it
+@pytest.mark.slow(seconds=14)  # two snapshots' fits with covariates; `make test` runs it
 def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_path):
     common = ["drift", "--home", str(two_snapshots.root), "--max-rank", "2", "--n-boot", "2",
-              "--probes-k", "2", "--format", "json"]
+              "--probes-k", "2"]
+    # one run of side shows both forms: its table on stdout, its JSON document in --report
     side = CliRunner().invoke(main, [*common, "--method", "side", "--probe-method", "side",
-                                     "--param", "n_starts=4"])
-    plain = CliRunner().invoke(main, [*common, "--param", "n_starts=4"])
+                                     "--param", "n_starts=4",
+                                     "--report", str(tmp_path / "side.json")])
+    plain = CliRunner().invoke(main, [*common, "--param", "n_starts=4", "--format", "json"])
     assert side.exit_code == 0 and plain.exit_code == 0, (side.output, plain.output)
-    doc, base = json.loads(side.stdout), json.loads(plain.stdout)
+    doc, base = json.loads((tmp_path / "side.json").read_text()), json.loads(plain.stdout)
     assert (doc["method"], doc["probe_method"]) == ("side", "side")
     # the structure is the matrix's own; the held-out error is the tracked predictor's
     assert [s["var2"] for s in doc["snapshots"]] == [s["var2"] for s in base["snapshots"]]
@@ -149,6 +151,4 @@ def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_pa
         want.append(evaluate(make_predictor("side", n_starts=4), version.values, version.scales,
                              folds, covariates=model_covariates(version.models)).overall.medae)
     assert [s["medae"] for s in doc["snapshots"]] == pytest.approx(want, abs=1e-9)
-    table = CliRunner().invoke(main, [*common[:-2], "--method", "side", "--probe-method",
-                                      "side", "--param", "n_starts=4"])
-    assert "medae: held-out, side predictor" in " ".join(table.stdout.split())
+    assert "medae: held-out, side predictor" in " ".join(side.stdout.split())

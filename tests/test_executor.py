@@ -156,7 +156,7 @@ def test_a_failure_on_a_worker_is_the_same_one_line(built_2026_05, cluster):
     assert _one_error_line(there) == _one_error_line(here) == "Error: n_starts must be >= 1, got 0"
 
 
-@pytest.mark.slow(seconds=20)
+@pytest.mark.slow(seconds=12)
 def test_replay_on_the_cluster_gives_the_same_timeline(tmp_path, cluster):
     from benchpress.timeline.replay import replay
     from tests.conftest import make_home
@@ -165,7 +165,7 @@ def test_replay_on_the_cluster_gives_the_same_timeline(tmp_path, cluster):
     runs = {}
     for where in ("local", cluster):  # two workspaces: nothing cached is shared
         home = make_home(tmp_path / ("local" if where == "local" else "cluster") / "ws")
-        plan = write_plan(home.root / "plan.yaml", SHARED_DATA, versions=VERSIONS[:2])
+        plan = write_plan(home.root / "plan.yaml", SHARED_DATA, versions=VERSIONS[:2], probes=1)
         timeline = replay(home, plan, mirror=SHARED_DATA, executor=where)
         runs[where] = json.loads(json.dumps([timeline.rows, timeline.pooled, timeline.span],
                                             default=str))
@@ -199,18 +199,18 @@ def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
         assert time.perf_counter() - t0 < 10
 
 
-@pytest.mark.slow(seconds=35)
+@pytest.mark.slow(seconds=15)
 def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster):
     """The probe search's fits and candidate scoring through the cluster: same set, same
     scores as in this process (only the timing fields may differ)."""
-    args = ["probes", "--k", "3", "--home", str(built_2026_05.root), "--format", "json"]
+    args = ["probes", "--k", "2", "--home", str(built_2026_05.root), "--format", "json"]
     local = CliRunner().invoke(main, args)
     remote = CliRunner().invoke(main, [*args, "--executor", cluster])
     assert local.exit_code == 0 and remote.exit_code == 0, remote.stderr
     a, b = json.loads(local.stdout), json.loads(remote.stdout)
     for doc in (a, b):
         doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
-    assert a == b and len(b["selection"]["probes"]) == 3
+    assert a == b and len(b["selection"]["probes"]) == 2
     assert f"executor: {cluster}, 2 workers" in remote.stderr
 
 

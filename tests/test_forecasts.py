@@ -50,11 +50,13 @@ def release(tmp_path_factory, shared_data):
         for t in tasks[KEPT:])
     frame.write_csv(table)
     home = make_home(root / "ws")
-    plan = write_plan(home.root / "plan.yaml", root / "mirror", (FIRST, NEXT), name="release")
+    plan = write_plan(home.root / "plan.yaml", root / "mirror", (FIRST, NEXT), name="release",
+                      probes=1)
     timeline = replay(home, plan, mirror=root / "mirror")
     return Home(timeline.folder), model, timeline
 
 
+@pytest.mark.slow(seconds=10)  # the module's replay is made here (two dates)
 def test_the_next_snapshot_forecasts_the_new_models_whole_row(release):
     rhome, model, timeline = release
     a = timeline.rows[0]["snapshot"]

@@ -161,10 +161,13 @@ def test_a_fetch_killed_outright_leaves_a_part_that_the_next_fetch_removes(serve
               f"fetch({server + '/trickle/0.05'!r}, Path({str(tmp_path)!r}), deadline=60.0)\n")
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
     try:
-        for _ in range(200):  # until the partial file has some bytes
-            if any(p.stat().st_size for p in _parts(tmp_path)):
+        # until the partial file is there, then a few trickled bytes more (they stay in the
+        # writer's buffer: waiting for bytes on disk ran out its 10 s every time)
+        for _ in range(200):
+            if _parts(tmp_path):
                 break
             time.sleep(0.05)
+        time.sleep(0.5)
     finally:
         proc.kill()
         proc.wait(timeout=10)

@@ -5,7 +5,7 @@ metrics and plot data, a second `dvc repro` does nothing, one new score re-runs 
 below the data, and `dvc metrics diff` / `dvc plots diff` compare the revisions.
 
 The pipeline runs on params.yaml with the predictor stages' values shrunk (TINY: fewer
-folds, seeds, resamples and probes): the same wiring, measured 97 s against 107 s with
+folds, seeds, resamples, probes, known counts and baselines): the same wiring, measured 97 s against 107 s with
 production's params side by side; most of a repro is the probe searches' leave-one-model-out
 fits (pretrained, probes, drift: about 17 s each) and process start-up, which no param shrinks.
 """
@@ -27,10 +27,12 @@ from tests.test_pipeline_dvc import (
 # (every stage runs, reads its params and writes its metrics), with fewer folds, seeds,
 # resamples and probes
 TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
+        # the counts and baselines the assertions below read
+        "temporal": {"known": "3", "baselines": "als4,knn"},
         "probes": {"k": 2},
         "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1},
         # one pair of Artificial Analysis versions a month apart
-        "later_releases": {"histories": {"artificial-analysis": {
+        "later_releases": {"baselines": "als4,knn", "histories": {"artificial-analysis": {
             "versions": {"2026-04-24": "artificial-analysis/llms_2026-04-24.json",
                          "2026-05-22": "artificial-analysis/llms_2026-05-22.json"},
             "pairs": ["2026-04-24>2026-05-22"]}}}}

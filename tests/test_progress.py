@@ -55,6 +55,19 @@ def test_never_turns_progress_off(built_2026_05):
     assert "snapshotting" not in result.stderr
 
 
+@pytest.fixture(scope="module")
+def shown_and_quiet(built_2026_05):
+    """The command line `args` run with progress and without, once per module: cases that
+    look for different steps of one command share its runs (a probe search costs seconds)."""
+    runs = {}
+
+    def get(args):
+        if args not in runs:
+            runs[args] = (_run(built_2026_05, *args, progress="always"), _run(built_2026_05, *args))
+        return runs[args]
+    return get
+
+
 @pytest.mark.parametrize("args, step", [
     (("snapshot", "create"), "snapshotting the registry"),
     pytest.param(("rank", *FAST, "--format", "json"), "error by rank",
@@ -62,9 +75,8 @@ def test_never_turns_progress_off(built_2026_05):
     (("probes", "--k", "2", *FAST, "--format", "json"), "leave-one-model-out fit"),
     (("probes", "--k", "2", *FAST, "--format", "json"), "probe 2 of 2 chosen"),
 ])
-def test_slow_commands_show_their_step(built_2026_05, args, step):
-    shown = _run(built_2026_05, *args, progress="always")
-    quiet = _run(built_2026_05, *args)
+def test_slow_commands_show_their_step(shown_and_quiet, args, step):
+    shown, quiet = shown_and_quiet(args)
     assert step in shown.stderr and step not in quiet.stderr
     assert step not in shown.stdout and "\x1b" not in shown.stdout
 

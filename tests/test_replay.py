@@ -20,8 +20,10 @@ pytestmark = pytest.mark.slow  # replays real history: seconds per test; `make t
 VERSIONS = ("2026-06-17T0855", "2026-06-19T0954", "2026-07-01T0157")
 
 
-def write_plan(path, shared_data, versions=VERSIONS, name="short"):
-    lines = [f"name: {name}", "fit: {sources: [livebench], method: default, probes: 3}",
+def write_plan(path, shared_data, versions=VERSIONS, name="short", probes=3):
+    """A replay plan of LiveBench `versions`; `probes`: the probe set's size at each date
+    (a probe search costs seconds a date: the tests that do not read the set choose 1)."""
+    lines = [f"name: {name}", f"fit: {{sources: [livebench], method: default, probes: {probes}}}",
              "versions:"]
     for v in versions:
         digest = tree_sha256(shared_data / "livebench-history" / v)
@@ -34,15 +36,20 @@ def write_plan(path, shared_data, versions=VERSIONS, name="short"):
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory, shared_data):
-    from tests.conftest import make_home
+    """(home, plan, the timeline of its first replay, that replay's fits as `count_fits`)."""
+    from tests.conftest import fits_counted, make_home
 
     home = make_home(tmp_path_factory.mktemp("replay") / "ws")
     plan = write_plan(home.root / "plan.yaml", shared_data)
-    return home, plan, replay(home, plan, mirror=shared_data)
+    with pytest.MonkeyPatch.context() as mp:
+        fits = fits_counted(mp)
+        timeline = replay(home, plan, mirror=shared_data)
+    return home, plan, timeline, fits
 
 
+@pytest.mark.slow(seconds=15)  # the module's replay is made here (three dates)
 def test_one_snapshot_per_date_in_its_own_workspace(replayed):
-    home, _, timeline = replayed
+    home, _, timeline, _ = replayed
     assert [r["date"] for r in timeline.rows] == [v[:10] for v in VERSIONS]
     assert not home.registry.exists()  # the user's registry is never touched
     rhome = home.root / "replay" / "short"
@@ -59,14 +66,14 @@ def test_one_snapshot_per_date_in_its_own_workspace(replayed):
 
 
 def test_revisions_are_counted_as_revised(replayed):
-    _, _, timeline = replayed
+    _, _, timeline, _ = replayed
     corrected = timeline.rows[1]  # 2026-06-19: LiveBench corrected values in place
     assert corrected["revised"] > 0 and set(corrected["causes"]) == {"revised"}
     assert timeline.rows[2]["new_models"] >= 1  # 2026-07-01 lists one more model
 
 
 def test_a_rerun_reuses_snapshots_and_analyses(replayed, shared_data):
-    home, plan, first = replayed
+    home, plan, first, _ = replayed
     analysis = sorted((first.folder / "analysis").iterdir())
     stamps = {p: p.stat().st_mtime_ns for p in analysis}
     again = replay(home, plan, mirror=shared_data)
@@ -76,7 +83,7 @@ def test_a_rerun_reuses_snapshots_and_analyses(replayed, shared_data):
 
 
 def test_cli_prints_the_timeline_as_json(replayed, shared_data):
-    home, plan, first = replayed
+    home, plan, first, _ = replayed
     result = CliRunner().invoke(main, ["replay", str(plan), "--mirror", str(shared_data),
                                        "--home", str(home.root), "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -132,9 +139,8 @@ def test_a_replay_date_raises_drifts_alarms_by_drifts_own_rule():
     assert row_alarms({"var2": 0.95}, None, cfg) == []
 
 
-def test_a_replay_fits_each_snapshot_once(home, tmp_path, shared_data, count_fits):
+def test_a_replay_fits_each_snapshot_once(replayed):
     """Its analysis and its forecasts share one fit of the snapshot (they used to fit twice)."""
-    plan = write_plan(tmp_path / "plan.yaml", shared_data, versions=VERSIONS[:2], name="once")
-    timeline = replay(home, plan, mirror=shared_data)
-    assert len(timeline.rows) == 2 and all(r["forecasts_file"] for r in timeline.rows)
-    assert len(count_fits) == 2 and len(set(count_fits)) == 2  # one fit per snapshot
+    _, _, timeline, fits = replayed
+    assert len(timeline.rows) == 3 and all(r["forecasts_file"] for r in timeline.rows)
+    assert len(fits) == 3 and len(set(fits)) == 3  # one fit per snapshot

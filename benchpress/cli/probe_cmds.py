@@ -96,6 +96,14 @@ def _score_row(label, s) -> dict:
             "models_missing_probe": s.n_models_missing_probe}
 
 
+def _previous_probes(path: Path) -> list:
+    """The probe set of an earlier `probes --out` file; anything else is one line."""
+    try:
+        return list(json.loads(path.read_text())["selection"]["probes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BadInputError(f"{path}: not a `benchpress probes --out` file") from None
+
+
 def _sample_fields(search) -> dict:
     """The sizes the probe search ran with (``sample_size``: None when every model with
     scores was scored, i.e. the search is exact; ``fits``, ``train_models``: see
@@ -159,6 +167,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     selection = None
     if no_search and not named:
         raise UsageError("--no-search needs --evaluate SET or the paper sets")
+    prev = _previous_probes(previous) if previous and not no_search else None  # before any fit
     with progress_bar("probe search") as update:
         if not no_search:
             cand = read_benchmark_list(allowlist) if allowlist else None
@@ -173,11 +182,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
            "selection": selection.to_json() if selection else None,
            "evaluated": {label: s.to_json() for label, s in scored.items()}}
     ref = selection.final if selection else next(iter(scored.values()))
-    if previous and selection:
-        try:
-            prev = json.loads(previous.read_text())["selection"]["probes"]
-        except (OSError, ValueError, KeyError, TypeError):
-            raise BadInputError(f"{previous}: not a `benchpress probes --out` file") from None
+    if prev is not None and selection:
         known = [b for b in prev if b in bp.matrix.benchmark_ids]
         with progress_bar("scoring the previous probe set"):
             old = bp.score_probes([known], costs=costs)[0] if known else None

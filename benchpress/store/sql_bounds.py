@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pyarrow as pa
 
@@ -60,15 +62,27 @@ def oversized_string(node) -> str | None:
 
 def to_frame(table: pa.Table) -> pl.DataFrame:
     """`table` as a polars frame; BadInputError (one line) naming a column of a type
-    polars cannot hold."""
+    polars cannot hold. A map column is a polars Map; with polars before 2.0, which has no
+    Map type (the core pins polars<1.34, pyproject.toml), JSON text: `{"k": 1}`, not a list
+    of key/value structs."""
     odd = next((f for f in table.schema if _unsupported(f.type)), None)
     try:
         if odd is not None:  # polars would panic (not raise) on it
             raise TypeError(f"column {odd.name[:60]!r} has the type {odd.type}")
-        return pl.from_arrow(table)
+        return pl.from_arrow(table if hasattr(pl, "Map") else _maps_as_json(table))
     except Exception as exc:  # noqa: BLE001 - a type polars cannot hold
         raise BadInputError(f"SQL error: {_unreturnable(table, exc)}; cast it to VARCHAR, "
                             "e.g. CAST(x AS VARCHAR)") from None
+
+
+def _maps_as_json(table: pa.Table) -> pa.Table:
+    """`table` with each map column as JSON text (one object per row, null kept)."""
+    for k, field in enumerate(table.schema):
+        if pa.types.is_map(field.type):
+            text = [None if v is None else json.dumps(dict(v), default=str)
+                    for v in table.column(k).to_pylist()]
+            table = table.set_column(k, pa.field(field.name, pa.string()), pa.array(text, pa.string()))
+    return table
 
 
 def _unsupported(t: pa.DataType) -> bool:
