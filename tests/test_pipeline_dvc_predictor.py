@@ -8,7 +8,7 @@ The pipeline runs on params.yaml with the predictor stages' values shrunk (TINY:
 folds, seeds, resamples, known counts and baselines, and a probe set of one): the same
 wiring; most of a repro is the probe searches' leave-one-model-out fits (pretrained, probes,
 drift; each step of a greedy search refits for every candidate, so one probe costs half of
-two: 117 s -> 82 s for the whole test) and process start-up.
+two: 106 s -> 82 s for the whole test, alone on a quiet machine) and process start-up.
 """
 
 from __future__ import annotations
