@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # replays real history: seconds per test; `make t
 VERSIONS = ("2026-06-17T0855", "2026-06-19T0954", "2026-07-01T0157")
 
 
-def write_plan(path, shared_data, versions=VERSIONS, name="short", probes=3):
+def write_plan(path, shared_data, versions=VERSIONS, name="short", probes=2):
     """A replay plan of LiveBench `versions`; `probes`: the probe set's size at each date
     (a probe search costs seconds a date: the tests that do not read the set choose 1)."""
     lines = [f"name: {name}", f"fit: {{sources: [livebench], method: default, probes: {probes}}}",
@@ -61,7 +61,7 @@ def test_one_snapshot_per_date_in_its_own_workspace(replayed):
     for row in timeline.rows:  # the forecast ledger sits beside each snapshot, not inside it
         assert (rhome / row["forecasts_file"]).is_file()
         assert row["forecasts_file"].startswith(f"forecasts/{row['snapshot']}/")
-        assert row["var2"] is not None and len(row["probes"]) == 3
+        assert row["var2"] is not None and len(row["probes"]) == 2
         assert row["heldout_medae"] > 0
 
 
