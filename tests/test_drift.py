@@ -127,7 +127,7 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
 @pytest.mark.slow(seconds=14)  # two snapshots' fits with covariates; `make test` runs it
 def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_path):
     common = ["drift", "--home", str(two_snapshots.root), "--max-rank", "2", "--n-boot", "2",
-              "--probes-k", "2"]
+              "--probes-k", "1"]
     # one run of side shows both forms: its table on stdout, its JSON document in --report
     side = CliRunner().invoke(main, [*common, "--method", "side", "--probe-method", "side",
                                      "--param", "n_starts=4",
