@@ -59,7 +59,10 @@ def _children(pid: int) -> list[int]:
     """The ids of `pid`'s child processes still alive (or not yet reaped)."""
     out = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        out += [int(c) for c in (task / "children").read_text().split()]
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended since the listing has no children
+            continue
     return out
 
 
