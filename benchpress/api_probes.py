@@ -222,23 +222,23 @@ class Analyses:
         # the later models' own metadata (provider, release date, ...) in the fit's columns;
         # those without any are folded in as a model typed in without metadata is
         later_ids = [new_ids[r] for r in keep]
-        X_later = has_metadata = None
+        X_later = None
         if self.covariates is not None and later_ids:
             from benchpress.predict.side_covariates import METADATA_FIELDS, model_covariates
 
             rows_later = matrix.models[[rows[i] for i in later_ids]]
-            X_later = model_covariates(rows_later, reference=m.models)
             fields = [c for c in METADATA_FIELDS if c != "model_id" and c in rows_later.columns]
-            has_metadata = (rows_later.select(pl.any_horizontal(
-                [pl.col(c).is_not_null() for c in fields]))[:, 0].to_numpy()
-                if fields else np.zeros(len(later_ids), dtype=bool))
+            given = rows_later.select(pl.any_horizontal(
+                [pl.lit(False)] + [pl.col(c).is_not_null() for c in fields]))[:, 0].to_list()
+            X = model_covariates(rows_later, reference=m.models)
+            X_later = None if X is None else [x if g else None for x, g in zip(X, given)]
         return later_snapshot_evaluation(
             estimators, m.values, self.scales, m.models["release_date"].to_list(),
             benchmark_ids=m.benchmark_ids, T=T[keep], later_ids=later_ids,
             reported=[np.asarray(order.get(new_ids[r], []), dtype=np.int64) for r in keep],
             label=matrix.label or "later", known=known, orders=orders, probes=probes,
             seed=seed, intervals=intervals, covariates=self.covariates,
-            later_covariates=X_later, with_covariates=has_metadata, progress=progress)
+            later_covariates=X_later, progress=progress)
 
     def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
         """Pairwise ranking preservation of this method's held-out predictions on `folds`

@@ -199,15 +199,9 @@ class FittedModel:
         from benchpress.predict._threads import single_blas_thread
 
         cal, support = self.calibrator("new_models"), self.support
-        has = np.array([c is not None for c in covariates or [None] * S.shape[0]], dtype=bool)
         with single_blas_thread():
-            out = conformal.fold_in_intervals(self.predictor, cal, S, support)
-            if has.any():  # rows with metadata: again with their covariates
-                with_cov = conformal.fold_in_intervals(
-                    self.predictor, cal, S[has], support,
-                    covariates=np.vstack([c for c in covariates if c is not None]))
-                for k in out:
-                    out[k][has] = with_cov[k]
+            out = conformal.fold_in_intervals(self.predictor, cal, S, support,
+                                              covariates=covariates)
         known = ~np.isnan(S)
         return {"predicted": np.where(known, S, out["predicted"]),
                 **{k: np.where(known, np.nan, out[k]) for k in ("lower", "upper", "trust")}}

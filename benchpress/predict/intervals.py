@@ -44,6 +44,7 @@ from benchpress.predict.limits import LIMITS
 
 __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
            "new_model_records", "calibrate", "complete_intervals", "fold_in_intervals",
+           "fold_in_rows",
            "point_size", "score_bounds", "TRUST_POINTS", "REGIMES", "EXACT_MAX_MODELS",
            "BLOCK_ROWS", "MAX_CANDIDATES", "SPARSE_CANDIDATES",
            "CALIBRATION_MAX_MODELS"]
@@ -423,26 +424,45 @@ def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, 
     ``scores`` (n_benchmarks,) or (n_rows, n_benchmarks) are known scores (NaN =
     unknown); ``predictor`` is fitted and ``calibrator`` calibrated for the same method
     (:func:`calibrate`); ``support`` may reuse a :class:`MatrixSupport` of ``predictor``.
-    ``covariates`` (n_rows, n_features) reach the fold-in of predictors that accept them.
+    ``covariates`` reach the fold-in of predictors that accept them: (n_rows, n_features),
+    or per row a covariate row or None (that row is folded in without, as a model given
+    without metadata is; see :func:`fold_in_rows`).
     Returns a dict of arrays shaped like ``scores``: ``predicted, lower, upper, trust``.
     """
     S = np.asarray(scores, dtype=float)
     S2 = np.atleast_2d(S)
     support = support or MatrixSupport(predictor)
-    X_new = None if covariates is None else np.atleast_2d(np.asarray(covariates, dtype=float))
-    P, spread = _fold_in(predictor, S2, X_new)
+    P, spread = fold_in_rows(predictor, S2, covariates)
     zhat, X = support.new_rows(S2, P, spread)
     out = {"predicted": P, **_intervals(support, calibrator, zhat, X, S2.shape)}
     return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
 
 
-def _fold_in(predictor, S2, covariates=None):
-    """Fold-in predictions and spread (None for predictors without one) of rows S2, with
-    the rows' ``covariates`` when the predictor accepts them."""
-    extra = covariate_kwargs(predictor, covariates)
-    if hasattr(predictor, "complete_spread"):
-        return predictor.fold_in(S2, return_spread=True, **extra)
-    return predictor.fold_in(S2, **extra), None
+def fold_in_rows(predictor, S2, covariates=None):
+    """Fold-in predictions and spread (None for predictors without one) of rows ``S2``
+    (n_rows, n_benchmarks), with the rows' ``covariates`` when the predictor accepts them:
+    (n_rows, n_features), or per row a covariate row or None (that row without; the rows
+    with covariates are folded in again with them, which changes others' numbers by float
+    rounding at most)."""
+    def one(rows, extra):
+        if hasattr(predictor, "complete_spread"):
+            return predictor.fold_in(S2[rows], return_spread=True, **extra)
+        return predictor.fold_in(S2[rows], **extra), None
+
+    if covariates is None or not getattr(predictor, "accepts_covariates", False):
+        return one(slice(None), {})
+    has = np.array([c is not None for c in covariates], dtype=bool)
+    if has.all():
+        return one(slice(None), covariate_kwargs(predictor, np.atleast_2d(
+            np.asarray(list(covariates), dtype=float))))
+    P, spread = one(slice(None), {})
+    if has.any():
+        X = np.vstack([c for c in covariates if c is not None])
+        P_has, spread_has = one(has, covariate_kwargs(predictor, X))
+        P[has] = P_has
+        if spread is not None:
+            spread[has] = spread_has
+    return P, spread
 
 
 def _records(parts: list) -> dict:
@@ -566,7 +586,7 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
         known = obs[mine] & (np.argsort(np.argsort(keys, axis=1), axis=1) < k[:, None])
         S = np.where(known, Y[mine], np.nan)
         X_mine = covariate_kwargs(predictor, covariates, mine).get("covariates")
-        P, spread = _fold_in(support.predictor, S, X_mine)
+        P, spread = fold_in_rows(support.predictor, S, X_mine)
         zhat, X = support.new_rows(S, P, spread)
         ii, jj = np.nonzero(obs[mine] & ~known)
         flat = ii * Y.shape[1] + jj

@@ -34,7 +34,8 @@ import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
-from benchpress.predict.intervals import calibrate, fold_in_intervals, MatrixSupport
+from benchpress.predict.intervals import (MatrixSupport, calibrate, fold_in_intervals,
+                                              fold_in_rows)
 from benchpress.predict.side_covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
@@ -220,38 +221,25 @@ def _check_orders(orders) -> None:
 class _Later:
     """The later models of one split: their scores ``T`` (n_test, n_benchmarks) on the
     training columns, ids, the split's label, each one's reported order (column indices
-    or None) and the seed key of its random order; with ``covariates``, the rows folded
-    in with theirs (``with_covariates``, all when None; the rest as a model typed in
-    without metadata is)."""
+    or None), the seed key of its random order and its covariates (an (n_test,
+    n_features) array, or per model a row or None: folded in without)."""
 
     T: np.ndarray
     ids: list
     label: str
     reported: list
     keys: list
-    covariates: np.ndarray | None = None
-    with_covariates: np.ndarray | None = None
+    covariates: np.ndarray | list | None = None
 
 
-def _fold_in(pred, cal, support, S, X, with_covariates):
-    """Rows ``S`` folded in (rows ``with_covariates`` with their ``X`` rows, the rest
-    without), with 90% intervals when ``cal``: (predicted, lower, upper)."""
-    P, lo, hi = np.empty(S.shape), np.full(S.shape, np.nan), np.full(S.shape, np.nan)
-    if X is None:
-        has = np.zeros(S.shape[0], dtype=bool)
-    else:
-        has = (np.ones(S.shape[0], dtype=bool) if with_covariates is None
-               else np.asarray(with_covariates, dtype=bool))
-    for rows in (has, ~has):
-        if not rows.any():
-            continue
-        extra = {"covariates": X[rows]} if rows is has else {}
-        if cal is not None:
-            out = fold_in_intervals(pred, cal, S[rows], support, **extra)
-            P[rows], lo[rows], hi[rows] = out["predicted"], out["lower"], out["upper"]
-        else:
-            P[rows] = pred.fold_in(S[rows], **extra)
-    return P, lo, hi
+def _fold_in(pred, cal, support, S, covariates):
+    """Rows ``S`` folded in (``covariates``: as :func:`fold_in_rows` takes them), with 90%
+    intervals when ``cal``: (predicted, lower, upper)."""
+    if cal is not None:
+        out = fold_in_intervals(pred, cal, S, support, covariates=covariates)
+        return out["predicted"], out["lower"], out["upper"]
+    P = fold_in_rows(pred, S, covariates)[0]
+    return P, np.full(P.shape, np.nan), np.full(P.shape, np.nan)
 
 
 def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, intervals, orders,
@@ -264,7 +252,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
     pred = clone(est).fit(Ytr, scales, **fit_extra)
     cal = calibrate(est, Ytr, scales, regime="new_models", release_dates=train_dates,
                     **fit_extra) if intervals else None
-    X_later = covariate_kwargs(est, later.covariates).get("covariates")
+    X_later = later.covariates if getattr(est, "accepts_covariates", False) else None
     support = MatrixSupport(pred) if intervals else None
     scale_kind = np.asarray(scales.kind)
     obs = ~np.isnan(later.T)
@@ -287,7 +275,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
                 hidden[r, seq[:k]] = False
             if not hidden.any():
                 continue
-            P, lo, hi = _fold_in(pred, cal, support, S, X_later, later.with_covariates)
+            P, lo, hi = _fold_in(pred, cal, support, S, X_later)
             rr, jj = np.nonzero(hidden)
             actual, p, lo, hi = later.T[rr, jj], P[rr, jj], lo[rr, jj], hi[rr, jj]
             frames.append(pl.DataFrame({
@@ -304,8 +292,7 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
                               benchmark_ids, T, later_ids, reported=None, label: str = "later",
                               known=(1, 3, 5), orders=("reported", "random"), probes=(),
                               seed: int = 42, intervals: bool = True, covariates=None,
-                              later_covariates=None, with_covariates=None, progress=None
-                              ) -> TemporalResult:
+                              later_covariates=None, progress=None) -> TemporalResult:
     """The snapshot-to-snapshot form: fit on an earlier version of the registry (``Y``,
     its models' ``release_dates``) and score the models first seen in a later one.
 
@@ -319,15 +306,12 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
         (order ``"reported"``: the first k a leaderboard or vendor shows).
     label : str
         Names the split in the cells' ``cutoff`` column.
-    covariates, later_covariates : ndarray (n_models, n_features) and (n_later,
-        n_features), optional
-        The earlier models' covariates and the later models' (the same columns), for
-        predictors that take them; a later model is folded in with its row, as a user's
-        ``predict --metadata`` folds one in.
-    with_covariates : bool array (n_later,), optional
-        Which later models are folded in with their covariates (default: all); the rest
-        without, as a model typed in without metadata is (e.g. the models of a source that
-        gives no provider or date).
+    covariates : ndarray (n_models, n_features), optional
+        The earlier models' covariates, for predictors that take them.
+    later_covariates : ndarray (n_later, n_features) or list, optional
+        The later models' (the same columns), or per later model a row or None: a row is
+        folded in with it, as ``predict --metadata`` folds a new model in; None without,
+        as ``predict --scores`` alone (e.g. a source that gives no provider or date).
 
     The rest as :func:`temporal_evaluation`.
     """
@@ -341,9 +325,7 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
     dates = np.array([str(d)[:10] if d else "" for d in release_dates])
     later = _Later(T, list(later_ids), label,
                    list(reported) if reported is not None else [None] * T.shape[0],
-                   [[seed, r] for r in range(T.shape[0])],
-                   None if later_covariates is None else np.asarray(later_covariates, float),
-                   with_covariates)
+                   [[seed, r] for r in range(T.shape[0])], later_covariates)
     frames = []
     for m, (name, est) in enumerate(estimators.items()):
         frames += _score_later(name, est, Y, scales, dates, later, intervals=intervals and m == 0,
