@@ -9,6 +9,7 @@ from benchpress.predict import make_predictor
 from benchpress.predict import predictor as predictor_mod
 from benchpress.predict.artifact import fitted_state, restore_state, storable
 from benchpress.predict.blend import BlendPredictor, NeighbourMix, SideBlendPredictor
+from benchpress.predict.knn import local_regression
 from benchpress.scales import BenchmarkScales
 
 FAST = dict(n_starts=3)
@@ -55,9 +56,13 @@ def test_weights_are_checked_when_fitted():
     Y, scales, X = _matrix()
     with pytest.raises(UsageError, match=r"knn_weights must be 5 numbers in \[0, 1\]"):
         make_predictor("default", knn_weights=(0.9, 1.5, 0.8, 0.6, 0.35), **FAST).fit(Y, scales)
+    with pytest.raises(UsageError, match=r"reg_weights must be 5 numbers in \[0, 1\]"):
+        make_predictor("blend", reg_weights=(0.5, 0.5), **FAST).fit(Y, scales)
+    with pytest.raises(UsageError, match="reg_bandwidth > 0"):
+        make_predictor("blend", reg_bandwidth=0.0, **FAST).fit(Y, scales)
     # weight 0 everywhere: the side half alone
-    none = make_predictor("default", knn_weights=(0, 0, 0, 0, 0), **FAST).fit(Y, scales,
-                                                                               covariates=X)
+    none = make_predictor("default", knn_weights=(0, 0, 0, 0, 0), reg_weights=(0, 0, 0, 0, 0),
+                          **FAST).fit(Y, scales, covariates=X)
     side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
     np.testing.assert_allclose(none.complete(), side.complete(), rtol=0, atol=1e-12)
 
@@ -94,3 +99,55 @@ def test_a_stored_default_restores_bit_identical_with_its_neighbours():
                                   default.fold_in(new, covariates=X[3:6]))
     np.testing.assert_array_equal(twin.complete(), default.complete())
     np.testing.assert_array_equal(twin.complete_spread(), default.complete_spread())
+
+
+def test_local_regression_follows_a_linear_relation_near_the_query():
+    """Benchmark 2 is 0.5 + 2 z0 - z1 among the models near the query and something else far
+    from it: the kernel-weighted regression gives the near line's value."""
+    rng = np.random.default_rng(3)
+    near = rng.normal(0, 0.2, size=(40, 2))
+    far = rng.normal(3, 0.2, size=(40, 2))
+    Z = np.column_stack([np.r_[near[:, 0], far[:, 0]], np.r_[near[:, 1], far[:, 1]],
+                         np.r_[0.5 + 2 * near[:, 0] - near[:, 1], -far[:, 0]],
+                         rng.normal(size=80)])
+    Z[5, 3] = np.nan
+    q = np.array([[0.1, -0.2, np.nan, np.nan]])
+    got = local_regression(q, Z, alpha=1e-4, bandwidth=0.5)
+    assert got[0, 2] == pytest.approx(0.5 + 2 * 0.1 + 0.2, abs=0.02)
+    assert np.isnan(got[0, :2]).all()  # the known cells are not predicted
+    # too few models with the query's benchmarks and the target: no answer
+    Z_few = Z.copy()
+    Z_few[9:, 2] = np.nan
+    assert np.isnan(local_regression(q, Z_few)[0, 2])
+    # a model far from every fitted one gets too little kernel weight: no answer
+    assert np.isnan(local_regression(np.array([[9.0, 9.0, np.nan, np.nan]]), Z)[0, 2])
+    # a fitted row asked without itself: its own value does not count
+    own = Z[:1].copy()
+    own[0, 2:] = np.nan
+    Z_out = Z.copy()
+    Z_out[0, 2] = 50.0
+    with_it = local_regression(own, Z_out, alpha=1e-4)[0, 2]
+    without = local_regression(own, Z_out, alpha=1e-4, exclude=np.array([0]))[0, 2]
+    assert without == pytest.approx(0.5 + 2 * Z[0, 0] - Z[0, 1], abs=0.02) and with_it > without + 1
+
+
+def test_the_local_regression_is_mixed_in_by_known_count():
+    """With the nearest models' weight 0 and the regression's 1 up to 5 scores, a new row
+    with 3 scores is the regression wherever it answers, the low-rank half elsewhere; with
+    more than 8 scores (weight 0) the regression is not asked."""
+    Y, scales, _ = _matrix()
+    only_reg = make_predictor("blend", knn_weights=(0, 0, 0, 0, 0),
+                              reg_weights=(1, 1, 1, 0, 0), **FAST).fit(Y, scales)
+    als = make_predictor("blend", knn_weights=(0, 0, 0, 0, 0), reg_weights=(0, 0, 0, 0, 0),
+                         **FAST).fit(Y, scales)
+    tf = only_reg.transform_
+    new = np.full((2, Y.shape[1]), np.nan)
+    new[:, :3] = Y[:2, :3]
+    Zr = local_regression(tf.transform(new), only_reg.knn_.models_.Z_)
+    assert np.isfinite(Zr).sum() > 20
+    got, base = only_reg.fold_in(new), als.fold_in(new)
+    np.testing.assert_allclose(got[np.isfinite(Zr)], tf.to_scores(Zr)[np.isfinite(Zr)], atol=1e-9)
+    np.testing.assert_array_equal(got[~np.isfinite(Zr)], base[~np.isfinite(Zr)])
+    many = np.full(Y.shape[1], np.nan)
+    many[:10] = Y[0, :10]
+    np.testing.assert_array_equal(only_reg.fold_in(many), als.fold_in(many))

@@ -9,12 +9,15 @@ Its nearest registered models, each shifted by its mean gap to the new model
 registry is full of near-siblings (effort levels, previews, sizes of one family).
 
 A blend averages the two in z units, with the nearest models' weight set by how many
-scores the model has (``knn_weights`` over the buckets ``KNOWN_EDGES``): that half is
-:class:`NeighbourMix`, a part both predictors here hold. The weights were chosen on the
-temporal yardstick (``benchpress evaluate --temporal``, README "Forecasts that hold up")
-on its early cutoffs and checked on the later ones. The spread of a blended cell (the
-feature its interval grows with) adds the disagreement of the two halves to the low-rank
-half's spread.
+scores the model has (``knn_weights`` over the buckets ``KNOWN_EDGES``), then mixes in a
+regression of each benchmark on the model's known ones over the models near it
+(``reg_weights``; :func:`~benchpress.predict.knn.local_regression`), which follows how a
+benchmark moves with the known ones where the average only copies the neighbours' level.
+That half is :class:`NeighbourMix`, a part both predictors here hold. The weights were
+chosen on the temporal yardstick (``benchpress evaluate --temporal``, README "Forecasts
+that hold up") on its early cutoffs and checked on the later ones and on later releases.
+The spread of a blended cell (the feature its interval grows with) adds the disagreement
+of the low-rank half and the nearest models to the low-rank half's spread.
 
 * :class:`SideBlendPredictor` (``make_predictor("default")``, the default since
   2026-12-02): side information (:class:`~benchpress.predict.side.SideInfoPredictor`, what
@@ -30,16 +33,21 @@ import numpy as np
 
 from benchpress.errors import UsageError
 from benchpress.predict.base import check_scores
-from benchpress.predict.knn import KNNModels
+from benchpress.predict.knn import KNNModels, local_regression
 from benchpress.predict.predictor import ALSPredictor
 from benchpress.predict.side import SideInfoPredictor
 from benchpress.predict.limits import LIMITS
 
 __all__ = ["BlendPredictor", "SideBlendPredictor", "NeighbourMix", "KNOWN_EDGES",
-           "knn_weight"]
+           "KNN_WEIGHTS", "REG_WEIGHTS", "knn_weight"]
 
 #: Buckets of a model's known-score count: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf).
 KNOWN_EDGES = (1, 3, 5, 8)
+#: The nearest models' weight per bucket (chosen on the temporal yardstick's early cutoffs).
+KNN_WEIGHTS = (0.5, 0.5, 0.4, 0.3, 0.35)
+#: The local regression's weight per bucket, in the mix of the two halves (chosen the same
+#: way; a model with more than 8 scores is left to the low-rank half and its neighbours).
+REG_WEIGHTS = (0.5, 0.5, 0.5, 0.5, 0.0)
 #: The nearest models per benchmark are looked for among this many nearest models
 #: (:mod:`benchpress.predict.limits`); a benchmark none of them scored is ALS alone.
 KNN_CANDIDATES = LIMITS.knn_candidates
@@ -55,6 +63,13 @@ class NeighbourMix:
     """The nearest-models half of a blend: not a predictor, a part that a blended
     predictor fits beside its low-rank half and mixes that half's predictions with.
 
+    Two answers come from the fitted models: the average of the nearest ones, each shifted
+    by its gap to the row (:func:`~benchpress.predict.knn.neighbour_average`), and a
+    regression of each benchmark on the row's known ones over the models near it
+    (:func:`~benchpress.predict.knn.local_regression`). The first is mixed into the
+    low-rank half with ``weights``, the second into that mix with ``reg_weights``, both by
+    the row's known-score count.
+
     Parameters
     ----------
     weights : tuple of 5 floats in [0, 1]
@@ -62,6 +77,10 @@ class NeighbourMix:
         scores (:data:`KNOWN_EDGES`).
     k, min_shared : int
         Neighbours per benchmark, and the scores a neighbour must share with the row.
+    reg_weights : tuple of 5 floats in [0, 1]
+        Weight of the local regression, per the same buckets (0: not computed).
+    reg_alpha, reg_bandwidth : float
+        Its ridge penalty and kernel width (z units).
     logit_rule : str
         The predictor's z space (:data:`~benchpress.scales.LOGIT_RULES`).
 
@@ -75,17 +94,23 @@ class NeighbourMix:
         The predictor's fitted z transform.
     """
 
-    def __init__(self, weights=(0.9, 0.9, 0.8, 0.6, 0.35), k: int = 5, min_shared: int = 3,
+    def __init__(self, weights=KNN_WEIGHTS, k: int = 5, min_shared: int = 3,
+                 reg_weights=REG_WEIGHTS, reg_alpha: float = 0.3, reg_bandwidth: float = 0.5,
                  logit_rule: str = "percent"):
         self.weights, self.k, self.min_shared, self.logit_rule = weights, k, min_shared, logit_rule
+        self.reg_weights, self.reg_alpha, self.reg_bandwidth = reg_weights, reg_alpha, reg_bandwidth
 
     def fit(self, Y: np.ndarray, scales, transform, *, enabled: bool = True) -> "NeighbourMix":
         """Hold the training rows ``Y`` (n_models, n_benchmarks, score units) as the nearest
         models, in the predictor's fitted ``transform``."""
-        w = tuple(float(x) for x in np.atleast_1d(self.weights))
-        if len(w) != len(KNOWN_EDGES) + 1 or not all(0.0 <= x <= 1.0 for x in w):
-            raise UsageError(f"knn_weights must be {len(KNOWN_EDGES) + 1} numbers in [0, 1], "
-                             f"got {self.weights}")
+        for name, given in (("knn_weights", self.weights), ("reg_weights", self.reg_weights)):
+            w = tuple(float(x) for x in np.atleast_1d(given))
+            if len(w) != len(KNOWN_EDGES) + 1 or not all(0.0 <= x <= 1.0 for x in w):
+                raise UsageError(f"{name} must be {len(KNOWN_EDGES) + 1} numbers in [0, 1], "
+                                 f"got {given}")
+        if not (float(self.reg_alpha) >= 0.0 and float(self.reg_bandwidth) > 0.0):
+            raise UsageError(f"reg_alpha must be >= 0 and reg_bandwidth > 0, got "
+                             f"{self.reg_alpha} and {self.reg_bandwidth}")
         self.transform_ = transform
         self.models_ = None
         if enabled and Y.shape[0]:
@@ -101,13 +126,25 @@ class NeighbourMix:
         if self.models_ is None:
             return P_base, np.zeros_like(P_base)
         tf = self.transform_
+        n_known = (~np.isnan(Zq)).sum(axis=1)
         Zk = self.models_.predict_z(Zq, exclude=exclude, fallback=False)
         Za = tf.transform(P_base)
-        w = knn_weight((~np.isnan(Zq)).sum(axis=1), self.weights)[:, None]
+        w = knn_weight(n_known, self.weights)[:, None]
         w = np.where(np.isnan(Zk), 0.0, w)  # no neighbour scored it: the base alone
         Zk = np.where(np.isnan(Zk), Za, Zk)
-        # (cells without a neighbour keep the base value as it was, not its clipped logit)
-        P = np.where(w > 0, tf.to_scores((1.0 - w) * Za + w * Zk), P_base)
+        Zm = (1.0 - w) * Za + w * Zk
+        a = knn_weight(n_known, self.reg_weights)
+        Zr = np.full(Zq.shape, np.nan)
+        rows = np.flatnonzero(a > 0)
+        if rows.size:
+            Zr[rows] = local_regression(
+                Zq[rows], self.models_.Z_, alpha=float(self.reg_alpha),
+                bandwidth=float(self.reg_bandwidth),
+                exclude=None if exclude is None else np.asarray(exclude)[rows])
+        a = np.where(np.isnan(Zr), 0.0, a[:, None])
+        Zm = np.where(a > 0, (1.0 - a) * Zm + a * np.nan_to_num(Zr), Zm)
+        # (cells with neither half keep the base value as it was, not its clipped logit)
+        P = np.where((w > 0) | (a > 0), tf.to_scores(Zm), P_base)
         return P, np.abs(P_base - tf.to_scores(Zk))
 
     def mix_training(self, P_base: np.ndarray):
@@ -136,15 +173,23 @@ class NeighbourMix:
         return (P, spread) if return_spread else P
 
 
-def _knn_params(knn_weights) -> tuple:
-    # a tuple whatever came in (a JSON list from an artifact), so that parameters compare
-    return tuple(knn_weights) if isinstance(knn_weights, list) else knn_weights
+#: The blended predictors' parameters of their nearest-models half (NeighbourMix's).
+NEIGHBOUR_PARAMS = ("knn_weights", "knn_k", "knn_min_shared", "reg_weights", "reg_alpha",
+                    "reg_bandwidth")
+
+
+def _set_neighbour_params(predictor, **params) -> None:
+    for name in NEIGHBOUR_PARAMS:
+        value = params[name]
+        # a tuple whatever came in (a JSON list from an artifact), so that parameters compare
+        setattr(predictor, name, tuple(value) if isinstance(value, list) else value)
 
 
 def _fit_neighbours(predictor, Y: np.ndarray, scales) -> NeighbourMix:
     """The nearest-models half of a blended ``predictor`` whose low-rank half is fitted."""
     predictor._training_mix = None
     return NeighbourMix(predictor.knn_weights, predictor.knn_k, predictor.knn_min_shared,
+                        predictor.reg_weights, predictor.reg_alpha, predictor.reg_bandwidth,
                         predictor.logit_rule).fit(Y, scales, predictor.transform_,
                                                   enabled=not predictor.uses_cells())
 
@@ -160,6 +205,10 @@ class BlendPredictor(ALSPredictor):
     knn_k : int, default 5
         Neighbours per benchmark.
     knn_min_shared : int, default 3
+    reg_weights : tuple of 5 floats in [0, 1]
+        Weight of the local regression over the nearest models, per the same buckets.
+    reg_alpha, reg_bandwidth : float, default 0.3, 0.5
+        Its ridge penalty and kernel width (:class:`NeighbourMix`).
     method : str, default "blend"
         The name in output (``make_predictor("blend")``; the rank-4 ALS alone is
         ``make_predictor("als4")``).
@@ -174,17 +223,18 @@ class BlendPredictor(ALSPredictor):
         blend is ALS alone.
     """
 
-    def __init__(self, rank: int = 4, *, knn_weights: tuple = (0.9, 0.9, 0.8, 0.6, 0.35),
-                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "blend", **als_params):
+    def __init__(self, rank: int = 4, *, knn_weights: tuple = KNN_WEIGHTS, knn_k: int = 5,
+                 knn_min_shared: int = 3, reg_weights: tuple = REG_WEIGHTS,
+                 reg_alpha: float = 0.3, reg_bandwidth: float = 0.5, method: str = "blend",
+                 **als_params):
         super().__init__(rank, method=method, **als_params)
-        self.knn_weights = _knn_params(knn_weights)
-        self.knn_k = knn_k
-        self.knn_min_shared = knn_min_shared
+        _set_neighbour_params(self, knn_weights=knn_weights, knn_k=knn_k,
+                              knn_min_shared=knn_min_shared, reg_weights=reg_weights,
+                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth)
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return sorted(set(ALSPredictor._param_names())
-                      | {"knn_weights", "knn_k", "knn_min_shared"})
+        return sorted(set(ALSPredictor._param_names()) | set(NEIGHBOUR_PARAMS))
 
     def _fit(self, Y: np.ndarray, scales) -> None:
         super()._fit(Y, scales)
@@ -233,7 +283,7 @@ class SideBlendPredictor(SideInfoPredictor):
 
     Parameters
     ----------
-    knn_weights, knn_k, knn_min_shared
+    knn_weights, knn_k, knn_min_shared, reg_weights, reg_alpha, reg_bandwidth
         As :class:`BlendPredictor`'s.
     method : str, default "default"
     **side_params
@@ -246,18 +296,18 @@ class SideBlendPredictor(SideInfoPredictor):
 
     cells_path = True  # by dropping the covariates (the side half has no cells solver)
 
-    def __init__(self, rank: int = 4, *, knn_weights: tuple = (0.9, 0.9, 0.8, 0.6, 0.35),
-                 knn_k: int = 5, knn_min_shared: int = 3, method: str = "default",
+    def __init__(self, rank: int = 4, *, knn_weights: tuple = KNN_WEIGHTS, knn_k: int = 5,
+                 knn_min_shared: int = 3, reg_weights: tuple = REG_WEIGHTS,
+                 reg_alpha: float = 0.3, reg_bandwidth: float = 0.5, method: str = "default",
                  **side_params):
         super().__init__(rank, method=method, **side_params)
-        self.knn_weights = _knn_params(knn_weights)
-        self.knn_k = knn_k
-        self.knn_min_shared = knn_min_shared
+        _set_neighbour_params(self, knn_weights=knn_weights, knn_k=knn_k,
+                              knn_min_shared=knn_min_shared, reg_weights=reg_weights,
+                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth)
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return sorted(set(SideInfoPredictor._param_names())
-                      | {"knn_weights", "knn_k", "knn_min_shared"})
+        return sorted(set(SideInfoPredictor._param_names()) | set(NEIGHBOUR_PARAMS))
 
     def fit(self, Y, scales, covariates=None) -> "SideBlendPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``

@@ -12,6 +12,12 @@ where it was not).
 The same neighbour search serves both jobs, vectorised over blocks of query rows:
 ``complete()`` (a fitted model's neighbours are the other fitted models) and ``fold_in``
 (a new model's neighbours are the fitted models; no refit, milliseconds per row).
+
+:func:`local_regression` asks the fitted models a second way: each missing benchmark of a
+query is regressed on the query's known ones over the fitted models that have them all,
+each model weighted by its closeness to the query (a kernel-weighted ridge line, one per
+benchmark). Where the average of the nearest models copies their level, the regression
+also follows how the benchmark moves with the known ones near the query.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from benchpress.predict.baselines import model_offset
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.limits import LIMITS
 
-__all__ = ["KNNModels", "neighbour_average"]
+__all__ = ["KNNModels", "neighbour_average", "local_regression"]
 
 #: Query rows per block (see :mod:`benchpress.predict.limits`).
 _BLOCK_FLOATS = LIMITS.knn_block_floats
@@ -105,6 +111,67 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
         num = (wt * vals).sum(axis=1)
         den = wt.sum(axis=1)
         out[lo:lo + step] = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return out
+
+
+def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
+                     bandwidth: float = 0.5, min_rows: int = 10, min_weight: float = 1.0,
+                     exclude=None) -> np.ndarray:
+    """Each query's unknown benchmarks from its known ones, by a ridge regression over the
+    fitted models near it, z units.
+
+    For a query with known benchmarks ``R``, benchmark ``t`` is fitted as
+    ``z_t = b0 + z_R @ b`` over the fitted models that scored all of ``R`` and ``t``, each
+    weighted by ``exp(-(d / bandwidth)**2)``, ``d`` its RMS z distance to the query on
+    ``R``; the penalty ``alpha * |b|^2`` leaves the intercept free. One small solve per
+    benchmark, built from two matrix products per query.
+
+    Parameters
+    ----------
+    Zq : ndarray (n_queries, n_benchmarks)
+        Query rows, z units, NaN = unknown.
+    Z : ndarray (n_models, n_benchmarks)
+        Fitted models, z units, NaN = unobserved.
+    alpha : float
+        Ridge penalty on the slopes.
+    bandwidth : float
+        Kernel width, z units.
+    min_rows : int
+        A benchmark needs this many fitted models with ``R`` and it.
+    min_weight : float
+        ... and this much kernel weight on them (models within about ``bandwidth``).
+    exclude : ndarray of int (n_queries,), optional
+        For each query, a fitted row left out (itself); -1 for none.
+
+    Returns
+    -------
+    ndarray (n_queries, n_benchmarks): NaN on the query's known benchmarks and where too
+    few fitted models qualify.
+    """
+    M = ~np.isnan(Z)
+    z = np.where(M, Z, 0.0)
+    Mf = M.astype(float)
+    out = np.full(Zq.shape, np.nan)
+    for q in range(Zq.shape[0]):
+        R = np.flatnonzero(~np.isnan(Zq[q]))
+        if R.size == 0:
+            continue
+        rows = np.flatnonzero(M[:, R].all(axis=1))
+        if exclude is not None and exclude[q] >= 0:
+            rows = rows[rows != exclude[q]]
+        if rows.size < min_rows:
+            continue
+        X = np.column_stack([np.ones(rows.size), z[rows][:, R]])          # (n, p)
+        d = np.sqrt(((X[:, 1:] - Zq[q, R]) ** 2).mean(axis=1))
+        W = Mf[rows] * np.exp(-(d / bandwidth) ** 2)[:, None]              # (n, b)
+        p = X.shape[1]
+        A = (W.T @ (X[:, :, None] * X[:, None, :]).reshape(rows.size, p * p)).reshape(-1, p, p)
+        A += np.diag(np.r_[1e-6, np.full(p - 1, float(alpha))])
+        coef = np.linalg.solve(A, ((W * z[rows]).T @ X)[..., None])[..., 0]  # (b, p)
+        pred = coef @ np.r_[1.0, Zq[q, R]]
+        enough = (Mf[rows].sum(axis=0) >= min_rows) & (W.sum(axis=0) >= min_weight)
+        enough[R] = False
+        out[q] = np.where(enough, pred, np.nan)
     return out
 
 
