@@ -5,7 +5,9 @@ provider, family, release date, reasoning) and the nearest models (`--method ble
 rank-4 ALS under the shifted nearest models, the default of 2026-12-01) help in different
 places. The default since 2026-12-02 puts the nearest models on top of side information
 exactly as `blend` puts them on top of als4 (same kNN weights by known-score count, same
-spread; `benchpress/predict/blend.py`). This study measures the three side by side:
+spread; `benchpress/predict/blend.py`); since the evening of 2026-12-02 the nearest models
+also give a local regression (``reg_weights``) and weigh less (``knn_weights``). This study
+measures them side by side, each blend as it is now and as it was that morning:
 
 * own random partitions (per-model 3 folds, seeds 1001-1003, `--sources
   benchpress,releases`): where a choice may be made;
@@ -28,20 +30,24 @@ from benchpress.api import BenchPress
 from benchpress.predict import make_predictor
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
+#: The blends as they were on the morning of 2026-12-02: no local regression, the kNN
+#: weights of then.
+MORNING = dict(knn_weights=(0.9, 0.9, 0.8, 0.6, 0.35), reg_weights=(0, 0, 0, 0, 0))
+METHODS = (("blend (morning)", "blend", MORNING), ("blend", "blend", {}), ("side", "side", {}),
+           ("default (morning)", "default", MORNING), ("default", "default", {}))
 
 
 def main() -> None:
     paper = BenchPress.from_snapshot(".", "latest", sources=["benchpress", "releases"])
     whole = BenchPress.from_snapshot(".", "latest")
-    methods = ("blend", "side", "default")
-    print(f"{'method':11s} {'own folds 1001-1003':>20s} {'published folds':>16s}")
-    for name in methods:
-        bp = BenchPress(paper.matrix, make_predictor(name), contracts_dir=paper.contracts_dir,
-                        folder=paper.folder)
+    print(f"{'method':17s} {'own folds 1001-1003':>20s} {'published folds':>16s}")
+    for label, name, params in METHODS:
+        bp = BenchPress(paper.matrix, make_predictor(name, **params),
+                        contracts_dir=paper.contracts_dir, folder=paper.folder)
         own = np.mean([bp.evaluate(bp.folds(n_folds=3, seed=s)).overall.medae
                        for s in (1001, 1002, 1003)])
         pub = bp.evaluate(bp.folds(PUBLISHED, folds_sources=["benchpress"])).overall.medae
-        print(f"{name:11s} {own:20.3f} {pub:16.3f}", flush=True)
+        print(f"{label:17s} {own:20.3f} {pub:16.3f}", flush=True)
     res = whole.evaluate_temporal(known=(1, 3, 5))
     print("temporal yardstick, default (whole registry, percent cells):")
     for r in res.summary().iter_rows(named=True):
