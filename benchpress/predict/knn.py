@@ -128,10 +128,8 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
 
     Parameters
     ----------
-    Zq : ndarray (n_queries, n_benchmarks)
-        Query rows, z units, NaN = unknown.
-    Z : ndarray (n_models, n_benchmarks)
-        Fitted models, z units, NaN = unobserved.
+    Zq, Z : ndarray
+        Query rows and fitted models, as :func:`neighbour_average` takes them.
     alpha : float
         Ridge penalty on the slopes.
     bandwidth : float
