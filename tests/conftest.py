@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
-import pytest
+# One BLAS thread per process, set before numpy loads OpenBLAS (here, and in everything the
+# tests start: xdist's workers, the CLI and DVC as processes, Dask's workers inherit it).
+# `make test` runs two workers on two cores: a second BLAS thread in each only competes with
+# the other worker, and OpenBLAS's waiting threads spin (about 20% more CPU-seconds for the
+# same tests, measured). The heavy loops run on one thread anyway (benchpress/predict/_threads.py).
+# A value already in the environment wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from benchpress.home import Home
+import pytest  # noqa: E402
+
+from benchpress.home import Home  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
