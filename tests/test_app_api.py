@@ -256,7 +256,10 @@ def test_sql_console_table_and_csv(client):
 
 
 @pytest.mark.slow(seconds=8)  # several seconds of fits; `make test` runs it
-def test_probes_search_runs_in_the_background(client, state):
+def test_probes_search_runs_in_the_background(client, state, monkeypatch):
+    # the app's search as on a large registry: a sample of 20 models (10 held-out fits), so
+    # the job runs in seconds; the background job, its states and its result are the same
+    monkeypatch.setattr(state.engine.bp.analyses, "probe_max_models", 20)
     d = get(client, "/api/probes?k=2", 202)
     assert d["status"] in ("queued", "running")
     deadline = time.time() + 120
@@ -265,6 +268,7 @@ def test_probes_search_runs_in_the_background(client, state):
         d = client.get("/api/probes?k=2").json()
     assert d["status"] == "done", d
     assert len(d["result"]["probes"]) == 2 and len(d["result"]["steps"]) == 2
+    assert d["result"]["n_models"] == 20  # the sample was searched
     assert "choose 1 to 10" in get(client, "/api/probes?k=99", 400)["error"]
 
 
