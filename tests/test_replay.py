@@ -38,11 +38,15 @@ def write_plan(path, shared_data, versions=VERSIONS, name="short", probes=2, met
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory, shared_data):
-    """(home, plan, the timeline of its first replay, that replay's fits as `count_fits`)."""
+    """(home, plan, the timeline of its first replay, that replay's fits as `count_fits`).
+    The plan fits kNN at each date: this module checks the replay's machinery (snapshots,
+    causes, reuse, the CLI), which is the same for every method, and the default's probe
+    searches cost 5x more (37 of the fixture's 40 CPU-seconds); tests/test_forecasts.py
+    replays with the default."""
     from tests.conftest import fits_counted, make_home
 
     home = make_home(tmp_path_factory.mktemp("replay") / "ws")
-    plan = write_plan(home.root / "plan.yaml", shared_data)
+    plan = write_plan(home.root / "plan.yaml", shared_data, method="knn")
     with pytest.MonkeyPatch.context() as mp:
         fits = fits_counted(mp)
         timeline = replay(home, plan, mirror=shared_data)
