@@ -252,21 +252,6 @@ def test_probes_page(page):
     shot(page, "probes")
 
 
-def test_versions_diff_and_drift_loading(page):
-    page.goto("/versions")
-    page.select_option("#from", label="first")
-    page.select_option("#to", label="second")
-    page.click("#diff-form button")
-    page.wait_for_selector("#diff-summary")
-    assert "from=" in page.url and page.locator("table.diff-changed tbody tr").count() > 0
-    page.click("#drift-run")
-    # drift fits both snapshots' predictors and probe searches in the background (about 40 s
-    # on this registry on 2 cores): the page shows a loading state until then
-    page.wait_for_function("/drift|done/.test(document.getElementById('drift-status').textContent)",
-                           timeout=300_000)
-    shot(page, "versions")
-
-
 def test_no_console_errors_on_any_page(page):
     for url, ready in [("/predict?scores=gpqa_diamond:71.2", "#predictions tbody tr"),
                        ("/models", "#model-list"), ("/model/o3-mini-high", "#observed"),
@@ -306,3 +291,20 @@ def test_predict_filter_and_downloads(page, server):
         if r["predicted"]:
             assert float(r["predicted"]) == pytest.approx(by_id[r["benchmark_id"]]["predicted"])
     assert page.errors == []
+
+
+# last in the module: the drift it starts runs on in the server's background (fits of both
+# versions and their probe searches), and nothing after it waits on that server's one job thread
+def test_versions_diff_and_drift_loading(page):
+    page.goto("/versions")
+    page.select_option("#from", label="first")
+    page.select_option("#to", label="second")
+    page.click("#diff-form button")
+    page.wait_for_selector("#diff-summary")
+    assert "from=" in page.url and page.locator("table.diff-changed tbody tr").count() > 0
+    page.click("#drift-run")
+    # drift fits both snapshots' predictors and probe searches in the background (about 40 s
+    # on this registry on 2 cores): the page shows a loading state until then
+    page.wait_for_function("/drift|done/.test(document.getElementById('drift-status').textContent)",
+                           timeout=300_000)
+    shot(page, "versions")
