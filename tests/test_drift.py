@@ -125,7 +125,7 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     assert r.exit_code == 2 and "Error: unknown parameter 'n_startz' for method 'default'" in r.output
 
 
-@pytest.mark.slow(seconds=14)  # two snapshots' fits with covariates; `make test` runs it
+@pytest.mark.slow(seconds=5)  # two snapshots' fits with covariates; `make test` runs it
 def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_path):
     common = ["drift", "--home", str(two_snapshots.root), "--max-rank", "2", "--n-boot", "2",
               "--probes-k", "1", "--probe-max-models", "20"]

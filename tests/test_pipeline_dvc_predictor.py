@@ -42,7 +42,7 @@ TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
             "pairs": ["2026-04-24>2026-05-22"]}}}}
 
 
-@pytest.mark.slow(seconds=80)
+@pytest.mark.slow(seconds=66)
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"
