@@ -55,16 +55,19 @@ def _venv_with_wheel(dist: Path, root: Path, site_packages: Path) -> dict:
     """A clean venv under `root` holding the wheel, whose dependencies are found in the
     folder `site_packages` (a `.pth` line): {"python", "bin", "cwd", "env", "venv"}."""
     venv = root / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)], cwd=root)
+    # the caller's PYTHONPATH (e.g. the checkout) must not reach the clean venv: its pip
+    # would find the editable install there and not install the wheel
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=root, env=env)
     py = venv / "bin" / "python"
     wheel = next(dist.glob("benchpress_llm-*.whl"))
-    _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], cwd=root)
+    _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], cwd=root,
+         env=env)
     site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                     cwd=root).strip())
+                     cwd=root, env=env).strip())
     (site / "_dependencies.pth").write_text(f"{site_packages}\n")
     cwd = root / "elsewhere"
     cwd.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     return {"python": py, "bin": venv / "bin", "cwd": cwd, "env": env, "venv": venv}
 
