@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
-import pytest
+# One BLAS thread per process, set before numpy loads OpenBLAS (here, and in everything the
+# tests start: xdist's workers, the CLI and DVC as processes, Dask's workers inherit it).
+# `make test` runs two workers on two cores: a second BLAS thread in each only competes with
+# the other worker, and OpenBLAS's waiting threads spin (about 20% more CPU-seconds for the
+# same tests, measured). The heavy loops run on one thread anyway (benchpress/predict/_threads.py).
+# A value already in the environment wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from benchpress.home import Home
+import pytest  # noqa: E402
+
+from benchpress.home import Home  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -17,20 +27,31 @@ MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_d
 
 def _expected_seconds(item) -> float:
     """A test's expected run time for scheduling: `@pytest.mark.slow(seconds=N)` on the
-    longest ones (measured on an idle 2-core machine), 1 for another slow test, else 0."""
+    longest ones (measured on a 2-core machine, two workers), 1 for another slow test, else
+    0 (a module's other tests are counted by its `duration` mark, see below)."""
     mark = item.get_closest_marker("slow")
     return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
 
 
+def _module_seconds(item) -> float:
+    """The expected seconds of a module's tests that are not marked slow (what `make
+    test-quick` runs of it): its `pytestmark = pytest.mark.duration(seconds=N)`, else 0."""
+    mark = item.get_closest_marker("duration")
+    return float(mark.kwargs["seconds"]) if mark is not None else 0.0
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected: only what runs is counted
 def pytest_collection_modifyitems(config, items):
-    """Files run longest first (the sum of their tests' expected seconds), each in its usual
-    order: with `-n 2 --dist loadscope` (make test) the long modules start at once and the
-    short ones fill in beside them, instead of one long module starting last on an idle
-    worker."""
+    """Files run longest first (their `duration` plus the expected seconds of their slow
+    tests that run), each in its usual order: with `-n 2 --dist loadscope` (make test,
+    make test-quick) the long modules start at once and the short ones fill in beside them,
+    instead of one long module starting last on an idle worker."""
     cost: dict[str, float] = {}
     for item in items:
         path = item.nodeid.split("::")[0]
-        cost[path] = cost.get(path, 0.0) + _expected_seconds(item)
+        if path not in cost:
+            cost[path] = _module_seconds(item)
+        cost[path] += _expected_seconds(item)
     items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])
 
 

@@ -25,6 +25,10 @@ from benchpress.store.sql import query
 from benchpress.store.tables import read_table
 from tests.conftest import BP_2026_05, REPO, SHARED_DATA, build_repo_sources
 
+# about 19 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=19)
+
+
 EPOCH = SHARED_DATA / "epoch-2025-12"
 LIVEBENCH = SHARED_DATA / "livebench"
 AIDER = SHARED_DATA / "aider-2026-05" / "polyglot_leaderboard.yml"

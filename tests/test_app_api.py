@@ -26,6 +26,10 @@ from benchpress.typed_scores import parse_scores
 from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
 
 
+# about 8 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=8)
+
+
 def make_app_home(root):
     """A workspace with two snapshots, `first` (2026-05) and `second` (plus 2026-02)."""
     home = make_home(root)
@@ -255,8 +259,11 @@ def test_sql_console_table_and_csv(client):
     assert "not available" in get(client, "/api/sql?q=SELECT current_setting('memory_limit')", 400)["error"]
 
 
-@pytest.mark.slow(seconds=8)  # several seconds of fits; `make test` runs it
-def test_probes_search_runs_in_the_background(client, state):
+@pytest.mark.slow(seconds=2)  # seconds of fits; `make test` runs it
+def test_probes_search_runs_in_the_background(client, state, monkeypatch):
+    # the app's search as on a large registry: a sample of 20 models (10 held-out fits), so
+    # the job runs in seconds; the background job, its states and its result are the same
+    monkeypatch.setattr(state.engine.bp.analyses, "probe_max_models", 20)
     d = get(client, "/api/probes?k=2", 202)
     assert d["status"] in ("queued", "running")
     deadline = time.time() + 120
@@ -265,6 +272,7 @@ def test_probes_search_runs_in_the_background(client, state):
         d = client.get("/api/probes?k=2").json()
     assert d["status"] == "done", d
     assert len(d["result"]["probes"]) == 2 and len(d["result"]["steps"]) == 2
+    assert d["result"]["n_models"] == 20  # the sample was searched
     assert "choose 1 to 10" in get(client, "/api/probes?k=99", 400)["error"]
 
 

@@ -19,6 +19,10 @@ from benchpress.store.ingest import ingest
 from tests.conftest import make_home
 
 N_MODELS, N_BENCH = 60, 8
+# about 22 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=22)
+
+
 PEER = ("127.0.0.1", 50000)  # requests as from a network peer (the Host check applies)
 
 

@@ -15,6 +15,10 @@ from click.testing import CliRunner
 
 from benchpress.cli import COMMANDS, main
 
+# about 9 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=9)
+
+
 FAST = ["--method", "benchmark_mean"]  # the contract is about output, not the predictor
 # command line -> the name of its "write the output to FILE" option (None: same as printed)
 COMMAND_LINES = {
@@ -68,7 +72,7 @@ def test_every_printing_command_is_covered():
 
 
 # the two slowest command lines run in `make test` only (seconds of fits each)
-SLOW_LINES = {"rank": 21, "drift": 10}
+SLOW_LINES = {"rank": 10, "drift": 9}
 
 
 @pytest.mark.parametrize("name", [

@@ -15,6 +15,10 @@ from benchpress.predict import make_predictor
 from tests.conftest import REPO, SHARED_DATA
 from tests.predict_data import PUBLISHED_FOLDS
 
+# about 12 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=12)
+
+
 ALLOWLIST = SHARED_DATA / "benchpress-2026-05" / "probe_allowlist_low_cost.json"
 
 
@@ -234,7 +238,7 @@ def test_probes_scores_the_paper_sets(run):
     assert ev["paper (any benchmark)"]["n_cells"] == 2604
 
 
-@pytest.mark.slow(seconds=4)  # seconds-long end to end: `make test` runs it, test-quick not
+@pytest.mark.slow(seconds=6)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_probes_paper_design_reproduces_the_papers_figures(run):
     """The paper's refit-per-model design with its method: 3.93 and 4.55."""
     result = run("probes", "--no-search", "--design", "refit", "--method", "published",
@@ -339,7 +343,7 @@ def test_param_overrides_reach_the_predictor_and_are_recorded(run):
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.stderr
 
 
-@pytest.mark.slow(seconds=6)  # seconds-long end to end: `make test` runs it, test-quick not
+@pytest.mark.slow(seconds=9)  # seconds-long end to end: `make test` runs it, test-quick not
 def test_rank_measures_the_chosen_predictor_at_each_rank(run):
     args = ("rank", "--method", "side", "--param", "n_starts=2")
     doc = json.loads(run(*args, "--format", "json").stdout)

@@ -11,6 +11,10 @@ from benchpress.cli import main
 from tests.conftest import BP_2026_05, MATRIX_2026_02
 
 
+# about 16 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=16)
+
+
 def run(*args):
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     return result

@@ -29,6 +29,10 @@ from benchpress.store.ingest import ingest
 from benchpress.store.tables import read_table
 from tests.conftest import REPO, SHARED_DATA, make_home
 
+# about 21 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=21)
+
+
 BODY = b'{"models": [], "benchmarks": [], "scores": []}' * 20
 AIDER_PIN = "85a50b25953512d18ba4bb0c23c0b8e626fcf9a5b52d287644b8a0b44b9535de"
 EPOCH_MIRROR = SHARED_DATA / "epoch-2025-12"

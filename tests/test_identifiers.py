@@ -17,6 +17,10 @@ from benchpress.store.sql import query
 from benchpress.store.tables import read_table
 from benchpress.validate.text import MAX_ID_LENGTH, check_identifier, csv_safe, date_problem
 
+# about 8 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=8)
+
+
 URL = "https://acme.example/blog"
 HEADER = "model_id,name,provider,release_date,benchmark_id,score,reference_url,source_type\n"
 

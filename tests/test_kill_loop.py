@@ -39,7 +39,7 @@ from benchpress.store.snapshot import list_snapshots, verify_snapshot
 from benchpress.store.tables import TABLE_NAMES, locked, recover
 from tests.conftest import REPO, make_home
 
-pytestmark = pytest.mark.slow(seconds=90)  # a minute or more of kills; `make test` runs it
+pytestmark = pytest.mark.slow(seconds=60)  # about a minute of kills; `make test` runs it
 
 MIN_KILLS = 50
 # the loop stops at MIN_KILLS (about a minute on an idle machine); the budget only bounds a

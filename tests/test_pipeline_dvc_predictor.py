@@ -5,10 +5,12 @@ metrics and plot data, a second `dvc repro` does nothing, one new score re-runs 
 below the data, and `dvc metrics diff` / `dvc plots diff` compare the revisions.
 
 The pipeline runs on params.yaml with the predictor stages' values shrunk (TINY: fewer
-folds, seeds, resamples, known counts and baselines, and a probe set of one): the same
-wiring; most of a repro is the probe searches' leave-one-model-out fits (pretrained, probes,
-drift; each step of a greedy search refits for every candidate, so one probe costs half of
-two: 106 s -> 82 s for the whole test, alone on a quiet machine) and process start-up.
+folds, seeds, resamples, known counts and baselines, a probe set of one, and probe searches
+on a sample of 20 models): the same wiring; most of a repro was the probe searches
+(pretrained, probes, drift; seven in all, ~5 s each with the default exact on the 85 models:
+each step of a greedy search scores every candidate on every left-out model, so one probe
+costs half of two: 106 s -> 82 s for the whole test, alone on a quiet machine; the sample
+(`probes.max_models`, 10 held-out fits) makes each about a second) and process start-up.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from tests.test_pipeline_dvc import (
 
 # params.yaml's values shrunk for the predictor's stages: the wiring under test is the same
 # (every stage runs, reads its params and writes its metrics), with fewer folds, seeds,
-# resamples and probes (a greedy search of one probe: its curve and set are checked the same way)
+# resamples and probes (a greedy search of one probe on a sample of 20 models: its curve and
+# set are checked the same way)
 TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
         # the counts and baselines the assertions below read
         "temporal": {"known": "3", "baselines": "als4,knn"},
-        "probes": {"k": 1},
+        "probes": {"k": 1, "max_models": 20},
         "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1},
         # one pair of Artificial Analysis versions a month apart
         "later_releases": {"baselines": "als4,knn", "histories": {"artificial-analysis": {
@@ -39,7 +42,7 @@ TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
             "pairs": ["2026-04-24>2026-05-22"]}}}}
 
 
-@pytest.mark.slow(seconds=80)
+@pytest.mark.slow(seconds=66)
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"
@@ -68,6 +71,9 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert all(0.0 < later[f"{m}_k3_medae"] < 10.0 for m in ("default", "knn", "als4"))
     assert 50.0 < later["default_k5_coverage90"] <= 100.0
     probes = json.loads((ws / "probes" / "probes.json").read_text())
+    assert probes["sample_size"] == TINY["probes"]["max_models"] == probes["selection"]["n_models"]
+    assert json.loads((ws / "drift" / "report.json").read_text())["thresholds"][
+        "probe_max_models"] == TINY["probes"]["max_models"]
     completed = (ws / "fit" / "completed.parquet")
     assert completed.is_file()
     # the stored fit of the newest snapshot answers without a refit, like a fresh fit would

@@ -19,6 +19,10 @@ from benchpress.store.snapshot import create_snapshot
 from benchpress.store.sql import QueryCancelled, execute, query
 from tests.conftest import REPO
 
+# about 26 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=26)
+
+
 N_SCORES = 2604
 CROSS3 = "SELECT count(*) FROM scores a, scores b, scores c"  # about 3 s: DuckDB counts smartly
 FOREVER = "SELECT sum(a.score * b.score * c.score) FROM scores a, scores b, scores c"

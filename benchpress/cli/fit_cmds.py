@@ -9,6 +9,8 @@ import click
 
 from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
 from benchpress.cli.matrix import matrix_options, method_fields
+from benchpress.errors import UsageError
+from benchpress.predict.limits import LIMITS
 
 __all__ = ["fit", "fit_now"]
 
@@ -28,18 +30,25 @@ def fit_now(bp, regimes):
                    "atomically); never the home or the current folder.")
 @click.option("--probes", "n_probes", type=click.IntRange(min=0), default=0, show_default=True,
               help="Also choose and record a probe set of this many benchmarks (0: none).")
+@click.option("--probe-max-models", type=click.IntRange(min=0), default=LIMITS.probe_max_models,
+              show_default=True,
+              help="With --probes: most models the probe search leaves out and scores (a "
+                   "seeded sample beyond it, as `probes --max-models`); 0: every model.")
 @format_option(choices=("table", "json"))
 @matrix_options
-def fit(out, n_probes, fmt, bp, home):
+def fit(out, n_probes, probe_max_models, fmt, bp, home):
     """Fit the predictor and save it as an artifact (NPZ + Parquet + JSON, no pickle) that
     `BenchPress.from_pretrained(DIR)` loads without a refit."""
     from benchpress.artifact import check_out_folder, read_manifest
 
     out = check_out_folder(out, home=home)  # before the fit: refused in a second, not minutes
+    if 0 < probe_max_models < 3:
+        raise UsageError("--probe-max-models must be 0 (every model) or at least 3")
     probes = None
     if n_probes:
         with progress_bar("choosing probes") as update:
-            probes = list(bp.probes(n_probes, progress=update).final.probes)
+            probes = list(bp.probes(n_probes, progress=update,
+                                    max_models=probe_max_models or None).final.probes)
     with progress_bar("fitting") as update:
         folder = bp.save_pretrained(out, probes=probes, progress=update)
     man = read_manifest(folder)

@@ -84,6 +84,8 @@ _THRESHOLD_HELP = {
     "probe_regret_max": "... by more than this relative MedAE.",
     "probes_k": "Probe set size.",
     "probe_method": "Predictor of the probe search.",
+    "probe_max_models": "Most models the probe search leaves out and scores (a seeded sample "
+                        "beyond it, as `probes --max-models`); 0: every model.",
     "method": "Predictor whose held-out error is tracked.",
     "max_rank": "Ranks 1..N in the held-out error by rank.",
     "n_submatrices": "Largest complete submatrices averaged for variance explained.",

@@ -50,6 +50,7 @@ from benchpress.predict.side import covariate_kwargs, model_covariates
 from benchpress.predict.evaluate import evaluate
 from benchpress.predict.folds import make_folds
 from benchpress.predict.intervals import point_size
+from benchpress.predict.limits import LIMITS
 from benchpress.predict.predictor import make_predictor
 from benchpress.predict.probes import ProbeSearch, probe_set_change
 from benchpress.predict.rank import (
@@ -77,6 +78,8 @@ class DriftThresholds:
     probe_regret_max: float = 0.20
     probes_k: int = 5
     probe_method: str = "default"
+    # the probe search's sample (`benchpress probes --max-models`; 0: every model)
+    probe_max_models: int = LIMITS.probe_max_models
     method: str = "default"
     max_rank: int = 6
     n_submatrices: int = 3
@@ -227,7 +230,7 @@ def _probes(Y, scales, ids, cfg: DriftThresholds, probe_predictor: BasePredictor
             covariates=None) -> tuple:
     if Y.shape[0] < 3 or Y.shape[1] <= cfg.probes_k:
         return None, None, "matrix too small for probe selection", None
-    search = ProbeSearch(probe_predictor).fit(
+    search = ProbeSearch(probe_predictor, max_models=cfg.probe_max_models or None).fit(
         Y, scales, benchmark_ids=ids, **covariate_kwargs(probe_predictor, covariates))
     final = search.select(cfg.probes_k).final
     return list(final.probes), float(final.medae), "", search

@@ -16,9 +16,9 @@ For every date (in order) the registry of a separate workspace, `<home>/replay/<
 versions become one versioned source, see `store.sources`) and frozen as a snapshot tagged
 with the date. On each snapshot the predictor is fitted on `fit.sources`, the probe set
 chosen (on `fit.probe_sources`, default the same: a probe search refits once per model, so a
-plan may choose probes on one leaderboard to stay fast), the held-out error (3 folds, seed
-42) and the two-factor variance (of the largest complete submatrix, from its singular
-values) measured, and the forecasts of every missing cell stored (`timeline.forecasts`); each date is compared with the one before: new
+plan may choose probes on one leaderboard to stay fast; `fit.probes: 0` chooses none), the
+held-out error (3 folds, seed 42) and the two-factor variance (of the largest complete
+submatrix, from its singular values) measured, and the forecasts of every missing cell stored (`timeline.forecasts`); each date is compared with the one before: new
 models, the causes of changed values (`store.diff`), drift (two-factor variance, probe
 changes) and the realized error of the previous date's forecasts.
 
@@ -269,12 +269,13 @@ def _analyse(rhome: Home, sid: str, plan: Plan) -> dict:
             out["var2"] = float(power[:2].sum() / power.sum())
             out["var2_submatrix"] = label
         out["heldout_medae"] = float(bp.evaluate(bp.folds(n_folds=3, seed=42)).overall.medae)
-        probe_bp = bp
-        if plan.probe_sources and plan.probe_sources != plan.fit_sources:
-            probe_bp = BenchPress.from_snapshot(
-                rhome, sid, sources=present_sources(snap.path, plan.probe_sources),
-                predictor=make_predictor(plan.method))
-        out["probes"] = list(probe_bp.probes(plan.probes).final.probes)
+        if plan.probes:  # fit.probes: 0 chooses no probe set (no search)
+            probe_bp = bp
+            if plan.probe_sources and plan.probe_sources != plan.fit_sources:
+                probe_bp = BenchPress.from_snapshot(
+                    rhome, sid, sources=present_sources(snap.path, plan.probe_sources),
+                    predictor=make_predictor(plan.method))
+            out["probes"] = list(probe_bp.probes(plan.probes).final.probes)
     except (BadInputError, ValueError, IndexError) as exc:  # a matrix too small to measure
         out["note"] = f"not measured: {exc}"
     frame, path = forecasts_at(rhome, sid, sources=plan.fit_sources, method=plan.method,
