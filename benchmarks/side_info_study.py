@@ -1,5 +1,8 @@
 """Side-information study: does `--method side` beat the default, on our own partitions?
 
+The default these rounds were measured against is als4 (the default until 2026-12-01),
+so the study runs it as `make_predictor("als4")`; its figures are als4's.
+
 Run from the repository root after `make main` (single process, one fit at a time)::
 
     python benchmarks/side_info_study.py                 # choice grid on seeds 1001-1005
@@ -97,7 +100,7 @@ def intervals(bp, X, side_params=None) -> None:
     m = bp.matrix
     obs = ~np.isnan(m.values)
     side = make_predictor("side", **(side_params or {}))
-    for name, pred, Xp in (("default", make_predictor("default"), None), ("side", side, X)):
+    for name, pred, Xp in (("als4", make_predictor("als4"), None), ("side", side, X)):
         for label, folds in (("1003-1005", make_folds(obs, n_folds=3, seed=1003, n_seeds=3)),
                              ("2001-2005", make_folds(obs, n_folds=3, seed=2001, n_seeds=5)),
                              ("published", read_folds(PUBLISHED, m.model_ids, m.benchmark_ids))):
@@ -215,8 +218,8 @@ INTERVAL_SPACE = ([LOGIT_05, dict(interval_logit_rule="percent", interval_eps=0.
                   + [dict(spread_disagreement=k) for k in (0.0, 0.35, 0.7)])
 
 
-class _DefaultWithoutLogit(ALSPredictor):
-    """The default predictor with its intervals made as side makes its own (no logit in
+class _ALS4WithoutLogit(ALSPredictor):
+    """als4 (the default when these rounds ran) with its intervals made as side makes its own (no logit in
     the interval space): measured here, not in the product (`--interval-space`)."""
 
     def _fit(self, Y, scales) -> None:
@@ -234,9 +237,9 @@ def interval_spaces(bp, X) -> None:
 
     m = bp.matrix
     Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
-    configs = (("default", make_predictor("default"), None),
-               ("default without logit",
-                _DefaultWithoutLogit(**make_predictor("default").get_params()), None),
+    configs = (("als4", make_predictor("als4"), None),
+               ("als4 without logit",
+                _ALS4WithoutLogit(**make_predictor("als4").get_params()), None),
                ("side with logit", make_predictor("side", **LOGIT_05), X),
                ("side", make_predictor("side"), X))
     for name, pred, Xp in configs:
@@ -409,7 +412,7 @@ def backtests(m, X, pseudo: bool) -> None:
         keep = np.array([i for i, d in enumerate(dates)
                          if as_date(d) is not None and as_date(d) < as_date("2026-01-01")])
     Y, Xk, dk = m.values[keep], X[keep], [dates[i] for i in keep]
-    runs = [("default", make_predictor("default"), None)]
+    runs = [("als4", make_predictor("als4"), None)]
     rules = ("default", "clip") if pseudo else ("default",)
     runs += [(f"side, outside_range={r}", make_predictor("side", outside_range=r), Xk)
              for r in rules]
@@ -461,7 +464,7 @@ def main() -> None:
     X = model_covariates(m.models, providers=not args.no_providers,
                          identity=not args.no_identity)
     print(f"matrix {Y.shape}, covariates {X.shape}")
-    base = make_predictor("default")
+    base = make_predictor("als4")  # the default when these rounds ran
     if args.intervals:
         return intervals(bp, X)
     if args.interval_space:
@@ -500,7 +503,7 @@ def main() -> None:
         return
     if not args.report:
         print("config | cells MedAE | new-model k=3 | k=5   (seeds 1001-1005)")
-        print("default", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
+        print("als4", *(f"{v:.3f}" for v in score(base, Y, scales, None, CHOICE)))
         grid = (GAUSS if args.gauss else BLEND if args.blend else DECAY if args.decay
                 else FINE if args.fine else GRID)
         for cfg in grid:
@@ -510,7 +513,7 @@ def main() -> None:
         return
     side = make_predictor("side")
     for name, pred, Xp in (("published", make_predictor("published"), None),
-                           ("default", base, None), ("side", side, X)):
+                           ("als4", base, None), ("side", side, X)):
         c = score(pred, Y, scales, Xp, CHOICE)
         f = score(pred, Y, scales, Xp, FRESH)
         folds = read_folds(PUBLISHED, m.model_ids, m.benchmark_ids)

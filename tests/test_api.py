@@ -105,7 +105,10 @@ def test_one_answer_per_question(built_2026_05):
         # several rows folded in at once: equal up to float rounding
         assert dict(zip(cmp["benchmark_id"], cmp[col])) == pytest.approx(mine, rel=1e-12, abs=1e-9)
         got = {b: v for b, v in zip(cmp["benchmark_id"], cmp[f"{col}_lower"]) if v is not None}
-        assert got == pytest.approx(lower, rel=1e-12, abs=1e-9)
+        # a bound goes through the risk model's exp and the logit's inverse, which magnify
+        # the batch's rounding (measured up to 2e-9 relative since the nearest models'
+        # regression); a printed bound has one decimal
+        assert got == pytest.approx(lower, rel=1e-8, abs=1e-9)
         # an observed score is the observed value, in every command
         assert mine["gpqa_diamond"] == scores["gpqa_diamond"]
 

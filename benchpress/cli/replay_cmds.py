@@ -61,11 +61,16 @@ def replay(plan: Path, mirror, fmt, out, home, executor):
     if fmt == "table":
         p, s = timeline.pooled, timeline.span
         if p:
-            stderr.print(f"forecasts, every date scored at the next (pooled): {p['n_cells']} cells, "
-                         f"MedAE {_num(p['medae'])}, 90% interval coverage {_pct(p['coverage'])}; "
-                         f"new models (<=5 scores): {p['new_models']['n_cells']} cells, MedAE "
+            other = [f"{r['scale']} {r['n_cells']} (MedAE {_num(r['medae'])})"
+                     for r in p.get("per_scale", []) if r["scale"] != "percent"]
+            stderr.print(f"forecasts, every date scored at the next (pooled, percent cells): "
+                         f"{p['n_cells']} cells, MedAE {_num(p['medae'])}, 90% interval "
+                         f"coverage {_pct(p['coverage'])}; new models (<=5 scores): "
+                         f"{p['new_models']['n_cells']} cells, MedAE "
                          f"{_num(p['new_models']['medae'])}, coverage "
-                         f"{_pct(p['new_models']['coverage'])}")
+                         f"{_pct(p['new_models']['coverage'])}"
+                         + (f"; other scales apart, in their units: {', '.join(other)}"
+                            if other else ""))
         if s:
             stderr.print(f"forecasts at the first date scored at the last: {s['n_cells']} cells, "
                          f"MedAE {_num(s['medae'])}, coverage {_pct(s['coverage'])}")

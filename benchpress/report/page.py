@@ -127,7 +127,7 @@ def timeline_section(doc: dict) -> tuple[str, str, list, list]:
         png = plots.timeline_forecasts(dates, get("forecast_n"), get("forecast_medae"),
                                        get("forecast_coverage"), get("heldout_medae"))
         caption = (f"each date's forecasts scored against the values first observed at the "
-                   f"next date; {len(scored)} of {len(rows) - 1} pairs scored cells; pooled: "
+                   f"next date; {len(scored)} of {len(rows) - 1} pairs scored cells; pooled percent cells: "
                    f"{pooled.get('n_cells', 0)} cells, MedAE {_num(pooled.get('medae'))}, "
                    f"coverage {_pct(pooled.get('coverage'))}")
     else:

@@ -43,7 +43,8 @@ from benchpress.store.snapshot import get_snapshot
 from benchpress.store.tables import read_table, write_atomic
 
 __all__ = ["ForecastScore", "forecast_key", "forecasts_at", "compute_forecasts",
-           "score_forecasts", "present_sources", "overall_figures", "NEW_MAX", "SCORE_BINS"]
+           "score_forecasts", "present_sources", "overall_figures", "pooled_figures",
+           "NEW_MAX", "SCORE_BINS"]
 
 NEW_MAX = 5  # a model with at most this many scores at A counts as new (a first few scores)
 SCORE_BINS = ((1, 5), (6, 10), (11, 20), (21, 10**9))  # n_model_scores at A, for breakdowns
@@ -174,6 +175,21 @@ def overall_figures(cells: pl.DataFrame) -> dict:
     return cells.select(_figures()).to_dicts()[0]
 
 
+def per_scale_figures(cells: pl.DataFrame) -> pl.DataFrame:
+    """The figures of scored ``cells`` per scale, each in its own units."""
+    return cells.group_by("scale").agg(_figures()).sort("scale")
+
+
+def pooled_figures(cells: pl.DataFrame, new_max: int = NEW_MAX) -> dict:
+    """Scored ``cells`` of several pairs of snapshots pooled as one pair's are: the headline
+    over percent cells only, the models new at A (at most ``new_max`` scores) apart, every
+    scale in its own units in ``per_scale``; never an Elo beside a percent."""
+    pct = cells.filter(pl.col("scale") == "percent")
+    return {"scale": "percent", **overall_figures(pct),
+            "new_models": overall_figures(pct.filter(pl.col("n_model_scores") <= new_max)),
+            "per_scale": per_scale_figures(cells).to_dicts()}
+
+
 def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str] | None = None,
                     method: str = "default", params: dict | None = None,
                     new_max: int = NEW_MAX, heldout: bool = False) -> ForecastScore:
@@ -208,7 +224,7 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
     per_bench = cells.group_by("benchmark_id", "scale").agg(_figures()).sort("benchmark_id")
     per_n = (pct.group_by("n_scores_bin").agg(*_figures(), pl.col("n_model_scores").min().alias("_lo"))
              .sort("_lo").drop("_lo"))
-    per_scale = cells.group_by("scale").agg(_figures()).sort("scale")
+    per_scale = per_scale_figures(cells)
     per_source = pct.group_by("source_b").agg(_figures()).sort("source_b")
     held = _heldout(home, snap_a.id, sources, method, params) if heldout else None
     return ForecastScore(snap_a.id, snap_b.id, overall_figures(pct),

@@ -54,7 +54,7 @@ from benchpress.store.sources import (
 from benchpress.store.tables import read_table, write_atomic, write_json_atomic
 from benchpress.version import __version__
 from benchpress.timeline.forecasts import (
-    NEW_MAX, forecasts_at, overall_figures, present_sources, score_forecasts,
+    forecasts_at, pooled_figures, present_sources, score_forecasts,
 )
 
 __all__ = ["Plan", "Timeline", "load_plan", "replay", "replay_home", "row_alarms"]
@@ -396,9 +396,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     if on_step:
         on_step(len(dates), len(dates), "done")
     if cells:
-        pooled = pl.concat(cells, how="diagonal_relaxed")
-        timeline.pooled = {**overall_figures(pooled), "new_models": overall_figures(
-            pooled.filter(pl.col("n_model_scores") <= NEW_MAX))}
+        timeline.pooled = pooled_figures(pl.concat(cells, how="diagonal_relaxed"))
     if len(timeline.rows) > 1:
         first, last = timeline.rows[0]["snapshot"], timeline.rows[-1]["snapshot"]
         span = score_forecasts(rhome, first, last, sources=plan.fit_sources, method=plan.method)
