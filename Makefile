@@ -5,7 +5,9 @@
 #                      status stays clean; README: "A fresh clone and dvc.lock")
 #   make test        - install, then run the whole test suite with the package's doctests (CI)
 #   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs, the
-#                      browser, kill loops, replays), on two workers: under two minutes
+#                      browser, kill loops, replays), on two workers: 3-4 min on two idle
+#                      cores (about 400 CPU-seconds, a third of them the ~250 SQL child
+#                      processes the registry's queries run in)
 # Data come from the mirror folder in params.yaml, ../shared/data (see README: "Offline use").
 
 VENV ?= .venv
