@@ -343,15 +343,17 @@ def test_param_overrides_reach_the_predictor_and_are_recorded(run):
     assert malformed.exit_code == 2 and "KEY=VALUE" in malformed.stderr
 
 
-@pytest.mark.slow(seconds=9)  # seconds-long end to end: `make test` runs it, test-quick not
-def test_rank_measures_the_chosen_predictor_at_each_rank(run):
-    args = ("rank", "--method", "side", "--param", "n_starts=2")
-    doc = json.loads(run(*args, "--format", "json").stdout)
+@pytest.mark.slow(seconds=5)  # seconds-long end to end: `make test` runs it, test-quick not
+def test_rank_measures_the_chosen_predictor_at_each_rank(run, tmp_path):
+    # one run: the table on stdout, its JSON document in --out (the output contract)
+    args = ("rank", "--method", "side", "--param", "n_starts=2", "--out", tmp_path / "rank.json")
+    table = CliRunner(env={"COLUMNS": "80"}).invoke(
+        main, [*map(str, args), "--home", run.home]).stdout
+    doc = json.loads((tmp_path / "rank.json").read_text())
     errs = doc["rank_errors"]
     assert doc["method"] == "side" and [r["rank"] for r in errs] == list(range(1, 9))
     assert all(r["method_medae"] > 0 for r in errs)
     assert len({r["method_medae"] for r in errs}) > 1  # the rank reached the predictor
-    table = CliRunner(env={"COLUMNS": "80"}).invoke(main, [*args, "--home", run.home]).stdout
     assert "side_medae" in table and "soft_impute_medae" in table
     assert f"side best at {min(errs, key=lambda r: r['method_medae'])['rank']}" in table
 
