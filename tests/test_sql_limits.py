@@ -70,10 +70,22 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def descendants(pid: int) -> list[int]:
+    """The ids of `pid`'s child processes, theirs, and so on (alive or not yet reaped)."""
+    out, todo = [], _children(pid)
+    while todo:
+        out.append(child := todo.pop())
+        try:
+            todo += _children(child)
+        except FileNotFoundError:  # ended and reaped since
+            continue
+    return out
+
+
 def interrupt_sql(root: Path, sql: str) -> tuple[int, str, str, float, list[int]]:
     """Run `benchpress sql` as a process, press Ctrl-C two seconds into the query; its exit
-    code, stdout, stderr, the seconds from Ctrl-C to its end, and the query processes it had
-    started (`store.sql_child`)."""
+    code, stdout, stderr, the seconds from Ctrl-C to its end, and the processes it had
+    started (`store.sql_child`: the query server and the query process forked from it)."""
     proc = subprocess.Popen([*_CLI, "sql", sql, "--timeout", "120", "--home", str(root)],
                             preexec_fn=_default_sigint, cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -85,7 +97,7 @@ def interrupt_sql(root: Path, sql: str) -> tuple[int, str, str, float, list[int]
                and not _children(proc.pid) and _threads(proc.pid) < 3):
             time.sleep(0.1)
         time.sleep(2.0)
-        children = _children(proc.pid)
+        children = descendants(proc.pid)
         assert proc.poll() is None, proc.communicate()
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
