@@ -586,11 +586,13 @@ class BenchPress:
         `benchpress.executor`); the figures are the same wherever they ran."""
         return self.analyses.evaluate(folds, progress=progress, executor=executor)
 
-    def rank(self, *, seed: int = 42, progress=None) -> RankDiagnostics:
-        """Held-out error by rank, of soft-impute and (when it has a rank) of this
-        predictor, on the same 3 folds; and the two-factor variance explained."""
+    def rank(self, *, seed: int = 42, max_rank: int = 8, progress=None) -> RankDiagnostics:
+        """Held-out error at ranks 1..`max_rank`, of soft-impute and (when it has a rank) of
+        this predictor, on the same 3 folds; and the two-factor variance explained."""
+        if max_rank < 1:
+            raise UsageError(f"max_rank must be at least 1, got {max_rank}")
         return rank_diagnostics(self.matrix.values, self.scales, self.folds(n_folds=3, seed=seed),
-                                predictor=self.estimator,
+                                ranks=range(1, max_rank + 1), predictor=self.estimator,
                                 covariates=self._covariates,
                                 progress=progress)
 

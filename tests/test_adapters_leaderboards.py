@@ -405,3 +405,15 @@ def test_livebench_lone_table_reads_its_categories_only_when_beside_it(tmp_path)
     assert not any(r["benchmark_id"].endswith("_avg") for r in out.scores.to_dicts())
     assert out.scores.height == beside.scores.filter(~beside.scores["derived"]).height
     assert any("ingest the folder or zip" in n for n in out.notes)
+
+
+def test_aider_names_the_line_of_malformed_yaml_and_refuses_other_documents(tmp_path):
+    from benchpress.adapters import aider
+
+    bad = tmp_path / "board.yml"
+    bad.write_text("- dirname: a\n  pass_rate_2: 1\n- dirname: [b, c\n")
+    with pytest.raises(BadInputError, match=r"board\.yml: malformed YAML at line 4: did not "
+                                            r"find expected ',' or '\]'$"):
+        aider.read(bad)
+    with pytest.raises(BadInputError, match="data.json: expected a YAML list of leaderboard runs"):
+        aider.read(BP_2026_05)  # a 1 MB JSON document (YAML too), parsed by libyaml

@@ -260,20 +260,24 @@ def test_sql_console_table_and_csv(client):
 
 
 @pytest.mark.slow(seconds=2)  # seconds of fits; `make test` runs it
-def test_probes_search_runs_in_the_background(client, state, monkeypatch):
-    # the app's search as on a large registry: a sample of 20 models (10 held-out fits), so
-    # the job runs in seconds; the background job, its states and its result are the same
-    monkeypatch.setattr(state.engine.bp.analyses, "probe_max_models", 20)
-    d = get(client, "/api/probes?k=2", 202)
+def test_probes_search_runs_in_the_background(client):
+    # the app's search on a sample of 20 models (`max_models`, as `probes --max-models`: 10
+    # held-out fits), so the job runs in seconds; the background job, its states and its
+    # result are those of the whole search
+    url = "/api/probes?k=2&max_models=20"
+    d = get(client, url, 202)
     assert d["status"] in ("queued", "running")
     deadline = time.time() + 120
     while d.get("status") != "done" and time.time() < deadline:
         time.sleep(0.5)
-        d = client.get("/api/probes?k=2").json()
+        d = client.get(url).json()
     assert d["status"] == "done", d
     assert len(d["result"]["probes"]) == 2 and len(d["result"]["steps"]) == 2
-    assert d["result"]["n_models"] == 20  # the sample was searched
+    assert d["result"]["n_models"] == 20  # the sample was searched, and the header says so
+    assert d["origin"].endswith("(k=2, a sample of 20 models)")
     assert "choose 1 to 10" in get(client, "/api/probes?k=99", 400)["error"]
+    assert "0 (every model) or at least 3" in get(client, "/api/probes?max_models=2", 400)["error"]
+    assert "not a whole number" in get(client, "/api/probes?max_models=many", 400)["error"]
 
 
 def test_every_page_renders(client):

@@ -35,7 +35,7 @@ COMMAND_LINES = {
     "evaluate new-models": ["evaluate", "--new-models", "3,5", *FAST],
     "evaluate temporal": ["evaluate", "--temporal", "--known", "3", "--no-intervals",
                           "--cutoffs", "2025-09-01,2026-01-01", "--baselines", "", *FAST],
-    "rank": ["rank", *FAST],
+    "rank": ["rank", "--max-rank", "3", *FAST],  # ranks 1-3: a third of the default's fits
     "probes": ["probes", "--no-search", *FAST],
     "backtest": ["backtest", "--cutoff", "2025-06-01", "--probes", "2", *FAST],
     "ranking": ["ranking", "--make-folds", "2", *FAST],
@@ -72,7 +72,7 @@ def test_every_printing_command_is_covered():
 
 
 # the two slowest command lines run in `make test` only (seconds of fits each)
-SLOW_LINES = {"rank": 10, "drift": 9}
+SLOW_LINES = {"rank": 4, "drift": 9}
 
 
 @pytest.mark.parametrize("name", [
@@ -96,6 +96,8 @@ def test_each_format_parses_and_out_writes_the_same_bytes(run, name, tmp_path):
         assert written == as_json.stdout
     if "--method" in args:  # the predictor and the --param values given (none here)
         assert doc["method"] == "benchmark_mean" and doc["params"] == {}
+    if name == "rank":
+        assert [r["rank"] for r in doc["rank_errors"]] == [1, 2, 3]
 
     as_csv = run(*args, "--format", "csv", out_flag, tmp_path / "out.csv")
     rows = list(csv.reader(io.StringIO(as_csv.stdout)))

@@ -70,8 +70,8 @@ def shown_and_quiet(built_2026_05):
 
 @pytest.mark.parametrize("args, step", [
     (("snapshot", "create"), "snapshotting the registry"),
-    pytest.param(("rank", *FAST, "--format", "json"), "error by rank",
-                 marks=pytest.mark.slow(seconds=8)),  # `make test` runs it, test-quick not
+    pytest.param(("rank", "--max-rank", "2", *FAST, "--format", "json"), "error by rank",
+                 marks=pytest.mark.slow(seconds=3)),  # `make test` runs it, test-quick not
     # a sample of 10 models: 10 held-out fits instead of 84, the same steps shown
     (("probes", "--k", "2", "--max-models", "10", *FAST, "--format", "json"),
      "leave-one-model-out fit"),

@@ -193,12 +193,12 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
     def sql_data(r):
         return views.sql(state, q(r, "q")) if q(r, "q") else None
 
-    def k_of(r):
-        k = q(r, "k")
+    def whole(r, name="k"):
+        text = q(r, name)
         try:
-            return int(k) if k else None
+            return int(text) if text else None
         except ValueError:
-            raise BadInputError(f"k is '{k}', not a whole number") from None
+            raise BadInputError(f"{name} is '{text}', not a whole number") from None
 
     routes = [
         Route("/", lambda r: RedirectResponse("/predict")),
@@ -236,7 +236,7 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
         Route("/api/drift", api(lambda r: views.drift(state, q(r, "from"), q(r, "to")))),
         Route("/api/sql", api(lambda r: views.sql(state, q(r, "q")), sql=True)),
         Route("/api/sql.csv", api(sql_csv, sql=True)),
-        Route("/api/probes", api(lambda r: views.probes(state, k_of(r)))),
+        Route("/api/probes", api(lambda r: views.probes(state, whole(r), whole(r, "max_models")))),
         Route("/static/plotly.min.js", lambda r: FileResponse(_plotly_js())),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]

@@ -315,18 +315,26 @@ def sql_csv(state: AppState, q: str | None) -> tuple[str, bool]:
     return csv_safe_frame(frame).write_csv(), result.truncated
 
 
-def probes(state: AppState, k: int | None = None) -> dict:
+def probes(state: AppState, k: int | None = None, max_models: int | None = None) -> dict:
     """The current probe set and its error curve by k: the pipeline's `probes/probes.json`
-    when there is one and no k is asked for, else a probe search run in the background."""
+    when there is one and neither k nor `max_models` is asked for, else a probe search run
+    in the background (`max_models`: on a seeded sample of that many models, as
+    `benchpress probes --max-models`, 0 every model; None: the engine's own setting)."""
     eng = state.engine
     costs = [{"benchmark_id": b, "cost": eng.costs[j]} for j, b in enumerate(eng.bp.matrix.benchmark_ids)
              if np.isfinite(eng.costs[j])]
-    stored = _pipeline_file(state.home, "probes/probes.json") if k is None else None
+    asked = k is not None or max_models is not None
+    stored = None if asked else _pipeline_file(state.home, "probes/probes.json")
     if stored and stored.get("selection"):
         return clean({"status": "done", "origin": "pipeline (probes/probes.json)",
                       "result": stored["selection"], "costs": costs})
     k = int(k or 5)
     if not 1 <= k <= 10:
         raise BadInputError(f"k is {k}: choose 1 to 10 probes")
-    job = state.jobs.get(("probes", k), lambda: eng.bp.probes(k).to_json())
-    return clean({**job, "origin": f"probe search on the {state.label} (k={k})", "costs": costs})
+    if max_models is not None and not (max_models == 0 or max_models >= 3):
+        raise BadInputError(f"max_models is {max_models}: 0 (every model) or at least 3")
+    sample = "default" if max_models is None else (max_models or None)
+    job = state.jobs.get(("probes", k, max_models),
+                         lambda: eng.bp.probes(k, max_models=sample).to_json())
+    on = f"k={k}" + ("" if max_models is None else f", a sample of {max_models} models")
+    return clean({**job, "origin": f"probe search on the {state.label} ({on})", "costs": costs})

@@ -301,16 +301,18 @@ def _evaluate_new_models(known, seeds, write_folds, out, fmt, bp, executor) -> N
 @click.command()
 @click.option("--seed", type=int, default=42, show_default=True,
               help="Seed of the held-out cells (error by rank).")
+@click.option("--max-rank", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Measure ranks 1 to this (each rank: one fit per fold).")
 @out_option()
 @format_option()
 @matrix_options
-def rank(seed, out, fmt, bp, home):
+def rank(seed, max_rank, out, fmt, bp, home):
     """Matrix rank, not model order: held-out error by rank and the variance two factors
     explain (the rank-2 evidence). The error is soft-impute's and, for a predictor with a
     rank (--method default, side, als, published), that predictor's own at each rank. How
     well predictions keep models in order: `benchpress ranking`."""
     with progress_bar("error by rank") as update:
-        result = bp.rank(seed=seed, progress=update)
+        result = bp.rank(seed=seed, max_rank=max_rank, progress=update)
     report = {**method_fields(bp), **result.to_json()}
     if write_or_emit(report, out, fmt, rows=result.rank_errors):
         return

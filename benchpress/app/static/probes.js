@@ -1,10 +1,12 @@
 // Probes page: the probe set and its error curve (/api/probes; a search runs in the background).
 (async () => {
   const st = document.getElementById("status");
-  const k = new URLSearchParams(location.search).get("k");
+  const asked = new URLSearchParams(location.search);
+  const query = new URLSearchParams();
+  for (const name of ["k", "max_models"]) if (asked.get(name)) query.set(name, asked.get(name));
   st.textContent = "loading the probe set…";
   try {
-    const d = await BP.poll("/api/probes" + (k ? "?k=" + encodeURIComponent(k) : ""),
+    const d = await BP.poll("/api/probes" + (query.size ? "?" + query : ""),
       (s) => { st.textContent = `probe search ${s} (one fit per model; this can take minutes on a large registry)…`; });
     const costs = document.querySelector("#costs tbody");
     for (const c of d.costs || []) costs.appendChild(BP.row([c.benchmark_id, BP.fmt(c.cost, 2)]));
