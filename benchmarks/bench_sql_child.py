@@ -1,18 +1,21 @@
-"""A registry query in a child process (what `benchpress sql` and the app's /api/sql do)
-against the same query in this process (what they did before), side by side.
+"""A registry query in a query process forked from the query server (what `benchpress sql`
+and the app's /api/sql do), against the same query in this process (what they did before
+the limits) and in a new interpreter (what they did before the server), side by side.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_sql_child.py [HOME] [--repeat 5]
 
 On the registry of HOME (default: this project, after ``make main``), times each query
-of `QUERIES` both ways: ``store.sql.execute`` (a child process: interpreter start, the
-sealed connection, the tables the query reads decoded, the query under an address-space
-limit, the result back as Arrow IPC) and the same steps in this process (``connect``,
-``prepare_select``, ``fetch``, ``result_of``: what ``execute`` did before, less the
-thread that waited for it).
-Prints the median of ``--repeat`` calls of each, their difference and ratio: the price of
-the limits is mostly a fixed cost per query (the child's start), not a cost per row.
+of `QUERIES` three ways: ``store.sql.execute`` (a query process forked from the server:
+the sealed connection, the tables the query reads decoded, the query under an
+address-space limit, the result back as Arrow IPC); the same steps in this process
+(``connect``, ``prepare_select``, ``fetch``, ``result_of``: what ``execute`` did before
+the limits, less the thread that waited for it); and ``execute`` with the server ended
+before each call (`sql_child.shutdown`), so that each query pays an interpreter's start
+and imports, as each did before the server (the server's start is that, plus a fork).
+Prints the median of ``--repeat`` calls of each and the ratios: the price of the limits
+is a fixed cost per query (the process), not a cost per row.
 """
 
 from __future__ import annotations
@@ -61,16 +64,19 @@ def main() -> None:
 
     from benchpress.home import find_home
     from benchpress.store.sql import execute
+    from benchpress.store.sql_child import shutdown
 
     registry = find_home(args.home).registry
     print(f"registry: {registry}")
-    print(f"{'query':<20} {'in process':>11} {'child':>9} {'difference':>11} {'ratio':>6}")
+    print(f"{'query':<20} {'in process':>10} {'forked':>7} {'new interp.':>11} "
+          f"{'forked/in':>9} {'new/forked':>10}")
     for name, sql in QUERIES.items():
         assert in_process(registry, sql).frame.equals(execute(registry, sql, max_rows=10_000).frame)
-        before = timed(lambda: in_process(registry, sql), args.repeat)
-        after = timed(lambda: execute(registry, sql, max_rows=10_000), args.repeat)
-        print(f"{name:<20} {before:>10.3f}s {after:>8.3f}s {after - before:>+10.3f}s "
-              f"{after / before:>5.1f}x")
+        here = timed(lambda: in_process(registry, sql), args.repeat)
+        forked = timed(lambda: execute(registry, sql, max_rows=10_000), args.repeat)
+        cold = timed(lambda: (shutdown(), execute(registry, sql, max_rows=10_000)), args.repeat)
+        print(f"{name:<20} {here:>9.3f}s {forked:>6.3f}s {cold:>10.3f}s "
+              f"{forked / here:>8.1f}x {cold / forked:>9.1f}x")
 
 
 if __name__ == "__main__":
