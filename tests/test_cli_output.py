@@ -42,7 +42,8 @@ COMMAND_LINES = {
     "intervals": ["intervals", "--calibration-seeds", "1", *FAST],
     "forecasts score": ["forecasts", "score", "--from", "latest", "--to", "latest"],
     "drift": ["drift", "--probes-k", "1", "--n-boot", "2", "--method", "benchmark_mean",
-              "--probe-method", "benchmark_mean"],
+              "--probe-method", "benchmark_mean", "--max-rank", "2", "--n-submatrices", "1",
+              "--probe-max-models", "20"],
 }
 # where --out FILE is not "the bytes printed": the metrics files of the DVC pipeline hold
 # figures only, and drift's full document is --report FILE
@@ -72,7 +73,7 @@ def test_every_printing_command_is_covered():
 
 
 # the two slowest command lines run in `make test` only (seconds of fits each)
-SLOW_LINES = {"rank": 4, "drift": 9}
+SLOW_LINES = {"rank": 4, "drift": 3}
 
 
 @pytest.mark.parametrize("name", [
