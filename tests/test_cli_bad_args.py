@@ -57,6 +57,7 @@ CASES = [
     (["forecasts", "score", "--from", "latest", "--to", "latest", "--new-max", "-1"], USAGE),
     (["fit", "--out", "{tmp}/fit", "--method", "knn"], USAGE),
     (["fit", "--out", "{tmp}/fit", "--probes", "1", "--probe-max-models", "2"], USAGE),
+    (["probes", "--max-models", "1"], USAGE),
     (["predict", "--scores-file", "{tmp}/bad.json"], BAD),
     (["predict", "--scores-file", "{tmp}/list.json"], BAD),
     # -- arguments that parse but do not fit together, or malformed --scores / --param

@@ -19,6 +19,7 @@ from benchpress.validate.text import csv_safe_frame
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine
 from benchpress.app.registry import RegistryView
+from benchpress.predict.probes import sample_cap
 from benchpress.predict.side_covariates import parse_metadata
 from benchpress.typed_scores import parse_scores
 
@@ -331,9 +332,7 @@ def probes(state: AppState, k: int | None = None, max_models: int | None = None)
     k = int(k or 5)
     if not 1 <= k <= 10:
         raise BadInputError(f"k is {k}: choose 1 to 10 probes")
-    if max_models is not None and not (max_models == 0 or max_models >= 3):
-        raise BadInputError(f"max_models is {max_models}: 0 (every model) or at least 3")
-    sample = "default" if max_models is None else (max_models or None)
+    sample = "default" if max_models is None else sample_cap(max_models)
     job = state.jobs.get(("probes", k, max_models),
                          lambda: eng.bp.probes(k, max_models=sample).to_json())
     on = f"k={k}" + ("" if max_models is None else f", a sample of {max_models} models")

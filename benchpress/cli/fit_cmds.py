@@ -9,8 +9,8 @@ import click
 
 from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
 from benchpress.cli.matrix import matrix_options, method_fields
-from benchpress.errors import UsageError
 from benchpress.predict.limits import LIMITS
+from benchpress.predict.probes import sample_cap
 
 __all__ = ["fit", "fit_now"]
 
@@ -42,13 +42,11 @@ def fit(out, n_probes, probe_max_models, fmt, bp, home):
     from benchpress.artifact import check_out_folder, read_manifest
 
     out = check_out_folder(out, home=home)  # before the fit: refused in a second, not minutes
-    if 0 < probe_max_models < 3:
-        raise UsageError("--probe-max-models must be 0 (every model) or at least 3")
+    cap = sample_cap(probe_max_models, "--probe-max-models")
     probes = None
     if n_probes:
         with progress_bar("choosing probes") as update:
-            probes = list(bp.probes(n_probes, progress=update,
-                                    max_models=probe_max_models or None).final.probes)
+            probes = list(bp.probes(n_probes, progress=update, max_models=cap).final.probes)
     with progress_bar("fitting") as update:
         folder = bp.save_pretrained(out, probes=probes, progress=update)
     man = read_manifest(folder)

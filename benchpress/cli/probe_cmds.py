@@ -18,7 +18,7 @@ from benchpress.cli.matrix import (
 )
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.limits import LIMITS
-from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change
+from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
 __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
 
@@ -156,9 +156,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     # where the search's fits and scoring run (BenchPress.probes(executor=...)); local: as before
     where = {} if executor.name == "local" else {"executor": executor}
     costs = read_costs(costs_file) if costs_file else None
-    if 0 < max_models < 3:
-        raise UsageError("--max-models must be 0 (every model) or at least 3")
-    where["max_models"] = max_models or None  # the search's sample, for every call below
+    where["max_models"] = sample_cap(max_models, "--max-models")  # for every call below
     named = {f"given {n + 1}": bp.benchmark_ids(read_benchmark_list(s))  # resolved before any fit
              for n, s in enumerate(evaluate_sets)}
     if paper_sets:

@@ -52,7 +52,7 @@ from benchpress.predict.folds import make_folds
 from benchpress.predict.intervals import point_size
 from benchpress.predict.limits import LIMITS
 from benchpress.predict.predictor import make_predictor
-from benchpress.predict.probes import ProbeSearch, probe_set_change
+from benchpress.predict.probes import ProbeSearch, probe_set_change, sample_cap
 from benchpress.predict.rank import (
     best_rank, complete_submatrices, rank_errors, submatrix_variance,
 )
@@ -230,7 +230,8 @@ def _probes(Y, scales, ids, cfg: DriftThresholds, probe_predictor: BasePredictor
             covariates=None) -> tuple:
     if Y.shape[0] < 3 or Y.shape[1] <= cfg.probes_k:
         return None, None, "matrix too small for probe selection", None
-    search = ProbeSearch(probe_predictor, max_models=cfg.probe_max_models or None).fit(
+    cap = sample_cap(cfg.probe_max_models, "probe_max_models")
+    search = ProbeSearch(probe_predictor, max_models=cap).fit(
         Y, scales, benchmark_ids=ids, **covariate_kwargs(probe_predictor, covariates))
     final = search.select(cfg.probes_k).final
     return list(final.probes), float(final.medae), "", search

@@ -60,6 +60,22 @@ PAPER_SETS = {
 MAX_MODELS = LIMITS.probe_max_models
 #: Seed of that sample (fixed, so a sampled search is reproducible).
 SAMPLE_SEED = 0
+
+
+def sample_cap(max_models: int, what: str = "max_models") -> int | None:
+    """A cap on the models a probe search scores as a user gives it (0: every model) as
+    `ProbeSearch` takes it (None: every model); `what` names it in the error of a cap of 1
+    or 2 (a held-out fit needs at least 3 models).
+
+    >>> sample_cap(0), sample_cap(20)
+    (None, 20)
+    >>> sample_cap(2, "--max-models")
+    Traceback (most recent call last):
+    benchpress.errors.UsageError: --max-models must be 0 (every model) or at least 3, got 2
+    """
+    if max_models < 0 or 0 < max_models < 3:
+        raise UsageError(f"{what} must be 0 (every model) or at least 3, got {max_models}")
+    return max_models or None
 N_GROUPS = LIMITS.probe_groups
 MAX_TRAIN = LIMITS.probe_max_train
 CHUNK_CELLS = LIMITS.probe_chunk_cells
