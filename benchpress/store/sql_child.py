@@ -199,19 +199,19 @@ class _Server:
 
     def _ask(self, fds: list[int]) -> int:
         """Send the server `fds` and read back the pid it forked, starting the server
-        (again, if it has ended) where needed."""
-        for attempt in (1, 2):
+        where needed, and once more if it has ended since the last query."""
+        for _ in range(2):
             if self._process is None or self._process.poll() is not None:
                 self._start()
             try:
                 socket.send_fds(self._socket, [b"F"], fds)
-                return _PID.unpack(_read_exactly(self._socket, _PID.size))[0]
+                pid = self._socket.recv(_PID.size, socket.MSG_WAITALL)
+                if len(pid) == _PID.size:
+                    return _PID.unpack(pid)[0]
             except OSError:
-                self._stop()
-                if attempt == 2:
-                    raise BenchPressError("SQL error: the query server did not start a "
-                                          "query process") from None
-        raise AssertionError("unreachable")
+                pass
+            self._stop()
+        raise BenchPressError("SQL error: the query server did not start a query process")
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
@@ -260,16 +260,6 @@ def shutdown() -> None:
     """End this process's query server and reap it (the next query starts another; at
     exit this happens by itself)."""
     _SERVER.stop()
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionResetError("the query server closed the socket")
-        data += chunk
-    return data
 
 
 def _send(stream, table) -> None:
