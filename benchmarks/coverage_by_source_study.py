@@ -4,6 +4,12 @@ nothing from? The temporal yardstick's cells split by that.
 Usage::
 
     .venv/bin/python benchmarks/coverage_by_source_study.py [HOME] [--known 3]
+    .venv/bin/python benchmarks/coverage_by_source_study.py [HOME] --heldout [--sources S,T]
+
+With ``--heldout``, the cells regime instead: the default calibrated (seed 1001) with and
+without its quantile for cells out of a model's source reach, both measured on whole
+sources held out of models with another seed (2001; `benchpress intervals --by-source`
+prints the first), side by side.
 
 On the registry of HOME (default: this project, after ``make main`` or ``benchpress
 build``), runs the temporal yardstick as the pipeline does (every source, monthly cutoffs,
@@ -29,7 +35,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("home", nargs="?", default=None)
     ap.add_argument("--known", default="3", help="revealed scores per later model (K[,K...])")
+    ap.add_argument("--heldout", action="store_true",
+                    help="the cells regime on whole sources held out (see the module doc)")
+    ap.add_argument("--sources", default=None, help="with --heldout: these sources only")
     args = ap.parse_args()
+    if args.heldout:
+        return heldout(args.home, args.sources.split(",") if args.sources else None)
 
     from benchpress import BenchPress
     from benchpress.home import find_home
@@ -71,6 +82,31 @@ def main() -> None:
           "score of the cell's source")
     with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True):
         print(summary)
+
+
+def heldout(home_arg, sources) -> None:
+    from benchpress import BenchPress
+    from benchpress.home import find_home
+    from benchpress.predict.coverage import interval_coverage
+    from benchpress.predict.intervals import calibrate
+
+    bp = BenchPress.from_snapshot(find_home(home_arg).root, sources=sources)
+    m, reach = bp.matrix, bp.matrix.source_reach()
+    side = {} if bp._covariates is None else {"covariates": bp._covariates}
+    folds = bp.folds(seed=2001, by_source=True)
+    rows = []
+    for name, kw in (("own quantile out of reach", {"reach": reach}), ("one quantile", {})):
+        cal = calibrate(bp.estimator, m.values, bp.scales, seed=1001, **kw, **side)
+        res = interval_coverage(bp.estimator, m.values, bp.scales, folds, cal, reach=reach,
+                                **side)
+        rows.append(res["per_reach"].insert_column(0, pl.Series("calibration", [name] * len(
+            res["per_reach"]))))
+    named = ",".join(sources) if sources else "all"
+    print(f"cells regime, {bp.method}, sources {named}: whole sources held out of "
+          "models (seed 2001), percent cells")
+    with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, tbl_width_chars=80):
+        print(pl.concat(rows).select("calibration", "out_of_reach", "n_cells",
+                                     pl.col("coverage").round(3), pl.col("median_width").round(1)))
 
 
 if __name__ == "__main__":

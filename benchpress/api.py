@@ -563,13 +563,25 @@ class BenchPress:
         return dates.max() if dates.len() else None
 
     def folds(self, folds_file: Path | None = None, *, n_folds: int | None = None, seed: int = 42,
-              n_seeds: int = 1, folds_sources: list[str] | None = None) -> Folds:
+              n_seeds: int = 1, folds_sources: list[str] | None = None,
+              by_source: bool = False) -> Folds:
         """Held-out partitions: read from a file, or made per model from a seed.
 
         An index-form file (the published format) counts rows and columns in the order of
         the matrix of `folds_sources` (default: this matrix), so the published folds of
-        the 2026-05 matrix can be applied to a matrix with more sources.
+        the 2026-05 matrix can be applied to a matrix with more sources. `by_source`:
+        two folds that hide, of each model scored in two or more sources, every score of
+        one of them (`seed`; `benchpress.predict.intervals.source_block_folds`).
         """
+        if by_source:
+            from benchpress.predict.intervals import source_block_folds
+
+            reach = self.matrix.source_reach()
+            if reach is None or reach.shape[0] < 2:
+                raise BadInputError("holding out by source needs a matrix of two or more "
+                                    "sources; this one has "
+                                    f"{'no source list' if reach is None else 'one source'}")
+            return source_block_folds(~np.isnan(self.matrix.values), reach, seed=seed)
         if n_folds:
             return make_folds(~np.isnan(self.matrix.values), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
         if folds_sources and self.folder is not None:
@@ -606,7 +618,9 @@ class BenchPress:
         return evaluate_intervals(self.estimator, self.matrix.values, self.scales, folds,
                                   regime=regime, seed=seed, calibration_seed=calibration_seed,
                                   calibration_seeds=calibration_seeds,
-                                  benchmark_ids=self.matrix.benchmark_ids, **({} if self._covariates is None else {"covariates": self._covariates}))
+                                  benchmark_ids=self.matrix.benchmark_ids,
+                                  reach=self.matrix.source_reach(),
+                                  **({} if self._covariates is None else {"covariates": self._covariates}))
 
     # -- analyses over (estimator, matrix): see `benchpress.api_probes.Analyses` -----------
     def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:

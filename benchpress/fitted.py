@@ -153,7 +153,8 @@ class FittedModel:
         """This fit with interval calibrators for every regime in `regimes` (a new object
         when one was missing; self otherwise). Each calibrator is fitted on held-out data
         of the matrix with clones of the predictor (see `intervals.calibrate`): for
-        "new_models", on temporal splits when the models carry release dates. Raises
+        "new_models", on temporal splits when the models carry release dates; for
+        "cells", with whole sources held out of models too when the matrix has several. Raises
         BadInputError when the matrix holds too little held-out data."""
         missing = [r for r in regimes if r not in self.calibrators]
         if not missing:
@@ -165,7 +166,8 @@ class FittedModel:
             side = {} if covariates is None else {"covariates": covariates}
             cals[regime] = conformal.calibrate(clone(self.predictor), self.matrix.values,
                                                self.matrix.scales, regime=regime,
-                                               release_dates=dates, **side)
+                                               release_dates=dates,
+                                               reach=self.matrix.source_reach(), **side)
         return FittedModel(self.matrix, self.predictor, identity=self.identity,
                            support=self.support, calibrators=cals)
 

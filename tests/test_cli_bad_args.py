@@ -75,6 +75,8 @@ CASES = [
     (["ranking", "--make-folds", "3", "--margins", "a,b"], USAGE),
     (["probes", "--no-search", "--no-paper-sets"], USAGE),
     (["intervals", "--regime", "new_models", "--folds", str(PUBLISHED_FOLDS)], USAGE),
+    (["intervals", "--by-source", "--regime", "new_models"], USAGE),
+    (["intervals", "--by-source"], BAD),  # the 2026-05 registry has one source
     (["drift", "--param", "nstarts=5"], USAGE),
     (["report", "--param", "n_starts=abc"], USAGE),
     (["ingest"], USAGE),

@@ -165,6 +165,21 @@ def test_cli_predict_complete_intervals(built_2026_05, tmp_path):
     assert r.exit_code == 2 and "Error: --folds applies to --regime cells only" in r.output
 
 
+def test_cli_intervals_by_source_on_a_registry_of_two_sources(built_both):
+    """`intervals --by-source` holds out whole sources of models and reports the cells out
+    of their model's source reach apart, in the table and the JSON."""
+    args = ["intervals", "--home", str(built_both.root), "--by-source", "--method", "als4",
+            "--param", "n_starts=2", "--calibration-seeds", "1"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    reach = {row["out_of_reach"]: row for row in doc["out_of_reach"]}
+    assert reach[True]["n_cells"] > 0 and 0.5 < reach[True]["coverage"] <= 1.0
+    assert sum(row["n_cells"] for row in reach.values()) == doc["n_cells"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0 and "percent cells out of reach" in r.stdout
+
+
 def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monkeypatch):
     """The row blocks that bound memory on a large registry change no number."""
     import benchpress.predict.intervals as intervals
@@ -242,3 +257,90 @@ def test_new_model_intervals_give_each_benchmark_its_own_factor(paper_matrix):
     arrays, meta = fitted_state(pred, calibrators={"new_models": cal_real})
     back = restore_state(arrays, meta, Y, scales)["calibrators"]["new_models"]
     np.testing.assert_array_equal(back.col_factor_, cal_real.col_factor_)
+
+
+# -- cells out of a model's source reach ---------------------------------------------------
+def _two_sources(seed: int, n: int = 150, per: int = 8):
+    """A logit rank-3 matrix of two sources of ``per`` benchmarks each, every model scored
+    by source A and 70% also by B, whose benchmarks read a factor A's never show: a model
+    known from A alone is harder to predict on B. Returns ``(Y, scales, reach)``."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=(n, 3))
+    VA = rng.normal(size=(per, 3)) * [1.0, 0.3, 0.0]
+    VB = rng.normal(size=(per, 3)) * [1.0, 0.3, 0.8]
+    Z = np.hstack([u @ VA.T, u @ VB.T]) + 0.15 * rng.normal(size=(n, 2 * per))
+    obs = rng.random(Z.shape) < 0.85
+    obs[rng.random(n) >= 0.7, per:] = False
+    reach = np.zeros((2, 2 * per), dtype=bool)
+    reach[0, :per] = reach[1, per:] = True
+    scales = BenchmarkScales(np.array(["percent"] * 2 * per), np.zeros(2 * per),
+                             np.full(2 * per, 100.0))
+    return np.where(obs, 100 / (1 + np.exp(-Z)), np.nan), scales, reach
+
+
+def test_source_block_folds_hide_one_whole_source_of_each_model_scored_in_two():
+    from benchpress.predict.intervals import out_of_reach, source_block_folds
+
+    Y, _, reach = _two_sources(0)
+    reach[0, 8] = True  # benchmark 8 reported by both sources
+    obs = ~np.isnan(Y)
+    folds = source_block_folds(obs, reach, seed=7, min_left=3)
+    assert len(folds) == 2
+    hidden = np.zeros_like(obs)
+    for cells in folds:
+        assert not hidden[cells[:, 0], cells[:, 1]].any()  # the folds are disjoint
+        hidden[cells[:, 0], cells[:, 1]] = True
+    for i in range(obs.shape[0]):
+        blocks = [s for s in range(2) if (obs[i] & reach[s]).any()
+                  and (obs[i] & ~reach[s]).sum() >= 3]
+        if not blocks:
+            assert not hidden[i].any()
+            continue
+        # exactly the model's scores on one source's benchmarks, three or more kept
+        assert any(np.array_equal(hidden[i], obs[i] & reach[s]) for s in blocks)
+        left = obs[i] & ~hidden[i]
+        assert left.sum() >= 3 and out_of_reach(left[None], reach)[0, hidden[i]].any()
+    assert hidden.any(axis=1).sum() > 80  # most of the ~105 models B scores
+    one = source_block_folds(obs, reach[:1], seed=7)
+    assert len(one) == 0  # one source: nothing to hold out
+
+
+def test_cells_out_of_source_reach_get_their_own_quantile_and_are_covered():
+    """Calibrated with whole sources held out (seed 1001), measured on other source
+    blocks (seed 2001): the cells of a source the model has no score in cover ~90%, where
+    one shared quantile covered clearly less; the quantile survives an artifact."""
+    from benchpress.predict.artifact import fitted_state, restore_state
+    from benchpress.predict.intervals import source_block_folds
+
+    pred = make_predictor("als4", n_starts=2)
+    own, shared = [], []
+    for seed in range(5):
+        Y, scales, reach = _two_sources(seed)
+        cal = calibrate(pred, Y, scales, reach=reach)
+        one = calibrate(pred, Y, scales)
+        assert cal.q_out_ > cal.q_ and cal.n_out_ >= 300 and one.q_ == cal.q_
+        folds = source_block_folds(~np.isnan(Y), reach, seed=2001)
+        res = [interval_coverage(pred, Y, scales, folds, c, reach=reach) for c in (cal, one)]
+        assert res[0]["cells"]["out_of_reach"].mean() > 0.9
+        own.append(res[0]["per_reach"].filter(pl.col("out_of_reach"))["coverage"][0])
+        shared.append(res[1]["per_reach"].filter(pl.col("out_of_reach"))["coverage"][0])
+    assert 0.85 <= np.mean(own) <= 0.94 and np.mean(own) > np.mean(shared) + 0.04, (own, shared)
+    # applied where a model has no score of a source; the rest as before
+    fitted = make_predictor("als4", n_starts=2).fit(Y, scales)
+    with_out, without = (complete_intervals(fitted, c) for c in (cal, one))
+    out = np.isnan(Y).all(axis=1, keepdims=True) | (np.isnan(Y[:, 8:]).all(axis=1)[:, None]
+                                                     & reach[1][None, :])
+    width = lambda r: r["upper"] - r["lower"]  # noqa: E731
+    gap = out & np.isnan(Y)
+    assert gap.sum() > 100 and np.all(width(with_out)[gap] >= width(without)[gap] - 1e-9)
+    assert np.mean(width(with_out)[gap]) > 1.02 * np.mean(width(without)[gap])
+    np.testing.assert_array_equal(width(with_out)[~out], width(without)[~out])
+    arrays, meta = fitted_state(fitted, calibrators={"cells": cal})
+    meta = json.loads(json.dumps(meta))
+    back = restore_state(arrays, meta, Y, scales)["calibrators"]["cells"]
+    assert back.q_out_ == cal.q_out_ and np.array_equal(back.reach_, reach)
+    for k in ("lower", "upper", "trust"):
+        np.testing.assert_array_equal(complete_intervals(fitted, back)[k], with_out[k])
+    bad = {**arrays, "calibrator_cells_reach": reach[:, :3]}
+    with pytest.raises(BadInputError, match="calibrator_cells_reach"):
+        restore_state(bad, meta, Y, scales)

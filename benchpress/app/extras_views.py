@@ -33,7 +33,8 @@ def glossary(state: views.AppState) -> dict:
     eng = state.engine
 
     def calibration(cal) -> dict:
-        return {"coverage": round(100 * (1 - cal.alpha)), "q": cal.q_, "n_cal": cal.n_cal_}
+        return {"coverage": round(100 * (1 - cal.alpha)), "q": cal.q_, "n_cal": cal.n_cal_,
+                "q_out": getattr(cal, "q_out_", None), "n_out": getattr(cal, "n_out_", 0)}
     return {"served": state.label, "method": eng.bp.method, "trust_points": TRUST_POINTS,
             "cells": calibration(eng.cal_cells), "new_models": calibration(eng.cal_new),
             "n_models": len(eng.bp.matrix.model_ids),

@@ -33,6 +33,10 @@ __all__ = ["intervals", "drift", "report"]
               help="Without --folds: first seed of new per-model 3-fold partitions.")
 @click.option("--n-seeds", type=int, default=1, show_default=True,
               help="Without --folds: how many seeds (seed, seed+1, ...) of 3-fold partitions.")
+@click.option("--by-source", is_flag=True,
+              help="Without --folds: hold out, of each model scored in two or more sources, "
+                   "every score of one of them (seed --seed): a model before a second "
+                   "leaderboard lists it.")
 @click.option("--regime", type=click.Choice(["cells", "new_models"]), default="cells",
               show_default=True, help="cells: missing cells of known models (held-out folds); "
               "new_models: whole models held out, folded in from 3-12 scores.")
@@ -45,11 +49,14 @@ __all__ = ["intervals", "drift", "report"]
                    "metrics).")
 @format_option()
 @matrix_options
-def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed,
+def intervals(folds_file, folds_sources, seed, n_seeds, by_source, regime, calibration_seed,
               calibration_seeds, out, fmt, bp, home):
     """Coverage and width of the calibrated 90% intervals on held-out folds, by benchmark
     and by how many scores the model has."""
     sources = split_list(folds_sources)
+    if by_source and (folds_file or regime == "new_models"):
+        raise UsageError("--by-source makes folds of its own for --regime cells: "
+                         "give it without --folds and --regime new_models")
     if regime == "new_models":
         if folds_file:
             raise UsageError("--folds applies to --regime cells only")
@@ -57,6 +64,7 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
         stderr.print(f"calibrating with seed {calibration_seed}, evaluating with seed {seed}")
     else:
         folds = (bp.folds(folds_file, folds_sources=sources) if folds_file
+                 else bp.folds(seed=seed, by_source=True) if by_source
                  else bp.folds(n_folds=3, seed=seed, n_seeds=n_seeds))
         stderr.print(f"calibrating on seeds {calibration_seed}.."
                      f"{calibration_seed + calibration_seeds - 1}, evaluating on {len(folds)} folds")
@@ -69,6 +77,9 @@ def intervals(folds_file, folds_sources, seed, n_seeds, regime, calibration_seed
                      rows=result["per_benchmark"]):
         return
     render(result["overall"], "table", title="90% intervals on held-out cells (width in points)")
+    if result["cells"]["out_of_reach"].any():
+        render(result["per_reach"], "table",
+               title="percent cells out of reach (no source of the model has it) or not")
     render(result["per_model_count"], "table", title="by how many scores the model has")
     render(result["per_benchmark"].sort("coverage").head(15), "table",
            title="least-covered benchmarks")

@@ -142,6 +142,8 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
         _put(arrays, f"calibrator_{regime}_", cal, _CALIBRATOR)
         if getattr(cal, "col_factor_", None) is not None:  # per benchmark (new-model regime)
             arrays[f"calibrator_{regime}_col_factor_"] = np.asarray(cal.col_factor_)
+        if getattr(cal, "q_out_", None) is not None:  # out of source reach (cells regime)
+            arrays[f"calibrator_{regime}_reach"] = np.asarray(cal.reach_, dtype=bool)
         cal_meta[regime] = {**cal.to_json(), "ridge": cal.ridge, "regime": cal.regime}
     params = predictor.get_params()
     meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
@@ -227,6 +229,7 @@ _SHAPES = {
     **{f"support_{n}": ("m", "b") for n in ("Z", "P", "Zhat", "spread_z", "near")},
     "support_row_count": ("m",), "support_row_rms": ("m",), "support_col_count": ("b",),
     "support_col_rms": ("b",), "support_C": ("m", "m"),
+    **{f"calibrator_{r}_reach": ("s", "b") for r in ("cells", "new_models")},
 }
 
 
@@ -344,5 +347,11 @@ def _calibrators(arrays, meta: dict) -> dict:
             if factor.ndim != 1 or not (np.isfinite(factor).all() and (factor > 0).all()):
                 raise BadInputError("artifact calibrator's col_factor is malformed")
             cal.col_factor_ = factor
+        if "q_out" in cm:  # cells out of the model's source reach (since 2026-12-03)
+            reach = arrays.get(f"calibrator_{regime}_reach")
+            q_out = float(cm["q_out"])
+            if reach is None or reach.dtype != bool or not (np.isfinite(q_out) and q_out > 0):
+                raise BadInputError("artifact calibrator's q_out or reach is malformed")
+            cal.q_out_, cal.n_out_, cal.reach_ = q_out, int(cm.get("n_out", 0)), reach
         calibrators[regime] = cal
     return calibrators

@@ -31,13 +31,16 @@ def _count_bin(n) -> np.ndarray:
 
 def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds | None,
                       calibrator: IntervalCalibrator, *, benchmark_ids=None,
-                      regime: str = "cells", seed: int = 2001, covariates=None) -> dict:
+                      regime: str = "cells", seed: int = 2001, covariates=None,
+                      reach=None) -> dict:
     """Coverage and width of ``calibrator``'s intervals on held-out data, each held-out
     fit a clone of the unfitted ``predictor``.
 
     ``regime="cells"`` holds out ``folds``; ``regime="new_models"`` holds out whole
     models folded in from a few scores (``seed``; see
-    :func:`~benchpress.predict.intervals.new_model_records`).
+    :func:`~benchpress.predict.intervals.new_model_records`). With ``reach``
+    (n_sources, n_benchmarks) bool, cells regime, the held-out cells out of their
+    model's source reach are flagged and take the calibrator's quantile for them.
 
     Returns
     -------
@@ -45,7 +48,7 @@ def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, fold
         ``cells`` (polars.DataFrame: one row per held-out cell with ``fold,
         model_index, benchmark_index, benchmark_id, scale, model_count, model_count_bin,
         actual, predicted, lower, upper, width, width_points, covered, trust,
-        within10``), and summary frames ``overall`` (``percent`` and ``all`` rows),
+        within10, out_of_reach``), and summary frames ``overall`` (``percent`` and ``all`` rows),
         ``per_benchmark`` and ``per_model_count``. ``model_count`` is how many scores
         the model had in the fit; widths in points.
     """
@@ -53,13 +56,13 @@ def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, fold
     if regime == "new_models":
         rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates)
     else:
-        rec = heldout_records(predictor, Y, scales, folds, covariates=covariates)
+        rec = heldout_records(predictor, Y, scales, folds, covariates=covariates, reach=reach)
     lower, upper, trust = (np.empty(rec["fold"].size) for _ in range(3))
     for k, tr in enumerate(rec["transforms"]):  # the interval space of each fold's fit
         sel = rec["fold"] == k
-        j, zhat, X = rec["j"][sel], rec["zhat"][sel], rec["X"][sel]
-        lower[sel], upper[sel] = calibrator.predict_interval(zhat, X, tr, j)
-        trust[sel] = calibrator.trust(zhat, X, tr, j, rec["point"][sel])
+        j, zhat, X, out = rec["j"][sel], rec["zhat"][sel], rec["X"][sel], rec["out"][sel]
+        lower[sel], upper[sel] = calibrator.predict_interval(zhat, X, tr, j, out)
+        trust[sel] = calibrator.trust(zhat, X, tr, j, rec["point"][sel], out)
     bids = (np.asarray(benchmark_ids, dtype=object) if benchmark_ids is not None
             else np.arange(Y.shape[1]).astype(str).astype(object))
     a, p = rec["actual"], rec["predicted"]
@@ -73,6 +76,7 @@ def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, fold
         "width": upper - lower, "width_points": (upper - lower) / rec["point"],
         "covered": (a >= lower - 1e-9) & (a <= upper + 1e-9),
         "trust": trust, "within10": np.abs(a - p) <= TRUST_POINTS * rec["point"],
+        "out_of_reach": rec["out"].astype(bool),
     })
     return {"cells": cells, **summarize(cells)}
 
@@ -102,26 +106,31 @@ def summarize(cells: pl.DataFrame) -> dict:
             0, pl.Series("cells", ["percent"])),
         _summary(cells, None).insert_column(0, pl.Series("cells", ["all"])),
     ])
+    percent = cells.filter(pl.col("scale") == "percent")
     return {"overall": overall, "per_benchmark": _summary(cells, "benchmark_id"),
-            "per_model_count": _summary(cells, "model_count_bin")}
+            "per_model_count": _summary(cells, "model_count_bin"),
+            "per_reach": _summary(percent, "out_of_reach") if "out_of_reach" in cells.columns
+            else None}
 
 
 def evaluate_intervals(predictor: BasePredictor, Y, scales: BenchmarkScales,
                        folds: Folds | None, *, regime: str = "cells",
                        calibration_seed: int = 1001, calibration_seeds: int = 2,
-                       seed: int = 2001, benchmark_ids=None, covariates=None) -> dict:
+                       seed: int = 2001, benchmark_ids=None, covariates=None,
+                       reach=None) -> dict:
     """Calibrate on our own random partitions, then measure coverage on other data.
 
     Cells regime: calibrated on per-model partitions with seeds ``calibration_seed ..``,
     measured on ``folds``. New-model regime: calibrated with ``calibration_seed``,
     measured with ``seed``. ``covariates`` (n_models, n_features) reach every fit of a
-    predictor that accepts them. Returns :func:`interval_coverage`'s dict plus ``calibrator``
+    predictor that accepts them; ``reach`` (which sources report each benchmark) gives
+    the cells regime its quantile for cells out of a model's source reach. Returns :func:`interval_coverage`'s dict plus ``calibrator``
     (its JSON form).
     """
     cal = calibrate(predictor, Y, scales, regime=regime, seed=calibration_seed,
-                    n_seeds=calibration_seeds, covariates=covariates)
+                    n_seeds=calibration_seeds, covariates=covariates, reach=reach)
     out = interval_coverage(predictor, Y, scales, folds, cal, benchmark_ids=benchmark_ids,
-                            regime=regime, seed=seed, covariates=covariates)
+                            regime=regime, seed=seed, covariates=covariates, reach=reach)
     return {**out, "calibrator": cal.to_json()}
 
 
@@ -135,5 +144,7 @@ def coverage_json(result: dict) -> dict:
             "within10": head.get("within10"),
             "all_cells": {k: v for k, v in allc.items() if k != "cells"},
             "per_model_count": result["per_model_count"].to_dicts(),
+            **({} if result.get("per_reach") is None else
+               {"out_of_reach": result["per_reach"].to_dicts()}),
             "per_benchmark": result["per_benchmark"].to_dicts(),
             "calibrator": result.get("calibrator")}

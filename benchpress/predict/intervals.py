@@ -17,7 +17,10 @@ space so that intervals respect every benchmark's range):
    clipped to ``[lower, upper]`` (percent intervals stay in 0-100, asymmetric near ends).
    Two regimes are calibrated separately: missing cells of known models
    (:func:`heldout_records`, per-model k-fold) and new models folded in from a few
-   scores (:func:`new_model_records`).
+   scores (:func:`new_model_records`). In the cells regime, a cell of a benchmark that
+   no source of the model's scores reports (:func:`out_of_reach`: a model one
+   leaderboard lists, on another's benchmarks) takes a quantile of its own, calibrated
+   on whole sources held out of models (:func:`source_block_folds`).
 5. **Trust** = P(|actual - predicted| <= 10 points), a *point* being 1% of the
    benchmark's range (1 pp on percent; 1% of the observed range when unbounded): the
    window is mapped to z units and read off the empirical distribution of ``r / s``.
@@ -47,7 +50,7 @@ __all__ = ["IntervalCalibrator", "MatrixSupport", "FEATURES", "heldout_records",
            "fold_in_rows",
            "point_size", "score_bounds", "TRUST_POINTS", "REGIMES", "EXACT_MAX_MODELS",
            "BLOCK_ROWS", "MAX_CANDIDATES", "SPARSE_CANDIDATES",
-           "CALIBRATION_MAX_MODELS"]
+           "CALIBRATION_MAX_MODELS", "out_of_reach", "source_block_folds"]
 
 #: Names of the risk features, in column order.
 FEATURES = ("log_spread", "log_model_count", "log_benchmark_count", "model_fit_rms",
@@ -304,15 +307,44 @@ class IntervalCalibrator:
         known = np.rint(np.expm1(np.asarray(X, dtype=float)[:, FEATURES.index("log_model_count")]))
         return np.searchsorted(np.asarray(KNOWN_BUCKETS), known, side="left")
 
-    def half_width_scale(self, X, cols=None) -> np.ndarray:
+    def half_width_scale(self, X, cols=None, out=None) -> np.ndarray:
         """The calibrated quantile for each cell (n_cells,): per known-score bucket in the
         new-model regime, times the benchmark's factor when the cells' columns ``cols``
-        are given; else the one ``q_``."""
+        are given; else the one ``q_``. Cells flagged in ``out`` (n_cells,) bool, out of
+        their model's source reach, take ``q_out_`` when the calibrator has one."""
         q_known = getattr(self, "q_known_", None)
         if q_known is None:
-            return np.full(len(X), self.q_)
-        q = np.asarray(q_known)[self._bucket(X)]
-        return q if cols is None else q * self._column_factor(cols)
+            q = np.full(len(X), self.q_)
+        else:
+            q = np.asarray(q_known)[self._bucket(X)]
+            q = q if cols is None else q * self._column_factor(cols)
+        q_out = getattr(self, "q_out_", None)
+        return q if out is None or q_out is None else np.where(out, q_out, q)
+
+    def fit_out(self, residual_z, X, out, reach) -> "IntervalCalibrator":
+        """The cells regime's quantile for cells out of their model's source reach
+        (:func:`out_of_reach`), fitted after :meth:`fit` on held-out residuals
+        ``residual_z`` (n_cal,), features ``X`` (n_cal, n_features) and flags ``out``
+        (n_cal,) bool: ``q_out_``, the conformal quantile of ``|r / s|`` over the flagged
+        cells (none below :data:`MIN_BUCKET` of them: they keep ``q_``). ``reach``
+        (n_sources, n_benchmarks) bool, which sources report each benchmark, is kept as
+        ``reach_`` to flag the cells the calibrator is applied to."""
+        self._fitted()
+        r, X = np.asarray(residual_z, dtype=float), np.asarray(X, dtype=float)
+        ok = np.isfinite(r) & np.isfinite(X).all(axis=1) & np.asarray(out, dtype=bool)
+        self.reach_ = np.asarray(reach, dtype=bool)
+        self.q_out_ = (self._quantile(r[ok] / self.risk(X[ok])) if ok.sum() >= MIN_BUCKET
+                       else None)
+        self.n_out_ = int(ok.sum())
+        return self
+
+    def out_cells(self, observed) -> np.ndarray | None:
+        """For rows of observed-score flags ``observed`` (n_rows, n_benchmarks), which
+        cells are out of the model's source reach (same shape, bool); None for a
+        calibrator without an out-of-reach quantile."""
+        if getattr(self, "q_out_", None) is None:
+            return None
+        return out_of_reach(observed, self.reach_)
 
     def _column_factor(self, cols) -> np.ndarray | float:
         """The benchmark factor of each cell in columns ``cols`` (:meth:`_column_factors`;
@@ -331,19 +363,22 @@ class IntervalCalibrator:
         A = np.column_stack([np.ones(len(X)), (X - self.x_mean_) / self.x_std_])
         return np.exp(A @ self.coef_)
 
-    def predict_interval(self, zhat, X, transform: ScaleTransform, cols):
+    def predict_interval(self, zhat, X, transform: ScaleTransform, cols, out=None):
         """``lower, upper`` (n_cells,) in score units, within the benchmark range, for
         predictions ``zhat`` (n_cells,) in the z space of ``transform``, features ``X``
-        (n_cells, n_features) and benchmark columns ``cols`` (n_cells,)."""
+        (n_cells, n_features), benchmark columns ``cols`` (n_cells,) and, optionally,
+        out-of-reach flags ``out`` (n_cells,; see :meth:`half_width_scale`)."""
         self._fitted()
-        half = self.half_width_scale(X, cols) * self.risk(X)
+        half = self.half_width_scale(X, cols, out) * self.risk(X)
         zhat = np.asarray(zhat, dtype=float)
         return score_bounds(transform, zhat - half, zhat + half, cols)
 
-    def trust(self, zhat, X, transform: ScaleTransform, cols, points) -> np.ndarray:
+    def trust(self, zhat, X, transform: ScaleTransform, cols, points, out=None) -> np.ndarray:
         """P(|actual - predicted| <= ``TRUST_POINTS`` points), shape (n_cells,).
 
-        ``points`` is the size of one point per cell in score units (n_cells,).
+        ``points`` is the size of one point per cell in score units (n_cells,); ``out``
+        as in :meth:`predict_interval` (an out-of-reach cell's ratios are read as
+        ``q_out_ / q_`` times wider).
         """
         self._fitted()
         zhat = np.asarray(zhat, dtype=float)
@@ -351,6 +386,9 @@ class IntervalCalibrator:
         lo = transform.transform(pred - TRUST_POINTS * points, cols=cols)
         hi = transform.transform(pred + TRUST_POINTS * points, cols=cols)
         s = self.risk(X) * self._column_factor(cols)
+        q_out = getattr(self, "q_out_", None)
+        if out is not None and q_out is not None:
+            s = s * np.where(out, q_out / self.q_, 1.0)
         n = self.ratios_.size
         cdf_hi = np.searchsorted(self.ratios_, (hi - zhat) / s, side="right") / n
         cdf_lo = np.searchsorted(self.ratios_, (lo - zhat) / s, side="left") / n
@@ -360,8 +398,10 @@ class IntervalCalibrator:
         """Fitted parameters, JSON-ready."""
         self._fitted()
         known = getattr(self, "q_known_", None)
+        q_out = getattr(self, "q_out_", None)
         return {"alpha": self.alpha, "q": self.q_, "n_cal": self.n_cal_,
                 **({} if known is None else {"q_known": [float(q) for q in known]}),
+                **({} if q_out is None else {"q_out": float(q_out), "n_out": self.n_out_}),
                 "coef": dict(zip(("intercept",) + FEATURES, self.coef_.tolist()))}
 
 
@@ -380,14 +420,16 @@ def score_bounds(transform: ScaleTransform, z_lower, z_upper, cols):
     return lower, upper
 
 
-def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, shape):
+def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, shape,
+               out=None):
     cols = np.tile(np.arange(shape[1]), shape[0])
+    out = None if out is None else np.ravel(out)
     ok = np.isfinite(zhat)
     z = np.where(ok, zhat, 0.0)
     pts = (support.points if support.sparse else
            point_size(support.predictor.scales_, support.predictor.Y_))[cols]
-    lower, upper = calibrator.predict_interval(z, X, support.transform, cols)
-    trust = calibrator.trust(z, X, support.transform, cols, pts)
+    lower, upper = calibrator.predict_interval(z, X, support.transform, cols, out)
+    trust = calibrator.trust(z, X, support.transform, cols, pts, out)
     nan = np.full(z.shape, np.nan)
     return {k: np.where(ok, v, nan).reshape(shape)
             for k, v in (("lower", lower), ("upper", upper), ("trust", trust))}
@@ -401,7 +443,8 @@ def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
     :class:`MatrixSupport` of ``predictor``. ``rows`` (model indices) limits the work
     to those models: the arrays are then (len(rows), n_benchmarks), equal to those rows
     of the full result. The cells' risk features are made `BLOCK_ROWS` models at a time,
-    so memory stays bounded on a large registry (same numbers)."""
+    so memory stays bounded on a large registry (same numbers). A cell out of its
+    model's source reach takes the calibrator's quantile for those (:meth:`IntervalCalibrator.out_cells`)."""
     support = support or MatrixSupport(predictor)
     n_m, n_b = support.predictor.Y_.shape
     r = np.arange(n_m) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -411,7 +454,8 @@ def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
     for block in np.split(r, np.arange(BLOCK_ROWS, r.size, BLOCK_ROWS)):
         i, j = np.repeat(block, n_b), np.tile(np.arange(n_b), block.size)
         zhat, X = support.cells(i, j)
-        parts.append(_intervals(support, calibrator, zhat, X, (block.size, n_b)))
+        out = calibrator.out_cells(~np.isnan(support.predictor.Y_[block]))
+        parts.append(_intervals(support, calibrator, zhat, X, (block.size, n_b), out))
     return {"predicted": pred["predicted"] if support.sparse else support.P[r],
             **{k: np.vstack([p[k] for p in parts]) if parts else np.full((0, n_b), np.nan)
                for k in ("lower", "upper", "trust")}}
@@ -467,42 +511,98 @@ def fold_in_rows(predictor, S2, covariates=None):
 
 def _records(parts: list) -> dict:
     keys = ("fold", "i", "j", "actual", "predicted", "zhat", "residual_z", "X", "model_count",
-            "point")
+            "point", "out")
     rec = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in keys}
     rec["transforms"] = [p["transform"] for p in parts]
     return rec
 
 
-def _part(k, support, Y, i, j, predicted, zhat, X, counts, pts) -> dict:
+def _part(k, support, Y, i, j, predicted, zhat, X, counts, pts, out=None) -> dict:
     za = support.transform.transform(Y[i, j], cols=j)
     keep = np.isfinite(zhat)
     vals = {"fold": np.full(i.size, k), "i": i, "j": j, "actual": Y[i, j],
             "predicted": predicted, "zhat": zhat, "residual_z": za - zhat, "X": X, "model_count": counts,
-            "point": pts[j]}
+            "point": pts[j], "out": np.zeros(i.size, dtype=bool) if out is None else out}
     return {**{n: v[keep] for n, v in vals.items()}, "transform": support.transform}
 
 
 def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds, *,
-                    covariates=None) -> dict:
+                    covariates=None, reach=None) -> dict:
     """Cells regime: refit a clone of the unfitted ``predictor`` with each fold hidden;
     collect the held-out cells.
 
     Returns a dict of arrays of shape (n_cells,) (``X``: (n_cells, n_features)): ``fold,
     i, j, actual, predicted, zhat`` (prediction in the interval space), ``residual_z,
-    X, model_count`` (the model's training score count), ``point``; and ``transforms``,
-    the interval space of each fold. Held-out cells must be observed in ``Y``
+    X, model_count`` (the model's training score count), ``point``, ``out`` (the cell
+    is out of its model's source reach in the fold's training matrix, given ``reach``
+    (n_sources, n_benchmarks) bool; all False without); and ``transforms``, the
+    interval space of each fold. Held-out cells must be observed in ``Y``
     (:func:`~benchpress.predict.evaluate.fold_fits`). ``covariates`` (n_models,
     n_features) reach every fit of a predictor that accepts them.
     """
     Y = check_scores(Y, scales)
-    pts, parts = point_size(scales, Y), []
+    pts, parts, obs = point_size(scales, Y), [], ~np.isnan(Y)
     for k, i, j, fitted in fold_fits(predictor, Y, scales, folds,
                                      **covariate_kwargs(predictor, covariates)):
         support = MatrixSupport(fitted)
         zhat, X = support.cells(i, j)
+        out = None
+        if reach is not None:
+            trained = obs.copy()
+            trained[i, j] = False
+            out = _out_at(trained, np.asarray(reach, dtype=bool), i, j)
         parts.append(_part(k, support, Y, i, j, support.predicted_at(i, j), zhat, X,
-                           support.row_count[i], pts))
+                           support.row_count[i], pts, out))
     return _records(parts)
+
+
+def out_of_reach(observed, reach) -> np.ndarray:
+    """Which cells no source of their model's scores reports: ``observed`` (n_rows,
+    n_benchmarks) bool, the rows' observed scores; ``reach`` (n_sources, n_benchmarks)
+    bool, which sources report each benchmark. Returns (n_rows, n_benchmarks) bool:
+    True where none of the sources that report the benchmark has a score of the model
+    (a model one leaderboard lists, on another leaderboard's benchmarks).
+
+    >>> reach = np.array([[1, 1, 0], [0, 1, 1]], dtype=bool)  # source 0: a, b; source 1: b, c
+    >>> out_of_reach(np.array([[True, False, False], [False, False, True]]), reach)
+    array([[False, False,  True],
+           [ True, False, False]])
+    """
+    R = np.asarray(reach, dtype=float)
+    return (np.asarray(observed, dtype=float) @ R.T) @ R == 0
+
+
+def _out_at(observed, reach, i, j) -> np.ndarray:
+    """:func:`out_of_reach` at cells ``(i, j)`` only (n_cells,)."""
+    sources = (np.asarray(observed, dtype=float) @ reach.T) > 0  # (n_models, n_sources)
+    return ~(sources[i] & reach[:, j].T).any(axis=1)
+
+
+def source_block_folds(observed, reach, *, n_folds: int = 2, seed: int = 1001,
+                       min_left: int = 3) -> Folds:
+    """Held-out cells that look like a model before a second source lists it: for each
+    model with scores on the benchmarks of two or more sources, one of those sources at
+    random, and every score of the model on that source's benchmarks hidden (only where
+    at least ``min_left`` of its scores stay). The models are split at random into
+    ``n_folds`` folds. ``observed`` (n_models, n_benchmarks) bool; ``reach``
+    (n_sources, n_benchmarks) bool as in :func:`out_of_reach`. No folds with fewer than
+    two sources."""
+    obs = np.asarray(observed, dtype=bool)
+    R = np.asarray(reach, dtype=bool)
+    in_source = obs.astype(np.int64) @ R.T.astype(np.int64)  # (n_models, n_sources)
+    candidate = (in_source > 0) & (obs.sum(axis=1)[:, None] - in_source >= min_left)
+    rows = np.flatnonzero(candidate.any(axis=1))
+    rng = np.random.default_rng(seed)
+    if R.shape[0] < 2 or rows.size < n_folds:
+        return Folds((), (), ())
+    keys = np.where(candidate[rows], rng.random((rows.size, R.shape[0])), np.inf)
+    hidden = obs[rows] & R[keys.argmin(axis=1)]  # (n_rows, n_benchmarks)
+    fold = rng.permutation(rows.size) % n_folds
+    cells = []
+    for f in range(n_folds):
+        ii, jj = np.nonzero(hidden[fold == f])
+        cells.append(np.column_stack([rows[fold == f][ii], jj]).astype(np.int64))
+    return Folds(tuple(cells), (seed,) * n_folds, tuple(range(n_folds)))
 
 
 def temporal_groups(release_dates, eligible, n_groups: int = 5, min_group: int = 5):
@@ -598,7 +698,7 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
 def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: str = "cells",
               folds: Folds | None = None, alpha: float = 0.1, seed: int = 1001,
               n_seeds: int = 2, n_folds: int = 3, covariates=None,
-              release_dates=None) -> IntervalCalibrator:
+              release_dates=None, reach=None) -> IntervalCalibrator:
     """Fit an :class:`IntervalCalibrator` for the unfitted ``predictor`` on held-out data
     of ``Y`` (each held-out fit is a clone of it).
 
@@ -608,7 +708,10 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     ``regime="new_models"``: new models folded in from a few scores
     (:func:`new_model_records` with ``seed``; temporal groups with ``release_dates``).
     ``covariates`` (n_models, n_features) reach every fit and fold-in of a predictor that
-    accepts them.
+    accepts them. In the cells regime, ``reach`` (n_sources, n_benchmarks) bool, which
+    sources report each benchmark, adds two fits with whole sources held out of models
+    (:func:`source_block_folds`, ``seed``) and a quantile of their own for cells out of
+    a model's source reach (:meth:`IntervalCalibrator.fit_out`).
     """
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
@@ -627,6 +730,14 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     else:
         if folds is None:
             folds = make_folds(~np.isnan(Y), n_folds=n_folds, seed=seed, n_seeds=n_seeds)
-        rec = heldout_records(predictor, Y, scales, folds, covariates=covariates)
-    return IntervalCalibrator(alpha, regime=regime).fit(rec["residual_z"], rec["X"],
-                                                        cols=rec["j"], n_benchmarks=Y.shape[1])
+        rec = heldout_records(predictor, Y, scales, folds, covariates=covariates, reach=reach)
+    cal = IntervalCalibrator(alpha, regime=regime).fit(rec["residual_z"], rec["X"],
+                                                       cols=rec["j"], n_benchmarks=Y.shape[1])
+    if regime == "cells" and reach is not None:
+        blocks = source_block_folds(~np.isnan(Y), reach, seed=seed)
+        if len(blocks):
+            more = heldout_records(predictor, Y, scales, blocks, covariates=covariates,
+                                   reach=reach)
+            cal.fit_out(*(np.concatenate([rec[k], more[k]]) for k in ("residual_z", "X", "out")),
+                        reach)
+    return cal

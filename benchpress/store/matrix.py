@@ -40,6 +40,8 @@ class ScoreMatrix:
 
     `scales` (the benchmarks' kind and range, aligned with the columns) is built from
     `benchmarks` when not given; `label` names the version (a snapshot tag in drift).
+    A registry's matrix lists in `benchmarks["sources"]` the sources of each column's
+    cells (`source_reach`).
     """
 
     values: np.ndarray          # (n_models, n_benchmarks), NaN = not observed
@@ -71,6 +73,19 @@ class ScoreMatrix:
                                   schema_overrides={"lower": pl.Float64, "upper": pl.Float64})
         return cls(np.asarray(values, dtype=float), list(model_ids), list(benchmark_ids),
                    benchmarks, pl.DataFrame({"model_id": list(model_ids)}), label, scales)
+
+    def source_reach(self) -> np.ndarray | None:
+        """Which sources report each benchmark: (n_sources, n_benchmarks) bool, the
+        sources in sorted order; None for a matrix whose benchmarks do not list their
+        sources (one made from arrays, or an artifact stored before 2026-12-03)."""
+        if "sources" not in self.benchmarks.columns:
+            return None
+        pairs = (self.benchmarks.select(pl.col("sources")).with_row_index("j")
+                 .explode("sources").drop_nulls())
+        names, s = np.unique(pairs["sources"].to_numpy().astype(str), return_inverse=True)
+        reach = np.zeros((names.size, len(self.benchmark_ids)), dtype=bool)
+        reach[s, pairs["j"].to_numpy()] = True
+        return reach
 
     def without_model(self, model_id: str) -> "ScoreMatrix":
         """The same matrix with one model's row left out (columns and scales unchanged)."""
@@ -131,8 +146,10 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
         cells = resolve_cells(scores, {}, rank)
     models = (read_table(folder, "models").filter(pl.col("model_id").is_in(cells["model_id"].implode()))
               .sort("ordinal"))
-    benchmarks = (read_table(folder, "benchmarks")
-                  .filter(pl.col("benchmark_id").is_in(cells["benchmark_id"].implode())).sort("ordinal"))
+    reported = cells.group_by("benchmark_id").agg(pl.col("source_id").unique().sort()
+                                                  .alias("sources"))
+    benchmarks = (read_table(folder, "benchmarks").join(reported, on="benchmark_id")
+                  .sort("ordinal"))
     model_ids, bench_ids = models["model_id"].to_list(), benchmarks["benchmark_id"].to_list()
     _check_size(len(model_ids), len(bench_ids), label or str(folder))
     at = (cells.join(models.select("model_id").with_row_index("i"), on="model_id")
