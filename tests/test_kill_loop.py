@@ -1,5 +1,7 @@
-"""SIGKILL at random points of `build`, `snapshot create`, `add-model` and `ingest`, run as
-the user runs them (subprocesses), at least 50 kills, with the invariants checked after each:
+"""SIGKILL at random points of `build`, `snapshot create`, `add-model` and `ingest`, each run
+as its own process (forked from one that imported the CLI once, `tests/forked_cli.py`, so
+that the kills land in the commands' work, not in the interpreter's start), at least 50
+kills, with the invariants checked after each:
 
 - after the recovery the next command runs first (`tables.recover` and `journal.settle`
   under the lock), no temporary registry folder, journal or candidate file is left, and the
@@ -11,10 +13,11 @@ the user runs them (subprocesses), at least 50 kills, with the invariants checke
   there once is lost later;
 - every snapshot listed verifies.
 
-A small home (releases.csv and one small source) keeps each command near half a second, so
-the loop stays well under ~90 s on two cores; each kill lands at a random delay between a
-fifth of the command's calibrated run time and a little past its end (never above
-1.5 s), so that some runs also finish and report success between the kills.
+A small home (releases.csv and one small source) keeps each command near a quarter of a
+second (it was twice that with Python's start and imports in each run); each kill lands at
+a random delay between a fifth of the command's calibrated run time and a little past its
+end (never above 1.5 s), so that some runs also finish and report success between the
+kills.
 """
 
 from __future__ import annotations
@@ -24,8 +27,6 @@ import hashlib
 import json
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -38,21 +39,22 @@ from benchpress.store.releases import add_model
 from benchpress.store.snapshot import list_snapshots, verify_snapshot
 from benchpress.store.tables import TABLE_NAMES, locked, recover
 from tests.conftest import REPO, make_home
+from tests.forked_cli import ForkedCLI
 
-pytestmark = pytest.mark.slow(seconds=60)  # about a minute of kills; `make test` runs it
+pytestmark = pytest.mark.slow(seconds=30)  # half a minute of kills; `make test` runs it
 
 MIN_KILLS = 50
-# the loop stops at MIN_KILLS (about a minute on an idle machine); the budget only bounds a
+# the loop stops at MIN_KILLS (about 25 s on an idle machine); the budget only bounds a
 # machine so loaded that kills come slowly (`make test` runs two workers beside whatever else
 # runs: 38 kills in 85 s were measured under a load of 9 on 2 cores)
 TIME_BUDGET_S = 240.0
 HEADER = "model_id,benchmark_id,score,reference_url,source_type\n"
 
 
-def _cli() -> list[str]:
-    script = Path(sys.executable).with_name("benchpress")
-    return [str(script)] if script.is_file() else [
-        sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
+#: imported once by the zygote the commands are forked from
+PRELOAD = ("benchpress.cli.registry_cmds", "benchpress.cli.snapshot_cmds",
+           "benchpress.store.build", "benchpress.store.ingest", "benchpress.store.releases",
+           "benchpress.store.snapshot", "benchpress.validate.schemas")
 
 
 def _small_source(folder: Path, k: int) -> Path:
@@ -111,17 +113,14 @@ def _record_success(state: dict, name: str, k: int) -> None:
         state["ingested"].add(f"ext-{k}")
 
 
-def _run(argv: list[str], delay: float | None) -> tuple[int, str]:
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if delay is not None:
-        time.sleep(delay)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-    _, err = proc.communicate(timeout=60)
-    return proc.returncode, err
+@pytest.fixture
+def run(tmp_path):
+    """``run(argv, kill_after)`` -> (exit code, stderr) of a command forked from the zygote."""
+    with ForkedCLI(REPO, PRELOAD) as cli:
+        yield lambda argv, delay: cli.run(argv, tmp_path / "stderr.txt", delay)
 
 
-def test_random_sigkills_leave_no_lost_or_phantom_rows(tmp_path, monkeypatch):
+def test_random_sigkills_leave_no_lost_or_phantom_rows(tmp_path, monkeypatch, run):
     monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)
     monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
     home = make_home(tmp_path / "ws")
@@ -133,10 +132,10 @@ def test_random_sigkills_leave_no_lost_or_phantom_rows(tmp_path, monkeypatch):
     _check(home, state)
 
     rng = random.Random(14)
-    cli, runtime = _cli(), {}
+    runtime = {}
     for k, name in enumerate(["build", "snapshot create", "add-model", "ingest"], start=1):
         start = time.perf_counter()  # calibration: each command once, to its end
-        code, err = _run(cli + _commands(home.root, inputs, k)[name], None)
+        code, err = run(_commands(home.root, inputs, k)[name], None)
         runtime[name] = time.perf_counter() - start
         assert code == 0, err
         _record_success(state, name, k)
@@ -148,7 +147,7 @@ def test_random_sigkills_leave_no_lost_or_phantom_rows(tmp_path, monkeypatch):
         k += 1
         name = rng.choice(sorted(runtime))
         delay = min(1.5, rng.uniform(0.2, 1.2) * runtime[name])
-        code, err = _run(cli + _commands(home.root, inputs, k)[name], delay)
+        code, err = run(_commands(home.root, inputs, k)[name], delay)
         runs += 1
         if code == -signal.SIGKILL:
             kills += 1
@@ -156,12 +155,13 @@ def test_random_sigkills_leave_no_lost_or_phantom_rows(tmp_path, monkeypatch):
             assert code == 0, f"{name}: exit {code}: {err}"
             _record_success(state, name, k)
         _check(home, state)
-    print(f"{kills} kills in {runs} runs, {time.perf_counter() - started:.1f} s")
+    print(f"{kills} kills in {runs} runs, {time.perf_counter() - started:.1f} s; calibrated "
+          f"run times {runtime}")
     assert kills >= MIN_KILLS, f"only {kills} kills in {runs} runs within {TIME_BUDGET_S} s"
 
     # the next plain command of each kind succeeds and leaves no temporary files anywhere
     for name in ("build", "snapshot create"):
-        code, err = _run(cli + _commands(home.root, inputs, k + 1)[name], None)
+        code, err = run(_commands(home.root, inputs, k + 1)[name], None)
         assert code == 0, err
     assert not list(home.snapshots.glob(".tmp-*"))
     _check(home, state)
