@@ -37,3 +37,30 @@ def test_nothing_scored_in_percent_is_said_as_nothing():
     doc = pooled_figures(scored(["elo"], [1400.0], [1300.0], [1250.0], [1350.0], [20]))
     assert doc["n_cells"] == 0 and doc["medae"] is None and doc["coverage"] is None
     assert doc["per_scale"][0]["scale"] == "elo"
+
+
+def test_cells_out_of_the_models_sources_are_found_and_scored_apart():
+    """A's missing cells whose benchmark no source of the model's scores reports are the
+    ones flagged; the pooled figures give them apart (percent cells only)."""
+    import numpy as np
+
+    from benchpress.scales import BenchmarkScales
+    from benchpress.store.matrix import ScoreMatrix
+    from benchpress.timeline.forecasts import _out_of_reach_cells
+
+    sc = BenchmarkScales(np.array(["percent"] * 3), np.zeros(3), np.full(3, 100.0))
+    m = ScoreMatrix.from_arrays(np.array([[50.0, np.nan, np.nan],    # lb only: aa_x is out
+                                          [np.nan, 60.0, np.nan],    # aa only: lb_y is out
+                                          [np.nan, np.nan, 70.0]]),  # both report gpqa
+                                ["m1", "m2", "m3"], ["lb_y", "aa_x", "gpqa"], sc)
+    assert _out_of_reach_cells(m).is_empty()  # no source list: nothing flagged
+    m = ScoreMatrix(m.values, m.model_ids, m.benchmark_ids, m.benchmarks.with_columns(
+        pl.Series("sources", [["lb"], ["aa"], ["aa", "lb"]])), m.models, scales=sc)
+    assert m.source_reach().tolist() == [[False, True, True], [True, False, True]]  # aa, lb
+    flagged = set(_out_of_reach_cells(m).select("model_id", "benchmark_id").rows())
+    assert flagged == {("m1", "aa_x"), ("m2", "lb_y")}  # m3 reaches both through gpqa
+    cells = scored(["percent", "percent", "elo"], [50.0, 70.0, 1400.0], [48.0, 60.0, 1130.0],
+                   [40.0, 55.0, 1100.0], [60.0, 68.0, 1200.0], [30, 30, 30]).with_columns(
+        pl.Series("out_of_reach", [False, True, True]))
+    out = pooled_figures(cells)["out_of_reach"]
+    assert out["n_cells"] == 1 and out["medae"] == pytest.approx(10.0) and out["coverage"] == 0.0

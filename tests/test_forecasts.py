@@ -134,6 +134,9 @@ def test_the_ledger_says_what_it_skipped_and_keeps_scales_apart(release):
     assert result.overall["n_cells"] == pct["n_cells"].item() == result.cells.filter(
         pl.col("scale") == "percent").height
     assert result.per_source["n_cells"].sum() == result.overall["n_cells"]
+    # one source: no cell is out of the model's sources
+    assert result.per_reach["out_of_reach"].to_list() == [False]
+    assert result.per_reach["n_cells"].item() == result.overall["n_cells"]
     held = result.heldout
     assert held["n_cells"] > 100 and 0 < held["medae"] < 30
     doc = result.to_dict()

@@ -69,6 +69,9 @@ def replay(plan: Path, mirror, fmt, out, home, executor):
                          f"{p['new_models']['n_cells']} cells, MedAE "
                          f"{_num(p['new_models']['medae'])}, coverage "
                          f"{_pct(p['new_models']['coverage'])}"
+                         + (f"; out of the model's source reach: {out['n_cells']} cells, "
+                            f"MedAE {_num(out['medae'])}, coverage {_pct(out['coverage'])}"
+                            if (out := p.get("out_of_reach")) and out["n_cells"] else "")
                          + (f"; other scales apart, in their units: {', '.join(other)}"
                             if other else ""))
         if s:
@@ -115,6 +118,8 @@ def score(from_ref, to_ref, sources, method, new_max, heldout, fmt, out, home):
            title=f"forecasts {result.a} -> {result.b}, percent cells, by scores at A")
     render(result.per_scale, fmt, title="by scale (each in its own units)")
     render(result.per_source, fmt, title="by the source of the later value (percent cells)")
+    if result.per_reach["out_of_reach"].any():
+        render(result.per_reach, fmt, title="out of the model's sources at A? (percent)")
     render(result.per_benchmark, fmt, title="by benchmark")
     stderr.print(f"{o['n_cells']} percent cells: MedAE {_num(o['medae'])}, coverage "
                  f"{_pct(o['coverage'])}, within 5 {_pct(o['within5'])}; new models "

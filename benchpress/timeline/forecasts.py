@@ -9,7 +9,9 @@ digest of method, params and sources), never inside the snapshot (whose content 
 change); a snapshot without stored forecasts gets them computed on demand and stored.
 
 `score_forecasts(home, A, B)` joins A's forecasts with the values B observed in those cells
-(first observed after A): median absolute error, interval coverage, within-5 rate. The
+(first observed after A): median absolute error, interval coverage, within-5 rate (also
+apart for the cells out of their model's source reach at A: a benchmark no source of the
+model's scores at A reports, `per_reach`). The
 headline figures are over percent-scale cells only; every other scale (Elo, index, dollars,
 ...) is scored apart in its own units (`per_scale`), never pooled. Breakdowns by benchmark,
 by the source of B's value, and by how many scores the model had at A, and separately for
@@ -38,6 +40,7 @@ from benchpress.errors import BadInputError, listed
 from benchpress.fit_store import FitStore
 from benchpress.home import Home
 from benchpress.predict import make_predictor, param_overrides
+from benchpress.predict.intervals import out_of_reach
 from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import get_snapshot
 from benchpress.store.tables import read_table, write_atomic
@@ -146,12 +149,14 @@ class ForecastScore:
     per_source: pl.DataFrame = None
     skipped: dict = None
     heldout: dict | None = None
+    per_reach: pl.DataFrame = None
 
     def to_dict(self) -> dict:
         return {"from": self.a, "to": self.b, "scale": "percent", **self.overall,
                 "new_models": self.new_models, "skipped": self.skipped or {},
                 **({"heldout": self.heldout} if self.heldout is not None else {}),
                 "per_scale": _dicts(self.per_scale), "per_source": _dicts(self.per_source),
+                "per_reach": _dicts(self.per_reach),
                 "per_benchmark": self.per_benchmark.to_dicts(),
                 "per_n_scores": self.per_n_scores.to_dicts()}
 
@@ -185,8 +190,11 @@ def pooled_figures(cells: pl.DataFrame, new_max: int = NEW_MAX) -> dict:
     over percent cells only, the models new at A (at most ``new_max`` scores) apart, every
     scale in its own units in ``per_scale``; never an Elo beside a percent."""
     pct = cells.filter(pl.col("scale") == "percent")
+    out = (pct.filter(pl.col("out_of_reach")) if "out_of_reach" in pct.columns
+           else pct.clear())
     return {"scale": "percent", **overall_figures(pct),
             "new_models": overall_figures(pct.filter(pl.col("n_model_scores") <= new_max)),
+            "out_of_reach": overall_figures(out),
             "per_scale": per_scale_figures(cells).to_dicts()}
 
 
@@ -198,6 +206,7 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
     docstring for the figures."""
     forecasts, _ = forecasts_at(home, from_ref, sources=sources, method=method, params=params)
     snap_a, snap_b = get_snapshot(home, from_ref), get_snapshot(home, to_ref)
+    at_a = load_matrix(snap_a.path, sources=present_sources(snap_a.path, sources))
     chosen = present_sources(snap_b.path, sources)
     later = load_matrix(snap_b.path, sources=chosen)
     seen = ~np.isnan(later.values)
@@ -209,9 +218,11 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
     winners = read_table(snap_b.path, "cells").select(
         "model_id", "benchmark_id", pl.col("source_id").alias("source_b"))
     joined = forecasts.join(actual, on=["model_id", "benchmark_id"], how="left")
-    skipped = _skipped(joined, actual, snap_a.path, sources)
+    skipped = _skipped(joined, actual, at_a)
     cells = (joined.filter(pl.col("actual").is_not_null() & pl.col("predicted").is_not_null())
              .join(winners, on=["model_id", "benchmark_id"], how="left")
+             .join(_out_of_reach_cells(at_a), on=["model_id", "benchmark_id"], how="left")
+             .with_columns(pl.col("out_of_reach").fill_null(False))
              .with_columns(pl.col("benchmark_id").replace_strict(
                  scale, default="unknown", return_dtype=pl.String).alias("scale")))
     label = pl.lit(None, dtype=pl.String)
@@ -226,16 +237,32 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
              .sort("_lo").drop("_lo"))
     per_scale = per_scale_figures(cells)
     per_source = pct.group_by("source_b").agg(_figures()).sort("source_b")
+    per_reach = pct.group_by("out_of_reach").agg(_figures()).sort("out_of_reach")
     held = _heldout(home, snap_a.id, sources, method, params) if heldout else None
     return ForecastScore(snap_a.id, snap_b.id, overall_figures(pct),
                          overall_figures(pct.filter(pl.col("n_model_scores") <= new_max)),
                          per_bench, per_n, cells, per_scale=per_scale, per_source=per_source,
-                         skipped=skipped, heldout=held)
+                         skipped=skipped, heldout=held, per_reach=per_reach)
 
 
-def _skipped(joined: pl.DataFrame, actual: pl.DataFrame, folder_a: Path, sources) -> dict:
-    """What could not be scored, by reason (counts of cells)."""
-    at_a = load_matrix(folder_a, sources=present_sources(folder_a, sources))
+def _out_of_reach_cells(matrix) -> pl.DataFrame:
+    """The missing cells of ``matrix`` out of their model's source reach
+    (`benchpress.predict.intervals.out_of_reach`): model_id, benchmark_id, out_of_reach
+    (True); none for a matrix of one source."""
+    reach = matrix.source_reach()
+    out = np.zeros(matrix.values.shape, dtype=bool)
+    if reach is not None and reach.shape[0] > 1:
+        out = out_of_reach(~np.isnan(matrix.values), reach) & np.isnan(matrix.values)
+    rows, cols = np.nonzero(out)
+    return pl.DataFrame({"model_id": np.asarray(matrix.model_ids, dtype=object)[rows].tolist(),
+                         "benchmark_id": np.asarray(matrix.benchmark_ids, dtype=object)[cols].tolist(),
+                         "out_of_reach": np.ones(rows.size, dtype=bool)},
+                        schema={"model_id": pl.String, "benchmark_id": pl.String,
+                                "out_of_reach": pl.Boolean})
+
+
+def _skipped(joined: pl.DataFrame, actual: pl.DataFrame, at_a) -> dict:
+    """What could not be scored, by reason (counts of cells); ``at_a`` is A's matrix."""
     models_a, benches_a = set(at_a.model_ids), set(at_a.benchmark_ids)
     new_model = ~actual["model_id"].is_in(list(models_a))
     new_bench = ~new_model & ~actual["benchmark_id"].is_in(list(benches_a))

@@ -29,6 +29,7 @@ snapshot id and fit parameters under `<home>/replay/<name>/analysis/`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -53,6 +54,7 @@ from benchpress.store.sources import (
 )
 from benchpress.store.tables import read_table, write_atomic, write_json_atomic
 from benchpress.version import __version__
+from benchpress.timeline import forecasts as forecasts_module
 from benchpress.timeline.forecasts import (
     forecasts_at, pooled_figures, present_sources, score_forecasts,
 )
@@ -356,7 +358,10 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     # the analyses and comparisons not cached yet: independent of each other, one map each
     ex = get_executor(executor)
     analysis = rhome.root / "analysis"
-    pairs = {(a, b): analysis / f"pair-{a}-{b}-{fit_key}" for a, b in zip(snaps, snaps[1:])
+    # a pair's comparison is kept while the fit and the ledger's scoring code are unchanged
+    pair_key = json_digest({"fit": fit_key, "scoring": hashlib.sha256(
+        Path(forecasts_module.__file__).read_bytes()).hexdigest()})
+    pairs = {(a, b): analysis / f"pair-{a}-{b}-{pair_key}" for a, b in zip(snaps, snaps[1:])
              if a != b}
 
     def report(what):
@@ -376,7 +381,7 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
         row = {"date": date, **_cached(analysis / f"{sid}-{fit_key}.json",
                                        lambda: _analyse(rhome, sid, plan))}
         if previous is not None and previous["snapshot"] != sid:
-            pair_file = analysis / f"pair-{previous['snapshot']}-{sid}-{fit_key}"
+            pair_file = analysis / f"pair-{previous['snapshot']}-{sid}-{pair_key}"
             pair = _cached(pair_file.with_suffix(".json"),
                            lambda: _compare(rhome, previous["snapshot"], sid, plan,
                                             pair_file.with_suffix(".parquet")))
