@@ -55,8 +55,8 @@ def intervals(folds_file, folds_sources, seed, n_seeds, by_source, regime, calib
     and by how many scores the model has."""
     sources = split_list(folds_sources)
     if by_source and (folds_file or regime == "new_models"):
-        raise UsageError("--by-source makes folds of its own for --regime cells: "
-                         "give it without --folds and --regime new_models")
+        raise UsageError("--by-source makes its own folds, for --regime cells only: "
+                         "leave out --folds and --regime new_models")
     if regime == "new_models":
         if folds_file:
             raise UsageError("--folds applies to --regime cells only")
