@@ -74,6 +74,10 @@ def test_the_section_renders_figures_and_tables():
     doc = tiny_timeline()
     page = ReportPage("t", timeline=timeline_section(doc))
     _check_section(page.html(), doc)
+    assert "sources at the first date" not in page.html()  # none in this timeline
+    doc["pooled"]["out_of_reach"] = {"n_cells": 40, "medae": 5.2, "coverage": 85.0}
+    caption = _section(ReportPage("t", timeline=timeline_section(doc)).html())
+    assert "sources at the first date: 40 cells, MedAE 5.20, coverage 85" in caption
 
 
 def test_pairs_without_scored_cells_are_gaps_not_zeros():

@@ -130,6 +130,11 @@ def timeline_section(doc: dict) -> tuple[str, str, list, list]:
                    f"next date; {len(scored)} of {len(rows) - 1} pairs scored cells; pooled percent cells: "
                    f"{pooled.get('n_cells', 0)} cells, MedAE {_num(pooled.get('medae'))}, "
                    f"coverage {_pct(pooled.get('coverage'))}")
+        out = pooled.get("out_of_reach") or {}
+        if out.get("n_cells"):
+            caption += (f"; of them out of the model's sources at the first date: "
+                        f"{out['n_cells']} cells, MedAE {_num(out.get('medae'))}, "
+                        f"coverage {_pct(out.get('coverage'))}")
     else:
         png, caption = None, "no pair of consecutive dates scored any forecast cell"
     figures.append(Figure("timeline-forecasts", "Realized forecast error and interval coverage",
