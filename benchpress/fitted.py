@@ -160,6 +160,7 @@ class FittedModel:
         if not missing:
             return self
         models, cals = self.matrix.models, dict(self.calibrators)
+        reach = self.matrix.source_reach()
         for regime in missing:
             dates = (models["release_date"].to_list()
                      if regime == "new_models" and "release_date" in models.columns else None)
@@ -167,7 +168,7 @@ class FittedModel:
             cals[regime] = conformal.calibrate(clone(self.predictor), self.matrix.values,
                                                self.matrix.scales, regime=regime,
                                                release_dates=dates,
-                                               reach=self.matrix.source_reach(), **side)
+                                               reach=reach, **side)
         return FittedModel(self.matrix, self.predictor, identity=self.identity,
                            support=self.support, calibrators=cals)
 

@@ -109,8 +109,7 @@ def summarize(cells: pl.DataFrame) -> dict:
     percent = cells.filter(pl.col("scale") == "percent")
     return {"overall": overall, "per_benchmark": _summary(cells, "benchmark_id"),
             "per_model_count": _summary(cells, "model_count_bin"),
-            "per_reach": _summary(percent, "out_of_reach") if "out_of_reach" in cells.columns
-            else None}
+            "per_reach": _summary(percent, "out_of_reach")}
 
 
 def evaluate_intervals(predictor: BasePredictor, Y, scales: BenchmarkScales,
@@ -144,7 +143,6 @@ def coverage_json(result: dict) -> dict:
             "within10": head.get("within10"),
             "all_cells": {k: v for k, v in allc.items() if k != "cells"},
             "per_model_count": result["per_model_count"].to_dicts(),
-            **({} if result.get("per_reach") is None else
-               {"out_of_reach": result["per_reach"].to_dicts()}),
+            "out_of_reach": result["per_reach"].to_dicts(),
             "per_benchmark": result["per_benchmark"].to_dicts(),
             "calibrator": result.get("calibrator")}

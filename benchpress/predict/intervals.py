@@ -313,13 +313,8 @@ class IntervalCalibrator:
         are given; else the one ``q_``. Cells flagged in ``out`` (n_cells,) bool, out of
         their model's source reach, take ``q_out_`` when the calibrator has one."""
         q_known = getattr(self, "q_known_", None)
-        if q_known is None:
-            q = np.full(len(X), self.q_)
-        else:
-            q = np.asarray(q_known)[self._bucket(X)]
-            q = q if cols is None else q * self._column_factor(cols)
-        q_out = getattr(self, "q_out_", None)
-        return q if out is None or q_out is None else np.where(out, q_out, q)
+        q = np.full(len(X), self.q_) if q_known is None else np.asarray(q_known)[self._bucket(X)]
+        return q * self._factor(cols, out)
 
     def fit_out(self, residual_z, X, out, reach) -> "IntervalCalibrator":
         """The cells regime's quantile for cells out of their model's source reach
@@ -345,6 +340,16 @@ class IntervalCalibrator:
         if getattr(self, "q_out_", None) is None:
             return None
         return out_of_reach(observed, self.reach_)
+
+    def _factor(self, cols, out) -> np.ndarray | float:
+        """What widens each cell beyond its quantile: the benchmark's factor when ``cols``
+        are given (:meth:`_column_factor`), times ``q_out_ / q_`` for the cells flagged in
+        ``out`` when the calibrator has an out-of-reach quantile."""
+        factor = 1.0 if cols is None else self._column_factor(cols)
+        q_out = getattr(self, "q_out_", None)
+        if out is not None and q_out is not None:
+            factor = factor * np.where(out, q_out / self.q_, 1.0)
+        return factor
 
     def _column_factor(self, cols) -> np.ndarray | float:
         """The benchmark factor of each cell in columns ``cols`` (:meth:`_column_factors`;
@@ -385,10 +390,7 @@ class IntervalCalibrator:
         pred = transform.inverse_transform(zhat, cols=cols)
         lo = transform.transform(pred - TRUST_POINTS * points, cols=cols)
         hi = transform.transform(pred + TRUST_POINTS * points, cols=cols)
-        s = self.risk(X) * self._column_factor(cols)
-        q_out = getattr(self, "q_out_", None)
-        if out is not None and q_out is not None:
-            s = s * np.where(out, q_out / self.q_, 1.0)
+        s = self.risk(X) * self._factor(cols, out)
         n = self.ratios_.size
         cdf_hi = np.searchsorted(self.ratios_, (hi - zhat) / s, side="right") / n
         cdf_lo = np.searchsorted(self.ratios_, (lo - zhat) / s, side="left") / n
@@ -550,7 +552,7 @@ def heldout_records(predictor: BasePredictor, Y, scales: BenchmarkScales, folds:
         if reach is not None:
             trained = obs.copy()
             trained[i, j] = False
-            out = _out_at(trained, np.asarray(reach, dtype=bool), i, j)
+            out = out_of_reach(trained, reach)[i, j]
         parts.append(_part(k, support, Y, i, j, support.predicted_at(i, j), zhat, X,
                            support.row_count[i], pts, out))
     return _records(parts)
@@ -570,12 +572,6 @@ def out_of_reach(observed, reach) -> np.ndarray:
     """
     R = np.asarray(reach, dtype=float)
     return (np.asarray(observed, dtype=float) @ R.T) @ R == 0
-
-
-def _out_at(observed, reach, i, j) -> np.ndarray:
-    """:func:`out_of_reach` at cells ``(i, j)`` only (n_cells,)."""
-    sources = (np.asarray(observed, dtype=float) @ reach.T) > 0  # (n_models, n_sources)
-    return ~(sources[i] & reach[:, j].T).any(axis=1)
 
 
 def source_block_folds(observed, reach, *, n_folds: int = 2, seed: int = 1001,

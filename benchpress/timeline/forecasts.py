@@ -249,11 +249,9 @@ def _out_of_reach_cells(matrix) -> pl.DataFrame:
     """The missing cells of ``matrix`` out of their model's source reach
     (`benchpress.predict.intervals.out_of_reach`): model_id, benchmark_id, out_of_reach
     (True); none for a matrix of one source."""
-    reach = matrix.source_reach()
-    out = np.zeros(matrix.values.shape, dtype=bool)
-    if reach is not None and reach.shape[0] > 1:
-        out = out_of_reach(~np.isnan(matrix.values), reach) & np.isnan(matrix.values)
-    rows, cols = np.nonzero(out)
+    reach, missing = matrix.source_reach(), np.isnan(matrix.values)
+    one_source = reach is None or reach.shape[0] < 2
+    rows, cols = np.nonzero(missing & (False if one_source else out_of_reach(~missing, reach)))
     return pl.DataFrame({"model_id": np.asarray(matrix.model_ids, dtype=object)[rows].tolist(),
                          "benchmark_id": np.asarray(matrix.benchmark_ids, dtype=object)[cols].tolist(),
                          "out_of_reach": np.ones(rows.size, dtype=bool)},

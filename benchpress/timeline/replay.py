@@ -29,7 +29,6 @@ snapshot id and fit parameters under `<home>/replay/<name>/analysis/`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -43,7 +42,7 @@ import yaml
 
 from benchpress.adapters.fetch import tree_sha256
 from benchpress.artifact import code_digest
-from benchpress.digest import json_digest
+from benchpress.digest import json_digest, sha256_of
 from benchpress.errors import BadInputError, shown
 from benchpress.home import Home
 from benchpress.store.build import build, reuse_prepared
@@ -359,8 +358,8 @@ def replay(home: Home, plan_path: Path, *, mirror: Path | None = None,
     ex = get_executor(executor)
     analysis = rhome.root / "analysis"
     # a pair's comparison is kept while the fit and the ledger's scoring code are unchanged
-    pair_key = json_digest({"fit": fit_key, "scoring": hashlib.sha256(
-        Path(forecasts_module.__file__).read_bytes()).hexdigest()})
+    pair_key = json_digest({"fit": fit_key,
+                            "scoring": sha256_of(Path(forecasts_module.__file__))})
     pairs = {(a, b): analysis / f"pair-{a}-{b}-{pair_key}" for a, b in zip(snaps, snaps[1:])
              if a != b}
 
