@@ -165,12 +165,13 @@ class BenchPress:
                    sources=sources, store=store, fitted=fit, **options)
 
     @classmethod
-    def from_pretrained(cls, path_or_name: str | Path | None = None) -> "BenchPress":
+    def from_pretrained(cls, path_or_name: str | Path | None = None, **options) -> "BenchPress":
         """Load a fitted predictor from an artifact folder (see `benchpress.artifact`), or
         by name one shipped inside the package (`benchpress/pretrained/<name>/`); with no
         argument, the shipped "default". Nothing is refitted: predictions and intervals
         equal those of the fit that was saved. A damaged or incompatible artifact raises
-        BadInputError (one line)."""
+        BadInputError (one line). `options`: the constructor's name handling
+        (`ignore_unknown`, `on_unknown`)."""
         from benchpress.api_fits import pretrained_path
         from benchpress.artifact import load_artifact
         from benchpress.fit_store import from_artifact
@@ -180,7 +181,8 @@ class BenchPress:
         doc = art["manifest"]
         return cls(art["matrix"], make_estimator(doc["method"], doc["params"]),
                    contracts_dir=art["contracts_dir"], sources=doc.get("sources"),
-                   fitted=from_artifact(art), artifact={**doc, "path": str(art["path"])})
+                   fitted=from_artifact(art), artifact={**doc, "path": str(art["path"])},
+                   **options)
 
     # -- the fit -------------------------------------------------------------------------
     @property

@@ -116,10 +116,12 @@ def test_evaluate_on_the_cluster_is_bit_identical(built_2026_05, cluster):
     with get_executor(cluster) as ex:
         assert ex.describe() == f"{cluster}, 2 workers"
         remote = bp.evaluate(folds, executor=ex, progress=lambda k, n, label: seen.append(k))
-        again = bp.evaluate(folds, executor=ex)  # the open client serves a second map
+        # the open client serves a second map (a small one: the 30 fits are shown once)
+        again = ex.map(parse_scores, ["hle=1", "gpqa_diamond=2.5"])
+    assert again == LocalExecutor().map(parse_scores, ["hle=1", "gpqa_diamond=2.5"])
     assert remote.overall == local.overall
     assert local.overall.medae == pytest.approx(MEDAE, abs=1e-6)
-    assert remote.cells.equals(local.cells) and again.cells.equals(local.cells)
+    assert remote.cells.equals(local.cells)
     assert remote.per_benchmark.equals(local.per_benchmark)
     assert sorted(seen) == list(range(1, 31))
     assert ex._client is None  # closed afterwards

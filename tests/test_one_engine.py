@@ -171,3 +171,27 @@ def test_the_nearest_models_are_the_same_at_every_door(docs):
     assert all(math.isclose(n["distance_z"], d, rel_tol=0.0, abs_tol=TOL)
                for n, d in zip(app, api["distance"]))
     assert [n["n_measured"] for n in app] == api["n_measured"].to_list()
+
+
+def test_the_cli_predicts_from_the_shipped_fit_with_no_registry(tmp_path):
+    """`predict --pretrained`: `BenchPress.from_pretrained()`'s numbers, in a folder with no
+    registry; without the flag the error says it exists; the options a pre-fit model fixes
+    are refused, naming them."""
+    home = tmp_path / "empty"
+    home.mkdir()
+    typed = ",".join(f"{b}={v}" for b, v in SCORES.items())
+    doc = CliRunner().invoke(main, ["predict", "--pretrained", "--scores", typed, "--home",
+                                    str(home), "--format", "json"])
+    assert doc.exit_code == 0, doc.stderr
+    api = BenchPress.from_pretrained().predict(SCORES)
+    _assert_same({"api": api.frame.to_dicts(), "cli": json.loads(doc.stdout)["predictions"]},
+                 ("predicted", "lower", "upper", "trust"))
+    assert json.loads(doc.stdout)["snapshot"] == "pretrained"
+    bare = CliRunner().invoke(main, ["predict", "--scores", typed, "--home", str(home)])
+    assert bare.exit_code == 1 and bare.stderr.count("\n") == 1
+    assert "no registry built yet" in bare.stderr and "--pretrained" in bare.stderr
+    fixed = CliRunner().invoke(main, ["predict", "--pretrained", "--scores", typed, "--sources",
+                                      "benchpress", "--param", "rank=3", "--home", str(home)])
+    assert fixed.exit_code == 2 and fixed.stderr == (
+        "Error: --pretrained predicts from a fit made on its own snapshot, sources and method: "
+        "give it without --sources, --param\n")

@@ -268,6 +268,17 @@ def test_core_install_predicts_from_the_pre_fit_model(core):
     assert (sql.returncode, sql.stderr) == (1, "Error: benchpress sql: this needs duckdb, from "
                                             "the 'registry' extra: pip install "
                                             "'benchpress-llm[registry]'\n")
+    # the command line predicts from the shipped fit too (the same numbers), and without a
+    # registry and without --pretrained it says that flag exists
+    cli = [str(core["bin"] / "benchpress"), "predict", "--scores", "gpqa_diamond=71.2,hle=20.1"]
+    shipped = json.loads(_run([*cli, "--pretrained", "--format", "json"], **run))
+    assert shipped["snapshot"] == "pretrained" and \
+        [[r[k] for k in ("benchmark_id", "predicted", "lower", "upper")]
+         for r in shipped["predictions"]] == \
+        [list(r) for r in want.select("benchmark_id", "predicted", "lower", "upper").rows()]
+    bare = subprocess.run(cli, capture_output=True, text=True, **run)
+    assert bare.returncode == 1 and bare.stderr.count("\n") == 1 and \
+        "no registry built yet" in bare.stderr and "--pretrained" in bare.stderr
     # compare's p_ahead (a normal CDF) needs scipy: one line naming the extra
     compare = subprocess.run([str(core["python"]), "-c", "from benchpress import BenchPress; "
                               "BenchPress.from_pretrained().compare(['o3-high', 'gpt-4.1'])"],

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
-from benchpress.errors import UsageError, listed
+from benchpress.errors import RegistryError, UsageError, listed
 from benchpress.predict.predictor import available_methods, make_predictor
 
 __all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields",
@@ -143,10 +143,13 @@ def matrix_options(f=None, *, stored_fit_answers=None):
     `stored_fit_answers(kwargs)`: True when the command, called with `kwargs`, needs no
     more than a stored fit (predicting a new model): then a stored fit of the folder's
     current files stands in for the matrix (`BenchPress.from_stored_fit`), which is read
-    only when there is none. The command runs inside `handle_errors`: it needs no
-    decorator of its own for that."""
+    only when there is none. Such a command also takes `--pretrained [NAME|DIR]`: the
+    shipped pre-fit model (`BenchPress.from_pretrained`), which needs no registry. The
+    command runs inside `handle_errors`: it needs no decorator of its own for that."""
     if f is None:
         return functools.partial(matrix_options, stored_fit_answers=stored_fit_answers)
+    if stored_fit_answers is not None:
+        f = _pretrained_option(f)
 
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
     @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
@@ -161,7 +164,14 @@ def matrix_options(f=None, *, stored_fit_answers=None):
     def wrapper(*args, snapshot, sources, method, params, ignore_unknown, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
         from benchpress.fit_store import FitStore
+        from benchpress.store.tables import registry_exists
 
+        pretrained = kwargs.pop("pretrained", None)
+        if pretrained is not None:
+            bp = _pretrained(pretrained, dict(snapshot=snapshot, sources=sources,
+                                              method=method, param=params),
+                             ignore_unknown=ignore_unknown, on_unknown=warn_unknown)
+            return f(*args, bp=bp, home=home, **kwargs)
         given = parse_params(params, method)
         click.get_current_context().meta[_GIVEN] = given
         opened = {"sources": split_list(sources), "predictor": make_predictor(method, **given),
@@ -169,11 +179,36 @@ def matrix_options(f=None, *, stored_fit_answers=None):
                   "on_unknown": warn_unknown}
         bp = None
         if stored_fit_answers is not None and stored_fit_answers(kwargs):
+            if snapshot is None and not registry_exists(home.registry):
+                raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress "
+                                    "build`, or predict from the shipped pre-fit model with "
+                                    "--pretrained")
             bp = BenchPress.from_stored_fit(home, snapshot, **opened)
         if bp is None:
             bp = BenchPress.from_snapshot(home, snapshot, **opened)
         return f(*args, bp=bp, home=home, **kwargs)
     return wrapper
+
+
+def _pretrained_option(f):
+    return click.option(
+        "--pretrained", default=None, is_flag=False, flag_value="default", metavar="[NAME|DIR]",
+        help="Predict from a pre-fit model instead of the registry: the one shipped in the "
+             "package (no value), another shipped one by NAME, or an artifact folder "
+             "(`benchpress fit --out DIR`). Needs no registry.")(f)
+
+
+def _pretrained(name: str, others: dict, **options):
+    """`BenchPress.from_pretrained(name, **options)`, refusing the options (``others``:
+    option name -> value given) that a pre-fit model fixes: it holds its own snapshot,
+    sources, method and parameters."""
+    from benchpress.api import BenchPress
+
+    given = [f"--{k}" for k, v in others.items() if v and (k != "method" or v != "default")]
+    if given:
+        raise UsageError(f"--pretrained predicts from a fit made on its own snapshot, sources "
+                         f"and method: give it without {', '.join(given)}")
+    return BenchPress.from_pretrained(None if name == "default" else name, **options)
 
 
 def folds_options(f):
