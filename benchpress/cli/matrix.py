@@ -168,9 +168,7 @@ def matrix_options(f=None, *, stored_fit_answers=None):
 
         pretrained = kwargs.pop("pretrained", None)
         if pretrained is not None:
-            bp = _pretrained(pretrained, dict(snapshot=snapshot, sources=sources,
-                                              method=method, param=params),
-                             ignore_unknown=ignore_unknown, on_unknown=warn_unknown)
+            bp = _pretrained(pretrained, ignore_unknown=ignore_unknown, on_unknown=warn_unknown)
             return f(*args, bp=bp, home=home, **kwargs)
         given = parse_params(params, method)
         click.get_current_context().meta[_GIVEN] = given
@@ -192,23 +190,28 @@ def matrix_options(f=None, *, stored_fit_answers=None):
 
 def _pretrained_option(f):
     return click.option(
-        "--pretrained", default=None, is_flag=False, flag_value="default", metavar="[NAME|DIR]",
+        "--pretrained", default=None, is_flag=False, flag_value="", metavar="[NAME|DIR]",
         help="Predict from a pre-fit model instead of the registry: the one shipped in the "
              "package (no value), another shipped one by NAME, or an artifact folder "
              "(`benchpress fit --out DIR`). Needs no registry.")(f)
 
 
-def _pretrained(name: str, others: dict, **options):
-    """`BenchPress.from_pretrained(name, **options)`, refusing the options (``others``:
-    option name -> value given) that a pre-fit model fixes: it holds its own snapshot,
-    sources, method and parameters."""
+def _pretrained(name: str, **options):
+    """`BenchPress.from_pretrained(name or None, **options)`, refusing the options typed
+    beside it that a pre-fit model fixes: it holds its own snapshot, sources, method and
+    parameters."""
+    from click.core import ParameterSource
+
     from benchpress.api import BenchPress
 
-    given = [f"--{k}" for k, v in others.items() if v and (k != "method" or v != "default")]
-    if given:
+    ctx = click.get_current_context()
+    typed = [f"--{option}" for option, param in (("snapshot", "snapshot"), ("sources", "sources"),
+                                                 ("method", "method"), ("param", "params"))
+             if ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE]
+    if typed:
         raise UsageError(f"--pretrained predicts from a fit made on its own snapshot, sources "
-                         f"and method: give it without {', '.join(given)}")
-    return BenchPress.from_pretrained(None if name == "default" else name, **options)
+                         f"and method: give it without {', '.join(typed)}")
+    return BenchPress.from_pretrained(name or None, **options)
 
 
 def folds_options(f):
