@@ -173,10 +173,10 @@ def test_the_nearest_models_are_the_same_at_every_door(docs):
     assert [n["n_measured"] for n in app] == api["n_measured"].to_list()
 
 
-def test_the_cli_predicts_from_the_shipped_fit_with_no_registry(tmp_path):
-    """`predict --pretrained`: `BenchPress.from_pretrained()`'s numbers, in a folder with no
-    registry; without the flag the error says it exists; the options a pre-fit model fixes
-    are refused, naming them."""
+def test_the_cli_answers_from_the_shipped_fit_with_no_registry(tmp_path):
+    """`predict --pretrained` and `compare --pretrained`: `BenchPress.from_pretrained()`'s
+    numbers, in a folder with no registry; without the flag the error says it exists; the
+    options a pre-fit model fixes are refused, naming them."""
     home = tmp_path / "empty"
     home.mkdir()
     typed = ",".join(f"{b}={v}" for b, v in SCORES.items())
@@ -187,9 +187,17 @@ def test_the_cli_predicts_from_the_shipped_fit_with_no_registry(tmp_path):
     _assert_same({"api": api.frame.to_dicts(), "cli": json.loads(doc.stdout)["predictions"]},
                  ("predicted", "lower", "upper", "trust"))
     assert json.loads(doc.stdout)["snapshot"] == "pretrained"
-    bare = CliRunner().invoke(main, ["predict", "--scores", typed, "--home", str(home)])
-    assert bare.exit_code == 1 and bare.stderr.count("\n") == 1
-    assert "no registry built yet" in bare.stderr and "--pretrained" in bare.stderr
+    compared = CliRunner().invoke(main, ["compare", MODEL, OTHER, "--pretrained", "--home",
+                                         str(home), "--format", "json"])
+    assert compared.exit_code == 0, compared.stderr
+    keys = ["leader", "gap", "p_ahead"] + [f"{n}{s}" for n in (MODEL, OTHER)
+                                           for s in ("", "_src", "_lower", "_upper", "_trust")]
+    _assert_same({"api": BenchPress.from_pretrained().compare([MODEL, OTHER]).frame.to_dicts(),
+                  "cli": json.loads(compared.stdout)["rows"]}, keys)
+    for command in (["predict", "--scores", typed], ["compare", MODEL, OTHER]):
+        bare = CliRunner().invoke(main, [*command, "--home", str(home)])
+        assert bare.exit_code == 1 and bare.stderr.count("\n") == 1
+        assert "no registry built yet" in bare.stderr and "--pretrained" in bare.stderr
     fixed = CliRunner().invoke(main, ["predict", "--pretrained", "--scores", typed, "--sources",
                                       "benchpress", "--param", "rank=3", "--home", str(home)])
     assert fixed.exit_code == 2 and fixed.stderr == (

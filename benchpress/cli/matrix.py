@@ -136,19 +136,20 @@ def param_option(f):
                              "--param n_starts=60 --param regression_weight=0.5.")(f)
 
 
-def matrix_options(f=None, *, stored_fit_answers=None):
+def matrix_options(f=None, *, stored_fit_answers=None, pretrained: bool = False):
     """--snapshot, --sources, --method and --param -> `bp: BenchPress` holding the one
     predictor object `make_predictor(method, **params)` (validated here, before any fit;
     fitted lazily) and the home's `FitStore` (the fit of an unchanged matrix is reused).
     `stored_fit_answers(kwargs)`: True when the command, called with `kwargs`, needs no
     more than a stored fit (predicting a new model): then a stored fit of the folder's
     current files stands in for the matrix (`BenchPress.from_stored_fit`), which is read
-    only when there is none. Such a command also takes `--pretrained [NAME|DIR]`: the
-    shipped pre-fit model (`BenchPress.from_pretrained`), which needs no registry. The
-    command runs inside `handle_errors`: it needs no decorator of its own for that."""
+    only when there is none. `pretrained`: the command also takes `--pretrained [NAME|DIR]`,
+    a pre-fit model (`BenchPress.from_pretrained`), which needs no registry. The command
+    runs inside `handle_errors`: it needs no decorator of its own for that."""
     if f is None:
-        return functools.partial(matrix_options, stored_fit_answers=stored_fit_answers)
-    if stored_fit_answers is not None:
+        return functools.partial(matrix_options, stored_fit_answers=stored_fit_answers,
+                                 pretrained=pretrained)
+    if pretrained:
         f = _pretrained_option(f)
 
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
@@ -166,10 +167,15 @@ def matrix_options(f=None, *, stored_fit_answers=None):
         from benchpress.fit_store import FitStore
         from benchpress.store.tables import registry_exists
 
-        pretrained = kwargs.pop("pretrained", None)
-        if pretrained is not None:
-            bp = _pretrained(pretrained, ignore_unknown=ignore_unknown, on_unknown=warn_unknown)
+        fitted_elsewhere = kwargs.pop("pretrained", None)
+        if fitted_elsewhere is not None:
+            bp = _pretrained(fitted_elsewhere, ignore_unknown=ignore_unknown,
+                             on_unknown=warn_unknown)
             return f(*args, bp=bp, home=home, **kwargs)
+        if pretrained and snapshot is None and not registry_exists(home.registry):
+            raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress "
+                                "build`, or answer from the shipped pre-fit model with "
+                                "--pretrained")
         given = parse_params(params, method)
         click.get_current_context().meta[_GIVEN] = given
         opened = {"sources": split_list(sources), "predictor": make_predictor(method, **given),
@@ -177,10 +183,6 @@ def matrix_options(f=None, *, stored_fit_answers=None):
                   "on_unknown": warn_unknown}
         bp = None
         if stored_fit_answers is not None and stored_fit_answers(kwargs):
-            if snapshot is None and not registry_exists(home.registry):
-                raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress "
-                                    "build`, or predict from the shipped pre-fit model with "
-                                    "--pretrained")
             bp = BenchPress.from_stored_fit(home, snapshot, **opened)
         if bp is None:
             bp = BenchPress.from_snapshot(home, snapshot, **opened)
@@ -191,7 +193,7 @@ def matrix_options(f=None, *, stored_fit_answers=None):
 def _pretrained_option(f):
     return click.option(
         "--pretrained", default=None, is_flag=False, flag_value="", metavar="[NAME|DIR]",
-        help="Predict from a pre-fit model instead of the registry: the one shipped in the "
+        help="Answer from a pre-fit model instead of the registry: the one shipped in the "
              "package (no value), another shipped one by NAME, or an artifact folder "
              "(`benchpress fit --out DIR`). Needs no registry.")(f)
 

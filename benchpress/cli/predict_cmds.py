@@ -39,7 +39,7 @@ __all__ = ["predict", "complete", "evaluate", "rank"]
                    "is_reasoning=true'.")
 @format_option()
 @out_option()
-@matrix_options(stored_fit_answers=lambda kwargs: not kwargs.get("model_id"))
+@matrix_options(stored_fit_answers=lambda kwargs: not kwargs.get("model_id"), pretrained=True)
 def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 

@@ -266,7 +266,7 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
                    "model_id,benchmark_id,score.")
 @format_option()
 @out_option()
-@matrix_options
+@matrix_options(pretrained=True)
 def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
     from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
