@@ -44,11 +44,11 @@ PAPER = "benchpress-2026-05/data.json"
 
 def _cli(ws: Path, *args: str) -> None:
     """One `benchpress` command run in workspace ``ws``, in this process (the imports are
-    paid once, not per command: 16 s -> 10 s for one pair); stops the study with its
+    paid once, not per command: 16 s -> 11 s for one pair); stops the study with its
     message."""
     from benchpress.cli import main as cli
 
-    said = io.StringIO()
+    said, code = io.StringIO(), 0
     with contextlib.chdir(ws), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(said):
         try:
