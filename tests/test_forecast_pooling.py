@@ -9,9 +9,12 @@ import pytest
 from benchpress.timeline.forecasts import pooled_figures
 
 
-def scored(scale, actual, predicted, lower, upper, n_model_scores):
+def scored(scale, actual, predicted, lower, upper, n_model_scores, out_of_reach=None):
+    """Scored cells with the columns `score_forecasts` gives them (none out of reach unless
+    ``out_of_reach`` says which)."""
     return pl.DataFrame({"scale": scale, "actual": actual, "predicted": predicted,
-                         "lower": lower, "upper": upper, "n_model_scores": n_model_scores})
+                         "lower": lower, "upper": upper, "n_model_scores": n_model_scores,
+                         "out_of_reach": out_of_reach or [False] * len(scale)})
 
 
 def test_pooled_figures_are_the_percent_cells_and_each_scale_apart():
@@ -59,8 +62,11 @@ def test_cells_out_of_the_models_sources_are_found_and_scored_apart():
     assert m.source_reach().tolist() == [[False, True, True], [True, False, True]]  # aa, lb
     flagged = set(_out_of_reach_cells(m).select("model_id", "benchmark_id").rows())
     assert flagged == {("m1", "aa_x"), ("m2", "lb_y")}  # m3 reaches both through gpqa
+    one = ScoreMatrix(m.values, m.model_ids, m.benchmark_ids, m.benchmarks.with_columns(
+        pl.Series("sources", [["lb"]] * 3)), m.models, scales=sc)
+    assert _out_of_reach_cells(one).is_empty()  # one source: every model reaches it all
     cells = scored(["percent", "percent", "elo"], [50.0, 70.0, 1400.0], [48.0, 60.0, 1130.0],
-                   [40.0, 55.0, 1100.0], [60.0, 68.0, 1200.0], [30, 30, 30]).with_columns(
-        pl.Series("out_of_reach", [False, True, True]))
+                   [40.0, 55.0, 1100.0], [60.0, 68.0, 1200.0], [30, 30, 30],
+                   out_of_reach=[False, True, True])
     out = pooled_figures(cells)["out_of_reach"]
     assert out["n_cells"] == 1 and out["medae"] == pytest.approx(10.0) and out["coverage"] == 0.0

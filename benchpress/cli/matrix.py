@@ -207,9 +207,9 @@ def _pretrained(name: str, **options):
     from benchpress.api import BenchPress
 
     ctx = click.get_current_context()
-    typed = [f"--{option}" for option, param in (("snapshot", "snapshot"), ("sources", "sources"),
-                                                 ("method", "method"), ("param", "params"))
-             if ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE]
+    typed = [p.opts[0] for p in ctx.command.params
+             if p.name in ("snapshot", "sources", "method", "params")
+             and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
     if typed:
         raise UsageError(f"--pretrained predicts from a fit made on its own snapshot, sources "
                          f"and method: give it without {', '.join(typed)}")

@@ -188,13 +188,13 @@ def per_scale_figures(cells: pl.DataFrame) -> pl.DataFrame:
 def pooled_figures(cells: pl.DataFrame, new_max: int = NEW_MAX) -> dict:
     """Scored ``cells`` of several pairs of snapshots pooled as one pair's are: the headline
     over percent cells only, the models new at A (at most ``new_max`` scores) apart, every
-    scale in its own units in ``per_scale``; never an Elo beside a percent."""
+    scale in its own units in ``per_scale``; never an Elo beside a percent. ``cells`` have
+    the columns `score_forecasts` gives them (scale, actual, predicted, lower, upper,
+    n_model_scores, out_of_reach)."""
     pct = cells.filter(pl.col("scale") == "percent")
-    out = (pct.filter(pl.col("out_of_reach")) if "out_of_reach" in pct.columns
-           else pct.clear())
     return {"scale": "percent", **overall_figures(pct),
             "new_models": overall_figures(pct.filter(pl.col("n_model_scores") <= new_max)),
-            "out_of_reach": overall_figures(out),
+            "out_of_reach": overall_figures(pct.filter(pl.col("out_of_reach"))),
             "per_scale": per_scale_figures(cells).to_dicts()}
 
 
@@ -248,10 +248,11 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
 def _out_of_reach_cells(matrix) -> pl.DataFrame:
     """The missing cells of ``matrix`` out of their model's source reach
     (`benchpress.predict.intervals.out_of_reach`): model_id, benchmark_id, out_of_reach
-    (True); none for a matrix of one source."""
+    (True); none for a matrix of one source (each of its models reaches every benchmark)
+    or one whose benchmarks do not list their sources."""
     reach, missing = matrix.source_reach(), np.isnan(matrix.values)
-    one_source = reach is None or reach.shape[0] < 2
-    rows, cols = np.nonzero(missing & (False if one_source else out_of_reach(~missing, reach)))
+    rows, cols = np.nonzero(missing & out_of_reach(~missing, reach) if reach is not None
+                            else np.zeros_like(missing))
     return pl.DataFrame({"model_id": np.asarray(matrix.model_ids, dtype=object)[rows].tolist(),
                          "benchmark_id": np.asarray(matrix.benchmark_ids, dtype=object)[cols].tolist(),
                          "out_of_reach": np.ones(rows.size, dtype=bool)},

@@ -52,11 +52,11 @@ from benchpress.store.sources import (
     SourceConfig, add_version, check_source_id, load_configs, save_config,
 )
 from benchpress.store.tables import read_table, write_atomic, write_json_atomic
-from benchpress.version import __version__
 from benchpress.timeline import forecasts as forecasts_module
 from benchpress.timeline.forecasts import (
     forecasts_at, pooled_figures, present_sources, score_forecasts,
 )
+from benchpress.version import __version__
 
 __all__ = ["Plan", "Timeline", "load_plan", "replay", "replay_home", "row_alarms"]
 
