@@ -55,6 +55,19 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _prepare_each_file_once():
+    """Builds in a test process read and prepare each source file once (keyed by its
+    content digest, the contracts and the source's info: `store.build.reuse_prepared`,
+    what a replay's date-by-date rebuilds use). The tests build some 300 registries, most
+    from the same few files of the shared data; a file or contract a test changes has
+    another key and is prepared again, so every test still sees its own input prepared."""
+    from benchpress.store.build import reuse_prepared
+
+    with reuse_prepared():
+        yield
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     assert BP_2026_05.is_file(), f"the shared data must sit beside the repo: {SHARED_DATA}"

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from benchpress import yaml_text
 from benchpress.adapters._effort import EFFORT_LEVELS, thinking_budget
 from benchpress.adapters._files import decode_text
 from benchpress.adapters.base import Adapter, AdapterOutput
@@ -94,7 +95,7 @@ def read(path: Path) -> AdapterOutput:
     try:
         # libyaml's safe loader where PyYAML has it: the pure-Python one took 8 s to
         # parse (and refuse) a 1 MB JSON file given to this adapter
-        doc = yaml.load(decode_text(raw, path), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yaml_text.safe_load(decode_text(raw, path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

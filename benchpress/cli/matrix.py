@@ -23,13 +23,15 @@ def parse_params(pairs, *methods: str) -> dict:
     """
     import yaml
 
+    from benchpress import yaml_text
+
     params = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--param {pair!r}: expected KEY=VALUE, e.g. n_starts=60")
         try:
-            params[key.strip()] = yaml.safe_load(value) if value.strip() else None
+            params[key.strip()] = yaml_text.safe_load(value) if value.strip() else None
         except yaml.YAMLError:
             params[key.strip()] = value
     for method in dict.fromkeys(methods):

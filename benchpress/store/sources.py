@@ -52,6 +52,7 @@ from pathlib import Path
 
 import yaml
 
+from benchpress import yaml_text
 from benchpress.errors import BadInputError, shown
 
 __all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
@@ -189,7 +190,7 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
     configs = []
     for file in sorted(p for p in sources_dir.glob("*.yaml") if not p.name.startswith(".")):
         try:
-            doc = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+            doc = yaml_text.safe_load(file.read_text(encoding="utf-8")) or {}
             doc = {k: (str(v) if k in {"published", "retrieved_at", "version"} and v is not None
                        else v) for k, v in doc.items()}
             if doc.get("versions") is not None:

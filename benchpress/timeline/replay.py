@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 import yaml
 
+from benchpress import yaml_text
 from benchpress.adapters.fetch import tree_sha256
 from benchpress.artifact import code_digest
 from benchpress.digest import json_digest, sha256_of
@@ -94,7 +95,7 @@ class Plan:
 def load_plan(path: Path, home: Home) -> Plan:
     """Read and check a plan; `config:` entries name configs of `home`'s sources/."""
     try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        doc = yaml_text.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise BadInputError(f"{path}: not a readable plan ({exc})") from exc
     if not isinstance(doc, dict):
