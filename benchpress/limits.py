@@ -68,3 +68,17 @@ __all__ += ["MATRIX_MAX_CELLS"]
 MAX_FIT_MODELS: int = _env("MAX_FIT_MODELS", 100_000)
 MAX_FIT_CELLS: int = _env("MAX_FIT_CELLS", 100_000_000)
 __all__ += ["MAX_FIT_MODELS", "MAX_FIT_CELLS"]
+
+
+def current() -> tuple:
+    """Every limit's value now, as (name, value) pairs: part of the key under which a
+    prepared file is memoized (`store.build.reuse_prepared`), since a file read under one
+    cap may be refused under another.
+
+    >>> ("MAX_MEMBERS", MAX_MEMBERS) in current()
+    True
+    """
+    return tuple((name, globals()[name]) for name in __all__ if name.isupper())
+
+
+__all__ += ["current"]

@@ -16,6 +16,7 @@ from benchpress import limits
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.store import snapshot, sql, tables, wide
+from benchpress.store.build import build, reuse_prepared
 from benchpress.store.ingest import ingest
 from benchpress.store.resolve import NOT_OBSERVED, resolve_cells
 from benchpress.validate.schemas import Cells
@@ -90,6 +91,25 @@ def test_a_part_over_the_cap_is_refused_whole_and_nothing_is_saved(tmp_path, mon
     message = str(info.value)
     assert "part-000.json" in message and "cap per file" in message and "\n" not in message
     assert not list(home.sources.glob("syn*")) and not (home.registry / "build.json").exists()
+
+
+def test_a_file_prepared_once_is_refused_when_the_cap_is_lowered(tmp_path, monkeypatch, cells_data):
+    """The tests' builds reuse each prepared file (conftest: `reuse_prepared`), as a
+    replay's do; the limits in force are part of that key, so a rebuild of the same parts
+    under a lower cap refuses them instead of serving the first read, and keeps the
+    registry as it was."""
+    rows, cols, scores = cells_data
+    parts = _ladder().write_json(tmp_path / "p.json", 90, 12, rows, cols, scores, part_rows=400)
+    home = _home(tmp_path)
+    with reuse_prepared():
+        _, report = ingest(home, str(parts), source_id="syn")
+        assert report.counts["cells"] > 0
+        before = (home.registry / "build.json").read_bytes()
+        biggest = max(p.stat().st_size for p in parts.iterdir())
+        monkeypatch.setattr(limits, "MAX_MEMBER_BYTES", biggest - 1)
+        with pytest.raises(BadInputError, match="cap per file"):
+            build(home)
+    assert (home.registry / "build.json").read_bytes() == before
 
 
 def _reference_cells(scores: pl.DataFrame, priority: dict, rank: dict) -> pl.DataFrame:

@@ -15,6 +15,7 @@ from typing import Callable
 
 import polars as pl
 
+from benchpress import limits
 from benchpress.adapters import get_adapter
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
@@ -153,7 +154,8 @@ _MEMO = {"on": False}
 @contextmanager
 def reuse_prepared():
     """Within this block, builds in this process read and prepare each file (by content
-    digest, contracts and source info) once; a replay's date-by-date rebuilds use it."""
+    digest, contracts, source info and `limits.current()`) once; a replay's date-by-date
+    rebuilds use it."""
     before = _MEMO["on"]
     _MEMO["on"] = True
     try:
@@ -173,8 +175,8 @@ def _contracts_key(home: Home) -> str:
 def _read_prepared(adapter, path: Path, config: SourceConfig, info: SourceInfo, contracts,
                    key: tuple):
     """(adapter output, prepared source) of one version's file, memoized in this process by
-    content digest, contracts and source info: a replay rebuilds each date from every version
-    up to it, and reads each file once."""
+    content digest, contracts, source info and the limits in force (`key`): a replay
+    rebuilds each date from every version up to it, and reads each file once."""
     if _MEMO["on"] and key in _PREPARED:
         _PREPARED.move_to_end(key)
         return _PREPARED[key]
@@ -215,7 +217,8 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
                       cites_source=adapter.cites_source)
     output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
-                                      (contracts_key, adapter.name, digest, repr(info)))
+                                      (contracts_key, adapter.name, digest, repr(info),
+                                       limits.current()))
     summary = SourceSummary(
         config.id, adapter.name, prepared.rows_read, prepared.scores.height,
         prepared.rows_merged, prepared.quarantine.height,
