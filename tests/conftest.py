@@ -58,10 +58,11 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def _prepare_each_file_once():
     """Builds in a test process read and prepare each source file once (keyed by its
-    content digest, the contracts and the source's info: `store.build.reuse_prepared`,
-    what a replay's date-by-date rebuilds use). The tests build some 300 registries, most
-    from the same few files of the shared data; a file or contract a test changes has
-    another key and is prepared again, so every test still sees its own input prepared."""
+    content digest, the contracts, the source's info and the limits in force:
+    `store.build.reuse_prepared`, what a replay's date-by-date rebuilds use). The tests
+    build some 300 registries, most from the same few files of the shared data; a file,
+    contract or limit a test changes makes another key and is prepared again, so every
+    test still sees its own input prepared (tests/test_scale_data.py checks the limits)."""
     from benchpress.store.build import reuse_prepared
 
     with reuse_prepared():
