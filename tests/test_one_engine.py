@@ -183,7 +183,8 @@ def test_the_cli_answers_from_the_shipped_fit_with_no_registry(tmp_path):
     doc = CliRunner().invoke(main, ["predict", "--pretrained", "--scores", typed, "--home",
                                     str(home), "--format", "json"])
     assert doc.exit_code == 0, doc.stderr
-    api = BenchPress.from_pretrained().predict(SCORES)
+    shipped = BenchPress.from_pretrained()
+    api = shipped.predict(SCORES)
     _assert_same({"api": api.frame.to_dicts(), "cli": json.loads(doc.stdout)["predictions"]},
                  ("predicted", "lower", "upper", "trust"))
     assert json.loads(doc.stdout)["snapshot"] == "pretrained"
@@ -192,7 +193,7 @@ def test_the_cli_answers_from_the_shipped_fit_with_no_registry(tmp_path):
     assert compared.exit_code == 0, compared.stderr
     keys = ["leader", "gap", "p_ahead"] + [f"{n}{s}" for n in (MODEL, OTHER)
                                            for s in ("", "_src", "_lower", "_upper", "_trust")]
-    _assert_same({"api": BenchPress.from_pretrained().compare([MODEL, OTHER]).frame.to_dicts(),
+    _assert_same({"api": shipped.compare([MODEL, OTHER]).frame.to_dicts(),
                   "cli": json.loads(compared.stdout)["rows"]}, keys)
     for command in (["predict", "--scores", typed], ["compare", MODEL, OTHER]):
         bare = CliRunner().invoke(main, [*command, "--home", str(home)])

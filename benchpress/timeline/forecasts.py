@@ -251,8 +251,9 @@ def _out_of_reach_cells(matrix) -> pl.DataFrame:
     (True); none for a matrix of one source (each of its models reaches every benchmark)
     or one whose benchmarks do not list their sources."""
     reach, missing = matrix.source_reach(), np.isnan(matrix.values)
-    rows, cols = np.nonzero(missing & out_of_reach(~missing, reach) if reach is not None
-                            else np.zeros_like(missing))
+    flagged = (missing & out_of_reach(~missing, reach) if reach is not None
+               else np.zeros_like(missing))
+    rows, cols = np.nonzero(flagged)
     return pl.DataFrame({"model_id": np.asarray(matrix.model_ids, dtype=object)[rows].tolist(),
                          "benchmark_id": np.asarray(matrix.benchmark_ids, dtype=object)[cols].tolist(),
                          "out_of_reach": np.ones(rows.size, dtype=bool)},
