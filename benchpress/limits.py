@@ -68,6 +68,10 @@ __all__ += ["MATRIX_MAX_CELLS"]
 MAX_FIT_MODELS: int = _env("MAX_FIT_MODELS", 100_000)
 MAX_FIT_CELLS: int = _env("MAX_FIT_CELLS", 100_000_000)
 __all__ += ["MAX_FIT_MODELS", "MAX_FIT_CELLS"]
+#: bytes one YAML settings file (a source config, a replay plan, `scales.yaml`) may hold: the
+#: largest in the repository is 39 kB; a 146 MB one took 2 s and 830 MB to parse
+MAX_CONFIG_BYTES: int = _env("MAX_CONFIG_BYTES", 8 * 1024 * 1024)
+__all__ += ["MAX_CONFIG_BYTES"]
 
 
 def current() -> tuple:

@@ -153,6 +153,34 @@ def test_bad_contract_file_is_named(home):
         load_contracts(home.schemas)
 
 
+@pytest.mark.parametrize("text, message", [
+    ("id: bp2\nadapter: benchpress_json\nretrieved_at: 2026-13-45\n",
+     "month must be in 1..12 (a value written as a date must be a real date; quote it"),
+    ("- id: bp2\n", "a source config is a mapping of fields"),
+    ("id: bp2\nlicence: [oops\n", "did not find expected ',' or ']'"),
+    (b"id: bp2\nlicence: \xff\n", "not UTF-8 text (byte 17)"),
+    ("id: bp2\nnotes: |\n" + "  x\n" * 3000, "12,017 bytes is more than a YAML settings file "
+     "may hold (10,000; env BENCHPRESS_MAX_CONFIG_BYTES)"),
+], ids=["wrong date", "a list", "not YAML", "not UTF-8", "too large"])
+def test_a_bad_source_config_is_one_line_naming_it(seeded, monkeypatch, text, message):
+    """A source config that is not one, however it fails, is refused in one line naming the
+    file (never an internal error), read no further than its size allows, and the build
+    leaves the registry as it was."""
+    from benchpress import limits
+    from benchpress.store.build import build
+
+    monkeypatch.setattr(limits, "MAX_CONFIG_BYTES", 10_000)
+    before = _snapshot_of(seeded)
+    config = seeded.sources / "bp2.yaml"
+    (config.write_bytes if isinstance(text, bytes) else config.write_text)(text)
+    with pytest.raises(BadInputError) as info:
+        build(seeded)
+    said = str(info.value)
+    assert said.startswith(f"{config}: ") and message in said and "\n" not in said
+    config.unlink()
+    assert _snapshot_of(seeded) == before
+
+
 def test_malformed_release_csv_is_refused(seeded, tmp_path):
     before = _snapshot_of(seeded)
     bad = tmp_path / "releases.csv"

@@ -190,7 +190,9 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
     configs = []
     for file in sorted(p for p in sources_dir.glob("*.yaml") if not p.name.startswith(".")):
         try:
-            doc = yaml_text.safe_load(file.read_text(encoding="utf-8")) or {}
+            doc = yaml_text.read_file(file) or {}
+            if not isinstance(doc, dict):
+                raise TypeError("a source config is a mapping of fields (id, adapter, ...)")
             doc = {k: (str(v) if k in {"published", "retrieved_at", "version"} and v is not None
                        else v) for k, v in doc.items()}
             if doc.get("versions") is not None:
@@ -210,7 +212,8 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
                                          for b, starts in doc["method_changes"].items()}
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
-            raise BadInputError(f"{file}: not a valid source config ({exc})") from exc
+            raise BadInputError(f"{file}: not a valid source config "
+                                f"({yaml_text.describe(exc)})") from exc
         for pin in (c.sha256 for c in config_versions(configs[-1])):
             if pin is not None and not re.fullmatch(r"[0-9a-f]{64}", str(pin)):
                 raise BadInputError(f"{file}: field 'sha256' is {pin!r}; expected 64 lowercase "

@@ -95,9 +95,9 @@ class Plan:
 def load_plan(path: Path, home: Home) -> Plan:
     """Read and check a plan; `config:` entries name configs of `home`'s sources/."""
     try:
-        doc = yaml_text.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        doc = yaml_text.read_file(Path(path)) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise BadInputError(f"{path}: not a readable plan ({exc})") from exc
+        raise BadInputError(f"{path}: not a readable plan ({yaml_text.describe(exc)})") from exc
     if not isinstance(doc, dict):
         raise BadInputError(f"{path}: a plan is a mapping with 'name', 'fit' and 'versions', "
                             f"not a {type(doc).__name__}")

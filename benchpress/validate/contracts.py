@@ -77,7 +77,7 @@ def _read_csv(path: Path, **kwargs) -> pl.DataFrame:
 
 def load_contracts(schemas_dir: Path) -> Contracts:
     """Read and cross-check the contract files in `schemas_dir`."""
-    scales_doc = yaml_text.safe_load((schemas_dir / "scales.yaml").read_text(encoding="utf-8"))
+    scales_doc = yaml_text.read_file(schemas_dir / "scales.yaml")
     scales = scales_doc["scales"]
 
     bench = _read_csv(schemas_dir / "benchmarks.csv")
