@@ -157,11 +157,12 @@ def test_bad_contract_file_is_named(home):
     ("id: bp2\nadapter: benchpress_json\nretrieved_at: 2026-13-45\n",
      "month must be in 1..12 (a value written as a date must be a real date; quote it"),
     ("- id: bp2\n", "a source config is a mapping of fields"),
+    ("id: bp2\nadaptr: benchpress_json\n", "unknown field 'adaptr'; did you mean 'adapter'?"),
     ("id: bp2\nlicence: [oops\n", "did not find expected ',' or ']'"),
     (b"id: bp2\nlicence: \xff\n", "not UTF-8 text (byte 17)"),
     ("id: bp2\nnotes: |\n" + "  x\n" * 3000, "12,017 bytes is more than a YAML settings file "
      "may hold (10,000; env BENCHPRESS_MAX_CONFIG_BYTES)"),
-], ids=["wrong date", "a list", "not YAML", "not UTF-8", "too large"])
+], ids=["wrong date", "a list", "a typo", "not YAML", "not UTF-8", "too large"])
 def test_a_bad_source_config_is_one_line_naming_it(seeded, monkeypatch, text, message):
     """A source config that is not one, however it fails, is refused in one line naming the
     file (never an internal error), read no further than its size allows, and the build

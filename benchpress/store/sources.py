@@ -47,13 +47,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import yaml
 
 from benchpress import yaml_text
 from benchpress.errors import BadInputError, shown
+from benchpress.resolver import unknown_message
 
 __all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
            "VERSION_FIELDS", "config_versions", "add_version", "MAX_SOURCE_ID_LENGTH",
@@ -185,6 +186,11 @@ def config_path(sources_dir: Path, source_id: str) -> Path:
     return path
 
 
+#: the fields a source config may have (a typo is named with the nearest, not refused as
+#: Python's keyword-argument error)
+_FIELDS = frozenset(f.name for f in fields(SourceConfig))
+
+
 def load_configs(sources_dir: Path) -> list[SourceConfig]:
     """Every `*.yaml` under `sources_dir`, in build order (order, then id)."""
     configs = []
@@ -210,6 +216,9 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
                                     "version labels")
                 doc["method_changes"] = {str(b): [str(v) for v in starts]
                                          for b, starts in doc["method_changes"].items()}
+            unknown = [str(k) for k in doc if k not in _FIELDS]
+            if unknown:
+                raise TypeError(unknown_message("field", unknown, sorted(_FIELDS)))
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
             raise BadInputError(f"{file}: not a valid source config "
