@@ -190,3 +190,21 @@ def test_alias_accept_refuses_an_unknown_target(ws):
     assert result.exit_code == 1
     assert "not in the registry" in result.stderr and "'o3-mini-high'" in result.stderr
     assert "o3mini-hx" not in (ws / "schemas" / "aliases.csv").read_text()
+
+
+def test_summary_puts_each_yardsticks_default_first(ws):
+    """The temporal files hold 40 figures, one block per method, baselines first; the
+    summary used to show their first 12 (als4's), never the default's."""
+    figures = {f"{m}_k{k}_{f}": float(n) for n, (m, k, f) in enumerate(
+        (m, k, f) for m in ("als4", "default", "knn") for k in (1, 3, 5)
+        for f in ("medae", "coverage90", "bias", "n_cells") if f != "coverage90" or m == "default")}
+    (ws / "metrics").mkdir()
+    (ws / "metrics" / "temporal.json").write_text(json.dumps({**figures, "method": "default"}))
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["summary", "--home", str(ws)])
+    assert result.exit_code == 0, result.output
+    line = " ".join(result.stdout.split("metrics/temporal.json: ")[1].split())
+    shown = [part.split("=")[0] for part in line.split(" (+")[0].split(", ")]
+    assert shown[:7] == ["method"] + [f"default_k{k}_{f}" for k in (1, 3, 5)
+                                      for f in ("medae", "coverage90")]
+    assert shown[7:13] == [f"{m}_k{k}_medae" for m in ("als4", "knn") for k in (1, 3, 5)]
+    assert line.endswith(f"(+{len(figures) + 1 - len(shown)} more: --format json)")

@@ -19,7 +19,7 @@ from benchpress.cli.common import (
     progress_bar, render, stderr, terminal_width, write_or_emit,
 )
 from benchpress.typed_scores import parse_scores
-from benchpress.cli.shown import grouped_warnings, order_by_columns
+from benchpress.cli.shown import grouped_warnings, headline_figures, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.diff import diff_tables, read_tables
@@ -434,6 +434,7 @@ def summary(fmt, out, home):
     click.echo(wrap(f"snapshots: {len(snapshots)}"
                     + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else "")))
     for name, figures in metrics.items():
-        flat = {k: v for k, v in figures.items() if isinstance(v, (int, float, str, bool))}
+        shown, left = headline_figures(figures)
         click.echo(wrap(f"{name}: " + ", ".join(
-            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(flat.items())[:12])))
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
+            + (f" (+{left} more: --format json)" if left else "")))

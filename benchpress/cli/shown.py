@@ -1,11 +1,12 @@
 """What the CLI keeps in view at any terminal width: the columns a SQL query ranks by (the
-key columns of its table), and each kind of build warning said once, with a count."""
+key columns of its table), each kind of build warning said once, with a count, and the
+headline figures of a metrics file."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["order_by_columns", "grouped_warnings"]
+__all__ = ["order_by_columns", "grouped_warnings", "headline_figures"]
 
 _ORDER_BY = re.compile(r"\border\s+by\b(.*?)(?:\blimit\b|\boffset\b|;|$)", re.I | re.S)
 
@@ -60,3 +61,33 @@ def grouped_warnings(warnings: list[str], *, verbose: bool = False) -> list[str]
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         out.append(f"{len(ids)} {item[0]}s: {item[1]} ({shown}); -v lists each")
     return out
+
+
+_PER_METHOD = re.compile(r"^(?P<method>[a-z0-9]+)_k\d+_(?P<figure>[a-z0-9_]+)$")
+
+
+def headline_figures(figures: dict, limit: int = 16) -> tuple[dict, int]:
+    """The first ``limit`` scalar figures of a metrics file, headline first, and how many
+    were left out. Keys of the form ``<method>_k<n>_<figure>`` (the yardsticks' files,
+    one block per method) are ordered: the file's own method's (``method``, else
+    ``default``) MedAE and coverage, every other method's MedAE, then the rest; other keys
+    keep the file's order, after its text fields.
+
+    >>> shown, left = headline_figures({"als4_k3_medae": 5.4, "als4_k3_bias": -2.0,
+    ...     "default_k3_medae": 4.5, "default_k3_bias": -1.0, "default_k3_coverage90": 89.5},
+    ...     limit=3)
+    >>> list(shown), left
+    (['default_k3_medae', 'default_k3_coverage90', 'als4_k3_medae'], 2)
+    """
+    flat = {k: v for k, v in figures.items() if isinstance(v, (int, float, str, bool))}
+    own = str(flat.get("method", "default"))
+
+    def rank(key: str) -> int:
+        m = _PER_METHOD.match(key)
+        if m is None:
+            return 0 if isinstance(flat[key], str) else 1
+        headline = m["figure"] in ("medae", "coverage90")
+        return 2 if m["method"] == own and headline else 3 if m["figure"] == "medae" else 4
+
+    order = sorted(flat, key=rank)  # stable: the file's order within a rank
+    return {k: flat[k] for k in order[:limit]}, max(len(order) - limit, 0)
