@@ -200,7 +200,7 @@ class Analyses:
         import polars as pl
 
         from benchpress.predict import make_predictor
-        from benchpress.predict.temporal import later_snapshot_evaluation
+        from benchpress.predict.temporal import later_snapshot_evaluation, reported_order
 
         matrix, scores = later
         m = self.matrix
@@ -212,10 +212,7 @@ class Analyses:
         T = np.full((len(new_ids), len(col)), np.nan)
         T[:, [col[matrix.benchmark_ids[k]] for k in late_cols]] = \
             matrix.values[np.ix_([rows[i] for i in new_ids], late_cols)]
-        firsts = (scores.filter(pl.col("model_id").is_in(new_ids)).sort("source_id", "row")
-                  .unique(["model_id", "benchmark_id"], keep="first", maintain_order=True))
-        order = {mid: [col[b] for b in g["benchmark_id"] if b in col]
-                 for (mid,), g in firsts.group_by("model_id", maintain_order=True)}
+        order = reported_order(scores, new_ids, m.benchmark_ids)
         keep = [r for r in range(len(new_ids)) if (~np.isnan(T[r])).any()]
         estimators = {self.method: self.estimator,
                       **{name: make_predictor(name) for name in methods if name != self.method}}

@@ -314,3 +314,44 @@ def test_temporal_fits_on_the_values_known_at_each_cutoff():
     # plain kNN (no shift) predicts from the neighbours' values: 10 lower where unclipped
     gap = (plain["predicted"] - then["predicted"]).to_numpy()
     assert np.median(gap) > 5
+
+
+def test_later_models_reveal_what_their_leaderboard_shows_first(tmp_path):
+    """`--later`'s `reported` order is the source's own: Artificial Analysis lists its
+    three indices first. It used to sort the `row` text, which put `breakdowns.gdpval.elo`,
+    `evaluations.aa_lcr` and `evaluations.aa_omniscience` first."""
+    import polars as pl
+    from click.testing import CliRunner
+
+    from benchpress.api import BenchPress
+    from benchpress.cli import main
+    from benchpress.home import Home
+    from benchpress.predict import make_predictor
+    from benchpress.store.matrix import load_matrix
+    from benchpress.store.snapshot import resolve_snapshot
+    from benchpress.store.tables import read_table
+    from tests.conftest import SHARED_DATA
+
+    root = tmp_path / "ws"
+    aa = SHARED_DATA / "artificial-analysis"
+
+    def go(*args):
+        res = CliRunner().invoke(main, [*map(str, args), "--home", str(root)])
+        assert res.exit_code == 0, res.stderr
+
+    assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
+    go("ingest", aa / "llms_2026-04-24.json", "--id", "aa", "--version", "2026-04-24")
+    go("snapshot", "create", "--tag", "v1")
+    go("ingest", aa / "llms_2026-05-22.json", "--source", "aa", "--version", "2026-05-22")
+    later = (load_matrix(root / "registry"), read_table(root / "registry", "scores"))
+    bp = BenchPress.from_snapshot(root, "v1", predictor=make_predictor("knn"))
+    res = bp.evaluate_later(later, known=(3,), orders=("reported",), intervals=False)
+    cells = res.cells
+    indices = {"aa_intelligence_index", "aa_coding_index", "aa_agentic_index"}
+    new = set(later[0].model_ids) - set(load_matrix(resolve_snapshot(Home(root), "v1")).model_ids)
+    had = later[1].filter(pl.col("model_id").is_in(list(new)))
+    with_all = {mid for (mid,), g in had.group_by("model_id") if indices <= set(g["benchmark_id"])}
+    scored = cells.filter(pl.col("model_id").is_in(list(with_all)))
+    assert len(with_all) >= 10 and scored.height > 0
+    assert not set(scored["benchmark_id"]) & indices  # revealed, so never scored
+    assert "gdpval_aa_elo" in set(scored["benchmark_id"])  # scored, not revealed

@@ -13,8 +13,9 @@ no refit) with their 90% intervals, and compared with what it scored:
 * ``"popular"``: the k of its benchmarks that most training models report, the ones a
   vendor reports first;
 * ``"probes"``: the given probe benchmarks it has, then popular ones to make up k;
-* ``"reported"`` (:func:`later_snapshot_evaluation`): the first k its sources reported,
-  in their own order (the leaderboard's columns, a model card's table).
+* ``"reported"`` (:func:`later_snapshot_evaluation`): the first k its sources show, in
+  their own order (:func:`reported_order`: a leaderboard's aggregates, then the file's
+  order).
 
 Errors are reported per scale, never pooled across them: ``medae`` is over percent-scale
 cells only (points); Elo, index, dollar and other cells each get their own MedAE in their
@@ -40,7 +41,7 @@ from benchpress.predict.side_covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["TemporalResult", "temporal_evaluation", "later_snapshot_evaluation",
-           "monthly_cutoffs", "ORDERS"]
+           "reported_order", "monthly_cutoffs", "ORDERS"]
 
 ORDERS = ("random", "popular", "probes", "reported")
 
@@ -286,6 +287,32 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
                 "lower": lo, "upper": hi, "abs_error": np.abs(p - actual),
                 "covered": np.where(np.isnan(lo), np.nan, (lo <= actual) & (actual <= hi))}))
     return frames
+
+
+def reported_order(scores: pl.DataFrame, model_ids, benchmark_ids) -> dict[str, list[int]]:
+    """Per model of ``model_ids``, its columns of ``benchmark_ids`` in the order its
+    source's page shows them: the aggregates the adapter derived from its other scores
+    first (LiveBench's category averages and overall: the columns its leaderboard leads
+    with), then the rest in the order the adapter read them from the file (Artificial
+    Analysis lists its indices first, a CSV its columns left to right); sources by id, a
+    benchmark reported twice where it first appears. Never the ``row`` text's sort order,
+    which puts ``breakdowns.gdpval.elo`` before ``evaluations.artificial_analysis_...``.
+
+    >>> scores = pl.DataFrame({"model_id": ["m", "m", "m", "m", "n"], "source_id": "aa",
+    ...     "benchmark_id": ["index", "hle", "elo", "avg", "hle"],
+    ...     "derived": [False, False, False, True, False],
+    ...     "row": ["evaluations.index", "evaluations.hle", "breakdowns.elo", "avg", "x"]})
+    >>> reported_order(scores, ["m"], ["elo", "hle", "index", "avg"])
+    {'m': [3, 2, 1, 0]}
+    """
+    col = {b: j for j, b in enumerate(benchmark_ids)}
+    derived = pl.col("derived").fill_null(False) if "derived" in scores.columns else pl.lit(False)
+    firsts = (scores.select("model_id", "benchmark_id", "source_id", derived.alias("derived"))
+              .with_row_index("at").filter(pl.col("model_id").is_in(list(model_ids)))
+              .sort(["source_id", "derived", "at"], descending=[False, True, False])
+              .unique(["model_id", "benchmark_id"], keep="first", maintain_order=True))
+    return {mid: [col[b] for b in g["benchmark_id"] if b in col]
+            for (mid,), g in firsts.group_by("model_id", maintain_order=True)}
 
 
 def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_dates, *,
