@@ -5,7 +5,7 @@
 #                      status stays clean; README: "A fresh clone and dvc.lock")
 #   make test        - install, then run the whole test suite with the package's doctests (CI)
 #   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs, the
-#                      browser, kill loops, replays), on two workers: 2.1-4.7 minutes, by the machine's speed
+#                      browser, kill loops, replays), on two workers: 1.4-4.7 minutes, by the machine's speed
 #                      (README: "Set-up" has the measurements)
 # Data come from the mirror folder in params.yaml, ../shared/data (see README: "Offline use").
 

@@ -56,7 +56,8 @@ def test_predict_returns_every_benchmark_and_refuses_unknown_ids(built_2026_05):
         bp.predict({"GPQA Diamond": 71.2, "hle": 20.1, "no_such_bench": 3})
     with pytest.raises(BadInputError, match="unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'[?]"):
         bp.predict({"gpqa_diamnd": 71.2})
-    asked = bp.predict({"GPQA Diamond": 71.2, "no_such_bench": 3}, ignore_unknown=True)
+    with pytest.warns(UserWarning, match="unknown benchmarks ignored: no_such_bench$"):
+        asked = bp.predict({"GPQA Diamond": 71.2, "no_such_bench": 3}, ignore_unknown=True)
     assert asked.unknown == ["no_such_bench"]  # per call, or for the object:
     told = []
     bp = BenchPress(bp.matrix, contracts_dir=bp.contracts_dir, store=bp.store,

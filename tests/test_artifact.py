@@ -243,17 +243,20 @@ def test_compare_with_known_models_keeps_given_scores(shipped):
 def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
     with pytest.raises(BadInputError, match="unknown model 'gpt5'; did you mean 'gpt-5'[?]"):
         shipped.compare_models("gpt5", "claude-opus-4.5")
-    kept = shipped.compare_models("gpt5", "gpt-5", "claude-opus-4.5", ignore_unknown=True)
+    with pytest.warns(UserWarning, match="unknown models ignored: gpt5$"):
+        kept = shipped.compare_models("gpt5", "gpt-5", "claude-opus-4.5", ignore_unknown=True)
     assert "gpt-5" in kept.columns and "gpt5" not in kept.columns
     with pytest.raises(BadInputError, match="unknown benchmark 'nosuch'$"):
         shipped.compare_models("gpt-5", "claude-opus-4.5", benchmarks=["hle", "nosuch"])
     with pytest.raises(BadInputError, match="unknown benchmark"):
         shipped.compare_with_known_models({"gpqa_diamnd": 70.0})
-    near = shipped.compare_with_known_models({"gpqa_diamond": 70.0, "zzz": 1}, k=2,
-                                             ignore_unknown=True)  # left out, as asked
+    with pytest.warns(UserWarning, match="unknown benchmarks ignored: zzz$"):
+        near = shipped.compare_with_known_models({"gpqa_diamond": 70.0, "zzz": 1}, k=2,
+                                                 ignore_unknown=True)  # left out, as asked
     assert "zzz" not in near["benchmark_id"].to_list() and near.width == 5
-    new = shipped.compare_models("gpt-5", scores={"mine": {"hle": 20.1, "zzz": 3}},
-                                 ignore_unknown=True)
+    with pytest.warns(UserWarning, match="unknown benchmarks ignored: zzz$"):
+        new = shipped.compare_models("gpt-5", scores={"mine": {"hle": 20.1, "zzz": 3}},
+                                     ignore_unknown=True)
     assert new.filter(pl.col("benchmark_id") == "hle")["mine"].to_list() == [20.1]
 
 

@@ -41,8 +41,14 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
     home = home if isinstance(home, Home) else (Home(home) if home else find_home())
     bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
                                   predictor=make_predictor(method),
-                                  store=FitStore.for_home(home))
+                                  store=FitStore.for_home(home), on_unknown=unknown_names_logged)
     return bp.fit(("cells", "new_models"), progress=_log_step)
+
+
+def unknown_names_logged(kind: str, names: list[str]) -> None:
+    """Unknown names the app left out: its answers list them (`unknown`, `resolved`), so
+    they go to the log's debug level, not to the server's stderr as Python warnings."""
+    log.debug("unknown %ss left out: %s", kind, ", ".join(names))
 
 
 def _log_step(k: int, n: int, label: str) -> None:

@@ -32,7 +32,7 @@ from benchpress.store.tables import registry_exists
 from benchpress.app import views
 from benchpress.app.guard import AllowedHosts, Busy, SqlGate, cut
 from benchpress.app.jobs import Jobs
-from benchpress.app.model import Engine, load_model
+from benchpress.app.model import Engine, load_model, unknown_names_logged
 from benchpress.app.extras_views import compare_csv, glossary, predict_csv
 from benchpress.app.pretrained import PretrainedView, served_label
 from benchpress.app.registry import EXAMPLE_SQL, RegistryView
@@ -70,7 +70,7 @@ def _pretrained_state(home: Home, t0: float, *, sources, method: str) -> views.A
         raise UsageError(f"{home.registry}: no registry here, so the app serves the pre-fit "
                          "model (method default, its own sources): leave out --sources and "
                          "--method, or give --home a built registry")
-    bp = BenchPress.from_pretrained()
+    bp = BenchPress.from_pretrained(on_unknown=unknown_names_logged)
     served = served_label(bp)
     seconds = time.perf_counter() - t0
     log.info("startup: %.1f s (%d models x %d benchmarks, %s)", seconds,
