@@ -355,3 +355,38 @@ def test_later_models_reveal_what_their_leaderboard_shows_first(tmp_path):
     assert len(with_all) >= 10 and scored.height > 0
     assert not set(scored["benchmark_id"]) & indices  # revealed, so never scored
     assert "gdpval_aa_elo" in set(scored["benchmark_id"])  # scored, not revealed
+
+
+def _cells(errors_a, errors_b, models, scale="percent"):
+    """A TemporalResult's cells for two methods, one row per (model, benchmark) pair."""
+    import polars as pl
+
+    n = len(models)
+    common = {"cutoff": ["c"] * n, "order": ["random"] * n, "k": [3] * n, "model_id": models,
+              "benchmark_id": [f"b{i}" for i in range(n)], "scale": [scale] * n}
+    return pl.concat([pl.DataFrame({**common, "method": [m] * n, "abs_error": e})
+                      for m, e in (("new", errors_a), ("old", errors_b))])
+
+
+def test_ratio_to_a_baseline_is_paired_and_its_interval_follows_the_models():
+    import polars as pl
+
+    from benchpress.predict.temporal import TemporalResult
+
+    rng = np.random.default_rng(0)
+    models = [f"m{i // 10}" for i in range(300)]  # 30 models, 10 cells each
+    old = rng.gamma(2.0, 2.0, size=300)
+    # half the error on every cell: the ratio is 0.5 whichever models are drawn
+    same = TemporalResult(_cells(old / 2, old, models), []).ratio("new", "old", n_boot=200)
+    assert same.row(0, named=True) == pytest.approx(
+        {"k": 3, "n_models": 30, "n_cells": 300, "ratio": 0.5, "lo": 0.5, "hi": 0.5})
+    # better on half the models, worse on the rest: the interval is wide and holds the ratio
+    factor = np.where(np.arange(300) < 150, 0.5, 1.5)
+    mixed = TemporalResult(_cells(old * factor, old, models), []).ratio("new", "old", n_boot=500)
+    r = mixed.row(0, named=True)
+    assert r["lo"] < r["ratio"] < r["hi"] and r["hi"] - r["lo"] > 0.2
+    # Elo cells and cells only one method has are left out
+    elo = _cells(old[:10] * 100, old[:10], models[:10], scale="elo")
+    extra = _cells(old[:5], old[:5], [f"x{i}" for i in range(5)]).filter(pl.col("method") == "new")
+    both = TemporalResult(pl.concat([_cells(old / 2, old, models), elo, extra]), [])
+    assert both.ratio("new", "old", n_boot=50).row(0, named=True)["n_cells"] == 300
