@@ -100,8 +100,9 @@ def cluster():
 
     # a task whose worker dies is not retried on another (see the last test)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        # dashboard_address=None would still bind port 8787 (dask/distributed#8136)
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as lc:
+                          dashboard_address=":0") as lc:
             yield lc.scheduler_address
 
 
@@ -196,7 +197,7 @@ def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as lc:
+                      dashboard_address=":0") as lc:  # a random port, as above
         t0 = time.perf_counter()
         with pytest.raises(UsageError, match=f"--executor {lc.scheduler_address}: the scheduler "
                                              "has no workers after 1 s"):

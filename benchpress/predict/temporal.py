@@ -117,7 +117,8 @@ class TemporalResult:
                              .rank("dense")).to_series().to_numpy().astype(np.int64) - 1
             n_models = int(model.max()) + 1
             draws = rng.multinomial(n_models, np.full(n_models, 1.0 / n_models), size=n_boot)
-            weight = draws[:, model].astype(float)  # (n_boot, n_cells): a cell counts as often as its model was drawn
+            # (n_boot, n_cells): a cell counts as often as its model was drawn
+            weight = draws[:, model].astype(float)
             medians = [_weighted_medians(g[col].to_numpy(), weight) for col in ("a", "b")]
             boot = medians[0] / medians[1]
             rows.append({**dict(zip(by, group)), "n_models": n_models, "n_cells": g.height,
