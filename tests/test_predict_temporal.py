@@ -250,29 +250,37 @@ def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix)
 
 
 @pytest.mark.usefixtures("shared_data")
-def test_as_published_takes_each_source_history_as_published_before_the_date(tmp_path):
-    """A source with versions is seen as it stood before a cutoff: the values of its newest
-    version before the date, NaN for what it had not published; the temporal yardstick
-    fits on those (`values_at`)."""
+
+def _aa_history(tmp_path, first: str, then: str):
+    """A workspace of Artificial Analysis as of ``first`` (snapshot tagged v1), then the
+    version of ``then`` ingested as the same source's next version."""
     from click.testing import CliRunner
 
     from benchpress.cli import main
-    from benchpress.home import Home
-    from benchpress.store.matrix import as_published, load_matrix
-    from benchpress.store.snapshot import resolve_snapshot
     from tests.conftest import SHARED_DATA
 
-    root = tmp_path / "ws"
-    aa = SHARED_DATA / "artificial-analysis"
+    root, aa = tmp_path / "ws", SHARED_DATA / "artificial-analysis"
 
     def go(*args):
         res = CliRunner().invoke(main, [*map(str, args), "--home", str(root)])
         assert res.exit_code == 0, res.stderr
 
     assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
-    go("ingest", aa / "llms_2026-04-10.json", "--id", "aa", "--version", "2026-04-10")
+    go("ingest", aa / f"llms_{first}.json", "--id", "aa", "--version", first)
     go("snapshot", "create", "--tag", "v1")
-    go("ingest", aa / "llms_2026-05-22.json", "--source", "aa", "--version", "2026-05-22")
+    go("ingest", aa / f"llms_{then}.json", "--source", "aa", "--version", then)
+    return root
+
+
+def test_as_published_takes_each_source_history_as_published_before_the_date(tmp_path):
+    """A source with versions is seen as it stood before a cutoff: the values of its newest
+    version before the date, NaN for what it had not published; the temporal yardstick
+    fits on those (`values_at`)."""
+    from benchpress.home import Home
+    from benchpress.store.matrix import as_published, load_matrix
+    from benchpress.store.snapshot import resolve_snapshot
+
+    root = _aa_history(tmp_path, "2026-04-10", "2026-05-22")
     now = load_matrix(root / "registry")
     then = load_matrix(resolve_snapshot(Home(root), "v1"))
     values_at = as_published(root / "registry", now)
@@ -321,28 +329,15 @@ def test_later_models_reveal_what_their_leaderboard_shows_first(tmp_path):
     three indices first. It used to sort the `row` text, which put `breakdowns.gdpval.elo`,
     `evaluations.aa_lcr` and `evaluations.aa_omniscience` first."""
     import polars as pl
-    from click.testing import CliRunner
 
     from benchpress.api import BenchPress
-    from benchpress.cli import main
     from benchpress.home import Home
     from benchpress.predict import make_predictor
     from benchpress.store.matrix import load_matrix
     from benchpress.store.snapshot import resolve_snapshot
     from benchpress.store.tables import read_table
-    from tests.conftest import SHARED_DATA
 
-    root = tmp_path / "ws"
-    aa = SHARED_DATA / "artificial-analysis"
-
-    def go(*args):
-        res = CliRunner().invoke(main, [*map(str, args), "--home", str(root)])
-        assert res.exit_code == 0, res.stderr
-
-    assert CliRunner().invoke(main, ["init", str(root), "--no-git"]).exit_code == 0
-    go("ingest", aa / "llms_2026-04-24.json", "--id", "aa", "--version", "2026-04-24")
-    go("snapshot", "create", "--tag", "v1")
-    go("ingest", aa / "llms_2026-05-22.json", "--source", "aa", "--version", "2026-05-22")
+    root = _aa_history(tmp_path, "2026-04-24", "2026-05-22")
     later = (load_matrix(root / "registry"), read_table(root / "registry", "scores"))
     bp = BenchPress.from_snapshot(root, "v1", predictor=make_predictor("knn"))
     res = bp.evaluate_later(later, known=(3,), orders=("reported",), intervals=False)
