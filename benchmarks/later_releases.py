@@ -116,9 +116,7 @@ def main(argv=None) -> None:
     doc["per_pair"] = per_pair
     # how sure: the default's MedAE over each baseline's, with a 90% interval from a paired
     # bootstrap over the later models (which models happened to be released)
-    seed = params["evaluate"]["seed"]
-    vs = pl.concat([pooled.ratio("default", b, ("order", "k"), seed=seed)
-                    .select(pl.lit(b).alias("baseline"), pl.all()) for b in baselines])
+    vs = pooled.ratio("default", baselines, ("order", "k"), seed=params["evaluate"]["seed"])
     doc["vs_baselines"] = vs.to_dicts()
     text = json.dumps(doc, indent=2, sort_keys=False)
     if args.out:  # whole or not at all

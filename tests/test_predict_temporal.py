@@ -180,6 +180,15 @@ def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
     assert {"default_k1_medae", "default_k3_medae", "knn_k3_medae",
             "default_k3_coverage90"} <= set(doc)
     assert doc["default_k3_n_cells"] > 50 and 0 < doc["default_k3_medae"] < 15
+    # the default over knn per k, its interval around it, and the same figures flat
+    vs = {r["k"]: r for r in doc["vs_baselines"]}
+    assert set(vs) == {1, 3} and {r["baseline"] for r in vs.values()} == {"knn"}
+    assert vs[3]["ratio"] == pytest.approx(doc["default_k3_medae"] / doc["knn_k3_medae"])
+    assert vs[3]["lo"] <= vs[3]["ratio"] <= vs[3]["hi"] and vs[3]["hi"] > vs[3]["lo"]
+    assert doc["vs_knn_k3_hi"] == vs[3]["hi"] and vs[3]["n_cells"] == doc["default_k3_n_cells"]
+    table = run("evaluate", "--temporal", "--known", "3", "--cutoffs", "2026-01-01",
+                "--baselines", "knn")
+    assert table.exit_code == 0 and "MedAE / each baseline's" in table.stdout
     bad = run("evaluate", "--temporal", "--cutoffs", "2026-13-01")
     assert bad.exit_code == 2 and "ISO date" in bad.stderr
     bad = run("evaluate", "--temporal", "--baselines", "nearest")
@@ -374,7 +383,8 @@ def test_ratio_to_a_baseline_is_paired_and_its_interval_follows_the_models():
     # half the error on every cell: the ratio is 0.5 whichever models are drawn
     same = TemporalResult(_cells(old / 2, old, models), []).ratio("new", "old", n_boot=200)
     assert same.row(0, named=True) == pytest.approx(
-        {"k": 3, "n_models": 30, "n_cells": 300, "ratio": 0.5, "lo": 0.5, "hi": 0.5})
+        {"baseline": "old", "k": 3, "n_models": 30, "n_cells": 300, "ratio": 0.5, "lo": 0.5,
+         "hi": 0.5})
     # better on half the models, worse on the rest: the interval is wide and holds the ratio
     factor = np.where(np.arange(300) < 150, 0.5, 1.5)
     mixed = TemporalResult(_cells(old * factor, old, models), []).ratio("new", "old", n_boot=500)

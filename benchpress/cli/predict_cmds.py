@@ -256,6 +256,11 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
         groups=dict(zip(m.benchmark_ids, m.benchmarks["category"].fill_null("other"))),
         sources=dict(zip(m.model_ids, m.models["source_id"].fill_null("other")))),
         **method_fields(bp)}
+    # how sure: the method's MedAE over each baseline's, with an interval over the models
+    vs = result.ratio(bp.method, [b for b in baselines if b != bp.method], seed=seed)
+    report["vs_baselines"] = vs.to_dicts()
+    report.update({f"vs_{r['baseline']}_k{r['k']}_{figure}": r[figure]
+                   for r in vs.iter_rows(named=True) for figure in ("ratio", "lo", "hi")})
     summary = result.summary()
     # the file: flat figures only (no breakdown lists), for `dvc metrics diff`
     written = {k: v for k, v in report.items() if not isinstance(v, (list, dict))
@@ -266,6 +271,9 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
              f"later models, percent-scale cells ({len(result.cutoffs)} cutoffs from "
              f"{result.cutoffs[0]})")
     render(summary, "table", title=title)
+    if vs.height:
+        render(vs.select("baseline", "k", "n_models", "ratio", "lo", "hi"), "table",
+               title=f"{bp.method}'s MedAE / each baseline's, 90% interval")
 
 
 def _later_matrix(bp, home, ref: str):

@@ -94,37 +94,39 @@ class TemporalResult:
             pl.len().alias("n_cells"), pl.col("abs_error").median().alias("medae"),
             (pl.col("covered").mean() * 100).alias("coverage90")).sort([*by, "scale"]))
 
-    def ratio(self, method: str, baseline: str, by=("k",), *, n_boot: int = 2000,
+    def ratio(self, method: str, baselines, by=("k",), *, n_boot: int = 2000,
               seed: int = 0, level: float = 0.9) -> pl.DataFrame:
-        """``method``'s percent-cell MedAE over ``baseline``'s, per group of ``by``, with a
-        ``level`` interval from a paired bootstrap over the later models: each draw takes
-        models with replacement (a model's cells together, the same draw for both methods),
-        so the interval says how much the ratio depends on which models happened to be
-        released. Cells are paired on (cutoff, order, k, model, benchmark); columns
-        ``*by, n_models, n_cells, ratio, lo, hi`` (``ratio`` from the plain medians, as
-        :meth:`summary` gives them; 0.9 is 10% lower).
+        """``method``'s percent-cell MedAE over each of ``baselines``' (a name or a list), per
+        group of ``by``, with a ``level`` interval from a paired bootstrap over the later
+        models: each draw takes models with replacement (a model's cells together, the same
+        draw for both methods), so the interval says how much the ratio depends on which
+        models happened to be released. Cells are paired on (cutoff, order, k, model,
+        benchmark); columns ``baseline, *by, n_models, n_cells, ratio, lo, hi`` (``ratio``
+        from the plain medians, as :meth:`summary` gives them; 0.9 is 10% lower). Each
+        baseline's draws start from ``seed``, so its figures do not depend on the others.
         """
         keys = ["cutoff", "order", "k", "model_id", "benchmark_id"]
         pct = self.cells.filter(pl.col("scale") == "percent")
-        paired = (pct.filter(pl.col("method") == method).select(*keys, a="abs_error")
-                  .join(pct.filter(pl.col("method") == baseline).select(*keys, b="abs_error"),
-                        on=keys, how="inner"))
-        rng = np.random.default_rng(seed)
         tail = (1.0 - float(level)) / 2.0
         rows = []
-        for group, g in paired.sort(keys).group_by(list(by), maintain_order=True):
-            model = g.select(pl.concat_str("cutoff", "model_id", separator="\x00")
-                             .rank("dense")).to_series().to_numpy().astype(np.int64) - 1
-            n_models = int(model.max()) + 1
-            draws = rng.multinomial(n_models, np.full(n_models, 1.0 / n_models), size=n_boot)
-            # (n_boot, n_cells): a cell counts as often as its model was drawn
-            weight = draws[:, model].astype(float)
-            medians = [_weighted_medians(g[col].to_numpy(), weight) for col in ("a", "b")]
-            boot = medians[0] / medians[1]
-            rows.append({**dict(zip(by, group)), "n_models": n_models, "n_cells": g.height,
-                         "ratio": float(g["a"].median() / g["b"].median()),
-                         "lo": float(np.quantile(boot, tail)),
-                         "hi": float(np.quantile(boot, 1.0 - tail))})
+        for baseline in [baselines] if isinstance(baselines, str) else baselines:
+            paired = (pct.filter(pl.col("method") == method).select(*keys, a="abs_error")
+                      .join(pct.filter(pl.col("method") == baseline)
+                            .select(*keys, b="abs_error"), on=keys, how="inner"))
+            rng = np.random.default_rng(seed)
+            for group, g in paired.sort(keys).group_by(list(by), maintain_order=True):
+                model = g.select(pl.concat_str("cutoff", "model_id", separator="\x00")
+                                 .rank("dense")).to_series().to_numpy().astype(np.int64) - 1
+                n_models = int(model.max()) + 1
+                draws = rng.multinomial(n_models, np.full(n_models, 1.0 / n_models),
+                                        size=n_boot)
+                boot = (_weighted_medians(g["a"].to_numpy(), model, draws)
+                        / _weighted_medians(g["b"].to_numpy(), model, draws))
+                rows.append({"baseline": baseline, **dict(zip(by, group)),
+                             "n_models": n_models, "n_cells": g.height,
+                             "ratio": float(g["a"].median() / g["b"].median()),
+                             "lo": float(np.quantile(boot, tail)),
+                             "hi": float(np.quantile(boot, 1.0 - tail))})
         return pl.DataFrame(rows)
 
     def to_json(self, *, groups: dict | None = None, sources: dict | None = None) -> dict:
@@ -152,17 +154,24 @@ class TemporalResult:
         return doc
 
 
-def _weighted_medians(values: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Per row of ``weight`` ((n_draws, n_values), counts), the smallest of ``values`` at
-    which the cumulative weight reaches half the row's total.
+def _weighted_medians(values: np.ndarray, group: np.ndarray, draws: np.ndarray,
+                      chunk: int = 250) -> np.ndarray:
+    """Per draw (a row of ``draws``, (n_draws, n_groups): how often each group was drawn),
+    the weighted median of ``values`` whose group (``group``, one per value) counts that
+    often: the smallest value at which the cumulative count reaches half the draw's total.
+    ``chunk`` draws at a time, so memory stays at chunk x n_values.
 
-    >>> _weighted_medians(np.array([3.0, 1.0, 2.0]), np.array([[1, 1, 1], [0, 3, 1]]))
-    array([2., 1.])
+    >>> _weighted_medians(np.array([3.0, 1.0, 2.0]), np.array([0, 1, 1]),
+    ...                   np.array([[1, 1], [0, 2], [3, 0]]))
+    array([2., 1., 3.])
     """
     order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weight[:, order], axis=1)
-    at = (cum < cum[:, -1:] / 2.0).sum(axis=1)
-    return values[order][at]
+    sorted_values, sorted_group = values[order], group[order]
+    out = np.empty(draws.shape[0])
+    for start in range(0, draws.shape[0], chunk):
+        cum = np.cumsum(draws[start:start + chunk][:, sorted_group], axis=1)
+        out[start:start + chunk] = sorted_values[(2 * cum < cum[:, -1:]).sum(axis=1)]
+    return out
 
 
 def _reveal_order(obs_row: np.ndarray, order: str, popularity: np.ndarray, probes, key):
