@@ -198,6 +198,9 @@ def test_summary_puts_each_yardsticks_default_first(ws):
     figures = {f"{m}_k{k}_{f}": float(n) for n, (m, k, f) in enumerate(
         (m, k, f) for m in ("als4", "default", "knn") for k in (1, 3, 5)
         for f in ("medae", "coverage90", "bias", "n_cells") if f != "coverage90" or m == "default")}
+    # ratios to the baselines, first in this file: shown after every method's MedAE all the same
+    figures = {**{f"vs_{m}_k3_{f}": 0.9 for m in ("als4", "knn") for f in ("lo", "ratio")},
+               **figures}
     (ws / "metrics").mkdir()
     (ws / "metrics" / "temporal.json").write_text(json.dumps({**figures, "method": "default"}))
     result = CliRunner(env={"COLUMNS": "80"}).invoke(main, ["summary", "--home", str(ws)])
@@ -207,4 +210,5 @@ def test_summary_puts_each_yardsticks_default_first(ws):
     assert shown[:7] == ["method"] + [f"default_k{k}_{f}" for k in (1, 3, 5)
                                       for f in ("medae", "coverage90")]
     assert shown[7:13] == [f"{m}_k{k}_medae" for m in ("als4", "knn") for k in (1, 3, 5)]
+    assert shown[13:15] == ["vs_als4_k3_ratio", "vs_knn_k3_ratio"]
     assert line.endswith(f"(+{len(figures) + 1 - len(shown)} more: --format json)")

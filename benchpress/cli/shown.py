@@ -64,30 +64,38 @@ def grouped_warnings(warnings: list[str], *, verbose: bool = False) -> list[str]
 
 
 _PER_METHOD = re.compile(r"^(?P<method>[a-z0-9]+)_k\d+_(?P<figure>[a-z0-9_]+)$")
+_VS_BASELINE = re.compile(r"^vs_[a-z0-9]+_k\d+_(?P<figure>ratio|lo|hi)$")
 
 
 def headline_figures(figures: dict, limit: int = 16) -> tuple[dict, int]:
     """The first ``limit`` scalar figures of a metrics file, headline first, and how many
     were left out. Keys of the form ``<method>_k<n>_<figure>`` (the yardsticks' files,
     one block per method) are ordered: the file's own method's (``method``, else
-    ``default``) MedAE and coverage, every other method's MedAE, then the rest; other keys
-    keep the file's order, after its text fields.
+    ``default``) MedAE and coverage, every other method's MedAE, its ratios to them
+    (``vs_<baseline>_k<n>_ratio``), then the rest; other keys keep the file's order, after
+    its text fields.
 
     >>> shown, left = headline_figures({"als4_k3_medae": 5.4, "als4_k3_bias": -2.0,
     ...     "default_k3_medae": 4.5, "default_k3_bias": -1.0, "default_k3_coverage90": 89.5},
     ...     limit=3)
     >>> list(shown), left
     (['default_k3_medae', 'default_k3_coverage90', 'als4_k3_medae'], 2)
+    >>> list(headline_figures({"vs_als4_k3_lo": 0.8, "vs_als4_k3_ratio": 0.85,
+    ...     "als4_k3_medae": 5.4, "default_k3_medae": 4.5}, limit=3)[0])
+    ['default_k3_medae', 'als4_k3_medae', 'vs_als4_k3_ratio']
     """
     flat = {k: v for k, v in figures.items() if isinstance(v, (int, float, str, bool))}
     own = str(flat.get("method", "default"))
 
     def rank(key: str) -> int:
+        vs = _VS_BASELINE.match(key)
+        if vs is not None:
+            return 4 if vs["figure"] == "ratio" else 5
         m = _PER_METHOD.match(key)
         if m is None:
             return 0 if isinstance(flat[key], str) else 1
         headline = m["figure"] in ("medae", "coverage90")
-        return 2 if m["method"] == own and headline else 3 if m["figure"] == "medae" else 4
+        return 2 if m["method"] == own and headline else 3 if m["figure"] == "medae" else 5
 
     order = sorted(flat, key=rank)  # stable: the file's order within a rank
     return {k: flat[k] for k in order[:limit]}, max(len(order) - limit, 0)
