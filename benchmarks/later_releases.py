@@ -126,8 +126,9 @@ def main(argv=None) -> None:
     rows = pooled.summary().select("method", "k", "n_cells", "medae", "coverage90")
     with pl.Config(tbl_rows=50, tbl_hide_dataframe_shape=True, float_precision=2):
         print(rows)
-        print("the default's MedAE / each baseline's, 90% interval over the later models:")
-        print(vs.select("baseline", "order", "k", "n_models", "ratio", "lo", "hi"))
+        if vs.height:  # (no baselines in params: nothing to compare with)
+            print("the default's MedAE / each baseline's, 90% interval over the later models:")
+            print(vs.select("baseline", "order", "k", "n_models", "ratio", "lo", "hi"))
 
 
 if __name__ == "__main__":

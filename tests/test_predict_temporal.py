@@ -258,8 +258,6 @@ def test_regression_folds_in_from_its_fitted_lines_without_a_refit(paper_matrix)
     assert not np.allclose(reg.fold_in(row, refit=True), reg.fold_in(row))  # a refit differs
 
 
-@pytest.mark.usefixtures("shared_data")
-
 def _aa_history(tmp_path, first: str, then: str):
     """A workspace of Artificial Analysis as of ``first`` (snapshot tagged v1), then the
     version of ``then`` ingested as the same source's next version."""
@@ -281,6 +279,7 @@ def _aa_history(tmp_path, first: str, then: str):
     return root
 
 
+@pytest.mark.usefixtures("shared_data")
 def test_as_published_takes_each_source_history_as_published_before_the_date(tmp_path):
     """A source with versions is seen as it stood before a cutoff: the values of its newest
     version before the date, NaN for what it had not published; the temporal yardstick
@@ -381,17 +380,17 @@ def test_ratio_to_a_baseline_is_paired_and_its_interval_follows_the_models():
     models = [f"m{i // 10}" for i in range(300)]  # 30 models, 10 cells each
     old = rng.gamma(2.0, 2.0, size=300)
     # half the error on every cell: the ratio is 0.5 whichever models are drawn
-    same = TemporalResult(_cells(old / 2, old, models), []).ratio("new", "old", n_boot=200)
+    same = TemporalResult(_cells(old / 2, old, models), []).ratio("new", ["old"], n_boot=200)
     assert same.row(0, named=True) == pytest.approx(
         {"baseline": "old", "k": 3, "n_models": 30, "n_cells": 300, "ratio": 0.5, "lo": 0.5,
          "hi": 0.5})
     # better on half the models, worse on the rest: the interval is wide and holds the ratio
     factor = np.where(np.arange(300) < 150, 0.5, 1.5)
-    mixed = TemporalResult(_cells(old * factor, old, models), []).ratio("new", "old", n_boot=500)
-    r = mixed.row(0, named=True)
+    mixed = TemporalResult(_cells(old * factor, old, models), [])
+    r = mixed.ratio("new", ["old"], n_boot=500).row(0, named=True)
     assert r["lo"] < r["ratio"] < r["hi"] and r["hi"] - r["lo"] > 0.2
     # Elo cells and cells only one method has are left out
     elo = _cells(old[:10] * 100, old[:10], models[:10], scale="elo")
     extra = _cells(old[:5], old[:5], [f"x{i}" for i in range(5)]).filter(pl.col("method") == "new")
     both = TemporalResult(pl.concat([_cells(old / 2, old, models), elo, extra]), [])
-    assert both.ratio("new", "old", n_boot=50).row(0, named=True)["n_cells"] == 300
+    assert both.ratio("new", ["old"], n_boot=50).row(0, named=True)["n_cells"] == 300

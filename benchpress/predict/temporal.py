@@ -96,7 +96,7 @@ class TemporalResult:
 
     def ratio(self, method: str, baselines, by=("k",), *, n_boot: int = 2000,
               seed: int = 0, level: float = 0.9) -> pl.DataFrame:
-        """``method``'s percent-cell MedAE over each of ``baselines``' (a name or a list), per
+        """``method``'s percent-cell MedAE over each of ``baselines``' (method names), per
         group of ``by``, with a ``level`` interval from a paired bootstrap over the later
         models: each draw takes models with replacement (a model's cells together, the same
         draw for both methods), so the interval says how much the ratio depends on which
@@ -109,7 +109,7 @@ class TemporalResult:
         pct = self.cells.filter(pl.col("scale") == "percent")
         tail = (1.0 - float(level)) / 2.0
         rows = []
-        for baseline in [baselines] if isinstance(baselines, str) else baselines:
+        for baseline in baselines:
             paired = (pct.filter(pl.col("method") == method).select(*keys, a="abs_error")
                       .join(pct.filter(pl.col("method") == baseline)
                             .select(*keys, b="abs_error"), on=keys, how="inner"))
