@@ -33,16 +33,16 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
 
     The single place where the app obtains a `BenchPress`: with the home's `FitStore`
     (the same store as `benchpress predict`), so the stored fit of an unchanged matrix is
-    reused and a restart answers without refitting or recalibrating.
+    reused and a restart answers without refitting or recalibrating. `Engine` fits it.
     """
     from benchpress.fit_store import FitStore
     from benchpress.home import Home, find_home
 
     home = home if isinstance(home, Home) else (Home(home) if home else find_home())
-    bp = BenchPress.from_snapshot(home, snapshot, sources=sources,
-                                  predictor=make_predictor(method),
-                                  store=FitStore.for_home(home), on_unknown=unknown_names_logged)
-    return bp.fit(("cells", "new_models"), progress=_log_step)
+    return BenchPress.from_snapshot(home, snapshot, sources=sources,
+                                    predictor=make_predictor(method),
+                                    store=FitStore.for_home(home),
+                                    on_unknown=unknown_names_logged)
 
 
 def unknown_names_logged(kind: str, names: list[str]) -> None:
@@ -78,7 +78,9 @@ class Engine:
         m = bp.matrix
         self.timings: dict[str, float] = {}
         t = time.perf_counter()
-        self.predictor = bp.predictor
+        # the fit and both calibrators, from the store when it has them (a cold start
+        # fits here, step by step in the log): timed, so "model ready" says what it cost
+        self.predictor = bp.fit(("cells", "new_models"), progress=_log_step).predictor
         self.timings["fit"] = time.perf_counter() - t
         t = time.perf_counter()
         self.cal_cells = bp.calibrator("cells")
