@@ -129,6 +129,9 @@ def test_names_are_resolved_before_any_fit_with_suggestions(built_2026_05):
     with pytest.warns(UserWarning, match="unknown benchmarks ignored: nosuch"):
         found = bp.resolve_benchmarks(["GPQA Diamond", "nosuch"], ignore_unknown=True)
     assert found.ids == ["gpqa_diamond"] and found.unknown == ["nosuch"]
+    with pytest.raises(UsageError, match=r"^unknown method 'defualt' \(did you mean 'default'\?\); "
+                                         r"choose from published, default"):
+        bp.evaluate_temporal(methods=["defualt"])
 
 
 def test_predict_refuses_out_of_range_scores(built_2026_05):

@@ -98,6 +98,8 @@ def test_predict_usage_errors(run):
     assert twice.exit_code == 2 and "more than once" in twice.stderr
     alias = run("predict", "--scores", "GPQA Diamond=70,gpqa_diamond=71")
     assert alias.exit_code == 1 and "twice" in alias.stderr
+    typo = run("predict", "--scores", "gpqa_diamond=70", "--method", "defualt")
+    assert typo.exit_code == 2 and "'defualt' is not one of" in typo.stderr
 
 
 def test_add_model_then_predict_its_row(tmp_path):

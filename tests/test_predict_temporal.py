@@ -193,6 +193,8 @@ def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
     assert bad.exit_code == 2 and "ISO date" in bad.stderr
     bad = run("evaluate", "--temporal", "--baselines", "nearest")
     assert bad.exit_code == 2 and "unknown method" in bad.stderr
+    bad = run("evaluate", "--temporal", "--baselines", "knn,knnn")
+    assert bad.exit_code == 2 and "'knnn' (did you mean 'knn'?)" in bad.stderr
 
     assert run("snapshot", "create", "--tag", "early").exit_code == 0
     ingest(built_2026_05, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")

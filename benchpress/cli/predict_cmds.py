@@ -224,7 +224,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
     JSON, each in its own units); with --later, the snapshot-to-snapshot form."""
     import datetime as dt
 
-    from benchpress.predict import available_methods
+    from benchpress.predict import available_methods, unknown_method_message
 
     if later_ref is not None and cutoffs_text:
         raise UsageError("--cutoffs and --later are two forms of --temporal: give one")
@@ -239,8 +239,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
     baselines = split_list(baselines_text) or []
     unknown = [b for b in baselines if b not in available_methods()]
     if unknown:
-        raise UsageError(f"--baselines: unknown method(s) {unknown}; choose from "
-                         f"{available_methods()}")
+        raise UsageError(f"--baselines: {unknown_method_message(unknown)}")
     probes = bp.resolve_benchmarks(split_list(probe_text)).ids if probe_text else ()
     common = dict(methods=baselines, known=_known_counts(known_text, "--known"),
                   orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,

@@ -42,6 +42,7 @@ from benchpress.predict.predictor import (
     available_methods,
     make_predictor,
     param_overrides,
+    unknown_method_message,
 )
 from benchpress.predict.regression import PairwiseRegression
 from benchpress.predict.blend import BlendPredictor, SideBlendPredictor
@@ -93,6 +94,7 @@ __all__ = [
     "ScaleTransform",
     "SoftImpute",
     "available_methods",
+    "unknown_method_message",
     "complete_submatrices",
     "compute_metrics",
     "evaluate",

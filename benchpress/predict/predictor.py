@@ -32,7 +32,7 @@ from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.limits import LIMITS
 
 __all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "make_predictor",
-           "available_methods", "param_overrides"]
+           "available_methods", "unknown_method_message", "param_overrides"]
 
 
 _ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
@@ -340,6 +340,19 @@ def available_methods() -> list[str]:
     return list(METHODS)
 
 
+def unknown_method_message(names) -> str:
+    """``unknown method 'knnn'; did you mean 'knn'? (choose from ...)`` for the names not in
+    :func:`available_methods` (one or several)."""
+    import difflib
+
+    said = []
+    for name in names:
+        close = difflib.get_close_matches(str(name), available_methods(), n=1)
+        said.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    what = "method" if len(said) == 1 else "methods"
+    return f"unknown {what} {', '.join(said)}; choose from {', '.join(available_methods())}"
+
+
 def make_predictor(method: str = "default", /, **params) -> BasePredictor:
     """A fresh, unfitted predictor for ``method`` with ``params`` overriding its defaults:
     the one factory of predictor objects (the CLI's ``--method``/``--param`` land here,
@@ -354,7 +367,7 @@ def make_predictor(method: str = "default", /, **params) -> BasePredictor:
         For an unknown method or parameter.
     """
     if method not in METHODS:
-        raise UsageError(f"unknown method {method!r}; choose one of {available_methods()}")
+        raise UsageError(unknown_method_message([method]))
     if "method" in params:
         raise UsageError("'method' is not a parameter; choose the method by name")
     cls, defaults = METHODS[method]
