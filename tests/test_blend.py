@@ -129,21 +129,27 @@ def test_local_regression_follows_a_linear_relation_near_the_query():
     with_it = local_regression(own, Z_out, alpha=1e-4)[0, 2]
     without = local_regression(own, Z_out, alpha=1e-4, exclude=np.array([0]))[0, 2]
     assert without == pytest.approx(0.5 + 2 * Z[0, 0] - Z[0, 1], abs=0.02) and with_it > without + 1
+    # how loosely each line fits near the query: benchmark 2 exactly, benchmark 3 (noise of
+    # variance 1, unrelated to the known ones) not at all
+    again, noise = local_regression(q, Z, alpha=1e-4, bandwidth=0.5, return_noise=True)
+    np.testing.assert_array_equal(again, got)
+    assert noise[0, 2] < 1e-3 and 0.5 < noise[0, 3] < 2.0 and np.isnan(noise[0, :2]).all()
 
 
 def test_the_local_regression_is_mixed_in_by_known_count():
-    """With the nearest models' weight 0 and the regression's 1 up to 5 scores, a new row
-    with 3 scores is the regression wherever it answers, the low-rank half elsewhere; with
-    more than 8 scores (weight 0) the regression is not asked."""
+    """With the nearest models' weight 0 and the regression's 1 up to 5 scores (not shrunk
+    by its fit: ``reg_noise=0``), a new row with 3 scores is the regression wherever it
+    answers, the low-rank half elsewhere; with more than 8 scores (weight 0) the regression
+    is not asked."""
     Y, scales, _ = _matrix()
     only_reg = make_predictor("blend", knn_weights=(0, 0, 0, 0, 0),
-                              reg_weights=(1, 1, 1, 0, 0), **FAST).fit(Y, scales)
+                              reg_weights=(1, 1, 1, 0, 0), reg_noise=0, **FAST).fit(Y, scales)
     als = make_predictor("blend", knn_weights=(0, 0, 0, 0, 0), reg_weights=(0, 0, 0, 0, 0),
                          **FAST).fit(Y, scales)
     tf = only_reg.transform_
     new = np.full((2, Y.shape[1]), np.nan)
     new[:, :3] = Y[:2, :3]
-    Zr = local_regression(tf.transform(new), only_reg.knn_.models_.Z_)
+    Zr = local_regression(tf.transform(new), only_reg.knn_.models_.Z_, alpha=only_reg.reg_alpha)
     assert np.isfinite(Zr).sum() > 20
     got, base = only_reg.fold_in(new), als.fold_in(new)
     np.testing.assert_allclose(got[np.isfinite(Zr)], tf.to_scores(Zr)[np.isfinite(Zr)], atol=1e-9)
@@ -151,3 +157,31 @@ def test_the_local_regression_is_mixed_in_by_known_count():
     many = np.full(Y.shape[1], np.nan)
     many[:10] = Y[0, :10]
     np.testing.assert_array_equal(only_reg.fold_in(many), als.fold_in(many))
+
+
+def test_the_regression_weighs_less_where_it_fits_the_near_models_loosely():
+    """With ``reg_noise`` v0 a cell's regression weight is v0 / (v0 + v), v its residual
+    variance near the row: between the low-rank half and the regression, nearer the
+    regression where its line fits tightly; a larger v0 trusts it more everywhere."""
+    Y, scales, _ = _matrix()
+    kw = dict(knn_weights=(0, 0, 0, 0, 0), reg_weights=(1, 1, 1, 0, 0), **FAST)
+    full = make_predictor("blend", reg_noise=0, **kw).fit(Y, scales)
+    als = make_predictor("blend", **{**kw, "reg_weights": (0, 0, 0, 0, 0)}).fit(Y, scales)
+    tf = full.transform_
+    new = np.full((2, Y.shape[1]), np.nan)
+    new[:, :3] = Y[:2, :3]
+    Zr, noise = local_regression(tf.transform(new), full.knn_.models_.Z_,
+                                 alpha=full.reg_alpha, return_noise=True)
+    cells = np.isfinite(Zr)
+    assert cells.sum() > 20 and (noise[cells] > 0).all()
+    z_als, z_reg = tf.transform(als.fold_in(new)), tf.transform(full.fold_in(new))
+    for v0 in (0.05, 0.5):
+        shrunk = make_predictor("blend", reg_noise=v0, **kw).fit(Y, scales)
+        a = v0 / (v0 + noise[cells])
+        np.testing.assert_allclose(tf.transform(shrunk.fold_in(new))[cells],
+                                   (1 - a) * z_als[cells] + a * z_reg[cells], atol=1e-9)
+    gap = lambda v0: np.abs(tf.transform(make_predictor("blend", reg_noise=v0, **kw)
+                                         .fit(Y, scales).fold_in(new)) - z_reg)[cells]
+    assert (gap(0.5) <= gap(0.05) + 1e-12).all() and gap(0.5).sum() < gap(0.05).sum()
+    with pytest.raises(UsageError, match="reg_noise must be >= 0"):
+        make_predictor("blend", reg_noise=-1, **FAST).fit(Y, scales)

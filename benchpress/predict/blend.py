@@ -39,7 +39,7 @@ from benchpress.predict.side import SideInfoPredictor
 from benchpress.predict.limits import LIMITS
 
 __all__ = ["BlendPredictor", "SideBlendPredictor", "NeighbourMix", "KNOWN_EDGES",
-           "KNN_WEIGHTS", "REG_WEIGHTS", "knn_weight"]
+           "KNN_WEIGHTS", "REG_WEIGHTS", "REG_NOISE", "REG_ALPHA", "knn_weight"]
 
 #: Buckets of a model's known-score count: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf).
 KNOWN_EDGES = (1, 3, 5, 8)
@@ -47,9 +47,16 @@ KNOWN_EDGES = (1, 3, 5, 8)
 #: at one score 0.7, between what side information (0.5) and als4 (0.9) want under them, since
 #: a model given without metadata is folded in on als4's rows).
 KNN_WEIGHTS = (0.7, 0.5, 0.4, 0.3, 0.35)
-#: The local regression's weight per bucket, in the mix of the two halves (chosen the same
-#: way; a model with more than 8 scores is left to the low-rank half and its neighbours).
-REG_WEIGHTS = (0.5, 0.5, 0.5, 0.5, 0.0)
+#: The local regression's largest weight per bucket, in the mix of the two halves (a model
+#: with more than 8 scores is left to the low-rank half and its neighbours). A cell's weight
+#: is this times ``reg_noise / (reg_noise + v)``, ``v`` the regression's residual variance
+#: near the model on that benchmark: inverse-variance weighting against the rest of the
+#: blend, taken to have variance ``REG_NOISE`` (z units squared). Chosen on the temporal
+#: yardstick's early cutoffs with the ridge penalty ``REG_ALPHA`` (README, "Forecasts that
+#: hold up"); until 2026-12-05 a fixed 0.5, penalty 0.3.
+REG_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 0.0)
+REG_NOISE = 0.05
+REG_ALPHA = 0.03
 #: The nearest models per benchmark are looked for among this many nearest models
 #: (:mod:`benchpress.predict.limits`); a benchmark none of them scored is ALS alone.
 KNN_CANDIDATES = LIMITS.knn_candidates
@@ -70,7 +77,8 @@ class NeighbourMix:
     regression of each benchmark on the row's known ones over the models near it
     (:func:`~benchpress.predict.knn.local_regression`). The first is mixed into the
     low-rank half with ``weights``, the second into that mix with ``reg_weights``, both by
-    the row's known-score count.
+    the row's known-score count; the regression's weight shrinks where it fits the models
+    near the row loosely (``reg_noise``).
 
     Parameters
     ----------
@@ -80,9 +88,14 @@ class NeighbourMix:
     k, min_shared : int
         Neighbours per benchmark, and the scores a neighbour must share with the row.
     reg_weights : tuple of 5 floats in [0, 1]
-        Weight of the local regression, per the same buckets (0: not computed).
+        Largest weight of the local regression, per the same buckets (0: not computed).
     reg_alpha, reg_bandwidth : float
         Its ridge penalty and kernel width (z units).
+    reg_noise : float >= 0
+        The variance (z units squared) the rest of the mix is taken to have: a cell's
+        regression weight is its bucket's times ``reg_noise / (reg_noise + v)``, ``v`` the
+        regression's residual variance near the row on that benchmark. 0: the bucket's
+        weight as it is, in every cell.
     logit_rule : str
         The predictor's z space (:data:`~benchpress.scales.LOGIT_RULES`).
 
@@ -97,10 +110,12 @@ class NeighbourMix:
     """
 
     def __init__(self, weights=KNN_WEIGHTS, k: int = 5, min_shared: int = 3,
-                 reg_weights=REG_WEIGHTS, reg_alpha: float = 0.3, reg_bandwidth: float = 0.5,
+                 reg_weights=REG_WEIGHTS, reg_alpha: float = REG_ALPHA,
+                 reg_bandwidth: float = 0.5, reg_noise: float = REG_NOISE,
                  logit_rule: str = "percent"):
         self.weights, self.k, self.min_shared, self.logit_rule = weights, k, min_shared, logit_rule
         self.reg_weights, self.reg_alpha, self.reg_bandwidth = reg_weights, reg_alpha, reg_bandwidth
+        self.reg_noise = reg_noise
 
     def fit(self, Y: np.ndarray, scales, transform, *, enabled: bool = True) -> "NeighbourMix":
         """Hold the training rows ``Y`` (n_models, n_benchmarks, score units) as the nearest
@@ -110,9 +125,10 @@ class NeighbourMix:
             if len(w) != len(KNOWN_EDGES) + 1 or not all(0.0 <= x <= 1.0 for x in w):
                 raise UsageError(f"{name} must be {len(KNOWN_EDGES) + 1} numbers in [0, 1], "
                                  f"got {given}")
-        if not (float(self.reg_alpha) >= 0.0 and float(self.reg_bandwidth) > 0.0):
-            raise UsageError(f"reg_alpha must be >= 0 and reg_bandwidth > 0, got "
-                             f"{self.reg_alpha} and {self.reg_bandwidth}")
+        if not (float(self.reg_alpha) >= 0.0 and float(self.reg_bandwidth) > 0.0
+                and float(self.reg_noise) >= 0.0):
+            raise UsageError(f"reg_alpha and reg_noise must be >= 0 and reg_bandwidth > 0, "
+                             f"got {self.reg_alpha}, {self.reg_noise} and {self.reg_bandwidth}")
         self.transform_ = transform
         self.models_ = None
         if enabled and Y.shape[0]:
@@ -136,14 +152,17 @@ class NeighbourMix:
         Zk = np.where(np.isnan(Zk), Za, Zk)
         Zm = (1.0 - w) * Za + w * Zk
         a = knn_weight(n_known, self.reg_weights)
-        Zr = np.full(Zq.shape, np.nan)
+        Zr, noise = np.full(Zq.shape, np.nan), np.full(Zq.shape, np.nan)
         rows = np.flatnonzero(a > 0)
         if rows.size:
-            Zr[rows] = local_regression(
+            Zr[rows], noise[rows] = local_regression(
                 Zq[rows], self.models_.Z_, alpha=float(self.reg_alpha),
-                bandwidth=float(self.reg_bandwidth),
+                bandwidth=float(self.reg_bandwidth), return_noise=True,
                 exclude=None if exclude is None else np.asarray(exclude)[rows])
         a = np.where(np.isnan(Zr), 0.0, a[:, None])
+        v0 = float(self.reg_noise)
+        if v0 > 0:  # inverse-variance: trust the regression where it fits the models near it
+            a = a * v0 / (v0 + np.nan_to_num(noise))
         Zm = np.where(a > 0, (1.0 - a) * Zm + a * np.nan_to_num(Zr), Zm)
         # (cells with neither half keep the base value as it was, not its clipped logit)
         P = np.where((w > 0) | (a > 0), tf.to_scores(Zm), P_base)
@@ -177,7 +196,7 @@ class NeighbourMix:
 
 #: The blended predictors' parameters of their nearest-models half (NeighbourMix's).
 NEIGHBOUR_PARAMS = ("knn_weights", "knn_k", "knn_min_shared", "reg_weights", "reg_alpha",
-                    "reg_bandwidth")
+                    "reg_bandwidth", "reg_noise")
 
 
 def _set_neighbour_params(predictor, **params) -> None:
@@ -190,10 +209,10 @@ def _set_neighbour_params(predictor, **params) -> None:
 def _fit_neighbours(predictor, Y: np.ndarray, scales) -> NeighbourMix:
     """The nearest-models half of a blended ``predictor`` whose low-rank half is fitted."""
     predictor._training_mix = None
-    return NeighbourMix(predictor.knn_weights, predictor.knn_k, predictor.knn_min_shared,
-                        predictor.reg_weights, predictor.reg_alpha, predictor.reg_bandwidth,
-                        predictor.logit_rule).fit(Y, scales, predictor.transform_,
-                                                  enabled=not predictor.uses_cells())
+    mix = NeighbourMix(predictor.knn_weights, predictor.knn_k, predictor.knn_min_shared,
+                       predictor.reg_weights, predictor.reg_alpha, predictor.reg_bandwidth,
+                       predictor.reg_noise, predictor.logit_rule)
+    return mix.fit(Y, scales, predictor.transform_, enabled=not predictor.uses_cells())
 
 
 class BlendPredictor(ALSPredictor):
@@ -209,8 +228,9 @@ class BlendPredictor(ALSPredictor):
     knn_min_shared : int, default 3
     reg_weights : tuple of 5 floats in [0, 1]
         Weight of the local regression over the nearest models, per the same buckets.
-    reg_alpha, reg_bandwidth : float, default 0.3, 0.5
-        Its ridge penalty and kernel width (:class:`NeighbourMix`).
+    reg_alpha, reg_bandwidth, reg_noise : float, default 0.03, 0.5, 0.05
+        Its ridge penalty, kernel width and the variance its weight is set against
+        (:class:`NeighbourMix`).
     method : str, default "blend"
         The name in output (``make_predictor("blend")``; the rank-4 ALS alone is
         ``make_predictor("als4")``).
@@ -227,12 +247,14 @@ class BlendPredictor(ALSPredictor):
 
     def __init__(self, rank: int = 4, *, knn_weights: tuple = KNN_WEIGHTS, knn_k: int = 5,
                  knn_min_shared: int = 3, reg_weights: tuple = REG_WEIGHTS,
-                 reg_alpha: float = 0.3, reg_bandwidth: float = 0.5, method: str = "blend",
+                 reg_alpha: float = REG_ALPHA, reg_bandwidth: float = 0.5,
+                 reg_noise: float = REG_NOISE, method: str = "blend",
                  **als_params):
         super().__init__(rank, method=method, **als_params)
         _set_neighbour_params(self, knn_weights=knn_weights, knn_k=knn_k,
                               knn_min_shared=knn_min_shared, reg_weights=reg_weights,
-                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth)
+                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth,
+                              reg_noise=reg_noise)
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -285,7 +307,7 @@ class SideBlendPredictor(SideInfoPredictor):
 
     Parameters
     ----------
-    knn_weights, knn_k, knn_min_shared, reg_weights, reg_alpha, reg_bandwidth
+    knn_weights, knn_k, knn_min_shared, reg_weights, reg_alpha, reg_bandwidth, reg_noise
         As :class:`BlendPredictor`'s.
     method : str, default "default"
     **side_params
@@ -300,12 +322,14 @@ class SideBlendPredictor(SideInfoPredictor):
 
     def __init__(self, rank: int = 4, *, knn_weights: tuple = KNN_WEIGHTS, knn_k: int = 5,
                  knn_min_shared: int = 3, reg_weights: tuple = REG_WEIGHTS,
-                 reg_alpha: float = 0.3, reg_bandwidth: float = 0.5, method: str = "default",
+                 reg_alpha: float = REG_ALPHA, reg_bandwidth: float = 0.5,
+                 reg_noise: float = REG_NOISE, method: str = "default",
                  **side_params):
         super().__init__(rank, method=method, **side_params)
         _set_neighbour_params(self, knn_weights=knn_weights, knn_k=knn_k,
                               knn_min_shared=knn_min_shared, reg_weights=reg_weights,
-                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth)
+                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth,
+                              reg_noise=reg_noise)
 
     @classmethod
     def _param_names(cls) -> list[str]:

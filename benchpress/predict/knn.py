@@ -116,7 +116,7 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
 
 def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
                      bandwidth: float = 0.5, min_rows: int = 10, min_weight: float = 1.0,
-                     exclude=None) -> np.ndarray:
+                     exclude=None, return_noise: bool = False):
     """Each query's unknown benchmarks from its known ones, by a ridge regression over the
     fitted models near it, z units.
 
@@ -140,16 +140,22 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
         ... and this much kernel weight on them (models within about ``bandwidth``).
     exclude : ndarray of int (n_queries,), optional
         For each query, a fitted row left out (itself); -1 for none.
+    return_noise : bool
+        Also return each fit's residual variance: the kernel-weighted mean squared
+        residual of the fitted models on that benchmark (z units squared), how closely
+        the benchmark follows the known ones near the query.
 
     Returns
     -------
     ndarray (n_queries, n_benchmarks): NaN on the query's known benchmarks and where too
-    few fitted models qualify.
+    few fitted models qualify; with ``return_noise``, (that, the residual variances) with
+    NaN in the same cells.
     """
     M = ~np.isnan(Z)
     z = np.where(M, Z, 0.0)
     Mf = M.astype(float)
     out = np.full(Zq.shape, np.nan)
+    noise = np.full(Zq.shape, np.nan)
     for q in range(Zq.shape[0]):
         R = np.flatnonzero(~np.isnan(Zq[q]))
         if R.size == 0:
@@ -167,10 +173,14 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
         A += np.diag(np.r_[1e-6, np.full(p - 1, float(alpha))])
         coef = np.linalg.solve(A, ((W * z[rows]).T @ X)[..., None])[..., 0]  # (b, p)
         pred = coef @ np.r_[1.0, Zq[q, R]]
-        enough = (Mf[rows].sum(axis=0) >= min_rows) & (W.sum(axis=0) >= min_weight)
+        weight = W.sum(axis=0)
+        enough = (Mf[rows].sum(axis=0) >= min_rows) & (weight >= min_weight)
         enough[R] = False
         out[q] = np.where(enough, pred, np.nan)
-    return out
+        if return_noise:
+            sq = (W * (z[rows] - X @ coef.T) ** 2).sum(axis=0)
+            noise[q] = np.where(enough, sq / np.where(enough, weight, 1.0), np.nan)
+    return (out, noise) if return_noise else out
 
 
 class KNNModels(BasePredictor):
