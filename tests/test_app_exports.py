@@ -74,6 +74,8 @@ def test_help_explains_the_terms_with_the_served_numbers(client, state):
     for term in ("interval", "trust", "points", "p_ahead", "z"):
         assert f'<dt id="{term}">' in page, term
     assert f"q = {state.engine.cal_cells.q_:.1f} from {state.engine.cal_cells.n_cal_}" in page
+    # the matrix's rows, named so that they are not read as the registry's model count
+    assert f"{doc['n_models']} models with scores x {doc['n_benchmarks']} benchmarks" in page
     # the pre-fit model has one source: no cell is out of a model's source reach
     assert doc["cells"]["q_out"] is None and "no score in yet" not in page
     assert '<a href="/help"' in client.get("/predict").text  # every page links to it

@@ -50,6 +50,7 @@ def test_create_freezes_a_byte_copy_with_a_full_manifest(built_2026_05):
                for t in m["tables"].values())
     assert m["counts"]["cells"] == pl.read_parquet(home.registry / "cells.parquet").height == 2604
     assert m["metrics"]["n_models"] == 84 and m["metrics"]["n_benchmarks"] == 133
+    assert m["metrics"]["n_models_scored"] == 84
     (source,) = m["sources"]
     assert source["source_id"] == "benchpress-2026-05"
     assert source["sha256"] == "0a72850d418a944f96033823ae98b74a422c4b206f60160215a9fc49473d206f"
@@ -203,8 +204,8 @@ def test_cli_list_csv_and_stats_json_exact(tmp_path):
     res = runner.invoke(main, ["stats", "--format", "json", "--home", str(home.root)])
     assert res.exit_code == 0
     assert json.loads(res.stdout) == {
-        "n_models": 1, "n_benchmarks": 2, "n_cells": 2, "n_scores": 2, "n_sources": 1,
-        "n_quarantined": 0, "n_conflicting_cells": 0, "fill": 1.0, "per_source": {"releases": 2}}
+        "n_models": 1, "n_models_scored": 1, "n_benchmarks": 2, "n_cells": 2, "n_scores": 2,
+        "n_sources": 1, "n_quarantined": 0, "n_conflicting_cells": 0, "fill": 1.0, "per_source": {"releases": 2}}
     out = tmp_path / "metrics" / "registry.json"
     res = runner.invoke(main, ["stats", "--write-metrics", str(out), "--home", str(home.root)])
     assert res.exit_code == 0 and res.stdout == ""
@@ -286,3 +287,21 @@ def test_a_tag_names_one_snapshot(tmp_path):
     assert fixed.exit_code == 0 and old in fixed.stderr
     assert get_snapshot(home, "acme-added").id == new
     assert [s.tags for s in list_snapshots(home) if s.id == old] == [[]]
+
+
+def test_models_without_a_cell_are_counted_apart():
+    """`n_models` counts the models table; `n_models_scored` only those with a cell, the rows
+    a predictor fits (the app's "models with scores")."""
+    from benchpress.store.snapshot import _metrics
+
+    tables = {
+        "models": pl.DataFrame({"model_id": ["a", "b", "c"]}),
+        "benchmarks": pl.DataFrame({"benchmark_id": ["x", "y"]}),
+        "cells": pl.DataFrame({"model_id": ["a", "a", "b"], "n_disagreeing": [0, 1, 0]}),
+        "scores": pl.DataFrame({"source_id": ["s", "s", "s", "s"]}),
+        "sources": pl.DataFrame({"source_id": ["s"]}),
+        "quarantine": pl.DataFrame({"row": ["r1"]}),
+    }
+    m = _metrics(tables)
+    assert (m["n_models"], m["n_models_scored"], m["n_cells"]) == (3, 2, 3)
+    assert m["n_conflicting_cells"] == 1 and m["fill"] == 0.5

@@ -136,9 +136,10 @@ def content_id(digests: dict[str, str]) -> str:
 def registry_metrics(folder: Path) -> dict:
     """Headline figures of a registry (or snapshot) folder; what `metrics/registry.json` holds.
 
-    Returns a flat-ish dict: `n_models`, `n_benchmarks`, `n_cells`, `n_scores`,
-    `n_sources`, `n_quarantined`, `n_conflicting_cells`, `fill` (cells over models x
-    benchmarks) and `per_source` (scores per source).
+    Returns a flat-ish dict: `n_models`, `n_models_scored` (those with at least one cell:
+    the rows of the score matrix that predictors fit), `n_benchmarks`, `n_cells`,
+    `n_scores`, `n_sources`, `n_quarantined`, `n_conflicting_cells`, `fill` (cells over
+    models x benchmarks) and `per_source` (scores per source).
     """
     return _metrics({name: read_table(folder, name) for name in TABLE_NAMES})
 
@@ -149,6 +150,7 @@ def _metrics(tables: dict[str, pl.DataFrame]) -> dict:
     size = models.height * benchmarks.height
     return {
         "n_models": models.height,
+        "n_models_scored": cells["model_id"].n_unique() if cells.height else 0,
         "n_benchmarks": benchmarks.height,
         "n_cells": cells.height,
         "n_scores": scores.height,
@@ -162,9 +164,9 @@ def _metrics(tables: dict[str, pl.DataFrame]) -> dict:
 
 def _digested(folder: Path) -> tuple[dict[str, pl.DataFrame], dict[str, str]]:
     """(tables, content digests) of a registry folder, read one table at a time; of the
-    large tables only what the manifest needs is kept (`cells`: `n_disagreeing`; `scores`:
-    `source_id`; their row counts are those of the full tables)."""
-    keep = {"cells": ["n_disagreeing"], "scores": ["source_id"]}
+    large tables only what the manifest needs is kept (`cells`: `model_id`, `n_disagreeing`;
+    `scores`: `source_id`; their row counts are those of the full tables)."""
+    keep = {"cells": ["model_id", "n_disagreeing"], "scores": ["source_id"]}
     tables, digests = {}, {}
     for name in TABLE_NAMES:
         df = read_table(folder, name)
