@@ -99,6 +99,14 @@ def test_a_stored_default_restores_bit_identical_with_its_neighbours():
                                   default.fold_in(new, covariates=X[3:6]))
     np.testing.assert_array_equal(twin.complete(), default.complete())
     np.testing.assert_array_equal(twin.complete_spread(), default.complete_spread())
+    # stored before the regression's weight followed its fit (no reg_noise): restored as
+    # it predicted then, not with today's default
+    old = {k: v for k, v in meta["params"].items() if k != "reg_noise"}
+    then = restore_state(arrays, {**meta, "params": old}, Y, scales)["predictor"]
+    assert then.reg_noise == 0.0 and default.reg_noise > 0
+    as_then = make_predictor("default", reg_noise=0.0, **FAST).fit(Y, scales, covariates=X)
+    np.testing.assert_array_equal(then.fold_in(new, covariates=X[3:6]),
+                                  as_then.fold_in(new, covariates=X[3:6]))
 
 
 def test_local_regression_follows_a_linear_relation_near_the_query():

@@ -76,12 +76,22 @@ def rows_apart(manifest: dict) -> bool:
     return bool(manifest.get("sparse"))
 
 
+#: Parameters added to a method after artifacts of it were stored, each with the value that
+#: gives what the code did before it (an artifact stored without it predicts as it did then,
+#: not with the new default): ``reg_noise`` (2026-12-05) was, in effect, 0.
+PARAMS_SINCE = {"reg_noise": 0.0}
+
+
 def make_estimator(method: str, params: dict):
     """An unfitted predictor of ``method`` with all its parameters ``params`` (as
     ``get_params()`` returned them, ``method`` included), through the one factory
-    `make_predictor`; a method or parameter this version does not know is BadInputError."""
+    `make_predictor`; a method or parameter this version does not know is BadInputError.
+    A parameter of :data:`PARAMS_SINCE` that ``params`` lacks takes its old value there."""
+    given = {k: v for k, v in params.items() if k != "method"}
     try:
-        return make_predictor(method, **{k: v for k, v in params.items() if k != "method"})
+        takes = make_predictor(method).get_params()
+        given = {**{k: v for k, v in PARAMS_SINCE.items() if k in takes}, **given}
+        return make_predictor(method, **given)
     except UsageError as exc:
         raise BadInputError(f"artifact: {exc}") from None
 

@@ -1,0 +1,76 @@
+"""The temporal yardstick in two halves: the cutoffs a modelling choice is made on, and the
+ones it is checked on.
+
+`benchpress evaluate --temporal` pools its cutoffs; a choice between variants of the
+predictor is made on the early ones (before ``--split``, default 2025-12-01) and checked
+on the later ones (and on the later-release pairs, `benchmarks/later_releases.py`). This
+script scores each variant (``--param`` overrides of the default, as the CLI takes them;
+give ``--variant`` several times for several) on the same cutoffs, reveal orders (random
+and popular) and seed as the pipeline, without intervals, and prints per k the MedAE of
+percent cells on each half, plus each variant's early MedAE over the first variant's,
+per k and as a geometric mean over k (the figure the README's fifth table of tries
+ranks by).
+
+Run from the repository root after `make main` (about 5 s per variant on 2 cores)::
+
+    python benchmarks/yardstick_halves.py --variant "" \\
+        --variant "reg_weights=0.5,0.5,0.5,0.5,0 reg_alpha=0.3 reg_noise=0"
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import polars as pl
+
+from benchpress.api import BenchPress
+from benchpress.cli.matrix import parse_params
+from benchpress.predict import make_predictor
+
+
+def halves(cells: pl.DataFrame, split: str) -> pl.DataFrame:
+    """MedAE of percent cells per k, before and from ``split`` (cutoff labels are ISO
+    dates, so they compare as text)."""
+    pct = cells.filter(pl.col("scale") == "percent")
+    return (pct.group_by("k")
+            .agg(pl.col("abs_error").filter(pl.col("cutoff") < split).median().alias("early"),
+                 pl.col("abs_error").filter(pl.col("cutoff") >= split).median().alias("late"))
+            .sort("k"))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", action="append", default=None, metavar="'K=V K=V'",
+                    help="parameters of the default, space-separated ('' = as it is); "
+                         "repeat for several, the first is the reference")
+    ap.add_argument("--split", default="2025-12-01", help="first cutoff of the check half")
+    ap.add_argument("--known", default="1,2,3,5")
+    ap.add_argument("--home", default=".", help="the workspace (default: here)")
+    ap.add_argument("--snapshot", default="latest")
+    args = ap.parse_args(argv)
+    variants = args.variant or [""]
+    known = tuple(int(k) for k in args.known.split(","))
+    rows, reference = [], None
+    for text in variants:
+        params = parse_params(text.split(), "default")
+        bp = BenchPress.from_snapshot(args.home, args.snapshot,
+                                      predictor=make_predictor("default", **params))
+        res = bp.evaluate_temporal(methods=(), known=known, orders=("random", "popular"),
+                                   seed=42, intervals=False)
+        h = halves(res.cells, args.split)
+        reference = h if reference is None else reference
+        ratio = (h["early"] / reference["early"]).to_numpy()
+        rows.append(h.with_columns(pl.lit(text or "(the default)").alias("variant"),
+                                   pl.Series("early_ratio", ratio),
+                                   pl.lit(float(np.exp(np.log(ratio).mean()))).alias("geo_mean")))
+        print(f"{text or '(the default)'}: done", file=sys.stderr)
+    table = pl.concat(rows).select("variant", "k", "early", "late", "early_ratio", "geo_mean")
+    with pl.Config(tbl_rows=200, float_precision=3, tbl_hide_dataframe_shape=True,
+                   fmt_str_lengths=40, tbl_width_chars=80):
+        print(table)
+
+
+if __name__ == "__main__":
+    main()
