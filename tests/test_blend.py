@@ -31,6 +31,12 @@ def _matrix(seed=0, n_models=80, n_bench=20):
 def test_the_default_is_side_information_under_the_nearest_models():
     assert type(make_predictor("default")) is SideBlendPredictor
     assert type(make_predictor("blend")) is BlendPredictor
+    # each blend takes its low-rank half's parameters and the nearest models' ones
+    for blended, low_rank in (("blend", "als4"), ("default", "side")):
+        params = set(make_predictor(blended).get_params())
+        assert params == set(make_predictor(low_rank).get_params()) | {
+            "knn_weights", "knn_k", "knn_min_shared", "reg_weights", "reg_alpha",
+            "reg_bandwidth", "reg_noise"}, blended
     Y, scales, X = _matrix()
     default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
     side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)

@@ -13,7 +13,8 @@ scores the model has (``knn_weights`` over the buckets ``KNOWN_EDGES``), then mi
 regression of each benchmark on the model's known ones over the models near it
 (``reg_weights``; :func:`~benchpress.predict.knn.local_regression`), which follows how a
 benchmark moves with the known ones where the average only copies the neighbours' level.
-That half is :class:`NeighbourMix`, a part both predictors here hold. The weights were
+That half is :class:`NeighbourMix`, a part both predictors here hold (what they do with
+it is written once, in ``_NeighbourBlend``, the first of their bases). The weights were
 chosen on the temporal yardstick (``benchpress evaluate --temporal``, README "Forecasts
 that hold up") on its early cutoffs and checked on the later ones and on later releases.
 The spread of a blended cell (the feature its interval grows with) adds the disagreement
@@ -215,7 +216,45 @@ def _fit_neighbours(predictor, Y: np.ndarray, scales) -> NeighbourMix:
     return mix.fit(Y, scales, predictor.transform_, enabled=not predictor.uses_cells())
 
 
-class BlendPredictor(ALSPredictor):
+class _NeighbourBlend:
+    """What both blended predictors do with their nearest-models half, whichever low-rank
+    predictor follows this class in their bases (``super()`` is that half): fit it after
+    the low-rank fit, blend the training rows with it, widen the spread by the halves'
+    gap. Not a predictor on its own."""
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        # the low-rank class's own names (its signature, not this class's)
+        low_rank = cls.__mro__[cls.__mro__.index(_NeighbourBlend) + 1]
+        return sorted(set(low_rank._param_names()) | set(NEIGHBOUR_PARAMS))
+
+    def _fit(self, Y: np.ndarray, scales) -> None:
+        super()._fit(Y, scales)
+        self.knn_ = self._fit_knn(Y, scales)
+
+    def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
+        return _fit_neighbours(self, Y, scales)
+
+    def _mix_training(self):
+        """The training rows blended (each without itself) and the halves' gap, made once."""
+        if self._training_mix is None:
+            self._training_mix = self.knn_.mix_training(super()._predict())
+        return self._training_mix
+
+    def _predict(self) -> np.ndarray:
+        if self.knn_.models_ is None:
+            return super()._predict()
+        return self._mix_training()[0]
+
+    def complete_spread(self) -> np.ndarray:
+        """The low-rank half's spread with the two halves' disagreement added in quadrature
+        (score units, (n_models, n_benchmarks))."""
+        if self.knn_.models_ is None:
+            return super().complete_spread()
+        return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
+
+
+class BlendPredictor(_NeighbourBlend, ALSPredictor):
     """The rank-4 ALS and the nearest models blended in z units by known-score count.
 
     Parameters
@@ -256,35 +295,6 @@ class BlendPredictor(ALSPredictor):
                               reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth,
                               reg_noise=reg_noise)
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        return sorted(set(ALSPredictor._param_names()) | set(NEIGHBOUR_PARAMS))
-
-    def _fit(self, Y: np.ndarray, scales) -> None:
-        super()._fit(Y, scales)
-        self.knn_ = self._fit_knn(Y, scales)
-
-    def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
-        return _fit_neighbours(self, Y, scales)
-
-    def _mix_training(self):
-        """The training rows blended (each without itself) and the halves' gap, made once."""
-        if self._training_mix is None:
-            self._training_mix = self.knn_.mix_training(ALSPredictor._predict(self))
-        return self._training_mix
-
-    def _predict(self) -> np.ndarray:
-        if self.knn_.models_ is None:
-            return super()._predict()
-        return self._mix_training()[0]
-
-    def complete_spread(self) -> np.ndarray:
-        """The ALS starts' spread with the two halves' disagreement added in quadrature
-        (score units, (n_models, n_benchmarks))."""
-        if self.knn_.models_ is None:
-            return super().complete_spread()
-        return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
-
     def fold_in(self, scores, *, refit: bool | None = None, return_spread: bool = False):
         """Full rows of new models from their known scores: the ALS fold-in blended with
         their nearest fitted models (see :meth:`ALSPredictor.fold_in` for the arguments)."""
@@ -295,7 +305,7 @@ class BlendPredictor(ALSPredictor):
                                  lambda S2: base(S2, return_spread=True), return_spread)
 
 
-class SideBlendPredictor(SideInfoPredictor):
+class SideBlendPredictor(_NeighbourBlend, SideInfoPredictor):
     """Side information and the nearest models blended in z units by known-score count:
     the default.
 
@@ -331,41 +341,12 @@ class SideBlendPredictor(SideInfoPredictor):
                               reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth,
                               reg_noise=reg_noise)
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        return sorted(set(SideInfoPredictor._param_names()) | set(NEIGHBOUR_PARAMS))
-
     def fit(self, Y, scales, covariates=None) -> "SideBlendPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
         (n_models, n_features); the cells solver fits without the covariates."""
         if np.ndim(Y) == 2 and self._choose_solver(np.asarray(Y)) == "cells":
             covariates = None
         return super().fit(Y, scales, covariates)
-
-    def _fit(self, Y: np.ndarray, scales) -> None:
-        super()._fit(Y, scales)
-        self.knn_ = self._fit_knn(Y, scales)
-
-    def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
-        return _fit_neighbours(self, Y, scales)
-
-    def _mix_training(self):
-        """The training rows blended (each without itself) and the halves' gap, made once."""
-        if self._training_mix is None:
-            self._training_mix = self.knn_.mix_training(SideInfoPredictor._predict(self))
-        return self._training_mix
-
-    def _predict(self) -> np.ndarray:
-        if self.knn_.models_ is None:
-            return super()._predict()
-        return self._mix_training()[0]
-
-    def complete_spread(self) -> np.ndarray:
-        """The side half's spread with the two halves' disagreement added in quadrature
-        (score units, (n_models, n_benchmarks))."""
-        if self.knn_.models_ is None:
-            return super().complete_spread()
-        return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
 
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
                 return_spread: bool = False):
