@@ -126,28 +126,27 @@ def test_local_regression_follows_a_linear_relation_near_the_query():
                          rng.normal(size=80)])
     Z[5, 3] = np.nan
     q = np.array([[0.1, -0.2, np.nan, np.nan]])
-    got = local_regression(q, Z, alpha=1e-4, bandwidth=0.5)
+    got, noise = local_regression(q, Z, alpha=1e-4, bandwidth=0.5)
     assert got[0, 2] == pytest.approx(0.5 + 2 * 0.1 + 0.2, abs=0.02)
     assert np.isnan(got[0, :2]).all()  # the known cells are not predicted
     # too few models with the query's benchmarks and the target: no answer
     Z_few = Z.copy()
     Z_few[9:, 2] = np.nan
-    assert np.isnan(local_regression(q, Z_few)[0, 2])
+    assert np.isnan(local_regression(q, Z_few)[0][0, 2])
     # a model far from every fitted one gets too little kernel weight: no answer
-    assert np.isnan(local_regression(np.array([[9.0, 9.0, np.nan, np.nan]]), Z)[0, 2])
+    assert np.isnan(local_regression(np.array([[9.0, 9.0, np.nan, np.nan]]), Z)[0][0, 2])
     # a fitted row asked without itself: its own value does not count
     own = Z[:1].copy()
     own[0, 2:] = np.nan
     Z_out = Z.copy()
     Z_out[0, 2] = 50.0
-    with_it = local_regression(own, Z_out, alpha=1e-4)[0, 2]
-    without = local_regression(own, Z_out, alpha=1e-4, exclude=np.array([0]))[0, 2]
+    with_it = local_regression(own, Z_out, alpha=1e-4)[0][0, 2]
+    without = local_regression(own, Z_out, alpha=1e-4, exclude=np.array([0]))[0][0, 2]
     assert without == pytest.approx(0.5 + 2 * Z[0, 0] - Z[0, 1], abs=0.02) and with_it > without + 1
     # how loosely each line fits near the query: benchmark 2 exactly, benchmark 3 (noise of
     # variance 1, unrelated to the known ones) not at all
-    again, noise = local_regression(q, Z, alpha=1e-4, bandwidth=0.5, return_noise=True)
-    np.testing.assert_array_equal(again, got)
     assert noise[0, 2] < 1e-3 and 0.5 < noise[0, 3] < 2.0 and np.isnan(noise[0, :2]).all()
+    np.testing.assert_array_equal(np.isnan(noise), np.isnan(got))  # a variance where a line
 
 
 def test_the_local_regression_is_mixed_in_by_known_count():
@@ -163,7 +162,8 @@ def test_the_local_regression_is_mixed_in_by_known_count():
     tf = only_reg.transform_
     new = np.full((2, Y.shape[1]), np.nan)
     new[:, :3] = Y[:2, :3]
-    Zr = local_regression(tf.transform(new), only_reg.knn_.models_.Z_, alpha=only_reg.reg_alpha)
+    Zr, _ = local_regression(tf.transform(new), only_reg.knn_.models_.Z_,
+                             alpha=only_reg.reg_alpha)
     assert np.isfinite(Zr).sum() > 20
     got, base = only_reg.fold_in(new), als.fold_in(new)
     np.testing.assert_allclose(got[np.isfinite(Zr)], tf.to_scores(Zr)[np.isfinite(Zr)], atol=1e-9)
@@ -185,7 +185,7 @@ def test_the_regression_weighs_less_where_it_fits_the_near_models_loosely():
     new = np.full((2, Y.shape[1]), np.nan)
     new[:, :3] = Y[:2, :3]
     Zr, noise = local_regression(tf.transform(new), full.knn_.models_.Z_,
-                                 alpha=full.reg_alpha, return_noise=True)
+                                 alpha=full.reg_alpha)
     cells = np.isfinite(Zr)
     assert cells.sum() > 20 and (noise[cells] > 0).all()
     z_als, z_reg = tf.transform(als.fold_in(new)), tf.transform(full.fold_in(new))

@@ -158,7 +158,7 @@ class NeighbourMix:
         if rows.size:
             Zr[rows], noise[rows] = local_regression(
                 Zq[rows], self.models_.Z_, alpha=float(self.reg_alpha),
-                bandwidth=float(self.reg_bandwidth), return_noise=True,
+                bandwidth=float(self.reg_bandwidth),
                 exclude=None if exclude is None else np.asarray(exclude)[rows])
         a = np.where(np.isnan(Zr), 0.0, a[:, None])
         v0 = float(self.reg_noise)
@@ -207,15 +207,6 @@ def _set_neighbour_params(predictor, **params) -> None:
         setattr(predictor, name, tuple(value) if isinstance(value, list) else value)
 
 
-def _fit_neighbours(predictor, Y: np.ndarray, scales) -> NeighbourMix:
-    """The nearest-models half of a blended ``predictor`` whose low-rank half is fitted."""
-    predictor._training_mix = None
-    mix = NeighbourMix(predictor.knn_weights, predictor.knn_k, predictor.knn_min_shared,
-                       predictor.reg_weights, predictor.reg_alpha, predictor.reg_bandwidth,
-                       predictor.reg_noise, predictor.logit_rule)
-    return mix.fit(Y, scales, predictor.transform_, enabled=not predictor.uses_cells())
-
-
 class _NeighbourBlend:
     """What both blended predictors do with their nearest-models half, whichever low-rank
     predictor follows this class in their bases (``super()`` is that half): fit it after
@@ -233,7 +224,13 @@ class _NeighbourBlend:
         self.knn_ = self._fit_knn(Y, scales)
 
     def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
-        return _fit_neighbours(self, Y, scales)
+        """The nearest-models half, once the low-rank half is fitted (the training rows'
+        blend is made again when first asked for)."""
+        self._training_mix = None
+        mix = NeighbourMix(self.knn_weights, self.knn_k, self.knn_min_shared,
+                           self.reg_weights, self.reg_alpha, self.reg_bandwidth,
+                           self.reg_noise, self.logit_rule)
+        return mix.fit(Y, scales, self.transform_, enabled=not self.uses_cells())
 
     def _mix_training(self):
         """The training rows blended (each without itself) and the halves' gap, made once."""

@@ -116,7 +116,7 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
 
 def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
                      bandwidth: float = 0.5, min_rows: int = 10, min_weight: float = 1.0,
-                     exclude=None, return_noise: bool = False):
+                     exclude=None) -> tuple[np.ndarray, np.ndarray]:
     """Each query's unknown benchmarks from its known ones, by a ridge regression over the
     fitted models near it, z units.
 
@@ -140,16 +140,14 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
         ... and this much kernel weight on them (models within about ``bandwidth``).
     exclude : ndarray of int (n_queries,), optional
         For each query, a fitted row left out (itself); -1 for none.
-    return_noise : bool
-        Also return each fit's residual variance: the kernel-weighted mean squared
-        residual of the fitted models on that benchmark (z units squared), how closely
-        the benchmark follows the known ones near the query.
 
     Returns
     -------
-    ndarray (n_queries, n_benchmarks): NaN on the query's known benchmarks and where too
-    few fitted models qualify; with ``return_noise``, (that, the residual variances) with
-    NaN in the same cells.
+    pred, noise : ndarray (n_queries, n_benchmarks)
+        The predictions, NaN on the query's known benchmarks and where too few fitted
+        models qualify; and each line's residual variance there, the kernel-weighted mean
+        squared residual of the fitted models (z units squared): how closely the
+        benchmark follows the known ones near the query.
     """
     M = ~np.isnan(Z)
     z = np.where(M, Z, 0.0)
@@ -177,10 +175,9 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
         enough = (Mf[rows].sum(axis=0) >= min_rows) & (weight >= min_weight)
         enough[R] = False
         out[q] = np.where(enough, pred, np.nan)
-        if return_noise:
-            sq = (W * (z[rows] - X @ coef.T) ** 2).sum(axis=0)
-            noise[q] = np.where(enough, sq / np.where(enough, weight, 1.0), np.nan)
-    return (out, noise) if return_noise else out
+        sq = (W * (z[rows] - X @ coef.T) ** 2).sum(axis=0)
+        noise[q] = np.where(enough, sq / np.where(enough, weight, 1.0), np.nan)
+    return out, noise
 
 
 class KNNModels(BasePredictor):
