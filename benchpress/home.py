@@ -16,9 +16,12 @@ __all__ = ["Home", "find_home"]
 
 @dataclass(frozen=True)
 class Home:
-    """Paths of one workspace."""
+    """Paths of one workspace (``Home(".")`` and ``Home(Path("."))`` are the same)."""
 
     root: Path
+
+    def __post_init__(self):
+        object.__setattr__(self, "root", Path(self.root))  # a str from a user is a path too
 
     @property
     def sources(self) -> Path:

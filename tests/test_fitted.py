@@ -172,3 +172,13 @@ def test_nothing_sets_a_benchpress_attribute_from_outside():
                             and el.value.id == "bp":
                         bad.append(f"{path.name}:{node.lineno} bp.{el.attr}")
     assert not bad
+
+
+def test_a_home_given_as_text_is_a_path(tmp_path, monkeypatch):
+    """`Home(".")`, as a user types it, gives the same store and paths as `Home(Path("."))`
+    (it used to fail at the first path it made: str / str)."""
+    from benchpress.home import Home
+
+    monkeypatch.chdir(tmp_path)
+    assert Home(".") == Home(Path(".")) and Home(".").registry == Path("registry")
+    assert FitStore.for_home(Home(".")).folder == FitStore.for_home(Home(Path("."))).folder
