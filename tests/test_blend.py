@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchpress.errors import UsageError
-from benchpress.predict import make_predictor
+from benchpress.predict import SPREAD_PRIOR, make_predictor
 from benchpress.predict import predictor as predictor_mod
 from benchpress.predict.artifact import fitted_state, restore_state, storable
 from benchpress.predict.blend import BlendPredictor, NeighbourMix, SideBlendPredictor
@@ -75,11 +75,12 @@ def test_weights_are_checked_when_fitted():
 
 def test_the_default_on_the_cells_solver_is_als4_and_stores(monkeypatch):
     """Side information has no cells solver: on a matrix that takes it, the default drops
-    the covariates and the nearest models, and is the rank-4 ALS on the cells."""
+    the covariates and the nearest models, and is the rank-4 ALS on the cells (in the
+    default's z space)."""
     Y, scales, X = _matrix(n_models=120)
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)  # as if large
     default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
-    als4 = make_predictor("als4", **FAST).fit(Y, scales)
+    als4 = make_predictor("als4", spread_prior=SPREAD_PRIOR, **FAST).fit(Y, scales)
     assert default.solver_ == als4.solver_ == "cells"
     assert default.covariates_ is None and default.knn_.models_ is None
     np.testing.assert_array_equal(default.complete(), als4.complete())

@@ -80,6 +80,43 @@ def test_constant_and_empty_columns():
     assert tr.n_observed_.tolist() == [4, 0, 0, 0, 0]
 
 
+
+def test_spread_prior_shrinks_a_thin_logit_column_toward_the_pooled_spread():
+    """Two models at 42.0 and 42.6 do not make a benchmark whose spread is 0.3 points: with
+    ``spread_prior`` its variance counts the well-observed logit columns' median variance
+    as n0 more models, and a new model's 29.5 there is a few standard deviations off, not
+    45. Native columns and columns of many models keep (nearly) their own spread."""
+    rng = np.random.default_rng(4)
+    scales = BenchmarkScales(kind=np.array(["percent"] * 4 + ["elo"]),
+                             lower=np.array([0.0] * 4 + [800.0]),
+                             upper=np.array([100.0] * 4 + [1600.0]))
+    Y = np.column_stack([rng.uniform(20, 80, 40), rng.uniform(10, 90, 40),
+                         rng.uniform(30, 70, 40), np.full(40, np.nan),
+                         np.r_[1000.0, 1001.0, np.full(38, np.nan)]])
+    Y[:2, 3] = [42.0, 42.6]
+    own = ScaleTransform.from_scales(scales).fit(Y)
+    for n0 in (1.0, 3.0, 10.0):
+        tr = ScaleTransform.from_scales(scales, spread_prior=n0).fit(Y)
+        pooled = np.median(own.std_[:3] ** 2)
+        assert tr.std_[3] ** 2 == pytest.approx((2 * own.std_[3] ** 2 + n0 * pooled) / (2 + n0))
+        assert abs(tr.transform(np.array([[50, 50, 50, 29.5, 1000]]))[0, 3]) < 5
+        assert abs(own.transform(np.array([[50, 50, 50, 29.5, 1000]]))[0, 3]) > 40
+        # every logit column by the same rule; with 40 models and n0 <= 3 the spread moves
+        # by under a tenth
+        n = own.n_observed_[:4]
+        np.testing.assert_allclose(tr.std_[:4] ** 2,
+                                   (n * own.std_[:4] ** 2 + n0 * pooled) / (n + n0), rtol=1e-12)
+        if n0 <= 3:
+            np.testing.assert_allclose(tr.std_[:3], own.std_[:3], rtol=0.1)
+        assert tr.std_[4] == own.std_[4]                  # Elo: its own units, its own spread
+        np.testing.assert_array_equal(tr.mean_, own.mean_)
+        # the cells path gives the same figures
+        i, j = np.nonzero(~np.isnan(Y))
+        cells = ScaleTransform.from_scales(scales, spread_prior=n0).fit_cells(Y[i, j], j, 5)
+        np.testing.assert_allclose(cells.std_, tr.std_, rtol=1e-12)
+    with pytest.raises(UsageError, match="spread_prior"):
+        ScaleTransform.from_scales(scales, spread_prior=-1)
+
 def test_errors():
     tr = ScaleTransform.from_scales(SCALES)
     with pytest.raises(NotFittedError):

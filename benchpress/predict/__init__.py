@@ -38,6 +38,7 @@ from benchpress.predict.new_models import NewModelEvaluation, evaluate_new_model
 from benchpress.predict.predictor import (
     METHODS,
     PRESETS,
+    SPREAD_PRIOR,
     ALSPredictor,
     available_methods,
     make_predictor,
@@ -64,9 +65,12 @@ from benchpress.predict.side import SideInfoPredictor
 # models; "blend" is the rank-4 ALS under them (the default of 2026-12-01) and "als4" that
 # ALS alone (the default before); all chosen on the temporal yardstick, README "Forecasts
 # that hold up".
-METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], "method": "side"})
-METHODS["default"] = (SideBlendPredictor, {**PRESETS["default"], "method": "default"})
-METHODS["blend"] = (BlendPredictor, {**PRESETS["default"], "method": "blend"})
+METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], "spread_prior": SPREAD_PRIOR,
+                                        "method": "side"})
+METHODS["default"] = (SideBlendPredictor, {**PRESETS["default"], "spread_prior": SPREAD_PRIOR,
+                                           "method": "default"})
+METHODS["blend"] = (BlendPredictor, {**PRESETS["default"], "spread_prior": SPREAD_PRIOR,
+                                     "method": "blend"})
 METHODS["als4"] = (ALSPredictor, {**PRESETS["default"], "method": "als4"})
 
 __all__ = [

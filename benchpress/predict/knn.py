@@ -200,18 +200,23 @@ class KNNModels(BasePredictor):
     candidates : int, default 0
         Search only the nearest ``candidates`` models per query (0: all of them).
     logit_rule : str, default "percent"
+    spread_prior : float, default 0.0
+        As :class:`~benchpress.predict.transform.ScaleTransform` takes it (the blends pass
+        their own, so that both halves share one z space).
     """
 
     method = "knn"
 
     def __init__(self, k: int = 5, *, min_shared: int = 3, offset: bool = False,
-                 weighting: str = "uniform", candidates: int = 0, logit_rule: str = "percent"):
+                 weighting: str = "uniform", candidates: int = 0, logit_rule: str = "percent",
+                 spread_prior: float = 0.0):
         self.k = k
         self.min_shared = min_shared
         self.offset = offset
         self.weighting = weighting
         self.candidates = candidates
         self.logit_rule = logit_rule
+        self.spread_prior = spread_prior
 
     def _options(self) -> dict:
         return dict(k=self.k, min_shared=self.min_shared, offset=self.offset,
@@ -222,7 +227,8 @@ class KNNModels(BasePredictor):
             raise UsageError(f"k must be >= 1, got {self.k}")
         if self.weighting not in WEIGHTINGS:
             raise UsageError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
-        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule).fit(Y)
+        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
+                                                     spread_prior=self.spread_prior).fit(Y)
         self.Z_ = self.transform_.transform(Y)
 
     def predict_z(self, Zq: np.ndarray, *, exclude=None, fallback: bool = True) -> np.ndarray:

@@ -8,7 +8,13 @@ The predictor works in a standardized space:
    percentage points of the range (0.5 -> 0.005); other columns stay native;
 2. every column is z-scored with the mean and (population, ``ddof=0``) standard deviation
    of its observed transformed values; a column with std below ``1e-8`` gets std 1, and
-   a column with no observed values gets mean 0 and std 1.
+   a column with no observed values gets mean 0 and std 1. With ``spread_prior`` n0 > 0,
+   a logit column's variance is shrunk toward the median variance of the logit columns
+   that ``_POOL_MIN_MODELS`` or more models scored, as if n0 more models had shown it:
+   ``(n var + n0 pooled) / (n + n0)``. A benchmark two models scored 42.0 and 42.6 does
+   not have a spread of 0.6 points, and a new model's 29.5 on it is not 45 standard
+   deviations below them (logit units are comparable across columns; native ones, such
+   as Elo and dollars, are not, and keep their own spread).
 
 Which columns are logit-transformed and how predictions are clipped come only from the
 benchmark metadata given here (:class:`BenchmarkScales`), never from the data.
@@ -24,6 +30,8 @@ from benchpress.scales import LOGIT_RULES, BenchmarkScales
 __all__ = ["BenchmarkScales", "ScaleTransform", "LOGIT_RULES"]
 
 _STD_FLOOR = 1e-8
+#: The columns whose variances pool into the prior of ``spread_prior`` have this many models.
+_POOL_MIN_MODELS = 10
 
 
 class ScaleTransform:
@@ -41,6 +49,9 @@ class ScaleTransform:
         Logit clipping margin in percentage points of the range.
     kind : array_like of str, optional
         Scale kinds, kept for reference only.
+    spread_prior : float, default 0
+        Models' worth of the pooled logit variance in each logit column's variance (0:
+        each column's own; see the module docstring).
 
     Attributes
     ----------
@@ -48,16 +59,20 @@ class ScaleTransform:
         Column mean and population std of the transformed observed values.
     """
 
-    def __init__(self, lower, upper, logit, *, eps: float = 0.5, kind=None):
+    def __init__(self, lower, upper, logit, *, eps: float = 0.5, kind=None,
+                 spread_prior: float = 0.0):
         self.lower = np.asarray(lower, dtype=float)
         self.upper = np.asarray(upper, dtype=float)
         self.logit = np.asarray(logit, dtype=bool)
         self.eps = float(eps)
         self.kind = None if kind is None else np.asarray(kind, dtype=str)
+        self.spread_prior = float(spread_prior)
         if not (self.lower.shape == self.upper.shape == self.logit.shape) or self.lower.ndim != 1:
             raise BadInputError("lower, upper and logit must be 1-D arrays of equal length")
         if not (0.0 < self.eps < 50.0):
             raise UsageError(f"eps must lie in (0, 50) percentage points, got {eps}")
+        if not self.spread_prior >= 0.0:
+            raise UsageError(f"spread_prior must be >= 0 models, got {spread_prior}")
         unbounded = self.logit & ~(np.isfinite(self.lower) & np.isfinite(self.upper))
         if unbounded.any():
             raise BadInputError(
@@ -66,10 +81,10 @@ class ScaleTransform:
 
     @classmethod
     def from_scales(cls, scales: BenchmarkScales, *, logit_rule: str = "percent",
-                    eps: float = 0.5) -> "ScaleTransform":
+                    eps: float = 0.5, spread_prior: float = 0.0) -> "ScaleTransform":
         """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`."""
         return cls(scales.lower, scales.upper, scales.logit_mask(logit_rule), eps=eps,
-                   kind=scales.kind)
+                   kind=scales.kind, spread_prior=spread_prior)
 
     # ------------------------------------------------------------------ helpers
     def _check(self, Y: np.ndarray, cols=None) -> np.ndarray:
@@ -140,12 +155,7 @@ class ScaleTransform:
         mean = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
         dev = np.where(obs, X - mean, 0.0)
         var = np.divide((dev * dev).sum(axis=0), n, out=np.zeros_like(s), where=n > 0)
-        std = np.sqrt(var)
-        std[std < _STD_FLOOR] = 1.0
-        self.mean_ = mean
-        self.std_ = std
-        self.n_observed_ = n
-        return self
+        return self._set_moments(mean, var, n)
 
     def fit_cells(self, values, cols, n_benchmarks: int) -> "ScaleTransform":
         """:meth:`fit` from observed cells only: ``values`` (n_cells,) in score units in
@@ -162,6 +172,15 @@ class ScaleTransform:
         dev = X - mean[cols]
         var = np.divide(np.bincount(cols, weights=dev * dev, minlength=n_benchmarks), n,
                         out=np.zeros_like(s), where=n > 0)
+        return self._set_moments(mean, var, n)
+
+    def _set_moments(self, mean, var, n) -> "ScaleTransform":
+        """Store the columns' means and stds from their observed ``n``, ``mean`` and
+        population ``var`` (the logit columns' variances shrunk by ``spread_prior``)."""
+        pool = self.logit & (n >= _POOL_MIN_MODELS)
+        if self.spread_prior > 0 and pool.any():
+            n0, pooled = self.spread_prior, float(np.median(var[pool]))
+            var = np.where(self.logit & (n > 0), (n * var + n0 * pooled) / (n + n0), var)
         std = np.sqrt(var)
         std[std < _STD_FLOOR] = 1.0
         self.mean_, self.std_, self.n_observed_ = mean, std, n
