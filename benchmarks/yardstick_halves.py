@@ -12,7 +12,9 @@ per k and as a geometric mean over k (the figure the README's fifth table of tri
 ranks by), then each later variant's MedAE over the first's on each half with a 90%
 interval from the paired bootstrap over the later models
 (:meth:`~benchpress.predict.temporal.TemporalResult.ratio`): whether a difference on
-the choosing half is more than which models happened to be released.
+the choosing half is more than which models happened to be released. A last table gives
+the tails over all the cutoffs, which a median does not see: each variant's mean error and
+its share of cells more than 30 points off, per k.
 
 Run from the repository root after `make main` (about 5 s per variant on 2 cores)::
 
@@ -45,6 +47,16 @@ def halves(cells: pl.DataFrame, split: str) -> pl.DataFrame:
             .sort("k"))
 
 
+def tails(cells: pl.DataFrame) -> pl.DataFrame:
+    """Mean absolute error and the percentage of cells more than 30 points off, per k,
+    over every cutoff (percent cells)."""
+    pct = cells.filter(pl.col("scale") == "percent")
+    return (pct.group_by("k")
+            .agg(pl.col("abs_error").mean().alias("mean"),
+                 (100 * (pl.col("abs_error") > 30).mean()).alias("pct_over_30"))
+            .sort("k"))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", action="append", default=None, metavar="'K=V K=V'",
@@ -57,7 +69,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     variants = args.variant or [""]
     known = tuple(int(k) for k in args.known.split(","))
-    rows, reference, cells = [], None, []
+    rows, reference, cells, tail_rows = [], None, [], []
     for i, text in enumerate(variants):
         params = parse_params(text.split(), "default")
         bp = BenchPress.from_snapshot(args.home, args.snapshot,
@@ -71,6 +83,8 @@ def main(argv=None) -> None:
         rows.append(h.with_columns(pl.lit(text or "(the default)").alias("variant"),
                                    pl.Series("early_ratio", ratio),
                                    pl.lit(float(np.exp(np.log(ratio).mean()))).alias("geo_mean")))
+        tail_rows.append(tails(res.cells).with_columns(
+            pl.lit(text or "(the default)").alias("variant")))
         print(f"{text or '(the default)'}: done", file=sys.stderr)
     table = pl.concat(rows).select("variant", "k", "early", "late", "early_ratio", "geo_mean")
     with pl.Config(tbl_rows=200, float_precision=3, tbl_hide_dataframe_shape=True,
@@ -80,6 +94,8 @@ def main(argv=None) -> None:
             print(f"each variant's MedAE / the first's ({variants[0] or '(the default)'}), "
                   "90% interval over the later models:")
             print(ratios(pl.concat(cells), variants, args.split))
+        print("tails, every cutoff: mean absolute error and % of cells more than 30 points off:")
+        print(pl.concat(tail_rows).select("variant", "k", "mean", "pct_over_30"))
 
 
 def ratios(cells: pl.DataFrame, variants: list[str], split: str) -> pl.DataFrame:
