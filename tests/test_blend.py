@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchpress.errors import UsageError
-from benchpress.predict import SPREAD_PRIOR, make_predictor
+from benchpress.predict import SPREAD_PRIOR, Z_BOUND, make_predictor
 from benchpress.predict import predictor as predictor_mod
 from benchpress.predict.artifact import fitted_state, restore_state, storable
 from benchpress.predict.blend import BlendPredictor, NeighbourMix, SideBlendPredictor
@@ -80,7 +80,8 @@ def test_the_default_on_the_cells_solver_is_als4_and_stores(monkeypatch):
     Y, scales, X = _matrix(n_models=120)
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)  # as if large
     default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
-    als4 = make_predictor("als4", spread_prior=SPREAD_PRIOR, **FAST).fit(Y, scales)
+    als4 = make_predictor("als4", spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND,
+                          **FAST).fit(Y, scales)
     assert default.solver_ == als4.solver_ == "cells"
     assert default.covariates_ is None and default.knn_.models_ is None
     np.testing.assert_array_equal(default.complete(), als4.complete())
@@ -106,14 +107,22 @@ def test_a_stored_default_restores_bit_identical_with_its_neighbours():
                                   default.fold_in(new, covariates=X[3:6]))
     np.testing.assert_array_equal(twin.complete(), default.complete())
     np.testing.assert_array_equal(twin.complete_spread(), default.complete_spread())
-    # stored before the regression's weight followed its fit (no reg_noise): restored as
-    # it predicted then, not with today's default
-    old = {k: v for k, v in meta["params"].items() if k != "reg_noise"}
-    then = restore_state(arrays, {**meta, "params": old}, Y, scales)["predictor"]
-    assert then.reg_noise == 0.0 and default.reg_noise > 0
-    as_then = make_predictor("default", reg_noise=0.0, **FAST).fit(Y, scales, covariates=X)
-    np.testing.assert_array_equal(then.fold_in(new, covariates=X[3:6]),
-                                  as_then.fold_in(new, covariates=X[3:6]))
+    # stored before the regression's weight followed its fit and before the z space had a
+    # spread prior and a bound (no reg_noise, spread_prior, z_bound): restored as it
+    # predicted then, not with today's defaults
+    then_fit = make_predictor("default", reg_noise=0.0, spread_prior=0.0, z_bound=0.0,
+                              **FAST).fit(Y, scales, covariates=X)
+    arrays0, meta0 = fitted_state(then_fit)
+    old = {k: v for k, v in meta0["params"].items()
+           if k not in ("reg_noise", "spread_prior", "z_bound")}
+    then = restore_state(arrays0, {**meta0, "params": old}, Y, scales)["predictor"]
+    assert (then.reg_noise, then.spread_prior, then.z_bound) == (0.0, 0.0, 0.0)
+    assert min(default.reg_noise, default.spread_prior, default.z_bound) > 0
+    far = new.copy()
+    far[0, 2] = 1e4  # far outside: today's bound would clip it, the old fit does not
+    for rows in (new, far):
+        np.testing.assert_array_equal(then.fold_in(rows, covariates=X[3:6]),
+                                      then_fit.fold_in(rows, covariates=X[3:6]))
 
 
 def test_local_regression_follows_a_linear_relation_near_the_query():

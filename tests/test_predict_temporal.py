@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict import SPREAD_PRIOR, BenchmarkScales, make_predictor
+from benchpress.predict import SPREAD_PRIOR, Z_BOUND, BenchmarkScales, make_predictor
 from benchpress.predict.artifact import fitted_state, restore_state
 from benchpress.predict.knn import neighbour_average
 from benchpress.predict.temporal import monthly_cutoffs, temporal_evaluation
@@ -66,14 +66,15 @@ def test_knn_fold_in_is_a_search_of_the_fitted_models(paper_matrix):
 
 def test_blend_is_als_at_weight_0_and_the_neighbours_at_weight_1(paper_matrix):
     Y, _, _, scales = paper_matrix
-    als = make_predictor("als4", n_starts=3, spread_prior=SPREAD_PRIOR).fit(Y, scales)
+    als = make_predictor("als4", n_starts=3, spread_prior=SPREAD_PRIOR,
+                         z_bound=Z_BOUND).fit(Y, scales)
     zero = make_predictor("default", n_starts=3, knn_weights=(0, 0, 0, 0, 0)).fit(Y, scales)
     np.testing.assert_allclose(zero.complete(), als.complete(), atol=1e-9)
     row = np.where(np.arange(Y.shape[1]) < 20, Y[7], np.nan)
     np.testing.assert_allclose(zero.fold_in(row), als.fold_in(row), atol=1e-9)
     one = make_predictor("default", n_starts=3, knn_weights=(1, 1, 1, 1, 1)).fit(Y, scales)
     knn = make_predictor("knn", k=5, offset=True, weighting="distance", candidates=100,
-                         spread_prior=SPREAD_PRIOR).fit(Y, scales)
+                         spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND).fit(Y, scales)
     z = knn.predict_z(knn.transform_.transform(row[None]), fallback=False)[0]
     has = ~np.isnan(z)
     assert has.sum() > 50

@@ -117,6 +117,21 @@ def test_spread_prior_shrinks_a_thin_logit_column_toward_the_pooled_spread():
     with pytest.raises(UsageError, match="spread_prior"):
         ScaleTransform.from_scales(scales, spread_prior=-1)
 
+
+def test_z_bound_clips_standardized_values_and_nothing_else():
+    rng = np.random.default_rng(6)
+    Y = _matrix(rng)
+    own = ScaleTransform.from_scales(SCALES, logit_rule="percent").fit(Y)
+    tr = ScaleTransform.from_scales(SCALES, logit_rule="percent", z_bound=2.0).fit(Y)
+    np.testing.assert_array_equal(tr.std_, own.std_)      # the spread is not touched
+    Z, Z0 = tr.transform(Y), own.transform(Y)
+    assert np.nanmax(np.abs(Z)) <= 2.0 and np.nanmax(np.abs(Z0)) > 2.0
+    np.testing.assert_array_equal(Z, np.clip(Z0, -2, 2))  # NaN stays NaN
+    i, j = np.nonzero(~np.isnan(Y))
+    np.testing.assert_array_equal(tr.transform(Y[i, j], cols=j), Z[i, j])
+    with pytest.raises(UsageError, match="z_bound"):
+        ScaleTransform.from_scales(SCALES, z_bound=-1)
+
 def test_errors():
     tr = ScaleTransform.from_scales(SCALES)
     with pytest.raises(NotFittedError):

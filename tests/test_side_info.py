@@ -7,14 +7,14 @@ import pytest
 
 from benchpress.api import BenchPress
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict import SPREAD_PRIOR, evaluate, make_folds, make_predictor
+from benchpress.predict import SPREAD_PRIOR, Z_BOUND, evaluate, make_folds, make_predictor
 from benchpress.predict.side import SideInfoPredictor, model_covariates
 from benchpress.scales import BenchmarkScales
 from benchpress.store.matrix import ScoreMatrix
 
 FAST = dict(n_starts=4)
 #: The rank-4 ALS that side information reduces to without covariates: als4 in side's z space
-AS_SIDE = dict(FAST, spread_prior=SPREAD_PRIOR)
+AS_SIDE = dict(FAST, spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND)
 
 
 def test_no_covariates_is_exactly_the_default(paper_matrix):

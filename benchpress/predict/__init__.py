@@ -39,6 +39,7 @@ from benchpress.predict.predictor import (
     METHODS,
     PRESETS,
     SPREAD_PRIOR,
+    Z_BOUND,
     ALSPredictor,
     available_methods,
     make_predictor,
@@ -65,12 +66,13 @@ from benchpress.predict.side import SideInfoPredictor
 # models; "blend" is the rank-4 ALS under them (the default of 2026-12-01) and "als4" that
 # ALS alone (the default before); all chosen on the temporal yardstick, README "Forecasts
 # that hold up".
-METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], "spread_prior": SPREAD_PRIOR,
-                                        "method": "side"})
-METHODS["default"] = (SideBlendPredictor, {**PRESETS["default"], "spread_prior": SPREAD_PRIOR,
+# Side information, the default and blend share a z space with each benchmark's spread
+# given a prior and a bound on how far one score reaches (README, "Forecasts that hold up").
+_ROBUST_Z = {"spread_prior": SPREAD_PRIOR, "z_bound": Z_BOUND}
+METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "side"})
+METHODS["default"] = (SideBlendPredictor, {**PRESETS["default"], **_ROBUST_Z,
                                            "method": "default"})
-METHODS["blend"] = (BlendPredictor, {**PRESETS["default"], "spread_prior": SPREAD_PRIOR,
-                                     "method": "blend"})
+METHODS["blend"] = (BlendPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "blend"})
 METHODS["als4"] = (ALSPredictor, {**PRESETS["default"], "method": "als4"})
 
 __all__ = [

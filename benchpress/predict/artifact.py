@@ -78,9 +78,9 @@ def rows_apart(manifest: dict) -> bool:
 
 #: Parameters added to a method after artifacts of it were stored, each with the value that
 #: gives what the code did before it (an artifact stored without it predicts as it did then,
-#: not with the new default): ``reg_noise`` and ``spread_prior`` (2026-12-05) were, in
-#: effect, 0.
-PARAMS_SINCE = {"reg_noise": 0.0, "spread_prior": 0.0}
+#: not with the new default): ``reg_noise``, ``spread_prior`` and ``z_bound`` (2026-12-05)
+#: were, in effect, 0.
+PARAMS_SINCE = {"reg_noise": 0.0, "spread_prior": 0.0, "z_bound": 0.0}
 
 
 def make_estimator(method: str, params: dict):
@@ -222,8 +222,9 @@ def _support_space(meta: dict) -> tuple[str, float]:
 
 
 def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: float,
-               spread_prior: float = 0.0):
-    t = ScaleTransform.from_scales(scales, logit_rule=rule, eps=eps, spread_prior=spread_prior)
+               spread_prior: float = 0.0, z_bound: float = 0.0):
+    t = ScaleTransform.from_scales(scales, logit_rule=rule, eps=eps, spread_prior=spread_prior,
+                                   z_bound=z_bound)
     _get(arrays, prefix, t, _TRANSFORM)
     return t
 
@@ -297,7 +298,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     check_shapes(arrays, *Y.shape)
     pred.Y_, pred.scales_ = Y, scales
     pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps,
-                                 pred.spread_prior)
+                                 pred.spread_prior, pred.z_bound)
     pred.ensemble_ = ALSEnsemble(pred.als_config())
     _get(arrays, "ensemble_", pred.ensemble_, _ENSEMBLE)
     pred.ensemble_.seeds_ = [int(s) for s in arrays["ensemble_seeds"]]

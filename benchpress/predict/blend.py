@@ -136,7 +136,8 @@ class NeighbourMix:
             self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
                                      weighting="distance", candidates=KNN_CANDIDATES,
                                      logit_rule=self.logit_rule,
-                                     spread_prior=transform.spread_prior).fit(Y, scales)
+                                     spread_prior=transform.spread_prior,
+                                     z_bound=transform.z_bound).fit(Y, scales)
         return self
 
     def mix(self, P_base: np.ndarray, Zq: np.ndarray, exclude=None):

@@ -200,16 +200,16 @@ class KNNModels(BasePredictor):
     candidates : int, default 0
         Search only the nearest ``candidates`` models per query (0: all of them).
     logit_rule : str, default "percent"
-    spread_prior : float, default 0.0
-        As :class:`~benchpress.predict.transform.ScaleTransform` takes it (the blends pass
-        their own, so that both halves share one z space).
+    spread_prior, z_bound : float, default 0.0
+        As :class:`~benchpress.predict.transform.ScaleTransform` takes them (the blends
+        pass their own, so that both halves share one z space).
     """
 
     method = "knn"
 
     def __init__(self, k: int = 5, *, min_shared: int = 3, offset: bool = False,
                  weighting: str = "uniform", candidates: int = 0, logit_rule: str = "percent",
-                 spread_prior: float = 0.0):
+                 spread_prior: float = 0.0, z_bound: float = 0.0):
         self.k = k
         self.min_shared = min_shared
         self.offset = offset
@@ -217,6 +217,7 @@ class KNNModels(BasePredictor):
         self.candidates = candidates
         self.logit_rule = logit_rule
         self.spread_prior = spread_prior
+        self.z_bound = z_bound
 
     def _options(self) -> dict:
         return dict(k=self.k, min_shared=self.min_shared, offset=self.offset,
@@ -228,7 +229,8 @@ class KNNModels(BasePredictor):
         if self.weighting not in WEIGHTINGS:
             raise UsageError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
         self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
-                                                     spread_prior=self.spread_prior).fit(Y)
+                                                     spread_prior=self.spread_prior,
+                                                     z_bound=self.z_bound).fit(Y)
         self.Z_ = self.transform_.transform(Y)
 
     def predict_z(self, Zq: np.ndarray, *, exclude=None, fallback: bool = True) -> np.ndarray:

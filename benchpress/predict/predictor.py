@@ -31,7 +31,8 @@ from benchpress.predict.sparse_als import use_sparse
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.limits import LIMITS
 
-__all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "SPREAD_PRIOR", "make_predictor",
+__all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "SPREAD_PRIOR", "Z_BOUND",
+           "make_predictor",
            "available_methods", "unknown_method_message", "param_overrides"]
 
 
@@ -59,6 +60,9 @@ class ALSPredictor(BasePredictor):
         Each logit benchmark's spread is shrunk toward the pooled spread as if this many
         more models had shown it (:class:`~benchpress.predict.transform.ScaleTransform`;
         :data:`SPREAD_PRIOR` in the default). 0: each benchmark's own spread.
+    z_bound : float, default 0.0
+        Standardized scores beyond this many standard deviations count as that many
+        (:data:`Z_BOUND` in the default; 0: none).
     regression_weight : float, default 0.0
         Weight of :class:`~benchpress.predict.regression.PairwiseRegression` in a z-unit
         blend ``(1 - w) * ALS + w * regression`` (cells the regression cannot predict
@@ -92,7 +96,7 @@ class ALSPredictor(BasePredictor):
                  n_iter: int = _ALS.n_iter, init_scale: float = _ALS.init_scale,
                  n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
                  logit_rule: str = "percent", eps: float = 0.5, spread_prior: float = 0.0,
-                 regression_weight: float = 0.0,
+                 z_bound: float = 0.0, regression_weight: float = 0.0,
                  regression_power: float = 4.0, solver: str = "auto", method: str = "als"):
         self.rank = rank
         self.regularization = regularization
@@ -104,6 +108,7 @@ class ALSPredictor(BasePredictor):
         self.logit_rule = logit_rule
         self.eps = eps
         self.spread_prior = spread_prior
+        self.z_bound = z_bound
         self.regression_weight = regression_weight
         self.regression_power = regression_power
         self.solver = solver
@@ -119,7 +124,7 @@ class ALSPredictor(BasePredictor):
     def _transform(self, scales: BenchmarkScales) -> ScaleTransform:
         """This predictor's z space, unfitted."""
         return ScaleTransform.from_scales(scales, logit_rule=self.logit_rule, eps=self.eps,
-                                          spread_prior=self.spread_prior)
+                                          spread_prior=self.spread_prior, z_bound=self.z_bound)
 
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         if not 0.0 <= self.regression_weight <= 1.0:
@@ -322,6 +327,9 @@ class ALSPredictor(BasePredictor):
 #: temporal yardstick's early cutoffs and our own folds (README, "Forecasts that hold up");
 #: als4, published and the baselines keep each benchmark's own spread.
 SPREAD_PRIOR = 3.0
+#: ... and its ``z_bound``: a score more than 5 standard deviations from a benchmark's
+#: registered models counts as 5 (chosen with it, 2026-12-05).
+Z_BOUND = 5.0
 
 #: Named configurations of :class:`ALSPredictor`.
 PRESETS: dict[str, dict] = {

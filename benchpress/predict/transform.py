@@ -14,7 +14,10 @@ The predictor works in a standardized space:
    ``(n var + n0 pooled) / (n + n0)``. A benchmark two models scored 42.0 and 42.6 does
    not have a spread of 0.6 points, and a new model's 29.5 on it is not 45 standard
    deviations below them (logit units are comparable across columns; native ones, such
-   as Elo and dollars, are not, and keep their own spread).
+   as Elo and dollars, are not, and keep their own spread);
+3. with ``z_bound`` b > 0, a standardized value beyond +-b is taken as +-b: one score far
+   outside a benchmark's registered models (LiveBench lists a 0.0 on a task where the
+   others score 60-100) pulls a fit or a fold-in no further than b standard deviations.
 
 Which columns are logit-transformed and how predictions are clipped come only from the
 benchmark metadata given here (:class:`BenchmarkScales`), never from the data.
@@ -52,6 +55,8 @@ class ScaleTransform:
     spread_prior : float, default 0
         Models' worth of the pooled logit variance in each logit column's variance (0:
         each column's own; see the module docstring).
+    z_bound : float, default 0
+        Standardized values are clipped to ``[-z_bound, z_bound]`` (0: not clipped).
 
     Attributes
     ----------
@@ -60,19 +65,22 @@ class ScaleTransform:
     """
 
     def __init__(self, lower, upper, logit, *, eps: float = 0.5, kind=None,
-                 spread_prior: float = 0.0):
+                 spread_prior: float = 0.0, z_bound: float = 0.0):
         self.lower = np.asarray(lower, dtype=float)
         self.upper = np.asarray(upper, dtype=float)
         self.logit = np.asarray(logit, dtype=bool)
         self.eps = float(eps)
         self.kind = None if kind is None else np.asarray(kind, dtype=str)
         self.spread_prior = float(spread_prior)
+        self.z_bound = float(z_bound)
         if not (self.lower.shape == self.upper.shape == self.logit.shape) or self.lower.ndim != 1:
             raise BadInputError("lower, upper and logit must be 1-D arrays of equal length")
         if not (0.0 < self.eps < 50.0):
             raise UsageError(f"eps must lie in (0, 50) percentage points, got {eps}")
         if not self.spread_prior >= 0.0:
             raise UsageError(f"spread_prior must be >= 0 models, got {spread_prior}")
+        if not self.z_bound >= 0.0:
+            raise UsageError(f"z_bound must be >= 0 standard deviations (0: none), got {z_bound}")
         unbounded = self.logit & ~(np.isfinite(self.lower) & np.isfinite(self.upper))
         if unbounded.any():
             raise BadInputError(
@@ -81,10 +89,11 @@ class ScaleTransform:
 
     @classmethod
     def from_scales(cls, scales: BenchmarkScales, *, logit_rule: str = "percent",
-                    eps: float = 0.5, spread_prior: float = 0.0) -> "ScaleTransform":
+                    eps: float = 0.5, spread_prior: float = 0.0,
+                    z_bound: float = 0.0) -> "ScaleTransform":
         """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`."""
         return cls(scales.lower, scales.upper, scales.logit_mask(logit_rule), eps=eps,
-                   kind=scales.kind, spread_prior=spread_prior)
+                   kind=scales.kind, spread_prior=spread_prior, z_bound=z_bound)
 
     # ------------------------------------------------------------------ helpers
     def _check(self, Y: np.ndarray, cols=None) -> np.ndarray:
@@ -197,7 +206,8 @@ class ScaleTransform:
         (single cells, without building a full matrix)."""
         self._fitted()
         X = self.to_latent(Y, cols=cols)
-        return (X - self._at(self.mean_, cols)) / self._at(self.std_, cols)
+        Z = (X - self._at(self.mean_, cols)) / self._at(self.std_, cols)
+        return np.clip(Z, -self.z_bound, self.z_bound) if self.z_bound > 0 else Z
 
     def inverse_transform(self, Z, *, clip: bool = True, cols=None) -> np.ndarray:
         """Standardized values (..., n_benchmarks) -> scores in score units, clipped to
