@@ -32,8 +32,7 @@ from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.limits import LIMITS
 
 __all__ = ["ALSPredictor", "PRESETS", "METHODS", "SOLVERS", "SPREAD_PRIOR", "Z_BOUND",
-           "make_predictor",
-           "available_methods", "unknown_method_message", "param_overrides"]
+           "make_predictor", "available_methods", "unknown_method_message", "param_overrides"]
 
 
 _ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters

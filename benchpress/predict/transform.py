@@ -12,7 +12,7 @@ The predictor works in a standardized space:
    a logit column's variance is shrunk toward the median variance of the logit columns
    that ``_POOL_MIN_MODELS`` or more models scored, as if n0 more models had shown it:
    ``(n var + n0 pooled) / (n + n0)``. A benchmark two models scored 42.0 and 42.6 does
-   not have a spread of 0.6 points, and a new model's 29.5 on it is not 45 standard
+   not have a spread of 0.3 points, and a new model's 29.5 on it is not 45 standard
    deviations below them (logit units are comparable across columns; native ones, such
    as Elo and dollars, are not, and keep their own spread);
 3. with ``z_bound`` b > 0, a standardized value beyond +-b is taken as +-b: one score far
