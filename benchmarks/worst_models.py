@@ -30,7 +30,7 @@ import polars as pl
 from benchpress.api import BenchPress
 from benchpress.cli.matrix import parse_params
 from benchpress.errors import BenchPressError
-from benchpress.predict import ScaleTransform, make_predictor
+from benchpress.predict import make_predictor
 
 
 def worst_groups(cells: pl.DataFrame, top: int) -> pl.DataFrame:
@@ -62,9 +62,7 @@ def main(argv=None) -> None:
     for g in worst_groups(res.cells, args.top).iter_rows(named=True):
         train = (dates != "") & (dates < g["cutoff"])
         n_train = (~np.isnan(Y[train])).sum(axis=0)
-        tf = ScaleTransform.from_scales(bp.scales, logit_rule=pred.logit_rule, eps=pred.eps,
-                                        spread_prior=pred.spread_prior,
-                                        z_bound=pred.z_bound).fit(Y[train])
+        tf = pred.make_transform(bp.scales).fit(Y[train])
         i = ids.index(g["model_id"])
         z = tf.transform(Y[i][None])[0]
         hidden = set(g["hidden"])

@@ -73,8 +73,9 @@ def test_blend_is_als_at_weight_0_and_the_neighbours_at_weight_1(paper_matrix):
     row = np.where(np.arange(Y.shape[1]) < 20, Y[7], np.nan)
     np.testing.assert_allclose(zero.fold_in(row), als.fold_in(row), atol=1e-9)
     one = make_predictor("default", n_starts=3, knn_weights=(1, 1, 1, 1, 1)).fit(Y, scales)
-    knn = make_predictor("knn", k=5, offset=True, weighting="distance", candidates=100,
-                         spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND).fit(Y, scales)
+    # the same search in the default's z space (its spread prior and bound)
+    knn = make_predictor("knn", k=5, offset=True, weighting="distance", candidates=100
+                         ).fit(Y, scales, transform=one.transform_)
     z = knn.predict_z(knn.transform_.transform(row[None]), fallback=False)[0]
     has = ~np.isnan(z)
     assert has.sum() > 50

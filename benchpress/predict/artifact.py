@@ -221,10 +221,8 @@ def _support_space(meta: dict) -> tuple[str, float]:
     return rule, float(eps)
 
 
-def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: float,
-               spread_prior: float = 0.0, z_bound: float = 0.0):
-    t = ScaleTransform.from_scales(scales, logit_rule=rule, eps=eps, spread_prior=spread_prior,
-                                   z_bound=z_bound)
+def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: float):
+    t = ScaleTransform.from_scales(scales, logit_rule=rule, eps=eps)
     _get(arrays, prefix, t, _TRANSFORM)
     return t
 
@@ -297,8 +295,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     Y = np.array(Y, dtype=float, copy=True)
     check_shapes(arrays, *Y.shape)
     pred.Y_, pred.scales_ = Y, scales
-    pred.transform_ = _transform(arrays, "transform_", scales, pred.logit_rule, pred.eps,
-                                 pred.spread_prior, pred.z_bound)
+    pred.transform_ = pred.make_transform(scales)  # its own z space, with the stored moments
+    _get(arrays, "transform_", pred.transform_, _TRANSFORM)
     pred.ensemble_ = ALSEnsemble(pred.als_config())
     _get(arrays, "ensemble_", pred.ensemble_, _ENSEMBLE)
     pred.ensemble_.seeds_ = [int(s) for s in arrays["ensemble_seeds"]]

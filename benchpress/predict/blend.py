@@ -135,9 +135,8 @@ class NeighbourMix:
         if enabled and Y.shape[0]:
             self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
                                      weighting="distance", candidates=KNN_CANDIDATES,
-                                     logit_rule=self.logit_rule,
-                                     spread_prior=transform.spread_prior,
-                                     z_bound=transform.z_bound).fit(Y, scales)
+                                     logit_rule=self.logit_rule
+                                     ).fit(Y, scales, transform=transform)
         return self
 
     def mix(self, P_base: np.ndarray, Zq: np.ndarray, exclude=None):

@@ -200,37 +200,39 @@ class KNNModels(BasePredictor):
     candidates : int, default 0
         Search only the nearest ``candidates`` models per query (0: all of them).
     logit_rule : str, default "percent"
-    spread_prior, z_bound : float, default 0.0
-        As :class:`~benchpress.predict.transform.ScaleTransform` takes them (the blends
-        pass their own, so that both halves share one z space).
     """
 
     method = "knn"
 
     def __init__(self, k: int = 5, *, min_shared: int = 3, offset: bool = False,
-                 weighting: str = "uniform", candidates: int = 0, logit_rule: str = "percent",
-                 spread_prior: float = 0.0, z_bound: float = 0.0):
+                 weighting: str = "uniform", candidates: int = 0, logit_rule: str = "percent"):
         self.k = k
         self.min_shared = min_shared
         self.offset = offset
         self.weighting = weighting
         self.candidates = candidates
         self.logit_rule = logit_rule
-        self.spread_prior = spread_prior
-        self.z_bound = z_bound
 
     def _options(self) -> dict:
         return dict(k=self.k, min_shared=self.min_shared, offset=self.offset,
                     weighting=self.weighting, candidates=self.candidates)
+
+    def fit(self, Y, scales: BenchmarkScales, *, transform: ScaleTransform | None = None
+            ) -> "KNNModels":
+        """Hold the models ``Y`` (n_models, n_benchmarks, score units) to search, in a fitted
+        ``transform`` when given (a blend passes its low-rank half's, so that both halves
+        share one z space), else in one fitted here on ``Y`` with ``logit_rule``."""
+        self._given_transform = transform
+        return super().fit(Y, scales)
 
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         if int(self.k) < 1:
             raise UsageError(f"k must be >= 1, got {self.k}")
         if self.weighting not in WEIGHTINGS:
             raise UsageError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
-        self.transform_ = ScaleTransform.from_scales(scales, logit_rule=self.logit_rule,
-                                                     spread_prior=self.spread_prior,
-                                                     z_bound=self.z_bound).fit(Y)
+        given = getattr(self, "_given_transform", None)
+        self.transform_ = given if given is not None else \
+            ScaleTransform.from_scales(scales, logit_rule=self.logit_rule).fit(Y)
         self.Z_ = self.transform_.transform(Y)
 
     def predict_z(self, Zq: np.ndarray, *, exclude=None, fallback: bool = True) -> np.ndarray:

@@ -120,8 +120,8 @@ class ALSPredictor(BasePredictor):
     def _ensemble(self) -> ALSEnsemble:
         return ALSEnsemble(self.als_config())
 
-    def _transform(self, scales: BenchmarkScales) -> ScaleTransform:
-        """This predictor's z space, unfitted."""
+    def make_transform(self, scales: BenchmarkScales) -> ScaleTransform:
+        """This predictor's z space (logit rule, margin, spread prior, bound), unfitted."""
         return ScaleTransform.from_scales(scales, logit_rule=self.logit_rule, eps=self.eps,
                                           spread_prior=self.spread_prior, z_bound=self.z_bound)
 
@@ -131,7 +131,7 @@ class ALSPredictor(BasePredictor):
         self.solver_ = self._choose_solver(Y)
         if self.solver_ == "cells":
             return self._fit_cells(Y, scales)
-        self.transform_ = self._transform(scales).fit(Y)
+        self.transform_ = self.make_transform(scales).fit(Y)
         Z = self.transform_.transform(Y)
         self.ensemble_ = self._ensemble().fit(Z, sparse=False)
         self.regression_ = None
@@ -160,7 +160,7 @@ class ALSPredictor(BasePredictor):
         transform, ensemble and regression fitted on the observed cells only."""
         import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
         r, c = np.nonzero(~np.isnan(Y))
-        self.transform_ = self._transform(scales).fit_cells(Y[r, c], c, Y.shape[1])
+        self.transform_ = self.make_transform(scales).fit_cells(Y[r, c], c, Y.shape[1])
         z = self.transform_.transform(Y[r, c], cols=c)
         self.ensemble_ = self._ensemble().fit_cells(r, c, z, Y.shape)
         self.regression_ = self.regression_z_ = None
