@@ -14,7 +14,10 @@ interval from the paired bootstrap over the later models
 (:meth:`~benchpress.predict.temporal.TemporalResult.ratio`): whether a difference on
 the choosing half is more than which models happened to be released. A last table gives
 the tails over all the cutoffs, which a median does not see: each variant's mean error and
-its share of cells more than 30 points off, per k.
+its share of cells more than 30 points off, per k; and how much of the MedAE is the model's
+level: the MedAE left when each model reveal's median signed error is taken out of its
+cells (``level_removed``: what a predictor that knew every new model's level exactly, and
+nothing more, would reach).
 
 Run from the repository root after `make main` (about 5 s per variant on 2 cores)::
 
@@ -48,12 +51,17 @@ def halves(cells: pl.DataFrame, split: str) -> pl.DataFrame:
 
 
 def tails(cells: pl.DataFrame) -> pl.DataFrame:
-    """Mean absolute error and the percentage of cells more than 30 points off, per k,
-    over every cutoff (percent cells)."""
+    """Mean absolute error, the percentage of cells more than 30 points off, and the MedAE
+    with each model reveal's level taken out (its cells' median signed error), per k, over
+    every cutoff (percent cells)."""
     pct = cells.filter(pl.col("scale") == "percent")
-    return (pct.group_by("k")
+    error = pl.col("predicted") - pl.col("actual")
+    reveal = ("cutoff", "order", "k", "model_id")
+    return (pct.with_columns((error - error.median().over(reveal)).abs().alias("pattern"))
+            .group_by("k")
             .agg(pl.col("abs_error").mean().alias("mean"),
-                 (100 * (pl.col("abs_error") > 30).mean()).alias("pct_over_30"))
+                 (100 * (pl.col("abs_error") > 30).mean()).alias("pct_over_30"),
+                 pl.col("pattern").median().alias("level_removed"))
             .sort("k"))
 
 
@@ -94,8 +102,10 @@ def main(argv=None) -> None:
             print(f"each variant's MedAE / the first's ({variants[0] or '(the default)'}), "
                   "90% interval over the later models:")
             print(ratios(pl.concat(cells), variants, args.split))
-        print("tails, every cutoff: mean absolute error and % of cells more than 30 points off:")
-        print(pl.concat(tail_rows).select("variant", "k", "mean", "pct_over_30"))
+        print("tails, every cutoff: mean absolute error, % of cells more than 30 points\n"
+              "off, and the MedAE with each model reveal's level taken out:")
+        print(pl.concat(tail_rows).select("variant", "k", "mean", "pct_over_30",
+                                          "level_removed"))
 
 
 def ratios(cells: pl.DataFrame, variants: list[str], split: str) -> pl.DataFrame:
