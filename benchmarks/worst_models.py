@@ -22,14 +22,13 @@ Run from the repository root after `make main` (about 10 s)::
 from __future__ import annotations
 
 import argparse
-import sys
 
 import numpy as np
 import polars as pl
 
 from benchpress.api import BenchPress
 from benchpress.cli.matrix import parse_params
-from benchpress.errors import BenchPressError
+from benchpress.errors import run_script
 from benchpress.predict import make_predictor
 
 
@@ -76,10 +75,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BenchPressError as exc:  # a mistyped parameter, no snapshot here: one line
-        sys.exit(f"worst_models: {exc}")
-    except KeyboardInterrupt:
-        print("worst_models: interrupted; nothing was written", file=sys.stderr)
-        sys.exit(130)
+    run_script(main, "worst_models")

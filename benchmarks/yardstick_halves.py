@@ -35,7 +35,7 @@ import polars as pl
 
 from benchpress.api import BenchPress
 from benchpress.cli.matrix import parse_params
-from benchpress.errors import BenchPressError
+from benchpress.errors import run_script
 from benchpress.predict import make_predictor
 from benchpress.predict.temporal import TemporalResult
 
@@ -122,10 +122,4 @@ def ratios(cells: pl.DataFrame, variants: list[str], split: str) -> pl.DataFrame
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except BenchPressError as exc:  # a typo in a variant, no snapshot here: one line
-        sys.exit(f"yardstick_halves: {exc}")
-    except KeyboardInterrupt:
-        print("yardstick_halves: interrupted; nothing was written", file=sys.stderr)
-        sys.exit(130)
+    run_script(main, "yardstick_halves")

@@ -76,6 +76,26 @@ class Prediction:
     with_covariates: bool = False
     # which sources, snapshot, method and params made it (`BenchPress.provenance`)
     provenance: dict = field(default_factory=dict)
+    # the given score its other given scores contradict (`BenchPress.predict`), or None:
+    # {"benchmark_id", "given", "expected" (from the others, score units), "z"}
+    contradicted: dict | None = None
+
+    @property
+    def contradicted_note(self) -> str | None:
+        """One line on `contradicted` (None when nothing is)."""
+        return contradicted_note(self.contradicted)
+
+
+def contradicted_note(contradicted: dict | None, model: str | None = None) -> str | None:
+    """One line on a given score the others contradict (`BenchPress.predict`'s
+    `contradicted`; `model`: the new model's name, for `compare`), None for None."""
+    c = contradicted
+    if c is None:
+        return None
+    return ((f"{model}: " if model else "")
+            + f"{c['benchmark_id']}={c['given']:g} is far from what the other given scores "
+            f"imply (about {c['expected']:.1f}; {abs(c['z']):.1f} standard deviations): "
+            "check it (it was used as given)")
 
 
 def _home(home) -> Home:
@@ -405,7 +425,12 @@ class BenchPress:
         model, e.g. `{"provider": "OpenAI", "release_date": "2026-04-01", "is_reasoning":
         True}` (also `open_weights`, `effort`, and `model_id`, from which the size word,
         a parameter count and the family are read); without it the model is folded in
-        without covariates."""
+        without covariates.
+
+        With 3 or more given scores, each is also predicted from the others; the one
+        they contradict most, if by more than 3 standard deviations, is named in
+        `contradicted` (and `contradicted_note`): a typo is the usual cause. It is used
+        as given all the same."""
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
@@ -413,7 +438,18 @@ class BenchPress:
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov),
-                          provenance=self.provenance())
+                          provenance=self.provenance(),
+                          contradicted=self._contradicted(row, cov))
+
+    def _contradicted(self, row: np.ndarray, covariates=None) -> dict | None:
+        """`Prediction.contradicted` of a new model's given `row` (see
+        `benchpress.predict.consistency`)."""
+        found = self.fitted_with("new_models").contradicted(row, covariates)
+        if found is None:
+            return None
+        j, expected, z = found
+        return {"benchmark_id": self.matrix.benchmark_ids[j], "given": float(row[j]),
+                "expected": expected, "z": z}
 
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
         cov = None if covariates is None else [covariates]
@@ -473,7 +509,8 @@ class BenchPress:
         row, registered or new, is predicted the way `predict` does (`predict_rows`).
         Model and benchmark names are resolved first, before any fit. Returns a
         `Comparison`: the frame and where the uncertainty came from (calibrated
-        intervals, else the ensemble spread).
+        intervals, else the ensemble spread), and each new model's given score that its
+        others contradict, as `predict` checks them (`contradicted`).
         """
         m, new_models = self.matrix, dict(new_models or {})
         clash = [n for n in new_models if n in m.model_ids]
@@ -491,7 +528,9 @@ class BenchPress:
                        for n in names])
         fit = self.fit(["new_models"]).fitted  # without that calibrator on a small matrix
         frame, sure_from = fit.compare(names, S, cols=cols, covariates=self._covariate_rows(names))
-        return Comparison(frame, sure_from, self.provenance())
+        checked = {n: self._contradicted(row) for n, row in new_rows.items()}
+        return Comparison(frame, sure_from, self.provenance(),
+                          {n: c for n, c in checked.items() if c is not None})
 
     def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:

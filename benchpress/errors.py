@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import sys
 
 __all__ = [
     "BenchPressError",
@@ -22,6 +23,7 @@ __all__ = [
     "EXIT_USAGE",
     "EXIT_LANDED_WITH_REJECTS",
     "describe_os_error",
+    "run_script",
     "shown",
     "listed",
     "as_os_error",
@@ -182,3 +184,16 @@ def as_os_error(exc: BaseException, path: os.PathLike | str | None = None) -> OS
         return None
     code = int(found.group(1))
     return OSError(code, os.strerror(code), None if path is None else str(path))
+
+
+def run_script(main, name: str) -> None:
+    """Run a script's ``main()`` (``benchmarks/``) as a command runs: a BenchPressError (a
+    mistyped parameter, no snapshot here) is one line ``name: message``, exit 1; Ctrl-C one
+    line, exit 130 (such scripts only print)."""
+    try:
+        main()
+    except BenchPressError as exc:
+        sys.exit(f"{name}: {exc}")
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted; nothing was written", file=sys.stderr)
+        sys.exit(130)

@@ -89,11 +89,14 @@ class Comparison:
     """Outcome of `BenchPress.compare`: `frame` (one row per benchmark, see
     `benchpress.predict.ranking.compare_models`) and `uncertainty_source`, where the
     intervals and `p_ahead` came from (calibrated intervals, the ensemble spread, none),
-    and `provenance`, which sources, snapshot, method and params made it."""
+    `provenance`, which sources, snapshot, method and params made it, and `contradicted`,
+    each new model's given score that its others contradict (`BenchPress.predict`)."""
 
     frame: pl.DataFrame
     uncertainty_source: str
     provenance: dict = field(default_factory=dict)  # see `BenchPress.provenance`
+    # new model name -> its given score the others contradict (`Prediction.contradicted`)
+    contradicted: dict = field(default_factory=dict)
 
 
 class FittedModel:
@@ -148,6 +151,29 @@ class FittedModel:
         """Risk features of the fitted predictor's cells (`MatrixSupport`), made once and
         shared by every interval; its `transform` maps scores to z units."""
         return conformal.MatrixSupport(self.predictor)
+
+    @cached_property
+    def check_space(self):
+        """The z space the given-score check measures in (`consistency.check_space`),
+        fitted once on this fit's matrix."""
+        from benchpress.predict.consistency import check_space
+
+        return check_space(self.matrix.values, self.matrix.scales,
+                           getattr(self.predictor, "transform_", None))
+
+    def contradicted(self, row: np.ndarray, covariates=None) -> tuple[int, float, float] | None:
+        """The given score of `row` (n_benchmarks,) that its other given scores contradict
+        most, when they do (`benchpress.predict.consistency`: each given score predicted
+        from the others; more than `CONTRADICTION_Z` standardized units away): (its
+        column, its prediction from the others in score units, the distance in z units),
+        else None. 3+ given scores; `covariates`: the row's covariate row or None."""
+        from benchpress.predict._threads import single_blas_thread
+        from benchpress.predict.consistency import leave_one_out, most_contradicted
+
+        with single_blas_thread():
+            expected, z = leave_one_out(self.predictor, self.check_space, row, covariates)
+        j = most_contradicted(z)
+        return None if j is None else (j, float(expected[j]), float(z[j]))
 
     def calibrated(self, regimes, *, covariates: np.ndarray | None = None) -> "FittedModel":
         """This fit with interval calibrators for every regime in `regimes` (a new object

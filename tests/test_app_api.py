@@ -78,6 +78,18 @@ def test_predict_fills_the_row_with_intervals(client, state):
     assert preds["mmlu_pro"]["upper"] == pytest.approx(mmlu["upper"])
 
 
+def test_predict_names_a_given_score_the_others_contradict(client, state):
+    typo = "gpqa_diamond:7.1,mmlu_pro:80,hle:20,aime_2025:85"
+    d = get(client, "/api/predict?scores=" + typo)
+    assert d["contradicted"]["benchmark_id"] == "gpqa_diamond"
+    lib = state.engine.bp.predict({"gpqa_diamond": 7.1, "mmlu_pro": 80, "hle": 20,
+                                   "aime_2025": 85})
+    assert d["contradicted_note"] == lib.contradicted_note
+    assert d["contradicted_note"].startswith("gpqa_diamond=7.1 is far from")
+    fine = get(client, "/api/predict?scores=" + typo.replace("7.1", "71"))
+    assert fine["contradicted"] is None and fine["contradicted_note"] is None
+
+
 def test_predict_resolves_aliases_and_names_unknowns(client, state, recwarn):
     alias = (state.registry.aliases.filter(pl.col("kind") == "benchmark")
              .filter(pl.col("canonical_id").is_in(state.engine.bp.matrix.benchmark_ids))
@@ -219,6 +231,18 @@ def test_compare_two_models_and_a_typed_in_one(client, state):
     assert "error" in get(client, "/api/compare?models=gpt-4.5", 400)
     assert "unknown model 'zzz'" in get(client, "/api/compare?models=gpt-4.5,zzz", 400)["error"]
     assert len(d["rows"]) == len(m.col)
+
+
+def test_compare_names_a_typed_in_models_contradicted_score(client):
+    typo = "acme%3Dgpqa_diamond:7.1,mmlu_pro:80,hle:20,aime_2025:85"
+    d = get(client, "/api/compare?models=gpt-4.5&new=" + typo)
+    assert d["contradicted"]["acme"]["benchmark_id"] == "gpqa_diamond"
+    assert d["contradicted_notes"] == [d["contradicted_notes"][0]]
+    assert d["contradicted_notes"][0].startswith("acme: gpqa_diamond=7.1 is far from")
+    page = client.get("/compare?models=gpt-4.5&new=" + typo)
+    assert page.status_code == 200 and "acme: gpqa_diamond=7.1 is far from" in page.text
+    fine = get(client, "/api/compare?models=gpt-4.5&new=" + typo.replace("7.1", "71"))
+    assert fine["contradicted"] == {} and fine["contradicted_notes"] == []
 
 
 def test_matrix_filters_sorts_and_opens_a_cell(client, state):

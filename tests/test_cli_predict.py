@@ -69,6 +69,39 @@ def test_predict_table_shows_every_prediction_and_interval_at_80_columns(run):
             assert shown == expected, (p, shown)
 
 
+def test_predict_names_a_given_score_the_others_contradict(run):
+    """A dropped digit (7.1 for 71) among four scores: one note line on stderr naming it
+    and what the others imply, the same in the JSON; it is still used as given."""
+    typed = run("predict", "--scores", "gpqa_diamond=7.1,mmlu_pro=80,hle=20,aime_2025=85",
+                "--format", "json")
+    assert typed.exit_code == 0, typed.stderr
+    doc = json.loads(typed.stdout)
+    c = doc["contradicted"]
+    assert c["benchmark_id"] == "gpqa_diamond" and c["given"] == 7.1
+    assert c["z"] < -3 and 60 < c["expected"] < 95
+    notes = [ln for ln in typed.stderr.splitlines() if ln.startswith("note: gpqa_diamond=7.1")]
+    assert len(notes) == 1 and "check it (it was used as given)" in notes[0]
+    given = {p["benchmark_id"]: p["predicted"] for p in doc["predictions"] if p["kind"] == "given"}
+    assert given["gpqa_diamond"] == 7.1
+    fine = run("predict", "--scores", "gpqa_diamond=71,mmlu_pro=80,hle=20,aime_2025=85",
+               "--format", "json")
+    assert json.loads(fine.stdout)["contradicted"] is None and "far from" not in fine.stderr
+
+
+def test_compare_names_a_new_models_contradicted_score(run, tmp_path):
+    scores = tmp_path / "new.json"
+    scores.write_text(json.dumps({
+        "acme-3": {"gpqa_diamond": 7.1, "mmlu_pro": 80, "hle": 20, "aime_2025": 85},
+        "acme-4": {"gpqa_diamond": 71, "mmlu_pro": 80, "hle": 20, "aime_2025": 85}}))
+    out = run("compare", "gpt-5", "--scores-file", scores, "--format", "json")
+    assert out.exit_code == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert list(doc["contradicted"]) == ["acme-3"]
+    assert doc["contradicted"]["acme-3"]["benchmark_id"] == "gpqa_diamond"
+    notes = [ln for ln in out.stderr.splitlines() if ln.startswith("note: ")]
+    assert len(notes) == 1 and notes[0].startswith("note: acme-3: gpqa_diamond=7.1 is far")
+
+
 def test_predict_refuses_unknown_names_unless_asked(run):
     bad = run("predict", "--scores", "gpqa_diamond=71,gpqa_diamnd=70", "--method", "published")
     assert bad.exit_code == 1 and bad.stdout == ""

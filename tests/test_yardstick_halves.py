@@ -39,3 +39,22 @@ def test_tails_read_percent_cells_only(halves_module):
     cells = pl.concat([_cells({"a": [1.0, 2.0]}), _cells({"a": [400.0]}, scale="elo")])
     row = halves_module.tails(cells).row(0, named=True)
     assert row["mean"] == pytest.approx(1.5) and row["pct_over_30"] == 0
+
+
+def test_scripts_fail_in_one_line(capsys):
+    """`run_script`, which the benchmark scripts end with: one line and the exit code."""
+    from benchpress.errors import BadInputError, run_script
+
+    def bad():
+        raise BadInputError("snapshot 'latest' not found")
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as exc:
+        run_script(bad, "yardstick_halves")
+    assert exc.value.code == "yardstick_halves: snapshot 'latest' not found"  # exit 1
+    with pytest.raises(SystemExit) as exc:
+        run_script(interrupted, "yardstick_halves")
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == "yardstick_halves: interrupted; nothing was written\n"

@@ -128,5 +128,7 @@ class Engine:
                 "resolved": result.resolved, "predictions": preds,
                 "with_covariates": result.with_covariates,
                 "metadata_note": self.bp.metadata_note(metadata, result.with_covariates),
+                "contradicted": result.contradicted,
+                "contradicted_note": result.contradicted_note,
                 "nearest": nearest_known(self.bp, row, n_nearest),
                 "run_next": run_next(self.bp, row, arrays, covariates=cov)}

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from benchpress.api import contradicted_note
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.validate.text import csv_safe_frame
@@ -168,9 +169,12 @@ def compare(state: AppState, models_text: str | None, new: list[str] | None = No
     m = state.engine.bp.matrix
     name_of = dict(zip(m.benchmark_ids, m.benchmarks["name"].to_list()))
     rows = [dict(r, name=name_of.get(r["benchmark_id"])) for r in frame.to_dicts()]
+    notes = [contradicted_note(found, name) for name, found in result.contradicted.items()]
     return _timed(clean({"models": shown, "rows": rows,
                          "uncertainty": result.uncertainty_source,
-                         "provenance": result.provenance}), t0)
+                         "provenance": result.provenance,
+                         "contradicted": result.contradicted,
+                         "contradicted_notes": notes}), t0)
 
 
 # -- matrix --------------------------------------------------------------------------------

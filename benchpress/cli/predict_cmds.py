@@ -60,14 +60,14 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
                          metadata=metadata))
-    note = bp.metadata_note(metadata, result.with_covariates)
-    if note:
-        stderr.print(f"note: {note}", markup=False)
+    for note in (bp.metadata_note(metadata, result.with_covariates), result.contradicted_note):
+        if note:
+            stderr.print(f"note: {note}", markup=False)
     frame = result.frame  # full precision in csv/json (README, "Output contract")
     if wanted is not None:
         frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
     doc = {**provenance_fields(bp), **pretrained_note(bp, fmt), "unknown": result.unknown,
-           "resolved": result.resolved}
+           "resolved": result.resolved, "contradicted": result.contradicted}
     if metadata is not None:
         doc |= {"metadata": metadata, "with_covariates": result.with_covariates}
     if not write_or_emit({**doc, "predictions": frame.to_dicts()}, out, fmt, rows=frame):

@@ -269,6 +269,7 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options(pretrained=True)
 def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
+    from benchpress.api import contradicted_note
     from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
 
     new = read_model_scores(scores_file) if scores_file else None
@@ -276,8 +277,10 @@ def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     fit_now(bp, ("new_models",))
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
+    for name, found in result.contradicted.items():
+        stderr.print(f"note: {contradicted_note(found, name)}", markup=False)
     if write_or_emit({**provenance_fields(bp), **pretrained_note(bp, fmt), "sure_from": sure_from,
-                      "rows": frame.to_dicts()},
+                      "contradicted": result.contradicted, "rows": frame.to_dicts()},
                      out, fmt, rows=frame):
         return
     names = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]  # resolved ids

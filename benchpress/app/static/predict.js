@@ -70,7 +70,12 @@
     if (text) url.searchParams.set("scores", text); else url.searchParams.delete("scores");
     if (meta) url.searchParams.set("metadata", meta); else url.searchParams.delete("metadata");
     history.replaceState(null, "", url);
-    if (!text) { document.getElementById("result").hidden = true; BP.showError(""); return; }
+    if (!text) {
+      document.getElementById("result").hidden = true;
+      document.getElementById("contradicted-note").hidden = true;
+      BP.showError("");
+      return;
+    }
     const mine = ++seq;
     document.getElementById("status").textContent = "predicting…";
     try {
@@ -82,6 +87,9 @@
       document.getElementById("meta-note").textContent = body.metadata_note ||
         (body.with_covariates ? "used: the prediction takes these details into account" : "");
       BP.showError(body.unknown.length ? `not a benchmark of this registry (ignored): ${body.unknown.join(", ")}` : "");
+      const contradicted = document.getElementById("contradicted-note");
+      contradicted.textContent = body.contradicted_note || "";
+      contradicted.hidden = !body.contradicted_note;
       render(body);
       document.getElementById("status").textContent = `answered in ${body.ms} ms`;
     } catch (e) {
