@@ -441,10 +441,12 @@ class BenchPress:
                           provenance=self.provenance(),
                           contradicted=self._contradicted(row, cov))
 
-    def _contradicted(self, row: np.ndarray, covariates=None) -> dict | None:
+    def _contradicted(self, row: np.ndarray, covariates=None, fit: FittedModel | None = None
+                      ) -> dict | None:
         """`Prediction.contradicted` of a new model's given `row` (see
-        `benchpress.predict.consistency`)."""
-        found = self.fitted_with("new_models").contradicted(row, covariates)
+        `benchpress.predict.consistency`), against `fit` (default: this object's; the
+        check needs no calibrator)."""
+        found = (fit or self.fitted).contradicted(row, covariates)
         if found is None:
             return None
         j, expected, z = found
@@ -528,7 +530,7 @@ class BenchPress:
                        for n in names])
         fit = self.fit(["new_models"]).fitted  # without that calibrator on a small matrix
         frame, sure_from = fit.compare(names, S, cols=cols, covariates=self._covariate_rows(names))
-        checked = {n: self._contradicted(row) for n, row in new_rows.items()}
+        checked = {n: self._contradicted(row, fit=fit) for n, row in new_rows.items()}
         return Comparison(frame, sure_from, self.provenance(),
                           {n: c for n, c in checked.items() if c is not None})
 

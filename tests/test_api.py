@@ -199,6 +199,10 @@ def test_compare_on_a_small_matrix_falls_back_to_the_ensemble_spread():
     assert result.uncertainty_source == "ensemble spread (not calibrated)"
     assert frame.height == 3 and "m0_lower" not in frame.columns
     assert frame["p_ahead"].drop_nulls().len() > 0
+    # a typed-in model's three scores are checked against each other without a calibrator
+    typed = BenchPress(m, make_predictor("published")).compare(
+        ["m0"], new_models={"acme": {"b0": 60.0, "b1": 61.0, "b2": 59.0}})
+    assert typed.contradicted == {} and "acme" in typed.frame.columns
 
 
 def test_normal_quantile_of_the_90_percent_interval():
