@@ -33,12 +33,15 @@ class CheckedFoldIn:
         self.fold_in_rows, self.thresholds = fold_in_rows, thresholds
         self.counts = {t: dict(reveals=0, flagged=0, typos=0, caught=0, other=0)
                        for t in thresholds}
+        self.spaces = {}  # one check space per fit (a fit is folded into several times)
 
     def __call__(self, predictor, S, covariates=None):
         out = self.fold_in_rows(predictor, S, covariates)
         if (~np.isnan(S)).sum(axis=1).max() < 3:
             return out
-        space = check_space(predictor.Y_, predictor.scales_)
+        if id(predictor) not in self.spaces:
+            self.spaces = {id(predictor): check_space(predictor.Y_, predictor.scales_)}
+        space = self.spaces[id(predictor)]
         percent = np.asarray(predictor.scales_.kind) == "percent"
         for r in range(S.shape[0]):
             cov = None if covariates is None else covariates[r]

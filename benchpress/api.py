@@ -439,19 +439,7 @@ class BenchPress:
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov),
                           provenance=self.provenance(),
-                          contradicted=self._contradicted(row, cov))
-
-    def _contradicted(self, row: np.ndarray, covariates=None, fit: FittedModel | None = None
-                      ) -> dict | None:
-        """`Prediction.contradicted` of a new model's given `row` (see
-        `benchpress.predict.consistency`), against `fit` (default: this object's; the
-        check needs no calibrator)."""
-        found = (fit or self.fitted).contradicted(row, covariates)
-        if found is None:
-            return None
-        j, expected, z = found
-        return {"benchmark_id": self.matrix.benchmark_ids[j], "given": float(row[j]),
-                "expected": expected, "z": z}
+                          contradicted=self.fitted.contradicted(row, cov))
 
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
         cov = None if covariates is None else [covariates]
@@ -530,7 +518,7 @@ class BenchPress:
                        for n in names])
         fit = self.fit(["new_models"]).fitted  # without that calibrator on a small matrix
         frame, sure_from = fit.compare(names, S, cols=cols, covariates=self._covariate_rows(names))
-        checked = {n: self._contradicted(row, fit=fit) for n, row in new_rows.items()}
+        checked = {n: fit.contradicted(row) for n, row in new_rows.items()}
         return Comparison(frame, sure_from, self.provenance(),
                           {n: c for n, c in checked.items() if c is not None})
 

@@ -161,19 +161,23 @@ class FittedModel:
         return check_space(self.matrix.values, self.matrix.scales,
                            getattr(self.predictor, "transform_", None))
 
-    def contradicted(self, row: np.ndarray, covariates=None) -> tuple[int, float, float] | None:
+    def contradicted(self, row: np.ndarray, covariates=None) -> dict | None:
         """The given score of `row` (n_benchmarks,) that its other given scores contradict
         most, when they do (`benchpress.predict.consistency`: each given score predicted
-        from the others; more than `CONTRADICTION_Z` standardized units away): (its
-        column, its prediction from the others in score units, the distance in z units),
-        else None. 3+ given scores; `covariates`: the row's covariate row or None."""
+        from the others; more than `CONTRADICTION_Z` standardized units away):
+        {"benchmark_id", "given", "expected" (its prediction from the others, score
+        units), "z"}, else None. 3+ given scores; `covariates`: the row's covariate row
+        or None."""
         from benchpress.predict._threads import single_blas_thread
         from benchpress.predict.consistency import leave_one_out, most_contradicted
 
         with single_blas_thread():
             expected, z = leave_one_out(self.predictor, self.check_space, row, covariates)
         j = most_contradicted(z)
-        return None if j is None else (j, float(expected[j]), float(z[j]))
+        if j is None:
+            return None
+        return {"benchmark_id": self.matrix.benchmark_ids[j], "given": float(row[j]),
+                "expected": float(expected[j]), "z": float(z[j])}
 
     def calibrated(self, regimes, *, covariates: np.ndarray | None = None) -> "FittedModel":
         """This fit with interval calibrators for every regime in `regimes` (a new object

@@ -23,7 +23,7 @@ import numpy as np
 
 from benchpress.errors import NotFittedError
 from benchpress.predict.intervals import fold_in_rows
-from benchpress.predict.predictor import SPREAD_PRIOR
+from benchpress.predict.predictor import make_predictor
 from benchpress.predict.transform import ScaleTransform
 
 __all__ = ["CONTRADICTION_Z", "MIN_GIVEN", "check_space", "leave_one_out", "most_contradicted"]
@@ -37,9 +37,10 @@ MIN_GIVEN = 3
 
 
 def check_space(Y, scales, fitted_transform: ScaleTransform | None = None) -> ScaleTransform:
-    """The space the check measures in, whatever the method: the default's z space (a
-    logit for percent scales with a 0.5-point margin, each benchmark's spread with the
-    prior) without its bound, fitted on the training matrix ``Y`` (n_models,
+    """The space the check measures in, whatever the method: the default's z space
+    (:meth:`~benchpress.predict.predictor.ALSPredictor.make_transform` of
+    ``make_predictor("default")``: a logit for percent scales, each benchmark's spread
+    with the prior) without its bound, fitted on the training matrix ``Y`` (n_models,
     n_benchmarks; score units, NaN = missing) of ``scales``. A matrix without rows (a
     cells-solver fit loaded without them) measures in ``fitted_transform``, the
     predictor's own fitted z space, without its bound."""
@@ -49,8 +50,7 @@ def check_space(Y, scales, fitted_transform: ScaleTransform | None = None) -> Sc
         unbounded = copy.copy(fitted_transform)
         unbounded.z_bound = 0.0
         return unbounded
-    return ScaleTransform.from_scales(scales, logit_rule="percent", eps=0.5,
-                                      spread_prior=SPREAD_PRIOR).fit(Y)
+    return make_predictor("default", z_bound=0.0).make_transform(scales).fit(Y)
 
 
 def leave_one_out(predictor, transform, row, covariates=None) -> tuple[np.ndarray, np.ndarray]:
