@@ -164,6 +164,16 @@ def test_the_models_details_reach_the_request_and_the_url(page):
     assert not page.errors, page.errors
 
 
+def test_a_contradicted_score_is_named_and_the_note_goes_when_it_is_mended(page):
+    page.goto("/predict?scores=gpqa_diamond:7.1,mmlu_pro:80,hle:20,aime_2025:85")
+    page.wait_for_selector("#contradicted-note:not([hidden])")
+    assert page.inner_text("#contradicted-note").startswith("gpqa_diamond=7.1 is far from")
+    shot(page, "predict-contradicted")
+    page.locator("#score-rows tbody tr").nth(0).locator(".score").fill("71")
+    page.wait_for_selector("#contradicted-note", state="hidden")
+    assert not page.errors, page.errors
+
+
 def test_bad_input_shows_a_message_and_the_page_keeps_working(page):
     page.goto("/predict")
     fill_row(page, 0, "gpqa_diamond", "abc")
