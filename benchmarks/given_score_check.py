@@ -20,7 +20,8 @@ import polars as pl
 
 import benchpress.predict.temporal as temporal
 from benchpress.api import BenchPress
-from benchpress.errors import run_script
+from benchpress.cli.predict_cmds import known_counts
+from benchpress.errors import UsageError, run_script
 from benchpress.predict import make_predictor
 from benchpress.predict.consistency import check_space, leave_one_out, most_contradicted
 
@@ -71,6 +72,18 @@ class CheckedFoldIn:
             for t, c in self.counts.items()])
 
 
+def thresholds_of(text: str) -> tuple[float, ...]:
+    """``"2.5,3"`` -> ``(2.5, 3.0)``; anything but positive numbers is a one-line error."""
+    try:
+        values = tuple(float(t) for t in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) <= 0:
+        raise UsageError(f"--thresholds {text!r}: expected positive numbers separated by "
+                         "commas, e.g. 2.5,3")
+    return values
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--thresholds", default="2.5,3,3.5,4",
@@ -79,11 +92,12 @@ def main(argv=None) -> None:
     ap.add_argument("--home", default=".", help="the workspace (default: here)")
     ap.add_argument("--snapshot", default="latest")
     args = ap.parse_args(argv)
-    thresholds = tuple(float(t) for t in args.thresholds.split(","))
+    thresholds = thresholds_of(args.thresholds)
+    known = known_counts(args.known, "--known")
     checked = CheckedFoldIn(temporal.fold_in_rows, thresholds)
     temporal.fold_in_rows = checked
     bp = BenchPress.from_snapshot(args.home, args.snapshot, predictor=make_predictor("default"))
-    bp.evaluate_temporal(methods=(), known=tuple(int(k) for k in args.known.split(",")),
+    bp.evaluate_temporal(methods=(), known=known,
                          orders=("random", "popular"), seed=42, intervals=False)
     with pl.Config(float_precision=2, tbl_hide_dataframe_shape=True, tbl_width_chars=80):
         print(checked.table())

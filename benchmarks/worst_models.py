@@ -28,6 +28,7 @@ import polars as pl
 
 from benchpress.api import BenchPress
 from benchpress.cli.matrix import parse_params
+from benchpress.cli.predict_cmds import known_counts
 from benchpress.errors import run_script
 from benchpress.predict import make_predictor
 
@@ -53,7 +54,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     pred = make_predictor("default", **parse_params(args.param, "default"))
     bp = BenchPress.from_snapshot(args.home, "latest", predictor=pred)
-    res = bp.evaluate_temporal(methods=(), known=tuple(int(k) for k in args.known.split(",")),
+    res = bp.evaluate_temporal(methods=(), known=known_counts(args.known, "--known"),
                                orders=("random", "popular"), seed=42, intervals=False)
     m = bp.matrix
     Y, ids, bench = m.values, list(m.model_ids), list(m.benchmark_ids)

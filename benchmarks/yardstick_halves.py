@@ -35,6 +35,7 @@ import polars as pl
 
 from benchpress.api import BenchPress
 from benchpress.cli.matrix import parse_params
+from benchpress.cli.predict_cmds import known_counts
 from benchpress.errors import run_script
 from benchpress.predict import make_predictor
 from benchpress.predict.temporal import TemporalResult
@@ -76,7 +77,7 @@ def main(argv=None) -> None:
     ap.add_argument("--snapshot", default="latest")
     args = ap.parse_args(argv)
     variants = args.variant or [""]
-    known = tuple(int(k) for k in args.known.split(","))
+    known = known_counts(args.known, "--known")
     rows, reference, cells, tail_rows = [], None, [], []
     for i, text in enumerate(variants):
         params = parse_params(text.split(), "default")

@@ -58,3 +58,16 @@ def test_scripts_fail_in_one_line(capsys):
         run_script(interrupted, "yardstick_halves")
     assert exc.value.code == 130
     assert capsys.readouterr().err == "yardstick_halves: interrupted; nothing was written\n"
+
+
+def test_given_score_check_refuses_bad_thresholds_in_one_line():
+    from benchpress.errors import UsageError
+
+    path = SCRIPT.parent / "given_score_check.py"
+    spec = importlib.util.spec_from_file_location("given_score_check", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.thresholds_of("2.5,3") == (2.5, 3.0)
+    for bad in ("3,x", "-1", "0", ""):
+        with pytest.raises(UsageError, match="expected positive numbers"):
+            module.thresholds_of(bad)

@@ -22,7 +22,7 @@ from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
 from benchpress.predict.side_covariates import parse_metadata
 
-__all__ = ["predict", "complete", "evaluate", "rank"]
+__all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 
 
 @click.command()
@@ -186,7 +186,7 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, order
                                   probe_text, baselines_text, later_ref, not no_intervals,
                                   out, fmt)
     if new_models is not None:
-        return _evaluate_new_models(_known_counts(new_models), seeds, write_folds, out, fmt,
+        return _evaluate_new_models(known_counts(new_models), seeds, write_folds, out, fmt,
                                     bp, executor)
     if write_folds:
         write_json_atomic(write_folds, folds_to_json(folds, bp.matrix.model_ids,
@@ -206,7 +206,7 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, order
     render(worst, "table", title="benchmarks with the largest median error")
 
 
-def _known_counts(text: str, option: str = "--new-models") -> tuple:
+def known_counts(text: str, option: str = "--new-models") -> tuple:
     """``"3,5"`` -> ``(3, 5)``; anything else is a one-line usage error."""
     try:
         ks = tuple(dict.fromkeys(int(k) for k in split_list(text) or []))
@@ -241,7 +241,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
     if unknown:
         raise UsageError(f"--baselines: {unknown_method_message(unknown)}")
     probes = bp.resolve_benchmarks(split_list(probe_text)).ids if probe_text else ()
-    common = dict(methods=baselines, known=_known_counts(known_text, "--known"),
+    common = dict(methods=baselines, known=known_counts(known_text, "--known"),
                   orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,
                   intervals=intervals)
     with progress_bar("temporal evaluation") as update:
