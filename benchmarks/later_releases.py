@@ -62,6 +62,23 @@ def _cli(ws: Path, *args: str) -> None:
         sys.exit(f"later_releases: `benchpress {' '.join(args)}` failed: {last}")
 
 
+def history_versions(sources: Path, source: str, pairs: list[str]) -> dict[str, str]:
+    """label -> mirror-relative path of the versions named in ``pairs`` ("A>B"), in date
+    order, as the source config ``sources/<source>.yaml`` lists them (its `versions:`)."""
+    from benchpress.store.sources import config_versions, load_configs
+
+    config = next((c for c in load_configs(sources) if c.id == source), None)
+    if config is None:
+        sys.exit(f"later_releases: no source config {source!r} in {sources}")
+    paths = {v.version: v.mirror_path for v in config_versions(config)}
+    named = sorted({label for pair in pairs for label in pair.split(">")})
+    missing = [label for label in named if label not in paths]
+    if missing:
+        sys.exit(f"later_releases: {source} has no version {missing[0]!r} "
+                 f"(sources/{source}.yaml lists {', '.join(sorted(paths))})")
+    return {label: paths[label] for label in named}
+
+
 def build_history(ws: Path, mirror: Path, source: str, versions: dict) -> None:
     """A workspace holding the paper's matrix and every version of ``source``, one snapshot
     tagged by each version's label (``versions``: label -> mirror-relative path)."""
@@ -101,7 +118,8 @@ def main(argv=None) -> None:
         tmp.mkdir(parents=True, exist_ok=True)
         for source, spec in cfg["histories"].items():
             ws = Path(tmp) / source
-            build_history(ws, mirror, source, spec["versions"])
+            versions = history_versions(ROOT / "sources", spec["source"], spec["pairs"])
+            build_history(ws, mirror, source, versions)
             for early, later in (p.split(">") for p in spec["pairs"]):
                 res = score_pair(ws, early, later, known=known, baselines=baselines,
                                  seed=params["evaluate"]["seed"])

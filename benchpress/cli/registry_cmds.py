@@ -235,17 +235,19 @@ def build(verbose, mirror, home, executor):
 @home_option
 @handle_errors
 def pull(mirror, home):
-    """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
-    from benchpress.store.build import materialize
+    """Fetch the raw file of every version of every configured source into the cache
+    (verifying pinned hashes); one line per version: source, version, digest, path."""
+    from benchpress.store.build import materialize, version_steps
     from benchpress.store.sources import load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    configs = load_configs(home.sources)
+    steps = version_steps(load_configs(home.sources))
     with progress_bar("pulling") as update:
-        for n, config in enumerate(configs, start=1):
-            path, digest, _ = materialize(home, config, mirror=mirror)
-            update(n, len(configs), config.id)
-            click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+        for n, (config, version) in enumerate(steps, start=1):
+            path, digest, _ = materialize(home, version, mirror=mirror)
+            update(n, len(steps), f"{config.id}@{version.version}" if version.version
+                   else config.id)
+            click.echo(f"{config.id}\t{version.version or ''}\t{digest[:12]}\t{path}")
 
 
 @click.command(name="add-model")

@@ -131,12 +131,15 @@ def threshold_options(f):
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the full drift report (JSON) here.")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
+@click.option("--monthly", is_flag=True,
+              help="Only the monthly snapshots (tagged YYYY-MM by `snapshot create --monthly`), "
+                   "from the first month that holds one of --sources; --from/--to pick months.")
 @format_option()
 @threshold_options
 @param_option
 @home_option
 @handle_errors
-def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
+def drift(from_ref, to_ref, out, report_file, sources, monthly, fmt, cfg, params, home):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
     from benchpress.api import BenchPress
 
@@ -146,7 +149,7 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     with progress_bar("profiling versions") as update:
         report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                                   predictor=predictor, probe_predictor=probe_predictor,
-                                  progress=update)
+                                  progress=update, monthly=monthly)
     doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
            **report.to_json()}
     if out:
