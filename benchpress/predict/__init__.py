@@ -17,8 +17,9 @@ folds, new models, the temporal yardstick, backtests, rank and ranking diagnosti
 interval coverage), ``intervals`` (calibrated intervals and their risk features) and
 ``probes`` (probe sets). Beside them: ``transform`` (scales, logit/z space), ``base`` (the
 predictor interface), ``consistency`` (a given score its siblings contradict), ``drift``
-(the low-rank structure across versions), ``state`` (a fit as arrays and back) and
-``size_limits`` (every size threshold).
+(the low-rank structure across versions), ``state`` (a fit as arrays and back),
+``methods`` (every predictor by name, ``make_predictor``) and ``size_limits`` (every size
+threshold).
 """
 
 from benchpress.predict.models.als import ALSConfig, BiasALS
@@ -35,12 +36,12 @@ from benchpress.predict.evaluation.heldout import EvaluationResult, evaluate
 from benchpress.predict.evaluation.folds import Folds, folds_to_json, make_folds, parse_folds
 from benchpress.predict.evaluation.metrics import Metrics, compute_metrics
 from benchpress.predict.evaluation.new_models import NewModelEvaluation, evaluate_new_models
-from benchpress.predict.models.als_predictor import (
+from benchpress.predict.models.als_predictor import ALSPredictor
+from benchpress.predict.methods import (
     METHODS,
     PRESETS,
     SPREAD_PRIOR,
     Z_BOUND,
-    ALSPredictor,
     available_methods,
     make_predictor,
     param_overrides,
@@ -60,20 +61,6 @@ from benchpress.predict.probes.search import ProbeScore, ProbeSearch, ProbeSelec
 from benchpress.predict.evaluation.ranking import RankingPreservation, compare_models, ranking_preservation
 
 from benchpress.predict.models.side_info import SideInfoPredictor
-
-# Methods built on ALSPredictor register here, where their modules can import it (no
-# import circle). The default since 2026-12-02 is side information under the nearest
-# models; "blend" is the rank-4 ALS under them (the default of 2026-12-01) and "als4" that
-# ALS alone (the default before); all chosen on the temporal yardstick, README "Forecasts
-# that hold up".
-# Side information, the default and blend share a z space with each benchmark's spread
-# given a prior and a bound on how far one score reaches (README, "Forecasts that hold up").
-_ROBUST_Z = {"spread_prior": SPREAD_PRIOR, "z_bound": Z_BOUND}
-METHODS["side"] = (SideInfoPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "side"})
-METHODS["default"] = (SideBlendPredictor, {**PRESETS["default"], **_ROBUST_Z,
-                                           "method": "default"})
-METHODS["blend"] = (BlendPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "blend"})
-METHODS["als4"] = (ALSPredictor, {**PRESETS["default"], "method": "als4"})
 
 __all__ = [
     "BlendPredictor",

@@ -61,7 +61,7 @@ class BasePredictor:
     units, NaN where no prediction is possible).
     """
 
-    #: The method name (:func:`~benchpress.predict.models.als_predictor.make_predictor`); a class
+    #: The method name (:func:`~benchpress.predict.methods.make_predictor`); a class
     #: attribute of the baselines, a constructor argument of the ALS predictor.
     method: str = "base"
 

@@ -51,7 +51,7 @@ from benchpress.predict.evaluation.heldout import evaluate
 from benchpress.predict.evaluation.folds import make_folds
 from benchpress.predict.intervals.calibration import point_size
 from benchpress.predict.size_limits import LIMITS
-from benchpress.predict.models.als_predictor import make_predictor
+from benchpress.predict.methods import make_predictor
 from benchpress.predict.probes.search import ProbeSearch, probe_set_change, sample_cap
 from benchpress.predict.evaluation.rank import (
     best_rank, complete_submatrices, rank_errors, submatrix_variance,

@@ -30,7 +30,8 @@ from benchpress.predict.models.ensemble import ALSEnsemble
 from benchpress.predict.intervals.calibration import (
     EPS, KNOWN_BUCKETS, LOGIT_RULE, IntervalCalibrator, MatrixSupport,
 )
-from benchpress.predict.models.als_predictor import ALSPredictor, make_predictor
+from benchpress.predict.methods import make_predictor
+from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.regression import PairwiseRegression
 from benchpress.predict.models.side_info import SideInfoPredictor
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform

@@ -1,6 +1,6 @@
 """Held-out evaluation: hide each fold's cells, refit a fresh copy of the predictor, score.
 
-The predictor is an unfitted object (:func:`~benchpress.predict.models.als_predictor.make_predictor`);
+The predictor is an unfitted object (:func:`~benchpress.predict.methods.make_predictor`);
 every fold fits its own :func:`~benchpress.predict.base.clone` of it, so the object passed
 in is never fitted and its parameters reach every fit. Folds come from
 :mod:`~benchpress.predict.evaluation.folds`, metrics from :mod:`~benchpress.predict.evaluation.metrics`.

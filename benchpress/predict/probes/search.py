@@ -91,7 +91,7 @@ class ProbeSearch:
     Parameters
     ----------
     predictor : BasePredictor
-        Unfitted predictor (:func:`~benchpress.predict.models.als_predictor.make_predictor`); each
+        Unfitted predictor (:func:`~benchpress.predict.methods.make_predictor`); each
         leave-one-model-out fit is a clone of it.
     objective : {"medae", "medape"}, default "medae"
         What the greedy search minimises.
