@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:32s} {rows[-1][1]['seconds']:8.1f} s {rows[-1][1]['peak_mb']:8.0f} MB "
               f"{rows[-1][1]['status']}", file=sys.stderr, flush=True)
     label = _add_version(made, args.end)
-    for name, cmd in [(f"+1 version: pull", [str(BIN), "pull", *m, *h]),
+    for name, cmd in [("+1 version: pull", [str(BIN), "pull", *m, *h]),
                       ("+1 version: build", [str(BIN), "build", *m, *h]),
                       ("+1 version: snapshot --monthly",
                        [str(BIN), "snapshot", "create", "--monthly", *m, *h])]:

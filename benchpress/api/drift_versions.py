@@ -7,7 +7,7 @@ A version is named by a snapshot reference (id, tag, unique id prefix, ``latest`
 there is none); with them, the snapshots from ``--from`` to ``--to`` inclusive, in
 creation order (a ``current`` or folder endpoint is appended as given). ``monthly`` takes
 only the monthly snapshots (tagged ``YYYY-MM`` by ``snapshot create --monthly``, see
-`store.history`), each labelled by its month, and with ``sources`` only the months that
+`store.history`), each labelled by its (oldest) month, and with ``sources`` only the months that
 hold at least one of them (a history's sources start at different months).
 """
 
@@ -27,11 +27,13 @@ def _is_folder(ref: str | None) -> bool:
 
 
 def _month(snapshot) -> str | None:
-    """The newest month tag of a snapshot (None: not a monthly snapshot)."""
+    """The month a monthly snapshot stands for: its oldest month tag (a month that brought
+    no new version keeps the month before's snapshot, which then carries both tags); None
+    for a snapshot without one."""
     from benchpress.store.history import is_month_tag
 
     months = sorted(t for t in snapshot.tags if is_month_tag(t))
-    return months[-1] if months else None
+    return months[0] if months else None
 
 
 def select_versions(home: Home, from_ref: str | None = None,

@@ -194,7 +194,8 @@ def as_published(folder: Path, matrix: ScoreMatrix, *, sources: list[str] | None
                 .group_by("source_id").agg(pl.col("source_version").n_unique().alias("n")))
     history = versions.filter(pl.col("n") > 1)["source_id"].to_list()
     if sources:
-        history = [h for h in history if h in set(match_sources(history, sources))]
+        # (the sources with a history among those asked for; none of them may have one)
+        history = [h for h in history if any(names_source(w, h) for w in sources)]
     if not history:
         return None
     keys = ["source_id", "model_id", "benchmark_id"]

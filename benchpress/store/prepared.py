@@ -41,10 +41,14 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 
 @functools.cache
 def code_digest() -> str:
-    """sha256 of the package's Python source (every module: adapters, contracts code and
-    the store's helpers all shape a prepared version), computed once per process."""
+    """sha256 of the code that shapes a prepared version: the adapters, the contracts code
+    (`validate/`) and the package's top-level modules they lean on (errors, limits, digests,
+    YAML, scales), computed once per process. A change in the store, the predictor or a
+    front end leaves prepared versions valid."""
     h = hashlib.sha256(__version__.encode())
-    for f in sorted(_PACKAGE.rglob("*.py")):
+    files = [*_PACKAGE.glob("*.py"), *(_PACKAGE / "adapters").rglob("*.py"),
+             *(_PACKAGE / "validate").rglob("*.py")]
+    for f in sorted(files):
         h.update(f.relative_to(_PACKAGE).as_posix().encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 

@@ -25,11 +25,17 @@ published, final_url):
 id: livebench
 adapter: livebench
 version: 2026-06-19T0954          # the newest version: the fields above and below it
+published: 2026-06-19             # the day it came out (its place in the registry's history)
 mirror_path: livebench-history/2026-06-19T0954
 sha256: 5d1e...
 versions:                         # older versions, oldest first
-  - {version: 2026-06-17T0855, mirror_path: livebench-history/2026-06-17T0855, sha256: 0a3c...}
+  - {version: 2026-06-17T0855, published: 2026-06-17,
+     mirror_path: livebench-history/2026-06-17T0855, sha256: 0a3c...}
 ```
+Each version is dated (`version_date`: `published`, else the day it was retrieved, else its
+label when that is a date): the registry is built through time from these dates
+(`store.history`: a snapshot per month of the sources' versions), so this list is the one
+description of a source's history.
 A source that changed how it computes a benchmark declares it, so that the values from that
 version on become a new version of the benchmark (`store.methods`; changes the values show are
 detected without it):
