@@ -62,34 +62,40 @@ def measure(rev: str, workdir: Path, stages: list[str] | None, timeout: float) -
         got = run_step([sys.executable, "-m", "dvc", "repro", "--single-item", "--force", stage],
                        timeout, where / "log.txt", cwd=repo, env=env)
         rows.append({"stage": stage, **got})
-        print(f"{rev} {stage:16s} {got['seconds']:8.1f} s {got['peak_mb']:8.0f} MB "
-              f"{got['status']} (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+        print(f"{rev} {stage:16s} {got['seconds']:8.1f} s {got['cpu_seconds']:8.1f} CPU-s "
+              f"{got['peak_mb']:8.0f} MB {got['status']} (load {os.getloadavg()[0]:.1f})",
+              file=sys.stderr, flush=True)
     return rows
 
 
 def _table(runs: dict[str, list[dict]]) -> str:
+    """One row per stage (and the total): each revision's wall seconds, CPU seconds and peak
+    MB, with the second revision's over the first's (wall, CPU) when there are two."""
     revs = list(runs)
     stages = list(dict.fromkeys(r["stage"] for rows in runs.values() for r in rows))
     by = {rev: {r["stage"]: r for r in rows} for rev, rows in runs.items()}
-    head = f"{'stage':16s}" + "".join(f"{rev[:10]:>12s} s {'MB':>7s}" for rev in revs)
+    head = f"{'stage':16s}" + "".join(f"{rev[:10]:>11s} s {'CPU-s':>7s} {'MB':>6s}" for rev in revs)
     if len(revs) == 2:
-        head += f"{'time ratio':>12s}"
+        head += f"{'wall ratio':>11s}{'CPU ratio':>10s}"
     lines = [head]
     for stage in [*stages, "total"]:
         line = f"{stage:16s}"
-        cells = []
+        walls, cpus = [], []
         for rev in revs:
             if stage == "total":
                 secs = sum(r["seconds"] for r in runs[rev])
+                cpu = sum(r["cpu_seconds"] for r in runs[rev])
                 mb = max((r["peak_mb"] for r in runs[rev]), default=0.0)
             elif stage in by[rev]:
-                secs, mb = by[rev][stage]["seconds"], by[rev][stage]["peak_mb"]
+                secs, cpu, mb = (by[rev][stage][k] for k in ("seconds", "cpu_seconds", "peak_mb"))
             else:
-                secs = mb = None
-            cells.append(secs)
-            line += (f"{secs:12.1f}   {mb:7.0f}" if secs is not None else f"{'-':>12s}   {'-':>7s}")
-        if len(revs) == 2 and None not in cells and cells[0]:
-            line += f"{cells[1] / cells[0]:12.2f}"
+                secs = cpu = mb = None
+            walls.append(secs)
+            cpus.append(cpu)
+            line += (f"{secs:11.1f}   {cpu:7.1f} {mb:6.0f}" if secs is not None
+                     else f"{'-':>11s}   {'-':>7s} {'-':>6s}")
+        if len(revs) == 2 and None not in walls and walls[0] and cpus[0]:
+            line += f"{walls[1] / walls[0]:11.2f}{cpus[1] / cpus[0]:10.2f}"
         lines.append(line)
     return "\n".join(lines)
 

@@ -24,6 +24,9 @@ from benchpress.store.snapshot import create_snapshot, get_snapshot, list_snapsh
 from benchpress.store.sources import config_versions, load_configs, save_config, with_versions
 from tests.conftest import REPO, SHARED_DATA, make_home
 
+# builds of real histories, several workspaces: `make test` runs them, test-quick the plan's
+pytestmark = pytest.mark.slow(seconds=30)
+
 NYT = ("2026-03-05", "2026-04-03", "2026-05-19")  # the copies kept of NYT Connections' 65
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"

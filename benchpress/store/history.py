@@ -26,6 +26,8 @@ without assembling it again.
 from __future__ import annotations
 
 import calendar
+import functools
+import hashlib
 import json
 import re
 import shutil
@@ -122,12 +124,24 @@ def plan_months(configs: list[SourceConfig]) -> list[Month]:
     return plan
 
 
+@functools.cache
+def _assembly_code() -> str:
+    """sha256 of the store's code, which assembles a month from prepared versions (renames,
+    method versions, resolution): a change of it makes every month again."""
+    h = hashlib.sha256()
+    for f in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def _inputs_key(month: Month, keys: dict[tuple, str]) -> str:
-    """The digest of what a month's tables are made from: its sources as they stood and the
-    prepared versions' keys (file digest, contracts, source info, limits and code)."""
+    """The digest of what a month's tables are made from: its sources as they stood, the
+    prepared versions' keys (file digest, contracts, source info, limits, the adapters' and
+    contracts' code) and the store's code that assembles them."""
     return json_digest({"configs": [asdict(c) for c in month.configs],
                         "prepared": [keys[(c.id, v.version)] for c, v in
-                                     version_steps(month.configs)]}, length=32)
+                                     version_steps(month.configs)],
+                        "code": _assembly_code()}, length=32)
 
 
 def month_states(home: Home, months: list[Month], *, mirror: Path | None = None,
