@@ -170,3 +170,35 @@ def test_undated_sources_alone_make_one_snapshot(tmp_path):
     (only,) = snapshot_months(home)
     assert only.month == "" and only.snapshot.tags == []
     assert replace(only, snapshot=None).added == ["releases"]
+
+
+def test_drift_and_the_ledger_follow_the_months_that_hold_their_sources(frozen):
+    """`drift --monthly` and `forecasts score --monthly` on AA: April and May (March holds
+    only NYT Connections); the ledger's pair is `forecasts score --from --to`'s answer."""
+    import json
+
+    home, _ = frozen
+    h = ["--home", str(home.root), "--sources", "artificial-analysis"]
+    drift = CliRunner().invoke(main, ["drift", "--monthly", *h, "--method", "als4",
+                                      "--probe-method", "als4", "--n-boot", "2", "--max-rank",
+                                      "2", "--probes-k", "1", "--probe-max-models", "20",
+                                      "--format", "json"])
+    assert drift.exit_code == 0, drift.output
+    doc = json.loads(drift.stdout)
+    assert [s["label"] for s in doc["snapshots"]] == ["2026-04", "2026-05"]
+    assert [(t["from_label"], t["to_label"]) for t in doc["transitions"]] == [("2026-04", "2026-05")]
+    months = CliRunner().invoke(main, ["forecasts", "score", "--monthly", *h, "--method", "als4",
+                                       "--format", "json"])
+    assert months.exit_code == 0, months.output
+    ledger = json.loads(months.stdout)
+    assert ledger["months"] == ["2026-04", "2026-05"] and ledger["n_pairs"] == 1
+    pair = CliRunner().invoke(main, ["forecasts", "score", "--from", "2026-04", "--to", "2026-05",
+                                     *h, "--method", "als4", "--no-heldout", "--format", "json"])
+    assert pair.exit_code == 0, pair.output
+    one = json.loads(pair.stdout)
+    assert ledger["per_pair"]["2026-04>2026-05"]["n_cells"] == one["n_cells"] == ledger["n_cells"]
+    assert ledger["per_pair"]["2026-04>2026-05"]["medae"] == one["medae"] == ledger["medae"]
+    assert one["n_cells"] > 0
+    none = CliRunner().invoke(main, ["drift", "--monthly", "--home", str(home.root),
+                                     "--sources", "nosuch"])
+    assert none.exit_code == 2 and "no monthly snapshot holds" in none.stderr

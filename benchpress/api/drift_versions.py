@@ -19,7 +19,7 @@ from benchpress.errors import BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 
-__all__ = ["load_versions", "select_versions"]
+__all__ = ["load_versions", "select_versions", "has_monthly"]
 
 
 def _is_folder(ref: str | None) -> bool:
@@ -34,6 +34,13 @@ def _month(snapshot) -> str | None:
 
     months = sorted(t for t in snapshot.tags if is_month_tag(t))
     return months[0] if months else None
+
+
+def has_monthly(home: Home) -> bool:
+    """Whether `home` holds monthly snapshots (`snapshot create --monthly`)."""
+    from benchpress.store.snapshot import list_snapshots
+
+    return any(_month(s) is not None for s in list_snapshots(home))
 
 
 def select_versions(home: Home, from_ref: str | None = None,

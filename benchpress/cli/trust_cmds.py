@@ -271,10 +271,14 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, timeli
 
     bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
     if doc is None and list_snapshots(home):  # the drift figure plots the snapshots
+        from benchpress.api.drift_versions import has_monthly
+
         with progress_bar("report: profiling versions for the drift figure") as update:
+            # a registry built through time: its months as they stand, those holding
+            # --sources (not every snapshot ever made)
             doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources),
                                    predictor=predictor, probe_predictor=probe_predictor,
-                                   progress=update).to_json()
+                                   progress=update, monthly=has_monthly(home)).to_json()
     with progress_bar("report: fitting and plotting"):
         path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
                             probes_k=probes_k, drift=doc, timeline=timeline)
