@@ -246,7 +246,8 @@ def snapshot_months(home: Home, *, mirror: Path | None = None,
                     created, assembled = False, False
                 else:
                     folder = scratch / month.month
-                    write_registry(folder, state.tables, state.manifest, views_sql())
+                    write_registry(folder, state.tables, state.manifest, views_sql(),
+                                   durable=False)  # scratch: the snapshot is the durable copy
                     snap, created = freeze(
                         home, folder, tag=month.month, move_tag=True, inputs=key,
                         created_at=creation_time(home, _midnight(month.day), after_all=False))

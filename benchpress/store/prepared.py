@@ -107,7 +107,9 @@ class PreparedCache:
                     "files": {f"{n}.parquet": sha256_of(tmp / f"{n}.parquet") for n in frames}}
 
         try:
-            write_folder_atomic(self.folder / key, fill, _MARKER, document)
+            # a cache entry is checked before use: no fsync (a whole entry or none after a
+            # killed process; a torn file after a crash of the machine fails its digest)
+            write_folder_atomic(self.folder / key, fill, _MARKER, document, durable=False)
         except OSError:
             pass
 

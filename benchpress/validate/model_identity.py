@@ -26,6 +26,7 @@ ModelIdentity(family='claude-3.7-sonnet', version_date='2025-02-19', effort='thi
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ def _claude_family(family: str) -> str:
     return family
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure: a source's versions repeat the same names
 def parse_model(raw: str | None) -> ModelIdentity:
     """Family, version date and effort of a model name or id (see the module docstring)."""
     if raw is None or not raw.strip():
