@@ -29,11 +29,12 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from benchpress.adapters import detect_adapter, get_adapter
+from benchpress.adapters import detect_adapter, get_adapter, spec_of
 from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
 from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError, shown
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
+from benchpress.store.upstream import upstream_of
 from benchpress.store.sources import (
     SourceConfig, add_version, check_source_id, config_versions, load_configs, slug,
 )
@@ -146,6 +147,12 @@ def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:
     return exc if text == str(exc) else type(exc)(text)
 
 
+def _default_id(home: Home, adapter: str, tag: str) -> str:
+    """The id of a new source: a spec's leaderboard is its spec's name (so that each later
+    copy ingested is a version of it), else the adapter's name and `tag`."""
+    return adapter if spec_of(adapter, home.specs) is not None else slug(f"{adapter}-{tag}")
+
+
 def _drop_refused(home: Home, got: FetchResult) -> None:
     """Remove a cache entry that no saved source pins (its ingest was refused)."""
     try:
@@ -189,11 +196,16 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                          "as a plain path")
     is_url = bool(scheme)
     local = Path(location)
+    # a copy from a mirror's dated folder cites the upstream file at its commit
+    upstream = None if is_url or url else upstream_of(local)
+    if upstream is not None:
+        url, version = upstream.url, version or upstream.version
     if not is_url and local.is_dir():
         # a folder (an unzipped leaderboard export) is read in place
         try:
-            chosen = get_adapter(adapter) if adapter else detect_adapter(local)
-            config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
+            chosen = get_adapter(adapter, home.specs) if adapter else \
+                detect_adapter(local, home.specs)
+            config = SourceConfig(id=source_id or _default_id(home, chosen.name, local.name),
                                   adapter=chosen.name, path=str(local.resolve()), url=url,
                                   licence=licence, order=order)
             check_source_id(config.id, "--id" if source_id else
@@ -207,13 +219,14 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                 name=location)
     aliases = [got.path] if is_url else [got.path, local.resolve().as_uri(), local.resolve()]
     try:
-        chosen = get_adapter(adapter) if adapter else detect_adapter(got.path)
+        chosen = get_adapter(adapter, home.specs) if adapter else \
+            detect_adapter(got.path, home.specs)
         if chosen.needs_citation and not is_url and url_scheme(url or "") not in ("http", "https"):
             raise UsageError(f"{location}: a {chosen.name} table cites nothing itself; give its "
                              "citation with --source-url URL (http or https)"
                              + (f", not {url[:60]!r}" if url else ""))
         config = SourceConfig(
-            id=source_id or slug(f"{chosen.name}-{got.sha256[:8]}"),
+            id=source_id or _default_id(home, chosen.name, got.sha256[:8]),
             adapter=chosen.name,
             url=location if is_url else (url or local.resolve().as_uri()),
             final_url=got.final_url if got.final_url and got.final_url != location else None,
