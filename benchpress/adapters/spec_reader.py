@@ -51,7 +51,8 @@ __all__ = ["spec_adapter", "read_spec", "detect_spec", "benchmark_rows", "MISSIN
 MISSING = ["", "-", "--", "—", "–", "n/a", "na", "nan", "none", "null", "?", "tbd"]
 _NUMBER = r"^([-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+)\s*%?\s*[*†‡]*$"
 _MARKUP = r"<[^>]+>|\*\*|__|`"
-_DETECT_BYTES = 1024 * 1024   # how much of a file a detect rule reads
+_DETECT_BYTES = 1024 * 1024   # how much of a file a detect rule reads (its tables, its header)
+_DETECT_TEXT = 64 * 1024      # ... and where its `contains` and `pattern` are looked for
 _TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
 
 
@@ -437,21 +438,21 @@ def _rule_holds(spec: Spec, rule: DetectRule, name: str | None, content: bytes) 
     head = content[:_DETECT_BYTES]
     if fmt != "markdown" and not _looks_like(head, fmt):
         return False
-    text = head.decode("utf-8", "replace").lstrip("\ufeff")
-    if not all(c in text for c in rule.contains):
+    top = head[:_DETECT_TEXT].decode("utf-8", "replace").lstrip("\ufeff")
+    if not all(c in top for c in rule.contains):
         return False
-    if rule.pattern is not None and not rule.pattern.search(text):
+    if rule.pattern is not None and not rule.pattern.search(top):
         return False
-    if rule.header:
-        if fmt == "markdown":
-            if not any(_has_header(t.header, rule.header) for t in markdown_tables(text)):
-                return False
-        elif fmt == "csv":
-            first = next(csv.reader(io.StringIO(text.split("\n", 1)[0])), [])
-            if not _has_header([c.strip() for c in first], rule.header):
-                return False
+    if rule.header and fmt == "markdown":
+        text = head.decode("utf-8", "replace")
+        if not any(_has_header(t.header, rule.header) for t in markdown_tables(text)):
+            return False
+    if rule.header and fmt == "csv":
+        first = next(csv.reader(io.StringIO(top.split("\n", 1)[0])), [])
+        if not _has_header([c.strip() for c in first], rule.header):
+            return False
     if rule.keys:
-        if len(content) > limits.MAX_MEMBER_BYTES:
+        if fmt != "json" or len(content) > limits.MAX_MEMBER_BYTES:
             return False
         try:
             doc = json.loads(content.decode("utf-8-sig"))

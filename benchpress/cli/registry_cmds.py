@@ -161,7 +161,8 @@ def init(directory: Path, no_git: bool):
 
 @click.command()
 @click.argument("location", required=False)
-@click.option("--adapter", help="Adapter name (default: detected from the content).")
+@click.option("--adapter", help="Adapter name, a code adapter or a spec of sources/specs/ "
+              "(default: detected from the content).")
 @click.option("--source", "source", help="A saved source LOCATION is a new version of (an error "
               "if there is no such source; the error lists them).")
 @click.option("--id", "source_id", help="Id of a new source (default: adapter and content hash).")

@@ -17,6 +17,12 @@ Without a label, the version is read from the input where it carries a date
 an input without one is refused in one line. A new source is labelled the same way, its
 first version by the input's date, else by the day it was retrieved.
 
+A copy taken from a mirror's dated folder (`../shared/data/<source>-history/<date>/...`) is
+cited as the upstream file at its commit and labelled by the folder's date, both read from
+the `VERSIONS.csv` beside it (`store.upstream`), never as a local `file://` path. A file a
+spec recognises (`adapters.spec_schema`) becomes, without --id, the source named as the spec,
+so each later copy of that leaderboard is a version of one source.
+
 Only http and https URLs are ingested (a local file is given as a plain path), and every
 message names the file or URL as the user gave it, never its copy in the cache.
 """
