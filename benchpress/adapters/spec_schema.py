@@ -29,6 +29,7 @@ the only patterns, and they are compiled here, once.
 from __future__ import annotations
 
 import difflib
+import html
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -61,8 +62,6 @@ def header_key(text: str) -> str:
     >>> header_key("&mu;") == header_key("μ"), header_key(" Avg. **Rank** ")
     (True, 'avg. rank')
     """
-    import html
-
     text = html.unescape(text or "")
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)        # [label](link)
     text = re.sub(r"<[^>]+>|\*\*|__|`", "", text)
