@@ -335,3 +335,21 @@ def test_diff_across_the_judge_change_names_method_changes(tmp_path):
         pl.col("source_version") == "2025-11-18")["reference_url"].unique().to_list()
     assert urls == [_blob(next(r for r in _versions(VECTARA) if r["date"] == "2025-11-18"),
                           "README.md")]
+
+
+def test_pull_caches_every_version_so_build_needs_no_mirror(tmp_path, monkeypatch):
+    """What `dvc repro` runs: `pull` (with the mirror) then `build` (without): every
+    version of a versioned source must be in the cache by then, not only the newest."""
+    monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)
+    monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
+    home = make_home(tmp_path / "ws")
+    shutil.copy(REPO / "sources" / "lechmazur-step-game.yaml", home.sources)
+    res = _cli(home, "pull", "--mirror", SHARED_DATA)
+    assert res.exit_code == 0, res.output
+    pulled = res.stdout.strip().splitlines()
+    assert len(pulled) == len(_versions(LECH, "step_game")) == 16
+    assert pulled[0].startswith("lechmazur-step-game@2025-01-21\t")
+    res = _cli(home, "build")
+    assert res.exit_code == 0, res.output
+    versions = read_table(home.registry, "sources")["source_version"].to_list()
+    assert sorted(versions) == [r["date"] for r in _versions(LECH, "step_game")]
