@@ -119,3 +119,17 @@ def test_a_spec_named_as_a_code_adapter_is_refused(home):
     _write(home.specs, GOOD.replace("name: acme", "name: aider"), name="aider")
     with pytest.raises(SpecError, match="is a code adapter's"):
         load_specs(home.specs)
+
+
+def test_a_scale_the_contracts_lack_stops_ingest_naming_the_spec_line(tmp_path, home):
+    home.specs.mkdir(parents=True)
+    _write(home.specs, GOOD.replace("        scale: percent", "        scale: furlongs"))
+    readme = tmp_path / "README.md"
+    readme.write_text("# Acme\n\n|Model|Rate|\n|---|---|\n|A|1.0 %|\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["ingest", str(readme), "--source-url",
+                                    "https://example.org/acme", "--home", str(home.root)])
+    assert res.exit_code == 1, res.output
+    (line,) = res.stderr.strip().splitlines()
+    assert "sources/specs/acme.yaml line 10: benchmark 'acme_rate': field 'scale': unknown " \
+           "scale 'furlongs'; known (schemas/scales.yaml): " in line
+    assert list(home.sources.glob("*.yaml")) == []
