@@ -136,7 +136,7 @@ def _json_frame(raw: bytes, label: str, table: TableSpec, prefix: str) -> pl.Dat
             return None
         items = [(str(k), v) for k, v in doc.items() if isinstance(v, dict)]
         rows = [_flat(v, {MODEL_KEY: k}) for k, v in items]
-        pointers = [f"{prefix}[{json.dumps(k)}]" for k, _ in items]
+        pointers = [f"{prefix}[{json.dumps(k, ensure_ascii=False)}]" for k, _ in items]
     else:
         if not isinstance(doc, list):
             return None
