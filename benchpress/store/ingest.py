@@ -96,7 +96,7 @@ def _is_date_label(label: str) -> bool:
 
 
 def with_version(home: Home, config: SourceConfig, version: str | None, given: Path,
-                 name: str | None = None) -> SourceConfig:
+                 name: str | None = None, inferred: str | None = None) -> SourceConfig:
     """`config` (a new flat config) as a version of the saved source with its id, if any.
 
     With an explicit `version`, the saved source (if there is one) gains it as a version. A
@@ -115,13 +115,14 @@ def with_version(home: Home, config: SourceConfig, version: str | None, given: P
         pins = {(v.sha256 or v.path) for v in config_versions(existing)}
         if (config.sha256 or config.path) in pins:
             return existing
-        version = infer_version(given, name)
+        version = inferred or infer_version(given, name)
         if version is None:
             raise BadInputError(f"source '{config.id}' exists and {name or given} carries no "
                                 "date; give --version LABEL to add it as a version, or --id "
                                 "NEW_ID for a new source")
     if version is None:  # a new source's first version
-        version = infer_version(given, name) or (config.retrieved_at or date.today().isoformat())[:10]
+        version = inferred or infer_version(given, name) \
+            or (config.retrieved_at or date.today().isoformat())[:10]
     config = replace(config, version=version, published=config.published or version[:10])
     if existing is None:
         return config
@@ -205,7 +206,7 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
     # a copy from a mirror's dated folder cites the upstream file at its commit
     upstream = None if is_url or url else upstream_of(local)
     if upstream is not None:
-        url, version = upstream.url, version or upstream.version
+        url = upstream.url
     if not is_url and local.is_dir():
         # a folder (an unzipped leaderboard export) is read in place
         try:
@@ -216,7 +217,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                                   licence=licence, order=order)
             check_source_id(config.id, "--id" if source_id else
                             "the source id made from the folder's name (give --id NAME)")
-            config = with_version(home, config, version, local, location)
+            config = with_version(home, config, version, local, location,
+                                  upstream.version if upstream else None)
             return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
                                            executor=executor)
         except BenchPressError as exc:
@@ -241,7 +243,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             retrieved_at=got.retrieved_at,
             order=order,
         )
-        config = with_version(home, config, version, got.path, location)
+        config = with_version(home, config, version, got.path, location,
+                              upstream.version if upstream else None)
         return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
                                        executor=executor)
     except BaseException as exc:
