@@ -16,7 +16,7 @@ from typing import Callable
 import polars as pl
 
 from benchpress import limits
-from benchpress.adapters import get_adapter
+from benchpress.adapters import get_adapter, spec_of
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, as_os_error
@@ -38,7 +38,7 @@ from benchpress.validate.schemas import (
 )
 
 __all__ = ["SourceSummary", "BuildReport", "Assembled", "build", "build_locked", "materialize",
-           "reuse_prepared", "version_steps", "prepare_steps", "assemble", "prepared_folder"]
+           "reuse_prepared", "version_steps", "prepare_steps", "assemble", "prepared_folder", "declared_methods"]
 
 
 
@@ -82,6 +82,20 @@ def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None)
     # a pinned file's retrieval time is the config's (or its publication date), not "now",
     # so that rebuilding the same inputs gives byte-identical tables
     return got.path, got.sha256, config.retrieved_at or config.published or got.retrieved_at
+
+
+def declared_methods(configs: list[SourceConfig], home: Home) -> dict[str, dict]:
+    """{source_id: {benchmark_id: [start, ...]}}: each source's declared changes of method,
+    its config's `method_changes` and those its adapter's format declares (a spec's
+    regimes)."""
+    declared = {}
+    for config in configs:
+        changes = {b: list(v) for b, v in (config.method_changes or {}).items()}
+        for bench, starts in (get_adapter(config.adapter, home.specs).method_changes or {}).items():
+            changes[bench] = sorted({*changes.get(bench, []), *starts})
+        if changes:
+            declared[config.id] = changes
+    return declared
 
 
 def _provider_conflicts(described: pl.DataFrame) -> list[str]:
@@ -222,7 +236,7 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     adapter's raw frames are dropped here. ``candidate`` is ``(read_from, extra)``: read
     that file in place of ``extra``'s own (add-model's new releases file)."""
     config, vconf = step
-    adapter = get_adapter(config.adapter)
+    adapter = get_adapter(config.adapter, home.specs)
     read_from, extra = candidate if candidate is not None else (None, None)
     if extra is not None and config.id == extra.id and vconf.version == extra.version:
         path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
@@ -230,9 +244,11 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
         path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
     info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
                       cites_source=adapter.cites_source)
+    spec = spec_of(config.adapter, home.specs)  # a spec adapter reads as its spec says
     notes, prepared, key = _read_prepared(
         adapter, path, vconf, info, contracts,
-        (contracts_key, adapter.name, digest, repr(info), limits.current()),
+        (contracts_key, adapter.name, digest, repr(info), limits.current(),
+         "" if spec is None else repr(spec)),
         PreparedCache(None if cache_folder is None else Path(cache_folder)))
     summary = SourceSummary(
         config.id, adapter.name, prepared.rows_read, prepared.scores.height,
@@ -300,13 +316,15 @@ class Assembled:
     summaries: list[SourceSummary]
 
 
-def assemble(configs: list[SourceConfig], parts: list[dict], contracts) -> Assembled:
+def assemble(configs: list[SourceConfig], parts: list[dict], contracts,
+             declared: dict[str, dict] | None = None) -> Assembled:
     """The registry's tables from the prepared parts of every version of `configs` (in the
     order of `version_steps(configs)`): renames across a source's versions, method
     versions, the models and benchmarks tables, who measured each value, the resolved
-    cells, each table checked against its contract. A pure function of its inputs: a
-    through-time build calls it on the versions known at each date (`store.history`), and
-    never changes `parts`."""
+    cells, each table checked against its contract. `declared`: the sources' declared
+    changes of method (`declared_methods`). A pure function of its inputs: a through-time
+    build calls it on the versions known at each date (`store.history`), and never changes
+    `parts`."""
     # a renamed model (same upstream id in a source's versions) is its newest id
     known_ids = [p["identities"] for p in parts]
     renames = upstream_renames(known_ids)
@@ -322,8 +340,7 @@ def assemble(configs: list[SourceConfig], parts: list[dict], contracts) -> Assem
     scores = apply_renames(scores, renames)
     # a source's change of method files its later values under a new benchmark version
     scores = split_methods(scores, method_starts(
-        scores, {c.id: c.method_changes for c in configs if c.method_changes},
-        versioned={c.id for c in configs if c.versions}))
+        scores, declared or {}, versioned={c.id for c in configs if c.versions}))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
@@ -413,7 +430,7 @@ def build_locked(home: Home, *, mirror: Path | None = None,
                           candidate=(read_from, extra) if read_from is not None and extra is not None
                           else None)
     used = {p["key"] for p in parts}
-    made = assemble(configs, parts, contracts)
+    made = assemble(configs, parts, contracts, declared_methods(configs, home))
     del parts
     tables, manifest, warnings, summaries = made.tables, made.manifest, made.warnings, made.summaries
     intent = None

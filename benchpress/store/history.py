@@ -40,7 +40,9 @@ from typing import Callable, Iterator
 from benchpress.digest import json_digest
 from benchpress.errors import BadInputError, RegistryError
 from benchpress.home import Home
-from benchpress.store.build import Assembled, assemble, prepare_steps, version_steps
+from benchpress.store.build import (
+    Assembled, assemble, declared_methods, prepare_steps, version_steps,
+)
 from benchpress.store.journal import settle
 from benchpress.store.snapshot import Snapshot, add_tag, creation_time, freeze, list_snapshots
 from benchpress.store.sources import (
@@ -166,7 +168,8 @@ def month_states(home: Home, months: list[Month], *, mirror: Path | None = None,
             yield month, key, None
             continue
         month_parts = [by_step[(c.id, v.version)] for c, v in version_steps(month.configs)]
-        yield month, key, assemble(month.configs, month_parts, contracts)
+        yield month, key, assemble(month.configs, month_parts, contracts,
+                                   declared_methods(month.configs, home))
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ ModelIdentity(family='claude-3.7-sonnet', version_date='2025-02-19', effort='thi
 
 from __future__ import annotations
 
-import functools
 import json
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 from benchpress.adapters._effort import EFFORT_LEVELS, LEVEL_PATTERN, thinking_budget
@@ -94,7 +94,7 @@ def _claude_family(family: str) -> str:
     return family
 
 
-@functools.lru_cache(maxsize=1 << 16)  # pure: a source's versions repeat the same names
+@lru_cache(maxsize=1 << 16)  # pure; a history repeats the same names version after version
 def parse_model(raw: str | None) -> ModelIdentity:
     """Family, version date and effort of a model name or id (see the module docstring)."""
     if raw is None or not raw.strip():

@@ -13,8 +13,8 @@ Fuzzy matches are only ever suggested (`benchpress aliases suggest`), never appl
 
 from __future__ import annotations
 
-import functools
 import re
+from functools import lru_cache
 
 import polars as pl
 
@@ -39,12 +39,7 @@ _FOOTNOTE = re.compile(r"(\[\d+\]|\^\d+|[*†‡§¶#¹²³⁴⁵⁶⁷⁸⁹⁰
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 
 
-# the pure name functions below are memoized (bounded): a source's versions repeat the same
-# names, and a through-time build prepares hundreds of versions
-_NAMES_CACHED = 1 << 16
-
-
-@functools.lru_cache(maxsize=_NAMES_CACHED)
+@lru_cache(maxsize=1 << 16)  # pure; a history repeats the same names version after version
 def canonical_model_id(raw: str | None) -> str | None:
     if raw is None:
         return None
@@ -69,7 +64,6 @@ def canonical_benchmark_id(raw: str | None) -> str | None:
     return re.sub(r"_{2,}", "_", text).strip("_") or None
 
 
-@functools.lru_cache(maxsize=_NAMES_CACHED)
 def label_key(label: str, *, keep_parentheses: bool = True) -> str:
     """A markup-free comparison key: "**GPQA-Diamond**† (pass@1)" -> "gpqadiamondpass1"."""
     text = re.sub(r"<[^>]+>", "", label)
