@@ -193,19 +193,21 @@ def prepared_folder(home: Home) -> Path:
     return home.root / ".cache" / "prepared"
 
 
-def _read_prepared(adapter, path: Path, config: SourceConfig, info: SourceInfo, contracts,
-                   key: tuple, cache: PreparedCache):
+def _read_prepared(adapter, locate: Callable[[], Path], config: SourceConfig, info: SourceInfo,
+                   contracts, key: tuple, cache: PreparedCache):
     """(the adapter's notes, prepared source) of one version's file and the key it is kept
     under: memoized in this process inside `reuse_prepared` (a replay rebuilds each date
     from every version up to it, and reads each file once), and on disk in `cache` by
     content digest, contracts, source info, the limits in force and the package's code
-    (`key` holds all but the code), so a version is read and checked once."""
+    (`key` holds all but the code), so a version is read and checked once. `locate()`
+    gives the file, called only when it must be read."""
     folder_key = version_key(key)
     if _MEMO["on"] and key in _PREPARED:
         _PREPARED.move_to_end(key)
         return (*_PREPARED[key], folder_key)
     got = cache.get(folder_key)
     if got is None:
+        path = locate()
         try:
             output = adapter.read(path)
         except BadInputError as exc:  # name the source, not the cache file
@@ -240,13 +242,18 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     read_from, extra = candidate if candidate is not None else (None, None)
     if extra is not None and config.id == extra.id and vconf.version == extra.version:
         path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
+    elif vconf.sha256 and vconf.url and not vconf.path and (vconf.retrieved_at or vconf.published):
+        # a pinned, dated version: its key is known from the config, and its file is
+        # fetched (and its pin checked) only if it has to be read
+        path, digest, retrieved_at = None, vconf.sha256, vconf.retrieved_at or vconf.published
     else:
         path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
     info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
                       cites_source=adapter.cites_source)
     spec = spec_of(config.adapter, home.specs)  # a spec adapter reads as its spec says
     notes, prepared, key = _read_prepared(
-        adapter, path, vconf, info, contracts,
+        adapter, (lambda: path) if path is not None
+        else (lambda: materialize(home, vconf, mirror=mirror)[0]), vconf, info, contracts,
         (contracts_key, adapter.name, digest, repr(info), limits.current(),
          "" if spec is None else repr(spec)),
         PreparedCache(None if cache_folder is None else Path(cache_folder)))
