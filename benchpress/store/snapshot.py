@@ -104,7 +104,9 @@ def table_digest(df: pl.DataFrame) -> str:
     h = hashlib.sha256(json.dumps([[c, str(t)] for c, t in df.schema.items()]).encode())
     if df.width and df.height:
         for k, chunk in enumerate(_sorted_chunks(df)):
-            h.update(chunk.write_csv(include_header=k == 0).encode("utf-8"))
+            buf = io.BytesIO()  # the CSV's UTF-8 bytes, without a str copy of them
+            chunk.write_csv(buf, include_header=k == 0)
+            h.update(buf.getbuffer())
     return h.hexdigest()
 
 
