@@ -18,6 +18,7 @@ import polars as pl
 
 from benchpress import yaml_text
 from benchpress.errors import BadInputError
+from benchpress.validate.reviews import read_reviews
 
 __all__ = ["Contracts", "load_contracts", "ALIAS_COLUMNS"]
 
@@ -39,6 +40,8 @@ class Contracts:
     provider_aliases: dict[str, str] | None = None
     # schemas/vendor_urls.csv: (pattern, names of who speaks there, "maker" or "leaderboard")
     vendor_rules: list[tuple[re.Pattern, tuple[str, ...], str]] | None = None
+    # schemas/cell_reviews.csv: reviewed verdicts on observations (`validate.reviews`)
+    reviews: pl.DataFrame | None = None
 
     def vendor_for_url(self, url: str | None) -> tuple[tuple[str, ...], str] | None:
         """(the names of who speaks at `url`, "maker" or "leaderboard"), or None if no rule
@@ -145,4 +148,5 @@ def load_contracts(schemas_dir: Path) -> Contracts:
         ],
         provider_aliases=providers,
         vendor_rules=vendors,
+        reviews=read_reviews(schemas_dir),
     )
