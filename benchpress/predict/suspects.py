@@ -23,10 +23,10 @@ bias means "better" on every benchmark. There:
    more standard deviations (root mean square) from the prediction while ``lower + upper
    - x`` lies ``group_ratio`` as far or closer. Named groups are left out, the space and
    the fit made again;
-3. each cell predicted from the rest of its row: the model's bias and factors solved
-   again without the cell (ridge leave-one-out in closed form, ``r / (1 - h)``, with the
-   benchmarks' parameters fixed), for models with ``min_row`` cells or more on benchmarks
-   with ``min_col`` or more;
+3. each cell predicted from the rest of its row and column: the model's bias and factors
+   solved again without the cell, and the benchmark's (ridge leave-one-out in closed form,
+   ``r / (1 - h_row - h_col)`` to first order, the share floored at 0.4), for models with
+   ``min_row`` cells or more on benchmarks with ``min_col`` or more;
 4. each observation (a cell's winner or another source's value for it) is ``z`` standard
    deviations from its cell's prediction; it is suspect when ``|z| > threshold``, or when
    ``|z| > slip_threshold`` and one of :data:`SLIPS` (on bounded percent benchmarks only:
@@ -92,6 +92,10 @@ def slip_values(x, lower, upper) -> np.ndarray:
     return np.where(inside, undone, np.nan)
 
 
+#: Least share of a cell's residual its leave-one-out keeps (see ``_leave_one_out``).
+_MIN_KEPT = 0.4
+
+
 def _outer(F: np.ndarray) -> np.ndarray:
     """Each row's outer product with itself, flattened: (n, q) -> (n, q * q)."""
     return (F[:, :, None] * F[:, None, :]).reshape(F.shape[0], -1)
@@ -108,14 +112,14 @@ class SuspectCheck:
         ... beyond which it is suspect when a slip fits it (see the module docstring).
     slip_fit : float, default 1.0
         Standard deviations within which an undone slip "fits".
-    rank : int, default 2
+    rank : int, default 3
     regularization : float, default 1.0
         Ridge penalty of the biases and factors of the robust fit.
     huber : float, default 2.0
         Residuals beyond this many robust standard deviations weigh less (Huber).
-    n_rounds : int, default 4
+    n_rounds : int, default 3
         Reweighting rounds of the robust fit (``n_iter`` ALS sweeps each).
-    n_iter : int, default 10
+    n_iter : int, default 8
     group_min : int, default 3
         Fewest cells of a citation group tested as reversed as a whole.
     group_z, group_ratio : float, default 1.5, 1/3
@@ -136,7 +140,8 @@ class SuspectCheck:
     sign_ : ndarray (n_benchmarks,)
         +1 where higher is better, -1 where lower is.
     expected_ : ndarray (n_models, n_benchmarks)
-        Each cell's prediction from the rest (score units; NaN where not checked).
+        Each cell's prediction from the rest (score units); an empty cell's from the fit;
+        NaN where the model or the benchmark has too few cells.
     expected_z_ : ndarray (n_models, n_benchmarks)
         The same in z units (the transform's, not turned to the direction).
     checked_ : ndarray of bool (n_models, n_benchmarks)
@@ -152,8 +157,8 @@ class SuspectCheck:
     """
 
     def __init__(self, threshold: float = SUSPECT_Z, *, slip_threshold: float = SLIP_Z,
-                 slip_fit: float = 1.0, rank: int = 2, regularization: float = 1.0,
-                 huber: float = 2.0, n_rounds: int = 4, n_iter: int = 10, group_min: int = 3,
+                 slip_fit: float = 1.0, rank: int = 3, regularization: float = 1.0,
+                 huber: float = 2.0, n_rounds: int = 3, n_iter: int = 8, group_min: int = 3,
                  group_z: float = 1.5, group_ratio: float = 1 / 3,
                  group_regularization: float = 5.0, min_row: int = 3, min_col: int = 3,
                  random_state: int = 42):
@@ -281,8 +286,8 @@ class SuspectCheck:
         return np.stack([codes, col_of], axis=1)[named], rms
 
     def _leave_one_out(self, Z, W, params, observed) -> None:
-        """Each cell's prediction from the rest of its row, benchmark parameters fixed (a
-        cell left out of the fit, ``W == 0``: its prediction from the fit)."""
+        """Each cell's prediction from the rest of its row and column (a cell left out of
+        the fit, ``W == 0``: its prediction from the fit)."""
         mu, a, c, U, V = params
         X = np.concatenate([np.ones((Z.shape[1], 1)), V[0]], axis=1)      # (n_benchmarks, q)
         reg = np.diag(reg_diagonal(self.rank, self.regularization))
@@ -293,13 +298,22 @@ class SuspectCheck:
         theta = np.einsum("ipq,iq->ip", A_inv, (W * target) @ X)
         fitted = mu + c + theta @ X.T
         h = W * (A_inv.reshape(-1, q * q) @ _outer(X).T)                  # x_j' A_i^-1 x_j
+        # ... and the benchmark's bias and factors without it: r / (1 - h_row - h_col),
+        # to first order; the share kept is floored (a cell that alone sets a factor of
+        # a small benchmark is not predicted from nothing)
+        F = np.concatenate([np.ones((theta.shape[0], 1)), theta[:, 1:]], axis=1)  # [1, U_i]
+        B_inv = np.linalg.inv((W.T @ _outer(F)).reshape(-1, q, q) + reg)
+        h = h + W * (_outer(F) @ B_inv.reshape(-1, q * q).T)
         used = W > 0
         resid = np.where(used, Z - fitted, 0.0)
-        loo = fitted - resid * h / (1.0 - np.minimum(h, 1 - 1e-9))  # Z - resid / (1 - h)
-        self.checked_ = (observed & (used.sum(axis=1) >= self.min_row)[:, None]
-                         & (used.sum(axis=0) >= self.min_col)[None, :])
-        self.expected_z_ = np.where(self.checked_, loo * self.sign_, np.nan)
-        self.expected_ = np.where(self.checked_,
+        loo = Z - resid / np.maximum(1.0 - h, _MIN_KEPT)
+        loo = np.where(used, loo, fitted)
+        known = ((used.sum(axis=1) >= self.min_row)[:, None]
+                 & (used.sum(axis=0) >= self.min_col)[None, :])
+        self.checked_ = observed & known
+        # a cell without a value (one a review took out) is predicted by the fit
+        self.expected_z_ = np.where(known, np.where(observed, loo, fitted) * self.sign_, np.nan)
+        self.expected_ = np.where(known,
                                   self.transform_.inverse_transform(
                                       np.nan_to_num(self.expected_z_), clip=True), np.nan)
 
