@@ -132,12 +132,14 @@ def higher_is_better(matrix: ScoreMatrix) -> np.ndarray:
 
 
 def find_suspects(folder: Path, *, schemas_dir: Path | None = None,
-                  check: SuspectCheck | None = None) -> SuspectReport:
+                  check: SuspectCheck | None = None,
+                  matrix: ScoreMatrix | None = None) -> SuspectReport:
     """The suspect-cell report of the registry or snapshot in ``folder``; verdicts from
     ``schemas_dir/cell_reviews.csv`` (None: none); ``check`` an unfitted
-    :class:`SuspectCheck` (default: its defaults)."""
+    :class:`SuspectCheck` (default: its defaults); ``matrix`` the folder's whole matrix
+    when read already (`load_matrix(folder)`, no `sources`)."""
     check = check if check is not None else SuspectCheck()
-    matrix = load_matrix(folder)
+    matrix = matrix if matrix is not None else load_matrix(folder)
     model_at = {m: i for i, m in enumerate(matrix.model_ids)}
     bench_at = {b: j for j, b in enumerate(matrix.benchmark_ids)}
     cells, code, groups = citation_groups(folder, matrix)

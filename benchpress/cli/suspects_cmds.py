@@ -4,8 +4,6 @@ summary line)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 import polars as pl
 
@@ -34,15 +32,17 @@ def _shown(rows: pl.DataFrame) -> pl.DataFrame:
         finding.alias("finding"), "source_id", "reference_url")
 
 
-def _find(home, folder: Path, threshold: float | None):
-    from benchpress.predict.suspects import SuspectCheck
-    from benchpress.suspects import find_suspects
+def _find(home, snapshot_ref: str | None, threshold: float | None):
+    from benchpress.api import BenchPress
+    from benchpress.store.matrix import load_matrix
+    from benchpress.store.snapshot import resolve_snapshot
 
     if threshold is not None and not threshold > 0:
         raise UsageError(f"--threshold must be > 0 standard deviations, got {threshold:g}")
-    check = SuspectCheck() if threshold is None else SuspectCheck(threshold)
     with progress_bar("checking suspect cells"):
-        return find_suspects(folder, schemas_dir=home.schemas, check=check)
+        folder = resolve_snapshot(home, snapshot_ref)
+        bp = BenchPress(load_matrix(folder), contracts_dir=home.schemas, folder=folder)
+        return bp.suspects(threshold)
 
 
 @click.command()
@@ -69,9 +69,7 @@ def suspects(snapshot_ref, threshold, only_open, fmt, out, home):
     their complement as a whole. Record what you find in schemas/cell_reviews.csv
     (verdict ok|wrong_scale|reversed|typo|exclude); every verdict but ok takes the value
     out of the cells at the next build. Nothing is changed here."""
-    from benchpress.store.snapshot import resolve_snapshot
-
-    report = _find(home, resolve_snapshot(home, snapshot_ref), threshold)
+    report = _find(home, snapshot_ref, threshold)
     rows = report.frame.filter(pl.col("status") == "open") if only_open else report.frame
     doc = {**report.to_json(), "suspects": rows.to_dicts()}
     if write_or_emit(doc, out, fmt, rows=rows):
@@ -92,7 +90,7 @@ def check_after_build(home) -> None:
     from benchpress.errors import BenchPressError
 
     try:
-        report = _find(home, home.registry, None)
+        report = _find(home, None, None)
     except BenchPressError as exc:
         stderr.print(f"suspects: not checked ({' '.join(str(exc).split())})", markup=False,
                      highlight=False)

@@ -31,8 +31,8 @@ def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None
 
     ``reviews``: `benchpress.validate.reviews.read_reviews` rows. An observation matches a
     review by model, benchmark and source, and by value where the review gives one (every
-    version of the source that has that value); a review that matches no observation is a
-    warning (its source may have corrected the value).
+    version of the source that has that value); a review of a source the registry holds
+    that matches no observation is a warning (its source may have corrected the value).
     """
     quarantine_columns = ["source_id", "kind", "row", "record", "field", "reason", "ingest_id"]
     none = pl.DataFrame(schema={c: pl.String for c in quarantine_columns})
@@ -43,7 +43,9 @@ def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None
         reviews.rename({"score": "_reviewed"}), on=_KEY)
     found = found.filter(pl.col("_reviewed").is_null()
                          | ((pl.col("score") - pl.col("_reviewed")).abs() <= _SAME_VALUE))
-    unmatched = reviews.join(found.select("review_row").unique(), on="review_row", how="anti")
+    # a review of a source this registry does not hold is not stale, only not used here
+    unmatched = (reviews.filter(pl.col("source_id").is_in(scores["source_id"].unique().implode()))
+                 .join(found.select("review_row").unique(), on="review_row", how="anti"))
     warnings = [
         f"schemas/{REVIEWS_FILE} row {r['review_row']}: matches no observation ({r['model_id']}, "
         f"{r['benchmark_id']}, {r['source_id']}"
