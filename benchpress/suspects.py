@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.predict.suspects import SLIPS, SUSPECT_Z, SuspectCheck
+from benchpress.predict.suspects import SLIPS, SuspectCheck
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.resolve import NOT_OBSERVED, latest_versions
 from benchpress.store.reviews import REVIEW_FIELD

@@ -95,6 +95,23 @@ def build_repo_sources(root: Path, source_ids) -> tuple[Home, dict]:
     return home, {s.source_id: s for s in report.sources}
 
 
+def build_repo_registry(root: Path) -> tuple[Home, str]:
+    """A workspace at `root` with the repository's sources and contracts, pulled from the
+    mirror and built by the CLI, as `make main` builds the default registry: (home, the
+    build's output)."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    home = make_home(root)
+    shutil.rmtree(home.sources)
+    shutil.copytree(REPO / "sources", home.sources)
+    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
+        result = CliRunner().invoke(main, [*args, "--home", str(home.root)])
+        assert result.exit_code == 0, result.output
+    return home, result.output
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch) -> Home:
     monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)

@@ -19,7 +19,7 @@ from benchpress.scales import BenchmarkScales
 from benchpress.store.reviews import apply_reviews
 from benchpress.store.tables import read_table
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
-from tests.conftest import REPO, SHARED_DATA, make_home
+from tests.conftest import REPO, build_repo_registry, make_home
 
 N_MODELS, N_BENCH = 80, 24
 SLIP_NAMES = [s.name for s in SLIPS]
@@ -201,15 +201,8 @@ def test_apply_reviews_moves_judged_values_to_the_quarantine_with_their_verdict(
 @pytest.fixture(scope="module")
 def repo_home(tmp_path_factory):
     """The repository's sources and contracts built from the mirror (the default registry)."""
-    root = tmp_path_factory.mktemp("suspects") / "ws"
-    home = make_home(root)
-    shutil.rmtree(home.sources)
-    shutil.copytree(REPO / "sources", home.sources)
-    runner = CliRunner()
-    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
-        result = runner.invoke(main, [*args, "--home", str(home.root)])
-        assert result.exit_code == 0, result.output
-    assert "suspects: " in result.output and "open of" in result.output
+    home, output = build_repo_registry(tmp_path_factory.mktemp("suspects") / "ws")
+    assert "suspects: " in output.splitlines()[-1] and "open of" in output
     return home
 
 
