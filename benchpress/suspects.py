@@ -22,7 +22,7 @@ import polars as pl
 from benchpress.predict.suspects import SLIPS, SuspectCheck
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.resolve import NOT_OBSERVED, latest_versions
-from benchpress.store.reviews import REVIEW_FIELD
+from benchpress.store.verdicts import REVIEW_FIELD
 from benchpress.store.tables import read_table
 from benchpress.validate.reviews import empty_reviews, read_reviews
 
@@ -65,10 +65,10 @@ class SuspectReport:
         """One line for `build`."""
         counts = self.frame["status"].value_counts()
         of = dict(zip(counts["status"].to_list(), counts["count"].to_list()))
-        return (f"suspects: {of.get('open', 0)} open of {self.n_observations} values checked "
-                f"(|z| > {self.threshold:g} from their row and column, or a slip), "
-                f"{of.get('reviewed', 0)} reviewed ok, {of.get('excluded', 0)} excluded by "
-                "review; `benchpress suspects` lists them with their citations")
+        return (f"suspects: {of.get('open', 0)} open of {self.n_observations:,} values "
+                f"checked (more than {self.threshold:g} standard deviations from their row "
+                f"and column, or a slip), {of.get('reviewed', 0)} reviewed ok, "
+                f"{of.get('excluded', 0)} excluded by review: `benchpress suspects`")
 
     def to_json(self) -> dict:
         return {"threshold": self.threshold, "n_observations": self.n_observations,

@@ -1,5 +1,5 @@
 """The suspect-cell check (`benchpress.predict.suspects`), its report (`benchpress.suspects`),
-reviewed verdicts (`schemas/cell_reviews.csv`: `validate.reviews`, `store.reviews`) and the
+reviewed verdicts (`schemas/cell_reviews.csv`: `validate.reviews`, `store.verdicts`) and the
 `suspects` command."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from benchpress.cli import main
 from benchpress.errors import BadRowsError
 from benchpress.predict.suspects import SLIPS, SuspectCheck, slip_values
 from benchpress.scales import BenchmarkScales
-from benchpress.store.reviews import apply_reviews
+from benchpress.store.verdicts import apply_reviews
 from benchpress.store.tables import read_table
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
 from tests.conftest import REPO, build_repo_registry, make_home
@@ -202,7 +202,7 @@ def test_apply_reviews_moves_judged_values_to_the_quarantine_with_their_verdict(
 def repo_home(tmp_path_factory):
     """The repository's sources and contracts built from the mirror (the default registry)."""
     home, output = build_repo_registry(tmp_path_factory.mktemp("suspects") / "ws")
-    assert "suspects: " in output.splitlines()[-1] and "open of" in output
+    assert "suspects: " in output and "open of" in output.split("suspects: ")[-1]
     return home
 
 
@@ -230,8 +230,8 @@ def test_reviewed_values_leave_the_cells_and_the_report_lists_them(repo_home):
 def test_without_reviews_the_check_names_the_seed_card_complements(repo_home, tmp_path):
     from benchpress.suspects import find_suspects
 
-    home = make_home(tmp_path / "ws")
-    (home.schemas / "cell_reviews.csv").unlink()
+    home = make_home(tmp_path / "ws")                      # without the verdicts
+    assert not (home.schemas / "cell_reviews.csv").exists()
     shutil.rmtree(home.sources)
     shutil.copytree(repo_home.sources, home.sources)
     shutil.copytree(repo_home.cache, home.cache)
@@ -252,7 +252,7 @@ def test_suspects_command_formats_and_errors(repo_home, tmp_path):
     table = runner.invoke(main, ["suspects", "--open", "--out", str(out), "--home",
                                  str(repo_home.root)])
     assert table.exit_code == 0, table.output
-    assert "open of" in table.output.splitlines()[-1]
+    assert "open of" in table.output.split("suspects: ")[-1]
     doc = json.loads(out.read_text())
     assert {r["status"] for r in doc["suspects"]} <= {"open"}
     csv = runner.invoke(main, ["suspects", "--format", "csv", "--home", str(repo_home.root)])

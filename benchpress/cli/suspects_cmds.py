@@ -4,12 +4,14 @@ summary line)."""
 
 from __future__ import annotations
 
+import textwrap
+
 import click
 import polars as pl
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, out_option, progress_bar, render, stderr,
-    write_or_emit,
+    MAX_CELL, format_option, handle_errors, home_option, out_option, progress_bar, render,
+    stderr, terminal_width, write_or_emit,
 )
 from benchpress.errors import UsageError
 
@@ -74,14 +76,22 @@ def suspects(snapshot_ref, threshold, only_open, fmt, out, home):
     doc = {**report.to_json(), "suspects": rows.to_dicts()}
     if write_or_emit(doc, out, fmt, rows=rows):
         return
+    width = terminal_width()
     for g in report.reversed_groups:
-        click.echo(f"reversed as a whole: {g['benchmark_id']} from {g['source_id']} "
-                   f"{g['reference_url'] or ''} ({g['n_cells']} models; "
-                   f"{g['rms_z_as_given']:.1f} standard deviations as given, "
-                   f"{g['rms_z_reversed']:.1f} as 100-x)")
+        url = g["reference_url"] or ""
+        url = url if len(url) <= MAX_CELL else url[:MAX_CELL - 1] + "…"
+        _echo_wrapped(f"reversed as a whole: {g['benchmark_id']} from {g['source_id']} "
+                      f"{url} ({g['n_cells']} models; {g['rms_z_as_given']:.1f} standard "
+                      f"deviations as given, {g['rms_z_reversed']:.1f} as 100-x)", width)
     if rows.height:
         render(_shown(rows), "table", key=_KEY)
-    click.echo(report.summary())
+    _echo_wrapped(report.summary(), width)
+
+
+def _echo_wrapped(line: str, width: int) -> None:
+    """``line`` wrapped at ``width`` (a word longer than it stays whole)."""
+    click.echo(textwrap.fill(line, width=width, subsequent_indent="  ",
+                             break_long_words=False, break_on_hyphens=False))
 
 
 def check_after_build(home) -> None:
@@ -95,4 +105,4 @@ def check_after_build(home) -> None:
         stderr.print(f"suspects: not checked ({' '.join(str(exc).split())})", markup=False,
                      highlight=False)
         return
-    click.echo(report.summary())
+    _echo_wrapped(report.summary(), terminal_width())

@@ -92,6 +92,8 @@ def slip_values(x, lower, upper) -> np.ndarray:
     return np.where(inside, undone, np.nan)
 
 
+#: Most rounds of naming reversed citation groups (each round refits without them).
+_GROUP_ROUNDS = 3
 #: Least share of a cell's residual its leave-one-out keeps (see ``_leave_one_out``).
 _MIN_KEPT = 0.4
 
@@ -209,12 +211,14 @@ class SuspectCheck:
         self.group_rms_ = np.zeros((0, 4))
         factors = None
         with single_blas_thread():
-            for _ in range(3):  # named groups are left out and everything made again
+            for rounds in range(_GROUP_ROUNDS + 1):  # named groups out, everything again
                 kept = np.where(left_out, np.nan, Y)
                 self.transform_ = check_space(kept, scales)
                 Z = self.transform_.transform(kept) * self.sign_
                 W, params = self._robust_fit(Z, factors)
                 factors = params[3:]
+                if rounds == _GROUP_ROUNDS:
+                    break
                 named, rms = self._reversed_groups(Y, Z, W, params, groups, left_out)
                 self.group_rms_ = np.concatenate([self.group_rms_, rms])
                 if named.shape[0] == 0:
