@@ -33,7 +33,7 @@ from benchpress.home import find_home
 from benchpress.predict.suspects import SLIPS, SUSPECT_Z, SuspectCheck
 from benchpress.store.build import build
 from benchpress.store.matrix import load_matrix
-from benchpress.suspects import citation_groups, find_suspects, higher_is_better
+from benchpress.api.suspect_report import citation_groups, find_suspects, higher_is_better
 
 PLANTS = {  # name -> (eligible values, how the slip is made, the slip that undoes it)
     "dropped_digit": (lambda x: x >= 20, lambda x: x / 10, "dropped_digit"),

@@ -1,4 +1,4 @@
-"""The suspect-cell check (`benchpress.predict.suspects`), its report (`benchpress.suspects`),
+"""The suspect-cell check (`benchpress.predict.suspects`), its report (`benchpress.api.suspect_report`),
 reviewed verdicts (`schemas/cell_reviews.csv`: `validate.reviews`, `store.verdicts`) and the
 `suspects` command."""
 
@@ -228,7 +228,7 @@ def test_reviewed_values_leave_the_cells_and_the_report_lists_them(repo_home):
 
 
 def test_without_reviews_the_check_names_the_seed_card_complements(repo_home, tmp_path):
-    from benchpress.suspects import find_suspects
+    from benchpress.api.suspect_report import find_suspects
 
     home = make_home(tmp_path / "ws")                      # without the verdicts
     assert not (home.schemas / "cell_reviews.csv").exists()

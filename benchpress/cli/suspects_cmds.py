@@ -1,5 +1,5 @@
 """`benchpress suspects`: the values the rest of their row and column contradict, with
-their citations, for review (`benchpress.suspects.find_suspects`; `build` prints its
+their citations, for review (`benchpress.api.suspect_report.find_suspects`; `build` prints its
 summary line)."""
 
 from __future__ import annotations

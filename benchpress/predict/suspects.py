@@ -12,7 +12,7 @@ each benchmark divided by its spread over the registered models), each column tu
 its declared direction (``higher_is_better`` false: sign flipped), so that a model's
 bias means "better" on every benchmark. There:
 
-1. a robust fit: bias plus rank-``rank`` ALS (:func:`~benchpress.predict.als.fit_batched`)
+1. a robust fit: bias plus rank-``rank`` ALS (:func:`~benchpress.predict.models.als.fit_batched`)
    with Huber weights (``huber`` robust standard deviations of the residuals), so that a
    wrong value pulls its column and row little;
 2. citation groups reversed as a whole (a vendor's card quoting the complement of a rate
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict._threads import single_blas_thread
-from benchpress.predict.als import fit_batched, init_factors, reg_diagonal
+from benchpress.blas_threads import single_blas_thread
+from benchpress.predict.models.als import fit_batched, init_factors, reg_diagonal
 from benchpress.predict.consistency import check_space
 from benchpress.scales import BenchmarkScales
 
