@@ -278,3 +278,26 @@ def test_build_refuses_malformed_reviews_one_line_per_row(repo_home, tmp_path):
         f"Error: {path} row 3: field 'note': a 'exclude' verdict needs a note saying what "
         "was found"]
     assert not home.registry.exists()
+
+
+def test_diff_names_a_review_as_the_cause(repo_home, tmp_path):
+    """A snapshot before the verdicts and one after: each cell a verdict emptied is
+    `removed` with the cause `reviewed`, one another source now fills is `changed` so."""
+    from benchpress.store.diff import diff_folders
+    from benchpress.store.snapshot import resolve_snapshot
+
+    home = make_home(tmp_path / "ws")                      # without the verdicts
+    shutil.rmtree(home.sources)
+    shutil.copytree(repo_home.sources, home.sources)
+    shutil.copytree(repo_home.cache, home.cache)
+    runner = CliRunner()
+    for args in (["build"], ["snapshot", "create", "--tag", "before"]):
+        assert runner.invoke(main, [*args, "--home", str(home.root)]).exit_code == 0
+    shutil.copy(REPO / "schemas" / "cell_reviews.csv", home.schemas)
+    assert runner.invoke(main, ["build", "--home", str(home.root)]).exit_code == 0
+    cells = diff_folders(resolve_snapshot(home, "before"), home.registry).cells
+    reviewed = cells.filter(pl.col("cause") == "reviewed")
+    excluded = read_reviews(REPO / "schemas").filter(pl.col("verdict") != "ok")
+    assert reviewed.height == cells.height == excluded.height     # one cell each, nothing else
+    assert ("claude-opus-4.5", "factscore") in set(reviewed.select("model_id", "benchmark_id").rows())
+
