@@ -161,7 +161,8 @@ def init(directory: Path, no_git: bool):
 
 @click.command()
 @click.argument("location", required=False)
-@click.option("--adapter", help="Adapter name (default: detected from the content).")
+@click.option("--adapter", help="Adapter name, a code adapter or a spec of sources/specs/ "
+              "(default: detected from the content).")
 @click.option("--source", "source", help="A saved source LOCATION is a new version of (an error "
               "if there is no such source; the error lists them).")
 @click.option("--id", "source_id", help="Id of a new source (default: adapter and content hash).")
@@ -238,17 +239,20 @@ def build(verbose, mirror, home, executor):
 @home_option
 @handle_errors
 def pull(mirror, home):
-    """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
+    """Fetch every configured source's raw files into the cache (every version of a
+    versioned source; verifying pinned hashes)."""
     from benchpress.store.build import materialize
-    from benchpress.store.sources import load_configs
+    from benchpress.store.sources import config_versions, load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    configs = load_configs(home.sources)
+    steps = [(config, version) for config in load_configs(home.sources)
+             for version in config_versions(config)]
     with progress_bar("pulling") as update:
-        for n, config in enumerate(configs, start=1):
-            path, digest, _ = materialize(home, config, mirror=mirror)
-            update(n, len(configs), config.id)
-            click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+        for n, (config, version) in enumerate(steps, start=1):
+            path, digest, _ = materialize(home, version, mirror=mirror)
+            label = f"{config.id}@{version.version}" if config.versions else config.id
+            update(n, len(steps), label)
+            click.echo(f"{label}\t{digest[:12]}\t{path}")
 
 
 @click.command(name="add-model")
