@@ -220,7 +220,7 @@ class FittedModel:
                 f"calibrated={sorted(self.calibrators)})")
 
     # -- answers -------------------------------------------------------------------------
-    def predict_rows(self, S: np.ndarray, covariates=None) -> dict:
+    def predict_rows(self, S: np.ndarray, covariates=None, *, intervals: bool = True) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against this fit, with "new_models" intervals; known
         cells keep their value and get no interval. Returns a dict of
@@ -228,10 +228,12 @@ class FittedModel:
         alone or with others differs at most by float rounding, ~1e-12.) `covariates`:
         per row a covariate row (n_features,) or None (that row is folded in without).
         The fold-in's products are small: they run on one BLAS thread (whose threads only
-        wait on each other on a busy machine)."""
+        wait on each other on a busy machine). `intervals=False`: the point predictions
+        alone (lower, upper and trust NaN), for a fit with no calibrator."""
         from benchpress.predict._threads import single_blas_thread
 
-        cal, support = self.calibrator("new_models"), self.support
+        cal = self.calibrator("new_models") if intervals else None
+        support = self.support if intervals else None
         with single_blas_thread():
             out = conformal.fold_in_intervals(self.predictor, cal, S, support,
                                               covariates=covariates)
