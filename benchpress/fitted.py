@@ -43,7 +43,7 @@ from types import MappingProxyType
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, TooLittleData
 from benchpress.predict import BasePredictor, clone, param_overrides
 from benchpress.predict import intervals as conformal  # (`intervals` names an argument)
 from benchpress.predict.limits import LIMITS
@@ -142,6 +142,9 @@ class FittedModel:
         """Fit a clone of the unfitted `estimator` on `matrix` (with the models'
         `covariates` (n_models, n_features) when the predictor takes them). No
         calibrator yet: see `calibrated`."""
+        if not np.isfinite(matrix.values).any():
+            raise TooLittleData(f"the matrix ({matrix.label or 'current'}) holds no scores to "
+                                "fit on; ingest a source or add a model first")
         side = {} if covariates is None else {"covariates": covariates}
         return cls(matrix, clone(estimator).fit(matrix.values, matrix.scales, **side),
                    identity=identity)
