@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from benchpress import BenchPress
-from benchpress.artifact import MANIFEST_DIGEST, manifest_digest
+from benchpress.api.artifact import MANIFEST_DIGEST, manifest_digest
 from benchpress.cli import main
 from benchpress.errors import BadInputError
-from benchpress.fit_store import INDEX_DIR, INDEX_PER_FIT, FitStore
+from benchpress.api.fit_store import INDEX_DIR, INDEX_PER_FIT, FitStore
 from benchpress.predict import make_predictor
 from benchpress.store.ingest import ingest
 from tests.conftest import make_home

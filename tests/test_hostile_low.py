@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from benchpress import BenchPress
 from benchpress.adapters.fetch import fetch
-from benchpress.artifact import read_manifest
+from benchpress.api.artifact import read_manifest
 from benchpress.cli import main
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, RegistryError
-from benchpress.resolver import resolve_names
+from benchpress.validate.names import resolve_names
 from benchpress.store.snapshot import Snapshot
 from benchpress.store.sql import query
 
@@ -142,7 +142,7 @@ def artifact(saved, tmp_path):
 
 def _repin(folder, name):
     """Record `name`'s new digest in the manifest, as a forger would."""
-    from benchpress.artifact import MANIFEST_DIGEST, manifest_digest
+    from benchpress.api.artifact import MANIFEST_DIGEST, manifest_digest
 
     doc = json.loads((folder / "manifest.json").read_text())
     doc["files"][name] = sha256_of(folder / name)
