@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -98,7 +99,8 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     settle_swap(target, marker)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=prefix or f".{target.name}.tmp-"))
+    tmp = Path(tempfile.mkdtemp(dir=target.parent,
+                                prefix=prefix or f".{target.name}.tmp-{os.getpid()}-"))
     try:
         fill(tmp)
         doc = document(tmp)
@@ -137,13 +139,29 @@ def _trash(folder: Path, target: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def _alive(pid: int) -> bool:
+    """Whether process `pid` exists (a write's temporary folder names its writer)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def settle_swap(target: Path, marker: str) -> None:
     """Finish or undo a swap of `write_folder_atomic` into `target` that was cut short, and
     remove the trash of earlier writes: `<target>.old` holding its `marker` is a folder a
     swap set aside (a `<target>.old` without one is not ours, and is left alone: the swap
-    then stops on it); with `target` whole it goes, else it is put back."""
+    then stops on it); with `target` whole it goes, else it is put back. The temporary
+    folder of a write whose process is gone (its name carries the writer's pid) goes too."""
     for trash in target.parent.glob(f".{glob.escape(target.name)}.trash-*"):
         shutil.rmtree(trash, ignore_errors=True)
+    for tmp in target.parent.glob(f".{glob.escape(target.name)}.tmp-*"):
+        writer = re.match(r"\d+-", tmp.name[len(target.name) + 6:])
+        if writer and not _alive(int(writer.group()[:-1])):  # a killed write's folder
+            shutil.rmtree(tmp, ignore_errors=True)
     old = _old(target)
     if old.is_symlink() or not (old / marker).is_file():
         return
