@@ -8,15 +8,13 @@ import json
 import threading
 import time
 
-import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
 from benchpress.app import build_state, create_app
 from benchpress.app.guard import MAX_ERROR_CHARS, allowed_hosts
 from benchpress.app.registry import SQL_MAX_BYTES
-from benchpress.store.ingest import ingest
-from tests.conftest import make_home
+from tests.conftest import synthetic_home
 
 N_MODELS, N_BENCH = 60, 8
 # about 30 s for the tests `make test-quick` runs (scheduling: long modules start first)
@@ -29,20 +27,8 @@ PEER = ("127.0.0.1", 50000)  # requests as from a network peer (the Host check a
 @pytest.fixture(scope="module")
 def state(tmp_path_factory):
     """A small synthetic registry (rank-2 scores), loaded as the app loads it."""
-    root = tmp_path_factory.mktemp("guard")
-    rng = np.random.default_rng(7)
-    values = 50 + 10 * rng.normal(size=(N_MODELS, 2)) @ rng.normal(size=(2, N_BENCH)) / 2
-    doc = {"models": [{"id": f"m{i:03d}", "name": f"Model {i}"} for i in range(N_MODELS)],
-           "benchmarks": [{"id": f"b{j}", "name": f"Bench {j}", "metric": "accuracy"}
-                          for j in range(N_BENCH)],
-           "scores": [{"model_id": f"m{i:03d}", "benchmark_id": f"b{j}",
-                       "score": float(np.clip(values[i, j], 1, 99).round(2)),
-                       "reference_url": "https://example.org/x"}
-                      for i in range(N_MODELS) for j in range(N_BENCH) if (i + j) % 5]}
-    (root / "data.json").write_text(json.dumps(doc), encoding="utf-8")
-    home = make_home(root / "ws")
-    ingest(home, str(root / "data.json"), source_id="syn")
-    return build_state(home)
+    return build_state(synthetic_home(tmp_path_factory.mktemp("guard"), N_MODELS, N_BENCH,
+                                      seed=7, gap=5))
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -20,8 +19,7 @@ from benchpress.cli import main
 from benchpress.errors import BadInputError
 from benchpress.api.fit_store import INDEX_DIR, INDEX_PER_FIT, FitStore
 from benchpress.predict import make_predictor
-from benchpress.store.ingest import ingest
-from tests.conftest import make_home
+from tests.conftest import synthetic_home
 
 pytestmark = pytest.mark.duration(seconds=25)
 
@@ -32,20 +30,7 @@ SCORES = {"b0": 60.0, "b1": 40.0}
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     """A small synthetic registry (rank-2 scores)."""
-    root = tmp_path_factory.mktemp("fits")
-    rng = np.random.default_rng(3)
-    values = 50 + 10 * rng.normal(size=(N_MODELS, 2)) @ rng.normal(size=(2, N_BENCH)) / 2
-    doc = {"models": [{"id": f"m{i:03d}", "name": f"Model {i}"} for i in range(N_MODELS)],
-           "benchmarks": [{"id": f"b{j}", "name": f"Bench {j}", "metric": "accuracy"}
-                          for j in range(N_BENCH)],
-           "scores": [{"model_id": f"m{i:03d}", "benchmark_id": f"b{j}",
-                       "score": float(np.clip(values[i, j], 1, 99).round(2)),
-                       "reference_url": "https://example.org/x"}
-                      for i in range(N_MODELS) for j in range(N_BENCH) if (i + j) % 4]}
-    (root / "data.json").write_text(json.dumps(doc), encoding="utf-8")
-    home = make_home(root / "ws")
-    ingest(home, str(root / "data.json"), source_id="syn")
-    return home
+    return synthetic_home(tmp_path_factory.mktemp("fits"), N_MODELS, N_BENCH, seed=3, gap=4)
 
 
 def _bp(home, store, method="als4", **params):
