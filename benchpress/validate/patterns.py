@@ -17,6 +17,7 @@ and the text it is matched against is cut to :data:`MAX_TEXT_CHARS` (`bounded_te
 
 from __future__ import annotations
 
+import functools
 import re
 
 try:  # Python 3.11+
@@ -53,6 +54,23 @@ def compile_pattern(pattern, flags: int = 0) -> re.Pattern:
     """
     if not isinstance(pattern, str) or not pattern:
         raise ValueError("empty pattern")
+    compiled, problem = _checked(pattern, flags)
+    if problem:
+        raise ValueError(problem)
+    return compiled
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(pattern: str, flags: int) -> tuple[re.Pattern | None, str | None]:
+    """(compiled, None) or (None, why not) for `compile_pattern`, once per pattern: every
+    build and name resolution reads the same contract files."""
+    try:
+        return _compile_bounded(pattern, flags), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def _compile_bounded(pattern: str, flags: int) -> re.Pattern:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ValueError(f"pattern of {len(pattern)} characters (at most {MAX_PATTERN_CHARS})")
     try:
