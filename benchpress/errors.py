@@ -9,7 +9,7 @@ import sys
 
 __all__ = [
     "BenchPressError",
-    "BadInputError",
+    "BadInputError", "TooLittleData",
     "UnknownFormatError",
     "BadRowsError",
     "FetchError",
@@ -49,6 +49,10 @@ class BadRowsError(BadInputError):
     def __init__(self, lines: list[str]):
         self.lines = list(lines)
         super().__init__("\n".join(self.lines))
+
+
+class TooLittleData(BadInputError):
+    """The matrix holds too little data for what was asked (intervals on one or two models)."""
 
 
 class UnknownFormatError(BadInputError):
