@@ -95,7 +95,7 @@ def read_reviews(schemas_dir: Path) -> pl.DataFrame:
     try:
         text = pl.read_csv(path, infer_schema_length=0)
     except Exception as exc:  # polars raises several types for malformed CSV
-        raise BadInputError(f"{path}: cannot be read as CSV ({' '.join(str(exc).split())})") from exc
+        raise BadInputError(f"{path}: cannot be read as CSV ({' '.join(str(exc).split())[:200]})") from None
     missing = [c for c in REVIEW_COLUMNS if c not in text.columns]
     if missing:
         raise BadInputError(f"{path}: missing column(s) {', '.join(missing)}; expected "
