@@ -29,6 +29,7 @@ import calendar
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -237,7 +238,10 @@ def snapshot_months(home: Home, *, mirror: Path | None = None,
                  if s.manifest.get("inputs")}
         done: list[MonthSnapshot] = []
         previous: Snapshot | None = None
-        scratch = Path(tempfile.mkdtemp(dir=home.root, prefix=".registry.tmp-months-"))
+        # beside the registry, named like its writes (a killed run's folder is removed by
+        # the next writer, see `tables.settle_swap`)
+        scratch = Path(tempfile.mkdtemp(dir=home.root,
+                                        prefix=f".registry.tmp-{os.getpid()}-months-"))
         try:
             states = month_states(home, months[:-1], mirror=mirror, on_source=on_source,
                                   executor=executor,
