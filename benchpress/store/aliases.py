@@ -35,7 +35,8 @@ from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
 from benchpress.validate.text import identifier_problem
 
-__all__ = ["suggest_aliases", "accept_alias", "source_filter", "unresolved_benchmarks"]
+__all__ = ["suggest_aliases", "accept_alias", "source_filter", "unresolved_benchmarks",
+           "entry_ids", "closest_models"]
 
 _SUGGESTION_SCHEMA = {
     "kind": pl.String, "alias": pl.String, "canonical_id": pl.String, "similarity": pl.Float64,
@@ -46,6 +47,14 @@ _SUGGESTION_SCHEMA = {
 def source_filter(source: str, source_ids) -> pl.Expr:
     """Rows of the sources that `source` names (see `store.sources.names_source`)."""
     return pl.col("source_id").is_in([s for s in set(source_ids) if names_source(source, s)])
+
+
+def entry_ids(models: pl.DataFrame) -> pl.DataFrame:
+    """The `model_id` of every row that is not a bare model (an agent system or a submission,
+    `schemas.ENTRY_KINDS`); none in a registry built before entry kinds."""
+    if "entry_kind" not in models.columns:
+        return models.select("model_id").clear()
+    return models.filter(pl.col("entry_kind").fill_null("model") != "model").select("model_id")
 
 
 def _identity(models: pl.DataFrame, ids: list[str]) -> dict[str, tuple]:
@@ -100,6 +109,30 @@ def _model_candidates(left: list[str], right: list[str], ident: dict[str, tuple]
     return rows
 
 
+def closest_models(names: list[str], models: pl.DataFrame, *,
+                   min_score: float = 85.0) -> pl.DataFrame:
+    """The closest bare model (`entry_kind` model) of each of `names` by the suggestion rules
+    (parsed identity first, then edit distance; never a contradicting effort or snapshot):
+    ``name, candidate, similarity, match`` (candidate null when none scores `min_score`)."""
+    known = models.join(entry_ids(models), on="model_id", how="anti")["model_id"].to_list()
+    ident = _identity(models, sorted(set(names) | set(known)))
+    best: dict[str, dict] = {}
+    def rank(row: dict) -> tuple:  # the same family, then the same effort, then closeness
+        return (row["match"] == "identity", row["alias_effort"] == row["canonical_effort"],
+                row["similarity"])
+
+    for row in _model_candidates(names, known, ident, min_score, limit=3):
+        held = best.get(row["alias"])
+        if row["alias"] != row["canonical_id"] and (held is None or rank(row) > rank(held)):
+            best[row["alias"]] = row
+    return pl.DataFrame(
+        [{"name": n, "candidate": best[n]["canonical_id"] if n in best else None,
+          "similarity": best[n]["similarity"] if n in best else None,
+          "match": best[n]["match"] if n in best else None} for n in names],
+        schema={"name": pl.String, "candidate": pl.String, "similarity": pl.Float64,
+                "match": pl.String})
+
+
 def unresolved_benchmarks(quarantine: pl.DataFrame | None, source: str | None = None) -> list[str]:
     """Canonical ids of the benchmark names whose rows were quarantined for naming no known
     benchmark (optionally only `source`'s), sorted."""
@@ -121,6 +154,8 @@ def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFr
     module docstring)."""
     key = "model_id" if kind == "model" else "benchmark_id"
     per_source = scores.select(key, "source_id").unique()
+    if kind == "model":  # an agent or submission is linked to its model, never aliased to one
+        per_source = per_source.join(entry_ids(models), on=key, how="anti")
     unresolved = unresolved_benchmarks(quarantine, source) if kind == "benchmark" else []
     if source is not None:
         picked = source_filter(source, per_source["source_id"])

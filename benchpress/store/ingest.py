@@ -18,7 +18,10 @@ an input without one is refused in one line. A new source is labelled the same w
 first version by the input's date, else by the day it was retrieved.
 
 Only http and https URLs are ingested (a local file is given as a plain path), and every
-message names the file or URL as the user gave it, never its copy in the cache.
+message names the file or URL as the user gave it, never its copy in the cache. A folder or
+file of a shared history (a version folder beside a ``VERSIONS.csv``) is cited as the upstream
+file at its commit (`adapters.citation.upstream_url`), never as a local ``file://`` path,
+unless `url` names another citation.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchpress.adapters import detect_adapter, get_adapter
+from benchpress.adapters.citation import upstream_of, upstream_url
 from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
 from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError, shown
 from benchpress.home import Home
@@ -189,6 +193,12 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                          "as a plain path")
     is_url = bool(scheme)
     local = Path(location)
+    upstream = None if is_url else upstream_of(local)
+    if upstream is not None:
+        # a folder or file of a shared history: cited as the upstream file at its commit
+        # (`adapters.citation`), labelled by its version's date
+        url = url or upstream_url(local)
+        version = version or upstream.version
     if not is_url and local.is_dir():
         # a folder (an unzipped leaderboard export) is read in place
         try:

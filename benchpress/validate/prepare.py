@@ -15,6 +15,7 @@ import pandera.polars as pa
 import polars as pl
 
 from benchpress.adapters.base import AdapterOutput
+from benchpress.adapters.citation import is_member_reference, member_url
 from benchpress.errors import BadInputError
 from benchpress.validate.contracts import Contracts
 from benchpress.validate.model_identity import effort_from_setting, parse_model
@@ -130,6 +131,14 @@ def identity_columns(model_ids: list[str | None], settings: list[str | None] | N
     }
 
 
+def _canonical_ids(raw: pl.Series, aliases: dict[str, str]) -> pl.Series:
+    """Canonical model ids (`canonical_model_id`, then the alias table) of raw names, each
+    distinct name once."""
+    found = {m: aliases.get(c, c) for m in raw.drop_nulls().unique().to_list()
+             for c in (canonical_model_id(m),)}
+    return raw.replace_strict(found, default=None, return_dtype=pl.String)
+
+
 def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInfo,
                     providers: dict[str, str] | None = None):
     """Canonical model rows; a second row for the same canonical id in one source is merged.
@@ -144,6 +153,8 @@ def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInf
     models = out.models.with_columns(
         pl.Series("model_id", ids, dtype=pl.String),
         pl.coalesce("name", "model_id").alias("name"),
+        pl.col("entry_kind").str.strip_chars().str.to_lowercase().fill_null("model"),
+        _canonical_ids(out.models["base_model_id"], aliases).alias("base_model_id"),
         *identity.values(),
         pl.lit(info.source_id).alias("source_id"),
         pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
@@ -232,6 +243,12 @@ def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
     """Step 2: the numeric `score` in the benchmark's unit, citations and source types
     filled in, the source's provenance columns, and each benchmark's scale bounds."""
     factor = {u: spec["factor"] for u, spec in contracts.units.items()}
+    # a file of a folder source, cited by its path in the folder: its URL at the source's
+    # address (`adapters.citation`)
+    members = {r: member_url(info.url, r) for r in scores["reference_url"].drop_nulls().unique()
+               if is_member_reference(r)}
+    if members:
+        scores = scores.with_columns(pl.col("reference_url").replace(members))
     urls = {*scores["reference_url"].drop_nulls(), info.url}
     return (
         scores.with_columns(
@@ -269,9 +286,13 @@ def _with_scales(scores: pl.DataFrame, scales: pl.DataFrame) -> pl.DataFrame:
     steps, which name rows by position, would then quarantine the wrong ones)."""
     scales = scales.unique("benchmark_id", keep="first", maintain_order=True)
     keys = scales["benchmark_id"]
+    # a benchmark version an adapter names (`tau2_bench_airline@user-gpt-5.2`, `store.methods`)
+    # that no row describes is on its base benchmark's scale
+    bench = pl.col("benchmark_id")
+    key = pl.when(bench.is_in(keys.implode())).then(bench).otherwise(
+        bench.str.split("@").list.first())
     return scores.with_columns(
-        pl.col("benchmark_id").replace_strict(keys, scales[c], default=None,
-                                              return_dtype=scales.schema[c]).alias(c)
+        key.replace_strict(keys, scales[c], default=None, return_dtype=scales.schema[c]).alias(c)
         for c in scales.columns if c != "benchmark_id")
 
 
