@@ -24,7 +24,9 @@ one ``submission.json``.
   when a 0.1.x run leaves it unstated) keeps the base id; any other is the benchmark version
   ``<id>@user-<simulator>`` (``tau2_bench_airline@user-gpt-5.2``; `store.methods`), so `diff`
   names a re-run under a new simulator a change of method, never a revision, and no column
-  pools two simulators. Voice runs have their own default (``v1.0``).
+  pools two simulators. A re-run under another simulator is a new submission (its own entry),
+  so the old one's values are never revised by it. Voice runs have their own default
+  (``v1.0``).
 - **Who measured.** A run Sierra submitted is the leaderboard's own (``leaderboard``); one a
   vendor or lab submitted, which the leaderboard relays, is ``third_party_aggregator``. The
   verification details go into ``reported_setting``.
@@ -49,8 +51,10 @@ from benchpress.errors import BadInputError
 __all__ = ["ADAPTER", "read", "simulator_label", "benchmark_base", "DEFAULT_SIMULATOR"]
 
 MANIFEST, SUBMISSION = "manifest.json", "submission.json"
-# the user simulator each modality's base benchmark id stands for
-DEFAULT_SIMULATOR = {"text": "gpt-4.1", "voice": "v1.0"}
+# the user simulators each modality's base benchmark id stands for: gpt-4.1 for text; the
+# voice board's "v1.0" (its submissions said gpt-4.1-2025-04-14 on 2026-03-18, with the same
+# values, and v1.0 from the next day)
+DEFAULT_SIMULATOR = {"text": ("gpt-4.1",), "voice": ("v1.0", "gpt-4.1")}
 LEADERBOARD_ORG = "sierra"
 _METRICS = {"pass_1": "", "pass_2": "_pass2", "pass_3": "_pass3", "pass_4": "_pass4",
             "cost": "_cost"}
@@ -70,7 +74,7 @@ def simulator_label(simulator: str | None, modality: str = "text") -> str | None
     text = str(simulator).strip().lower()
     text = re.sub(r"-(20\d\d-?\d\d-?\d\d)$", "", text)
     text = re.sub(r"[^a-z0-9.]+", "-", text).strip("-.")
-    if text == DEFAULT_SIMULATOR.get(modality, DEFAULT_SIMULATOR["text"]):
+    if text in DEFAULT_SIMULATOR.get(modality, DEFAULT_SIMULATOR["text"]):
         return None
     return f"user-{text}" if text else None
 
