@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["conform", "json_object"]
+__all__ = ["conform", "json_object", "open_weights"]
 
 
 def conform(df: pl.DataFrame, columns: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -26,3 +26,15 @@ def json_object(**fields: pl.Expr) -> pl.Expr:
     text = (pl.struct(**{k: fields[k] for k in sorted(fields)}).struct.json_encode()
             .str.replace_all(r'"[^"]*":null,?', "").str.replace(r",\}$", "}"))
     return pl.when(text == "{}").then(None).otherwise(text)
+
+
+def open_weights(licence: pl.Expr) -> pl.Expr:
+    """Whether a leaderboard's licence text means open weights: ``Proprietary`` no, a named
+    licence (``Apache 2.0``, ``Llama 3 Community``) yes, blank or ``N/A`` unknown (null).
+
+    >>> pl.select(open_weights(pl.Series(["Proprietary", "MIT", "N/A", None]))).to_series().to_list()
+    [False, True, None, None]
+    """
+    low = licence.str.strip_chars().str.to_lowercase()
+    return (pl.when(low.is_null() | low.is_in(["", "n/a", "na", "unknown", "-"])).then(None)
+            .when(low.str.contains("proprietary")).then(False).otherwise(True))

@@ -42,7 +42,7 @@ from pathlib import Path
 import polars as pl
 
 from benchpress.adapters._files import decode_text, read_members
-from benchpress.adapters._frames import conform, json_object
+from benchpress.adapters._frames import conform, json_object, open_weights
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput,
 )
@@ -146,12 +146,6 @@ def _records(name: str, raw: bytes) -> tuple[list[str], list[list[str]], list[in
     return header, rows, lines
 
 
-def _open_weights(licence: pl.Expr) -> pl.Expr:
-    low = licence.str.to_lowercase()
-    return (pl.when(low.is_null() | low.is_in(["n/a", "na", "unknown", ""])).then(None)
-            .when(low.str.contains("proprietary")).then(False).otherwise(True))
-
-
 def _read_table(name: str, raw: bytes, cite: str | None) -> tuple[pl.DataFrame, pl.DataFrame,
                                                                    pl.DataFrame, int]:
     header, rows, lines = _records(name, raw)
@@ -166,7 +160,7 @@ def _read_table(name: str, raw: bytes, cite: str | None) -> tuple[pl.DataFrame, 
     models = table.select(
         pl.col("Model").alias("model_id"), pl.col("Model").alias("name"),
         pl.col("Organization").replace({"N/A": None}).alias("provider"),
-        _open_weights(pl.col("License")).alias("open_weights"),
+        open_weights(pl.col("License")).alias("open_weights"),
         json_object(mode=pl.col("Model").str.extract(MODE, 1).str.strip_chars(),
                     url=pl.col("Model Link"), license=pl.col("License")).alias("setting"),
         where.alias("row"),

@@ -38,7 +38,7 @@ from pathlib import Path
 import polars as pl
 
 from benchpress.adapters._files import decode_text, read_members
-from benchpress.adapters._frames import conform, json_object
+from benchpress.adapters._frames import conform, json_object, open_weights
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput,
 )
@@ -56,7 +56,9 @@ _INDEX = "_index.json"
 
 
 def board_id(board: str) -> str:
-    """>>> board_id("text-to-image")
+    """The benchmark id of an arena board.
+
+    >>> board_id("text-to-image")
     'lmarena_text_to_image'
     """
     return "lmarena_" + re.sub(r"[^a-z0-9]+", "_", board.strip().lower()).strip("_")
@@ -103,12 +105,6 @@ def detect(path: Path, content: bytes) -> bool:
         return any(_is_csv(p.read_bytes()[:2000]) or _is_board_json(p.read_bytes()[:20000])
                    for p in files)
     return _is_csv(content) or _is_board_json(content[:200000])
-
-
-def _open_weights(licence: pl.Expr) -> pl.Expr:
-    low = licence.str.strip_chars().str.to_lowercase()
-    return (pl.when(low.is_null() | low.is_in(["", "n/a", "na", "unknown", "-"])).then(None)
-            .when(low.str.contains("proprietary")).then(False).otherwise(True))
 
 
 def _from_csv(name: str, raw: bytes) -> tuple[pl.DataFrame, str | None]:
@@ -166,7 +162,7 @@ def _board(name: str, raw: bytes, cite: str | None):
     bench = board_id(board)
     models = rows.filter(pl.col("model").is_not_null()).select(
         pl.col("model").alias("model_id"), pl.col("model").alias("name"),
-        pl.col("provider"), _open_weights(pl.col("licence")).alias("open_weights"),
+        pl.col("provider"), open_weights(pl.col("licence")).alias("open_weights"),
         json_object(license=pl.col("licence"), knowledge_cutoff=pl.col("cutoff"),
                     url=pl.col("url")).alias("setting"),
         pl.lit("model").alias("entry_kind"), where.alias("row"))

@@ -386,8 +386,9 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
 
     Tables: models, benchmarks, scores (every observation), cells (resolved), aliases,
     sources, quarantine. Views: matrix (wide), conflicts (losing observations),
-    source_values, source_kinds, source_comparison (leaderboard beside vendor value) and
-    source_disagreements (more than 5 points apart). The query runs in a sealed DuckDB
+    source_values, source_kinds, source_comparison (leaderboard beside vendor value),
+    source_disagreements (more than 5 points apart), entries (agents and submissions with
+    the model they run) and entry_scores (an entry's cell beside its model's). The query runs in a sealed DuckDB
     (no file access) with a time limit, a memory limit and a row cap; Ctrl-C stops it (exit 130)."""
     try:
         result = execute(resolve_snapshot(home, snapshot), sql_text, dict(params) or None,
