@@ -205,3 +205,23 @@ def test_a_later_tau2_folder_ingests_with_a_cause_for_every_change(tmp_path, sha
     assert ("acme-1-acme-2026-06-01", "new_model") in by
     assert ("grok-4-2-sierra-2026-05-05", "withdrawn") in by
     assert ("gpt-5-5-sierra-2026-05-05", "revised") in by
+
+
+def test_pull_caches_every_version_so_the_build_needs_no_mirror(tmp_path, monkeypatch, shared_data):
+    """`benchpress pull` (the DVC pipeline's first stage) fetches every version of a versioned
+    source; `benchpress build` then reads them all from the cache, offline, without a mirror."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)
+    monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
+    home = make_home(tmp_path / "ws")
+    shutil.copyfile(REPO / "sources" / "bfcl.yaml", home.sources / "bfcl.yaml")
+    pulled = CliRunner().invoke(main, ["pull", "--mirror", str(SHARED_DATA), "--home", str(home.root)])
+    assert pulled.exit_code == 0, pulled.output
+    lines = pulled.stdout.splitlines()
+    assert len(lines) == len(hd.versions("bfcl")) and lines[0].startswith("bfcl@2024-03-20\t")
+    built = CliRunner().invoke(main, ["build", "--home", str(home.root)])
+    assert built.exit_code == 0, built.output
+    assert read_table(home.registry, "sources").height == len(hd.versions("bfcl"))

@@ -235,17 +235,19 @@ def build(verbose, mirror, home, executor):
 @home_option
 @handle_errors
 def pull(mirror, home):
-    """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
+    """Fetch every configured source's raw files into the cache, every version of a
+    versioned source (verifying pinned hashes)."""
     from benchpress.store.build import materialize
-    from benchpress.store.sources import load_configs
+    from benchpress.store.sources import config_versions, load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    configs = load_configs(home.sources)
+    steps = [(c, v) for c in load_configs(home.sources) for v in config_versions(c)]
     with progress_bar("pulling") as update:
-        for n, config in enumerate(configs, start=1):
-            path, digest, _ = materialize(home, config, mirror=mirror)
-            update(n, len(configs), config.id)
-            click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+        for n, (config, version) in enumerate(steps, start=1):
+            path, digest, _ = materialize(home, version, mirror=mirror)
+            label = config.id if not version.version else f"{config.id}@{version.version}"
+            update(n, len(steps), label)
+            click.echo(f"{label}\t{digest[:12]}\t{path}")
 
 
 @click.command(name="add-model")
