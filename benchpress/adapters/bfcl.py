@@ -41,7 +41,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress.adapters._files import decode_text, read_members
+from benchpress.adapters._files import decode_text, head_bytes, read_members
 from benchpress.adapters._frames import conform, json_object, open_weights
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput,
@@ -99,8 +99,10 @@ def parse_name(name: str) -> dict:
     return {"mode": found.group(1).strip()} if found else {}
 
 
-def _is_bfcl_header(first_line: str) -> bool:
-    cells = [c.strip() for c in first_line.split(",")]
+def _is_bfcl_header(head: bytes) -> bool:
+    """Whether the first line of `head` (a file's first bytes) is a BFCL header."""
+    first = head[:4000].decode("utf-8-sig", "replace").split("\n", 1)[0]
+    cells = [c.strip() for c in first.split(",")]
     return tuple(cells[:2]) == HEAD and "Model" in cells
 
 
@@ -111,10 +113,8 @@ def _wanted(name: str) -> bool:
 def detect(path: Path, content: bytes) -> bool:
     if path.is_dir():
         files = [p for p in path.iterdir() if p.is_file() and _wanted(p.name)]
-        return any(_is_bfcl_header(p.read_bytes()[:4000].decode("utf-8-sig", "replace")
-                                   .split("\n", 1)[0]) for p in files)
-    head = content[:4000].decode("utf-8-sig", "replace").split("\n", 1)[0]
-    return _is_bfcl_header(head)
+        return any(_is_bfcl_header(head_bytes(p, 4000)) for p in files)
+    return _is_bfcl_header(content)
 
 
 def _records(name: str, raw: bytes) -> tuple[list[str], list[list[str]], list[int]]:
@@ -194,8 +194,7 @@ def _read_table(name: str, raw: bytes, cite: str | None) -> tuple[pl.DataFrame, 
 
 def read(path: Path) -> AdapterOutput:
     members = read_members(path, _wanted)
-    tables = {n: raw for n, raw in members.items()
-              if _is_bfcl_header(decode_text(raw[:4000], n).split("\n", 1)[0])}
+    tables = {n: raw for n, raw in members.items() if _is_bfcl_header(raw)}
     if not tables:
         raise BadInputError(f"{path}: expected a BFCL leaderboard CSV (header "
                             f"{','.join(HEAD)},...)")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress.adapters._files import decode_text, read_members
+from benchpress.adapters._files import decode_text, head_bytes, read_members
 from benchpress.adapters._frames import conform, json_object, open_weights
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput,
@@ -102,8 +102,8 @@ def _wanted(name: str) -> bool:
 def detect(path: Path, content: bytes) -> bool:
     if path.is_dir():
         files = [p for p in path.iterdir() if p.is_file() and _wanted(p.name)]
-        return any(_is_csv(p.read_bytes()[:2000]) or _is_board_json(p.read_bytes()[:20000])
-                   for p in files)
+        return any(_is_csv(head) or _is_board_json(head)
+                   for head in (head_bytes(p, 20000) for p in files))
     return _is_csv(content) or _is_board_json(content[:200000])
 
 

@@ -38,6 +38,7 @@ import json
 import re
 from pathlib import Path
 
+from benchpress.adapters._files import head_bytes
 from benchpress.adapters._json import load_json
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.adapters.citation import member_reference
@@ -196,7 +197,7 @@ def _members(path: Path) -> list[tuple[str, Path]]:
 def detect(path: Path, content: bytes) -> bool:
     if path.is_dir():
         files = [path / f for f in FILES if (path / f).is_file()]
-        return bool(files) and detect(files[0], files[0].read_bytes()[:200000])
+        return bool(files) and detect(files[0], head_bytes(files[0], 200000))
     head = content[:200000]
     return (content.lstrip().startswith(b"{") and b'"resolved"' in head
             and (b'"leaderboards"' in head or b'"test_leaderboard"' in head

@@ -43,7 +43,7 @@ from pathlib import Path
 import polars as pl
 
 from benchpress import limits
-from benchpress.adapters._files import decode_text
+from benchpress.adapters._files import decode_text, head_bytes
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.adapters.citation import member_reference
 from benchpress.errors import BadInputError
@@ -119,8 +119,7 @@ def detect(path: Path, content: bytes) -> bool:
         found = _folder(path)
         if found is None:
             return False
-        head = (found[0] / MANIFEST).read_bytes()[:20000]
-        return b'"submissions"' in head
+        return b'"submissions"' in head_bytes(found[0] / MANIFEST, 20000)
     head = content[:20000]
     return (content.lstrip().startswith(b"{") and b'"model_name"' in head
             and b'"results"' in content and (b'"methodology"' in content
