@@ -39,7 +39,8 @@ def test_every_version_is_recognised_and_read(source, shared_data):
         assert detect_adapter(path).name == ADAPTER[source], row["date"]
         out = get_adapter(ADAPTER[source]).read(path)
         assert out.scores.height > 0 and out.models.height > 0, row["date"]
-        assert out.scores["reference_url"].str.starts_with("member:").all(), row["date"]
+        # each value cites its file by its path in the folder (the build makes it a URL)
+        assert (~out.scores["reference_url"].str.contains("://")).all(), row["date"]
 
 
 @pytest.mark.parametrize("source", ["bfcl", "swe-bench", "lmarena"])

@@ -23,7 +23,8 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.duration(seconds=12)
 
-INFO = SourceInfo("t", "https://github.com/o/r/tree/abc/board", "2026-01-01", "ingest1")
+INFO = SourceInfo("t", "https://github.com/o/r/tree/abc/board", "2026-01-01", "ingest1",
+                  cites_source=True)
 
 
 def _prepared(models: list[dict], scores: list[dict]):
@@ -37,7 +38,7 @@ def test_prepare_canonicalizes_the_base_model_and_defaults_the_kind():
           "base_model_id": "GPT-4.1 (2025-04-14)", "row": "r1"},
          {"model_id": "Bare Model", "name": "Bare Model", "row": "r2"}],
         [{"model_id": "Acme Agent v2", "benchmark_id": "swe_bench_lite", "score_raw": "40.1",
-          "reference_url": "member:board.json", "row": "s1"}])
+          "reference_url": "board.json", "row": "s1"}])
     models = {r["model_id"]: r for r in prepared.models.iter_rows(named=True)}
     # the alias table's id for gpt-4.1-2025-04-14
     assert models["acme-agent-v2"]["base_model_id"] == "gpt-4.1"

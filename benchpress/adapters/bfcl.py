@@ -28,8 +28,8 @@ header (``Rank,Overall Acc,...``), not by its name.
   Organization, License, Overall Acc, ...`` (the next release's order), which the values
   confirm (a name, a URL, then percentages).
 - **Citation.** The leaderboard runs every model itself (``leaderboard``); a value cites the
-  CSV (read from a folder: by its name in the folder, `adapters.citation`; the file alone:
-  the source's URL).
+  CSV (read from a folder: by its name in the folder, which the build resolves against the
+  version's URL, `validate.prepare.cited_url`; the file alone: the source's URL).
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from benchpress.adapters._frames import conform, json_object, open_weights
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput,
 )
-from benchpress.adapters.citation import member_reference
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "benchmark_id", "parse_name", "SCALED_COLUMNS", "GENERATIONS",
@@ -200,7 +199,7 @@ def read(path: Path) -> AdapterOutput:
                             f"{','.join(HEAD)},...)")
     parts, notes = [], []
     for name, raw in sorted(tables.items()):
-        cite = member_reference(name) if path.is_dir() else None
+        cite = name if path.is_dir() else None
         models, benchmarks, scores, missing = _read_table(name, raw, cite)
         parts.append((models, benchmarks, scores))
         if missing:

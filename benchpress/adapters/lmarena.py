@@ -26,7 +26,8 @@
   board (``Yi-34B-Chat`` in 2025-07/08) keeps both rows (an identical second one is a
   duplicate for the quarantine).
 - **Citation.** The arena measures every model itself (``leaderboard``); a value cites its
-  board's file (by its name in the folder, `adapters.citation`).
+  board's file (by its name in the folder,
+  resolved against the version's URL by `validate.prepare.cited_url`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from benchpress.adapters._frames import conform, json_object, open_weights
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput,
 )
-from benchpress.adapters.citation import member_reference
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "board_id", "board_of_file"]
@@ -186,7 +186,7 @@ def read(path: Path) -> AdapterOutput:
     if not boards:
         raise BadInputError(f"{path}: expected LMArena board files (lmsys.csv, lmarena_<board>"
                             ".csv or <board>.json)")
-    parts = [_board(n, raw, member_reference(n) if path.is_dir() else None)
+    parts = [_board(n, raw, n if path.is_dir() else None)
              for n, raw in sorted(boards.items())]
     models = pl.concat([p[0] for p in parts]).unique("model_id", keep="first", maintain_order=True)
     return AdapterOutput(conform(models, MODEL_COLUMNS),

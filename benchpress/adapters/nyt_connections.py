@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from pathlib import Path
 
-from benchpress.adapters._effort import EFFORT_LEVELS
+from benchpress.adapters._effort import setting_in_name as parse_name
 from benchpress.adapters._files import csv_records
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
@@ -56,37 +55,6 @@ def detect(path: Path, content: bytes) -> bool:
         content = path.read_bytes()[:200]
     first = content.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf").decode("utf-8", "replace")
     return [c.strip() for c in first.split(",")] == HEADER
-
-
-def _setting(text: str) -> tuple[str, dict]:
-    """One parenthesised item: (its spelling in the model id, what it sets)."""
-    low = re.sub(r"\s+", " ", text.strip().lower()).replace("extra high", "xhigh")
-    if low in ("no reasoning", "non-reasoning", "non reasoning"):
-        return "non-reasoning", {"reasoning": False}
-    if low in ("reasoning", "thinking"):
-        return "reasoning", {"reasoning": True}
-    level = re.fullmatch(r"(" + "|".join(EFFORT_LEVELS) + r")(?: reasoning)?", low)
-    if level:
-        return level.group(1), {"effort": level.group(1), "reasoning": True}
-    return text.strip(), {}
-
-
-def parse_name(name: str) -> tuple[str, dict]:
-    """(model id text, parsed setting) of a README model name.
-
-    >>> parse_name("GPT-5.5 (xhigh reasoning)")
-    ('GPT-5.5 (xhigh)', {'effort': 'xhigh', 'reasoning': True})
-    >>> parse_name("Claude Sonnet 4.5 (no reasoning)")
-    ('Claude Sonnet 4.5 (non-reasoning)', {'reasoning': False})
-    """
-    setting: dict = {}
-
-    def rewrite(m: re.Match) -> str:
-        spelled, sets = _setting(m.group(1))
-        setting.update(sets)
-        return f"({spelled})"
-
-    return re.sub(r"\(([^()]*)\)", rewrite, name.strip()), setting
 
 
 def _score(text: str | None) -> str | None:

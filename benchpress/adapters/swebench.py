@@ -29,7 +29,8 @@ and ``lite`` beside them (2024-07-29: the same lists twice, read once), and
   ``reported_setting``; the entry's ``date`` (early ones unpadded, ``2024-4-2``) is
   ``observed_at``.
 - **Citation.** The SWE-bench team evaluates every submitted run itself (``leaderboard``); a
-  value cites the JSON file (by its name in the folder, `adapters.citation`).
+  value cites the JSON file (by its name in the folder,
+  resolved against the version's URL by `validate.prepare.cited_url`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from pathlib import Path
 from benchpress.adapters._files import head_bytes
 from benchpress.adapters._json import load_json
 from benchpress.adapters.base import Adapter, AdapterOutput
-from benchpress.adapters.citation import member_reference
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "board_id", "entry_id", "BOARDS"]
@@ -208,7 +208,7 @@ def read(path: Path) -> AdapterOutput:
     models, scores, notes = [], [], []
     for name, file in _members(path):
         doc = load_json(file)
-        cite = member_reference(name) if path.is_dir() else None
+        cite = name if path.is_dir() else None
         m, s, n = _read_file(name, doc, cite)
         seen = {r["model_id"] for r in models}
         models += [r for r in m if r["model_id"] not in seen]

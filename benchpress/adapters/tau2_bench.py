@@ -30,8 +30,9 @@ one ``submission.json``.
 - **Who measured.** A run Sierra submitted is the leaderboard's own (``leaderboard``); one a
   vendor or lab submitted, which the leaderboard relays, is ``third_party_aggregator``. The
   verification details go into ``reported_setting``.
-- **Citation.** Each value cites its ``submission.json`` (a path in the folder,
-  `adapters.citation`), at the commit of the version's URL.
+- **Citation.** Each value cites its ``submission.json`` by its path in the folder, which
+  the build resolves against the version's URL (the upstream folder at its commit,
+  `store.upstream`) into the file's URL (`validate.prepare.cited_url`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ import polars as pl
 from benchpress import limits
 from benchpress.adapters._files import decode_text, head_bytes
 from benchpress.adapters.base import Adapter, AdapterOutput
-from benchpress.adapters.citation import member_reference
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "simulator_label", "benchmark_base", "DEFAULT_SIMULATOR"]
@@ -252,7 +252,7 @@ def read(path: Path) -> AdapterOutput:
         doc = _load(file, name)
         if not isinstance(doc, dict):
             raise BadInputError(f"{name}: expected a submission object")
-        model, rows = _entry(sid, doc, listed_in, name, member_reference(name))
+        model, rows = _entry(sid, doc, listed_in, name, name)
         models.append(model)
         scores += rows
     unlisted = sorted(p.name for p in base.iterdir()

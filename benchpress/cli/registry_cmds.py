@@ -161,7 +161,8 @@ def init(directory: Path, no_git: bool):
 
 @click.command()
 @click.argument("location", required=False)
-@click.option("--adapter", help="Adapter name (default: detected from the content).")
+@click.option("--adapter", help="Adapter name, a code adapter or a spec of sources/specs/ "
+              "(default: detected from the content).")
 @click.option("--source", "source", help="A saved source LOCATION is a new version of (an error "
               "if there is no such source; the error lists them).")
 @click.option("--id", "source_id", help="Id of a new source (default: adapter and content hash).")
@@ -235,17 +236,18 @@ def build(verbose, mirror, home, executor):
 @home_option
 @handle_errors
 def pull(mirror, home):
-    """Fetch every configured source's raw files into the cache, every version of a
-    versioned source (verifying pinned hashes)."""
+    """Fetch every configured source's raw files into the cache (every version of a
+    versioned source; verifying pinned hashes)."""
     from benchpress.store.build import materialize
     from benchpress.store.sources import config_versions, load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    steps = [(c, v) for c in load_configs(home.sources) for v in config_versions(c)]
+    steps = [(config, version) for config in load_configs(home.sources)
+             for version in config_versions(config)]
     with progress_bar("pulling") as update:
         for n, (config, version) in enumerate(steps, start=1):
             path, digest, _ = materialize(home, version, mirror=mirror)
-            label = config.id if not version.version else f"{config.id}@{version.version}"
+            label = f"{config.id}@{version.version}" if config.versions else config.id
             update(n, len(steps), label)
             click.echo(f"{label}\t{digest[:12]}\t{path}")
 
@@ -388,9 +390,8 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
 
     Tables: models, benchmarks, scores (every observation), cells (resolved), aliases,
     sources, quarantine. Views: matrix (wide), conflicts (losing observations),
-    source_values, source_kinds, source_comparison (leaderboard beside vendor value),
-    source_disagreements (more than 5 points apart), entries (agents and submissions with
-    the model they run) and entry_scores (an entry's cell beside its model's). The query runs in a sealed DuckDB
+    source_values, source_kinds, source_comparison (leaderboard beside vendor value) and
+    source_disagreements (more than 5 points apart). The query runs in a sealed DuckDB
     (no file access) with a time limit, a memory limit and a row cap; Ctrl-C stops it (exit 130)."""
     try:
         result = execute(resolve_snapshot(home, snapshot), sql_text, dict(params) or None,

@@ -81,6 +81,8 @@ def load_contracts(schemas_dir: Path) -> Contracts:
     scales = scales_doc["scales"]
 
     bench = _read_csv(schemas_dir / "benchmarks.csv")
+    if "unit" not in bench.columns:  # a contract written before units were recorded
+        bench = bench.with_columns(pl.lit(None, dtype=pl.String).alias("unit"))
     unknown = sorted(set(bench["scale"].to_list()) - set(scales))
     if unknown:
         raise BadInputError(
@@ -92,23 +94,29 @@ def load_contracts(schemas_dir: Path) -> Contracts:
             "scale": list(scales),
             "_lo": [s.get("lower") for s in scales.values()],
             "_hi": [s.get("upper") for s in scales.values()],
+            "_unit": [s.get("unit") for s in scales.values()],
         },
-        schema={"scale": pl.String, "_lo": pl.Float64, "_hi": pl.Float64},
+        schema={"scale": pl.String, "_lo": pl.Float64, "_hi": pl.Float64, "_unit": pl.String},
     )
     bench = (
         bench.with_columns(
             pl.col("lower").replace("", None).cast(pl.Float64),
             pl.col("upper").replace("", None).cast(pl.Float64),
             pl.col("cost").replace("", None).cast(pl.Float64),
-            (pl.col("higher_is_better").str.to_lowercase() != "false").alias("higher_is_better"),
+            # blank is higher-is-better (the contract's default); "none": no direction
+            pl.when(pl.col("higher_is_better").str.to_lowercase() == "none").then(None)
+            .otherwise(pl.col("higher_is_better").str.to_lowercase() != "false")
+            .alias("higher_is_better"),
             pl.col("category").replace("", None),
+            pl.col("unit").replace("", None),
         )
         .join(defaults, on="scale", how="left")
         .with_columns(
             pl.coalesce("lower", "_lo").alias("lower"),
             pl.coalesce("upper", "_hi").alias("upper"),
+            pl.coalesce("unit", "_unit").alias("unit"),
         )
-        .drop("_lo", "_hi")
+        .drop("_lo", "_hi", "_unit")
     )
 
     aliases = _read_csv(schemas_dir / "aliases.csv")

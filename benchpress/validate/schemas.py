@@ -21,6 +21,7 @@ __all__ = [
     "MEASURED_BY",
     "ENTRY_KINDS",
     "CHECK_MESSAGES",
+    "SCALES",
     "Models",
     "Benchmarks",
     "Scores",
@@ -106,17 +107,26 @@ class Models(pa.DataFrameModel):
             pl.col("base_model_id").is_null() | (pl.col("base_model_id") != pl.col("model_id")))
 
 
+#: the scale kinds of schemas/scales.yaml (`validate.contracts` refuses a benchmark of another)
+SCALES = ["percent", "index", "elo", "rating", "dollars", "score", "normalized", "trueskill",
+          "bradley_terry", "glicko", "rank", "words", "seconds", "count"]
+
+
 class Benchmarks(pa.DataFrameModel):
+    """Every benchmark with its scale kind, bounds, direction (`higher_is_better`; null:
+    none, a descriptive measure such as a summary's length in words) and unit label ("%",
+    "words", "TrueSkill mu"; absent in registries built before units were recorded)."""
+
     benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN, unique=True)
     name: str
     category: str = pa.Field(nullable=True)
-    scale: str = pa.Field(isin=["percent", "index", "elo", "rating", "dollars", "seconds",
-                                "count", "score"])
+    scale: str = pa.Field(isin=SCALES)
     lower: float = pa.Field(nullable=True)
     upper: float = pa.Field(nullable=True)
-    higher_is_better: bool
+    higher_is_better: bool = pa.Field(nullable=True)
     cost: float = pa.Field(nullable=True, ge=0)
     ordinal: int = pa.Field(ge=0)
+    unit: Optional[str] = pa.Field(nullable=True)
 
     class Config:
         strict = True

@@ -59,12 +59,16 @@ def identifier_problem(raw: str, *, paths: bool = True) -> str | None:
     str or None
         e.g. "contains a path separator '/'"; None for an acceptable id.
     """
-    text = unicodedata.normalize("NFKC", raw)
+    # printable ASCII (almost every id) is its own NFKC form and holds no invisible or
+    # look-alike character: only the length and path checks apply (a leaderboard of 4,500
+    # models spent seconds looking at each character)
+    plain = raw.isascii() and raw.isprintable()
+    text = raw if plain else unicodedata.normalize("NFKC", raw)
     if not text.strip():
         return "is empty"
     if len(text) > MAX_ID_LENGTH:
         return f"is {len(text)} characters long (at most {MAX_ID_LENGTH})"
-    hidden = [ch for ch in text if _invisible(ch)]
+    hidden = [] if plain else [ch for ch in text if _invisible(ch)]
     if hidden:
         return (f"contains an invisible character U+{ord(hidden[0]):04X} "
                 f"({unicodedata.name(hidden[0], 'unnamed')})")
