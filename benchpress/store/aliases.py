@@ -24,6 +24,7 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 from rapidfuzz import fuzz, process
 
@@ -77,35 +78,58 @@ def _compatible(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b
 
 
+_ROWS_PER_BLOCK = 256  # aliases scored at once (a block of scores is rows x candidates floats)
+
+
+def _top(scores: np.ndarray, k: int, cutoff: float) -> list[list[tuple[int, float]]]:
+    """Per row of `scores` (shape (n_rows, n_choices)), the best `k` (choice, score) with a
+    score of at least `cutoff`, best first, ties in choice order (what rapidfuzz's
+    `process.extract` returns for one query)."""
+    out = []
+    for row in scores:
+        hits = np.flatnonzero(row >= cutoff) if cutoff > 0 else np.arange(row.size)
+        order = hits[np.lexsort((hits, -row[hits]))][:k]
+        out.append([(int(j), float(row[j])) for j in order])
+    return out
+
+
 def _model_candidates(left: list[str], right: list[str], ident: dict[str, tuple],
                       min_score: float, limit: int) -> list[dict]:
     """Candidates by family (parsed) and by whole id, whichever is closer; contradicting
-    efforts or snapshot dates are left out."""
+    efforts or snapshot dates are left out. The scores of a block of aliases against every
+    candidate are computed at once (`process.cdist`), so thousands of ids take seconds."""
     rows = []
     families: dict[str, list[str]] = {}
     for mid in right:
         families.setdefault(ident[mid][0], []).append(mid)
     names = list(families)
-    for alias in left:
-        fam, date, effort = ident[alias]
-        best: dict[str, float] = {}
+    if not left or not right:
+        return rows
+    for start in range(0, len(left), _ROWS_PER_BLOCK):
+        block = left[start:start + _ROWS_PER_BLOCK]
         # families by plain edit-distance ratio (WRatio's partial matching overrates short
         # families: "o3" in "o3mini-hi"); whole ids by WRatio
-        for family, similarity, _ in process.extract(fam, names, scorer=fuzz.ratio,
-                                                     limit=limit * 3, score_cutoff=min_score):
-            for cand in families[family]:
-                best[cand] = max(best.get(cand, 0.0), similarity)
-        for cand, similarity, _ in process.extract(alias, right, scorer=fuzz.WRatio,
-                                                   limit=limit * 5, score_cutoff=min_score):
-            best[cand] = max(best.get(cand, 0.0), similarity)
-        for cand, similarity in best.items():
-            c_family, c_date, c_effort = ident[cand]
-            if not (_compatible(effort, c_effort) and _compatible(date, c_date)):
-                continue  # a different effort or snapshot is a different row
-            rows.append({"kind": "model", "alias": alias, "canonical_id": cand,
-                         "similarity": round(float(similarity), 1),
-                         "match": "identity" if c_family == fam else "fuzzy",
-                         "alias_effort": effort, "canonical_effort": c_effort})
+        by_family = _top(process.cdist([ident[a][0] for a in block], names, scorer=fuzz.ratio,
+                                       score_cutoff=min_score, dtype=np.float64, workers=-1),
+                         limit * 3, min_score)
+        by_id = _top(process.cdist(block, right, scorer=fuzz.WRatio, score_cutoff=min_score,
+                                   dtype=np.float64, workers=-1), limit * 5, min_score)
+        for alias, fams, ids in zip(block, by_family, by_id):
+            fam, date, effort = ident[alias]
+            best: dict[str, float] = {}
+            for j, similarity in fams:
+                for cand in families[names[j]]:
+                    best[cand] = max(best.get(cand, 0.0), similarity)
+            for j, similarity in ids:
+                best[right[j]] = max(best.get(right[j], 0.0), similarity)
+            for cand, similarity in best.items():
+                c_family, c_date, c_effort = ident[cand]
+                if not (_compatible(effort, c_effort) and _compatible(date, c_date)):
+                    continue  # a different effort or snapshot is a different row
+                rows.append({"kind": "model", "alias": alias, "canonical_id": cand,
+                             "similarity": round(float(similarity), 1),
+                             "match": "identity" if c_family == fam else "fuzzy",
+                             "alias_effort": effort, "canonical_effort": c_effort})
     return rows
 
 
