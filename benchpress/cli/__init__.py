@@ -31,6 +31,7 @@ COMMANDS = {
     "fit": "fit_cmds",
     "identity": "identity_cmds",
     **dict.fromkeys(["replay", "forecasts"], "replay_cmds"),
+    "suspects": "suspects_cmds",
 }
 
 
