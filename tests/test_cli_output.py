@@ -25,6 +25,7 @@ COMMAND_LINES = {
     "sql": ["sql", "SELECT model_id, benchmark_id, score FROM cells ORDER BY 1, 2 LIMIT 5"],
     "summary": ["summary"],
     "aliases suggest": ["aliases", "suggest"],
+    "identity": ["identity"],
     "snapshot list": ["snapshot", "list"],
     "snapshot show": ["snapshot", "show", "latest"],
     "stats": ["stats"],

@@ -126,7 +126,8 @@ def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> tuple[pl.D
     # (a different provider from a later source is reported, not silently dropped)
     table = (merged.group_by("model_id", maintain_order=True)
              .agg(pl.col(c).drop_nulls().first() for c in cols)
-             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"))
+             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
+                           pl.col("entry_kind").fill_null("model"))
              .select(list(Models.to_schema().columns)))
     return table, _provider_conflicts(described)
 
@@ -329,8 +330,10 @@ def build_locked(home: Home, *, mirror: Path | None = None,
         f"'{old},{new},table,...' to schemas/provider_aliases.csv to merge them"
         for sid, old, new in provider_renames(identities)]
     del identities
+    renamed_base = dict(zip(renames["alias"], renames["canonical_id"]))
     for part in parts:
-        model_parts.append(apply_renames(part["models"], renames))
+        model_parts.append(apply_renames(part["models"], renames).with_columns(
+            pl.col("base_model_id").replace(renamed_base)))  # an entry follows its model's rename
         declared.append(part["declared"])
         listed += part["listed"]
         score_parts.append(part["scores"])

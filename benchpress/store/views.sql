@@ -92,3 +92,22 @@ CREATE OR REPLACE VIEW source_disagreements AS
     SELECT * FROM source_comparison
     WHERE abs_difference > 5 AND scale IN ('percent', 'index')
     ORDER BY abs_difference DESC, model_id, benchmark_id;
+-- entries: the rows of `models` that are not bare models (entry_kind agent: a SWE-bench
+-- scaffold running a model, submission: a tau2-bench run), each with the model it runs
+-- (base_model_id) and that model's name where the registry has it. An agent or submission
+-- keeps its own cells, never merged into its model's: this view is the link.
+CREATE OR REPLACE VIEW entries AS
+    SELECT e.model_id, e.name, e.entry_kind, e.base_model_id, b.name AS base_model_name,
+           b.model_id IS NOT NULL AS base_in_registry, e.provider, e.source_id
+    FROM models e LEFT JOIN models b ON b.model_id = e.base_model_id
+    WHERE e.entry_kind <> 'model';
+-- entry_scores: each agent's or submission's cells beside the cell of the model it runs on
+-- the same benchmark (null where that model has none): what a scaffold, an effort or a user
+-- simulator makes of the bare model.
+CREATE OR REPLACE VIEW entry_scores AS
+    SELECT e.model_id AS entry_id, e.entry_kind, e.base_model_id, c.benchmark_id,
+           c.score AS entry_score, m.score AS base_score, c.score - m.score AS difference,
+           c.source_id AS entry_source, m.source_id AS base_source
+    FROM models e JOIN cells c ON c.model_id = e.model_id
+    LEFT JOIN cells m ON m.model_id = e.base_model_id AND m.benchmark_id = c.benchmark_id
+    WHERE e.entry_kind <> 'model';
