@@ -293,12 +293,12 @@ def compare(model_ids, benchmarks, scores_file, limit, show_all, fmt, out, bp, h
         return
     names = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]  # resolved ids
     rows, key, whole = compare_view(frame, names, limit=None if show_all else limit)
-    title = (f"{' vs '.join(names) if len(names) < 4 else f'{len(names)} models'} "
-             f"({bp.method}): " + (f"the {rows['benchmark_id'].n_unique()} biggest gaps"
-                                   if rows["benchmark_id"].n_unique() < frame.height
-                                   else f"{frame.height} benchmarks, biggest gaps first"))
+    shown = min(frame.height, frame.height if show_all else limit)
+    title = f"side by side ({bp.method}): " + (
+        f"the {shown} biggest gaps of {frame.height}" if shown < frame.height
+        else f"{frame.height} benchmarks, biggest gaps first")
     render(rows, fmt, title=title, key=key, whole=whole)
-    click.echo(wrapped(compare_summary(frame, names, shown=rows["benchmark_id"].n_unique())))
+    click.echo(wrapped(compare_summary(frame, names, shown=shown)))
     if result.p_ahead_note:
         say(f"note: {result.p_ahead_note}")
     say_once("score: observed, or predicted with its 90% interval [lower, upper]; * the "
