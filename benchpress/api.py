@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api_probes import Analyses
-from benchpress.errors import BadInputError, UsageError, listed
+from benchpress.errors import BadInputError, UsageError
 from benchpress.fit_store import FitStore
 from benchpress.fitted import Comparison, FitIdentity, FittedModel
 from benchpress.folds_io import read_folds
@@ -435,7 +435,7 @@ class BenchPress:
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
-                                + listed(unknown, quote=False))
+                                + self.names.unknown_benchmarks_note(unknown))
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov),

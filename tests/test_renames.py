@@ -66,9 +66,19 @@ def test_diff_reports_the_rename(renamed):
     assert old_cells.height > 0 and set(old_cells["change"]) == {"removed"}
     assert set(old_cells["cause"]) == {"renamed"} and set(new_cells["cause"]) == {"renamed"}
     assert set(new_cells["change"]) == {"added"}
-    added = diff.models.filter(pl.col("change") == "added")
-    assert added.select("model_id", "renamed").rows() == [(new_id, old_id)]
+    # the models table: one renamed row (old and new id and name), not added plus removed
+    names = dict(read_table(a, "models").select("model_id", "name").rows())
+    new_name = dict(read_table(b, "models").select("model_id", "name").rows())[new_id]
+    assert diff.models.select("change", "model_id", "name", "old_model_id", "old_name").rows() \
+        == [("renamed", new_id, new_name, old_id, names[old_id])]
+    assert new_name == names[old_id] + " Ultra"
+    assert diff.counts()["models"] == {"a": 12, "b": 12, "added": 0, "removed": 0,
+                                             "renamed": 1, "merged": 0}
+    assert diff.to_dict()["models"]["renamed"][0]["old_model_id"] == old_id
     assert "new_model" not in diff.causes()["added"]
+    # one source, two versions: said apart
+    assert diff.counts()["sources"] == {"a": 1, "b": 1, "added": 0, "removed": 0}
+    assert diff.counts()["source_versions"] == {"a": 1, "b": 2, "added": 1, "removed": 0}
 
 
 def test_a_renamed_maker_is_reported_and_merged_by_the_provider_table(renamed):
