@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from benchpress.predict.ranking import compare_models
+from benchpress.predict.evaluation.ranking import compare_models
 from benchpress.store.matrix import load_matrix
 from benchpress.store.noise import PRIOR_CELLS, SPREAD_TO_SIGMA, measurement_noise
 from benchpress.store.tables import read_table

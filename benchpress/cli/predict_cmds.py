@@ -18,10 +18,10 @@ from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.store.tables import write_atomic, write_json_atomic
-from benchpress.typed_scores import parse_scores
+from benchpress.api.typed_scores import parse_scores
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
-from benchpress.predict.side_covariates import parse_metadata
+from benchpress.predict.models.covariates import parse_metadata
 
 __all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 

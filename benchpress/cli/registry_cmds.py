@@ -17,7 +17,7 @@ from benchpress.cli.common import (
     progress_bar, render, stderr, wrapped, write_or_emit,
 )
 from benchpress.cli.notes import say
-from benchpress.typed_scores import parse_scores
+from benchpress.api.typed_scores import parse_scores
 from benchpress.cli.shown import counts_line, grouped_warnings, headline_figures, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home

@@ -19,7 +19,7 @@ from benchpress.cli.matrix import (
 )
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.coverage import coverage_json
+from benchpress.predict.evaluation.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
 
 __all__ = ["intervals", "drift", "report"]
