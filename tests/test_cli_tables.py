@@ -21,10 +21,13 @@ FAST = ["--method", "benchmark_mean"]
 
 
 def header(table: str) -> list[str]:
-    """The column names of the first rich table printed in `table`."""
+    """The column names of the first rich table printed in `table` (a name on two lines,
+    "resolved_" over "score", joined)."""
     lines = table.splitlines()
     top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
-    return [c.strip() for c in lines[top + 1].strip("┃").split("┃")]
+    end = next(i for i, line in enumerate(lines) if line.startswith("┡") and i > top)
+    parts = [[c.strip() for c in line.strip("┃").split("┃")] for line in lines[top + 1:end]]
+    return ["".join(col) for col in zip(*parts)]
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +105,16 @@ def test_compare_shows_the_biggest_gaps_first_with_whole_scores(two_versions):
 
 
 def test_sql_shows_both_values_of_a_conflict(two_versions):
+    """Both values of a conflict in view at 80 columns, also when ranked by their difference
+    (headers wider than their numbers take two lines)."""
     out = run80(two_versions, "sql", "SELECT * FROM conflicts LIMIT 5").stdout
-    assert header(out)[:4] == ["model_id", "benchmark_id", "resolved_score", "other_score"]
+    assert header(out)[:5] == ["model_id", "benchmark_id", "resolved_score", "other_score",
+                               "difference"]
+    ranked = run80(two_versions, "sql", "SELECT * FROM conflicts ORDER BY abs(difference) DESC "
+                                        "LIMIT 10").stdout
+    assert header(ranked)[:5] == ["difference", "model_id", "benchmark_id", "resolved_score",
+                                  "other_score"]
+    assert max(map(len, ranked.splitlines())) <= 80
 
 
 def _help_pages(command, path=()):

@@ -233,12 +233,29 @@ def _print_table(columns: list[str], cells: list[list[str]], widths: list[int], 
     table = Table(title=title, show_lines=False)
     for j, (name, w) in enumerate(zip(columns, widths)):
         folds = j < wrap and j not in fixed
-        table.add_column(Text(_cut(name, w)), no_wrap=not folds,
+        head = "\n".join(_cut(part, w) for part in name.split("\n"))
+        table.add_column(Text(head), no_wrap=not folds,
                          overflow="fold" if folds else "ellipsis", min_width=w, max_width=w)
     for row in cells:
         table.add_row(*(Text(v if j < wrap else _cut(v, w))
                         for j, (v, w) in enumerate(zip(row, widths))))
     Console(file=sys.stdout, width=width, soft_wrap=False).print(table)
+
+
+def _two_lines(name: str) -> str:
+    """A header on two lines, split after the underscore that makes the longer line shortest
+    (unchanged without one).
+
+    >>> _two_lines("resolved_score").splitlines(), _two_lines("n_conflicting_cells").splitlines()
+    (['resolved_', 'score'], ['n_conflicting_', 'cells'])
+    >>> _two_lines("gap")
+    'gap'
+    """
+    cuts = [k + 1 for k, ch in enumerate(name) if ch == "_" and 0 < k < len(name) - 1]
+    if not cuts:
+        return name
+    k = min(cuts, key=lambda c: max(c, len(name) - c))
+    return name[:k] + "\n" + name[k:]
 
 
 def _fit_key(widths: list[int], n_key: int, width: int, fixed=frozenset()) -> list[int]:
@@ -335,9 +352,23 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
     n_key = len([c for c in dict.fromkeys(key) if c in rows.columns])
     fixed = frozenset(j for j, c in enumerate(rows.columns[:n_key]) if c in whole)
     widths = _fit_key(widths, n_key, width, fixed)
-    keep = n_key
-    while keep < len(widths) and fits(widths[: keep + 1]):
-        keep += 1
+    headers = list(rows.columns)
+
+    def kept(ws):
+        k = n_key
+        while k < len(ws) and fits(ws[: k + 1]):
+            k += 1
+        return k
+
+    keep = kept(widths)
+    if keep < len(widths):  # a column left out: headers wider than their cells take two lines
+        longest = [max((len(r[j]) for r in cells), default=0) for j in range(len(headers))]
+        split = [h if j < n_key or len(h) <= longest[j] else _two_lines(h)
+                 for j, h in enumerate(headers)]
+        narrow = [w if j < n_key else min(w, max(longest[j], *map(len, split[j].split("\n"))))
+                  for j, w in enumerate(widths)]
+        if kept(narrow) > keep:
+            headers, widths, keep = split, narrow, kept(narrow)
     if keep == 0:  # even the first column is wider than the terminal: cut it to fit
         keep, widths = 1, [max(MIN_WIDTH, width - 4)]
     elif keep < len(widths):  # use the room left for one more column, cut, if it is readable
@@ -345,7 +376,7 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         if room >= max(MIN_WIDTH, min(len(rows.columns[keep]), MAX_HEADER)):  # header whole
             widths = widths[:keep] + [room]
             keep += 1
-    _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title,
+    _print_table(headers[:keep], [r[:keep] for r in cells], widths[:keep], width, title,
                  wrap=n_key, fixed=fixed)
     hidden = len(rows.columns) - keep
     if hidden:

@@ -301,8 +301,9 @@ def compare(model_ids, benchmarks, scores_file, limit, show_all, fmt, out, bp, h
     click.echo(wrapped(compare_summary(frame, names, shown=shown)))
     if result.p_ahead_note:
         say(f"note: {result.p_ahead_note}")
-    say_once("score: observed, or predicted with its 90% interval [lower, upper]; * the "
-             "leader; gap: leader minus runner-up; p_ahead: the chance the leader is ahead, "
+    say_once("score: observed, or predicted ± half its 90% interval (csv and json hold the "
+             "bounds); * the leader; gap: leader minus runner-up; p_ahead: the chance the "
+             "leader is ahead, "
              "counting each benchmark's measurement noise for observed scores and "
              f"{sure_from} for predicted ones", home)
 
