@@ -9,6 +9,7 @@ every page land in `screenshots/` (git-ignored) for a person to look at.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -49,30 +50,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def _app(args, cwd, log_folder):
+    """`python -m benchpress.app --port P ARGS` started in `cwd` until the block ends:
+    yields its base URL once /api/status answers."""
+    port = _free_port()
+    log = (log_folder / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", *args, "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/status", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, f"the app exited: {Path(log.name).read_text()}"
+            assert time.time() < deadline, "the app did not start within 120 s"
+            time.sleep(0.3)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, shared_data):
     home = make_app_home(tmp_path_factory.mktemp("browser") / "ws")
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("log") / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", "--home", str(home.root),
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                            cwd=REPO, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/api/status", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        assert proc.poll() is None, f"the app exited: {Path(log.name).read_text()}"
-        assert time.time() < deadline, "the app did not start within 120 s"
-        time.sleep(0.3)
-    yield base, home
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
-    log.close()
+    with _app(["--home", str(home.root)], REPO, tmp_path_factory.mktemp("log")) as base:
+        yield base, home
 
 
 @pytest.fixture(scope="module")
@@ -424,28 +434,9 @@ def test_the_diff_view_counts_right_and_opens_no_empty_table(page, server):
 @pytest.fixture(scope="module")
 def bare_server(tmp_path_factory):
     """The app started in a folder with no registry: it serves the pre-fit model."""
-    port = _free_port()
     folder = tmp_path_factory.mktemp("bare")
-    log = (folder / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=folder,
-                            start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/api/status", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        assert proc.poll() is None, f"the app exited: {Path(log.name).read_text()}"
-        assert time.time() < deadline, "the app did not start within 120 s"
-        time.sleep(0.3)
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
-    log.close()
+    with _app([], folder, folder) as base:
+        yield base
 
 
 def test_the_sql_page_says_it_needs_a_registry_before_run(browser, bare_server):
