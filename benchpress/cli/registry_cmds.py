@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import click
 
 from benchpress.cli.common import (
-    executor_option, format_option, handle_errors, home_option, mirror_option, out_option,
-    progress_bar, render, stderr, wrapped, write_or_emit,
+    executor_option, format_option, handle_errors, home_option, mirror_option, one_line,
+    out_option, progress_bar, render, stderr, wrapped, write_or_emit,
 )
 from benchpress.cli.notes import say
 from benchpress.api.typed_scores import parse_scores
@@ -59,10 +59,11 @@ def _print_rejections(s, limit: int | None) -> None:
         return
     counts = Counter(rejection_reason(line) for line in s.reasons)
     stderr.print(f"  rejected {len(s.reasons)}: " + "; ".join(
-        f"{n} {reason}" for reason, n in counts.most_common()), highlight=False, markup=False)
+        f"{n} {one_line(reason)}" for reason, n in counts.most_common()), highlight=False,
+        markup=False)
     shown = s.reasons if limit is None else s.reasons[:limit]
     for line in shown:
-        stderr.print(f"  rejected: {line}", highlight=False, markup=False)
+        stderr.print(f"  rejected: {one_line(line)}", highlight=False, markup=False)
     if len(shown) < len(s.reasons):
         more = f"{len(s.reasons) - len(shown)} more" if shown else "each row"
         stderr.print(f"  ({more}: --verbose, or SELECT * FROM quarantine)", highlight=False,
@@ -83,13 +84,13 @@ def _print_report(report: BuildReport, only: set[str] | None = None, *,
                      f"{s.rows_accepted}, merged by normalization {s.rows_merged}, "
                      f"quarantined {s.rows_quarantined}")
         for note in s.notes:
-            stderr.print(f"  note: {note}", highlight=False, markup=False)
+            stderr.print(f"  note: {one_line(note)}", highlight=False, markup=False)
         _print_rejections(s, None if verbose else limit)
         rejected += s.rows_quarantined
     for line in grouped_warnings(report.warnings, verbose=verbose):
-        stderr.print(f"warning: {line}", highlight=False, markup=False)
+        stderr.print(f"warning: {one_line(line)}", highlight=False, markup=False)
     for line in report.notes:
-        stderr.print(line, highlight=False, markup=False)
+        stderr.print(one_line(line), highlight=False, markup=False)
     counts = counts_line(report.counts, len({s.source_id for s in report.sources}))
     stderr.print(f"registry: {counts}", highlight=False, markup=False)
     return rejected
@@ -160,7 +161,8 @@ def init(directory: Path, no_git: bool):
 
 @click.command()
 @click.argument("location", required=False)
-@click.option("--adapter", help="Adapter name (default: detected from the content).")
+@click.option("--adapter", help="Adapter name, a code adapter or a spec of sources/specs/ "
+              "(default: detected from the content).")
 @click.option("--source", "source", help="A saved source LOCATION is a new version of (an error "
               "if there is no such source; the error lists them).")
 @click.option("--id", "source_id", help="Id of a new source (default: adapter and content hash).")
@@ -234,17 +236,20 @@ def build(verbose, mirror, home, executor):
 @home_option
 @handle_errors
 def pull(mirror, home):
-    """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
+    """Fetch every configured source's raw files into the cache (every version of a
+    versioned source; verifying pinned hashes)."""
     from benchpress.store.build import materialize
-    from benchpress.store.sources import load_configs
+    from benchpress.store.sources import config_versions, load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    configs = load_configs(home.sources)
+    steps = [(config, version) for config in load_configs(home.sources)
+             for version in config_versions(config)]
     with progress_bar("pulling") as update:
-        for n, config in enumerate(configs, start=1):
-            path, digest, _ = materialize(home, config, mirror=mirror)
-            update(n, len(configs), config.id)
-            click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+        for n, (config, version) in enumerate(steps, start=1):
+            path, digest, _ = materialize(home, version, mirror=mirror)
+            label = f"{config.id}@{version.version}" if config.versions else config.id
+            update(n, len(steps), label)
+            click.echo(f"{label}\t{digest[:12]}\t{path}")
 
 
 @click.command(name="add-model")

@@ -36,7 +36,8 @@ from benchpress.validate.schemas import (
     Benchmarks, Models, Quarantine, Sources, StoredScores, validate_table,
 )
 
-__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared"]
+__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared",
+           "declared_methods"]
 
 
 
@@ -80,6 +81,20 @@ def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None)
     # a pinned file's retrieval time is the config's (or its publication date), not "now",
     # so that rebuilding the same inputs gives byte-identical tables
     return got.path, got.sha256, config.retrieved_at or config.published or got.retrieved_at
+
+
+def declared_methods(configs: list[SourceConfig], home: Home) -> dict[str, dict]:
+    """{source_id: {benchmark_id: [start, ...]}}: each source's declared changes of method,
+    its config's `method_changes` and those its adapter's format declares (a spec's
+    regimes)."""
+    declared = {}
+    for config in configs:
+        changes = {b: list(v) for b, v in (config.method_changes or {}).items()}
+        for bench, starts in (get_adapter(config.adapter, home.specs).method_changes or {}).items():
+            changes[bench] = sorted({*changes.get(bench, []), *starts})
+        if changes:
+            declared[config.id] = changes
+    return declared
 
 
 def _provider_conflicts(described: pl.DataFrame) -> list[str]:
@@ -208,7 +223,7 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     adapter's raw frames are dropped here. ``candidate`` is ``(read_from, extra)``: read
     that file in place of ``extra``'s own (add-model's new releases file)."""
     config, vconf = step
-    adapter = get_adapter(config.adapter)
+    adapter = get_adapter(config.adapter, home.specs)
     read_from, extra = candidate if candidate is not None else (None, None)
     if extra is not None and config.id == extra.id and vconf.version == extra.version:
         path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
@@ -328,8 +343,7 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     scores = apply_renames(scores, renames)
     # a source's change of method files its later values under a new benchmark version
     scores = split_methods(scores, method_starts(
-        scores, {c.id: c.method_changes for c in configs if c.method_changes},
-        versioned={c.id for c in configs if c.versions}))
+        scores, declared_methods(configs, home), versioned={c.id for c in configs if c.versions}))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))

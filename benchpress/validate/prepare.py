@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from urllib.parse import urljoin
 
 import pandera.polars as pa
 import polars as pl
@@ -24,7 +25,7 @@ from benchpress.validate.normalize import (
     model_alias_map,
 )
 from benchpress.validate.schemas import CHECK_MESSAGES, Models, Quarantine, ScoreCheck, Scores
-from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release
+from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release, visible
 
 __all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
 
@@ -99,10 +100,10 @@ def _quarantine(raw: pl.DataFrame, failures: pl.DataFrame, kind: str, info: Sour
     return pl.DataFrame({
         "source_id": [info.source_id] * bad.height,
         "kind": [kind] * bad.height,
-        "row": bad["row"].fill_null("?"),
+        "row": [visible(r) for r in bad["row"].fill_null("?")],
         "record": records,
         "field": bad["field"],
-        "reason": bad["reason"],
+        "reason": [visible(r) for r in bad["reason"]],  # data in a message: shown escaped
         "ingest_id": [info.ingest_id] * bad.height,
     }, schema=_QUARANTINE_SCHEMA)
 
@@ -180,10 +181,26 @@ def _late_releases(dates: pl.Series, info: SourceInfo) -> list[tuple[int, str, s
             if f is not None and f > latest]
 
 
+def _declared_scale(b: dict, contracts: Contracts) -> str | None:
+    """The scale of a benchmark a source declares: the one it names (an unknown one is a
+    mistake in the source's description, refused in one line naming where it is declared),
+    else the one its metric label implies (None: unknown, its rows are quarantined)."""
+    scale = b.get("scale")
+    if scale is None:
+        return contracts.scale_for_metric(b["metric"])
+    if scale not in contracts.scales:
+        raise BadInputError(f"{b.get('row') or b['benchmark_id']}: benchmark "
+                            f"'{b['benchmark_id']}': field 'scale': unknown scale '{scale}'; "
+                            f"known (schemas/scales.yaml): {', '.join(sorted(contracts.scales))}")
+    return scale
+
+
 def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: BenchmarkResolver):
-    """Benchmarks a source declares that the contract lacks, with a scale from their metric,
-    and the canonical ids of the source's whole benchmark list, in its order. A benchmark
-    listed again (each part of a folder lists its own) counts once: its first listing."""
+    """Benchmarks a source declares that the contract lacks, with the scale kind, unit,
+    direction and bounds the source declares (else a scale from their metric label, higher
+    is better, the scale's bounds), and the canonical ids of the source's whole benchmark
+    list, in its order. A benchmark listed again (each part of a folder lists its own)
+    counts once: its first listing."""
     rows, listed, seen = [], [], set()
     for b in out.benchmarks.iter_rows(named=True):
         bid, how = resolver.resolve(b["benchmark_id"])
@@ -193,12 +210,16 @@ def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: Benchmar
         listed.append(bid)
         if how != "unknown" or bid is None:
             continue
-        scale = contracts.scale_for_metric(b["metric"])
+        scale = _declared_scale(b, contracts)
         spec = contracts.scales.get(scale, {}) if scale else {}
+        declared_direction = "higher_is_better" in b and b.get("scale") is not None
         rows.append({
             "benchmark_id": bid, "name": b["name"] or bid, "category": b["category"],
-            "scale": scale, "lower": spec.get("lower"), "upper": spec.get("upper"),
-            "higher_is_better": True, "cost": None,
+            "scale": scale,
+            "lower": spec.get("lower") if b.get("lower") is None else b["lower"],
+            "upper": spec.get("upper") if b.get("upper") is None else b["upper"],
+            "higher_is_better": b["higher_is_better"] if declared_direction else True,
+            "cost": None, "unit": b.get("unit") or spec.get("unit"),
         })
     # the same columns as the contract's benchmarks.csv, so the two stack
     return pl.DataFrame(rows, schema=contracts.benchmarks.schema), listed
@@ -227,11 +248,25 @@ def _resolve_ids(raw: pl.DataFrame, resolver: BenchmarkResolver,
     )
 
 
+def _cited(refs: pl.Series, info: SourceInfo) -> pl.Series:
+    """The citations of a source whose rows cite the source itself (`cites_source`): an
+    empty one is the source's URL, a relative one (a file of a multi-file version,
+    ``mbpp.csv``) that file beside the source's URL (``.../blob/<commit>/mbpp.csv``). Other
+    sources' citations are left as they are."""
+    if not info.cites_source:
+        return refs
+    relative = {r: (urljoin(info.url, r) if info.url else None)
+                for r in refs.drop_nulls().unique().to_list() if "://" not in r}
+    return refs.replace(relative).fill_null(pl.lit(info.url, dtype=pl.String)) \
+        .alias("reference_url")
+
+
 def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
                    scales: pl.DataFrame) -> pl.DataFrame:
     """Step 2: the numeric `score` in the benchmark's unit, citations and source types
     filled in, the source's provenance columns, and each benchmark's scale bounds."""
     factor = {u: spec["factor"] for u, spec in contracts.units.items()}
+    scores = scores.with_columns(_cited(scores["reference_url"], info))
     urls = {*scores["reference_url"].drop_nulls(), info.url}
     return (
         scores.with_columns(
@@ -248,8 +283,6 @@ def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
             # a converted value drops the float noise of the product (0.553 * 100)
             pl.when(pl.col("_factor") != 1).then((pl.col("_value") * pl.col("_factor")).round(10))
             .otherwise(pl.col("_value")).alias("score"),
-            pl.col("reference_url").fill_null(pl.lit(info.url if info.cites_source else None,
-                                                      dtype=pl.String)),
         )
         .with_columns(
             # (the URLs as filled in above: a model card's rows cite the card itself)

@@ -20,6 +20,8 @@ __all__ = [
     "BENCHMARK_ID_PATTERN",
     "MEASURED_BY",
     "CHECK_MESSAGES",
+    "SCALES",
+    "MAX_ABS_SCORE",
     "Models",
     "Benchmarks",
     "Scores",
@@ -38,11 +40,17 @@ ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*$"
 BENCHMARK_ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*(@[0-9a-z][0-9a-z._\-]*)?$"
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
 
+# The largest score magnitude accepted on any scale: far above every real one (Elo ratings
+# in the thousands, dollars earned in the hundreds of thousands); beyond it a value is an
+# error (1e308 overflows the predictor's transforms), as inf and NaN are.
+MAX_ABS_SCORE = 1e9
+
 # What a failed named check means, keyed by the check's name (pandera reports a check by
 # its function name when it has no `error=` text): (the field a table-level check blames
 # in the quarantine, or None for a column check's own column; the message).
 CHECK_MESSAGES = {
     "known_scale": ("benchmark_id", "benchmark has no known scale"),
+    "finite_score": ("score", f"score is not a finite number within ±{MAX_ABS_SCORE:,.0f}"),
     "within_range": ("score", "score outside the benchmark's range"),
     "not_duplicate": ("row", "duplicate of an earlier row"),
     "calendar_date": (None, "not a date; expected format YYYY-MM-DD"),
@@ -83,16 +91,26 @@ class Models(pa.DataFrameModel):
         return data.lazyframe.select(_calendar_date(data.key))
 
 
+#: the scale kinds of schemas/scales.yaml (`validate.contracts` refuses a benchmark of another)
+SCALES = ["percent", "index", "elo", "rating", "dollars", "score", "normalized", "trueskill",
+          "bradley_terry", "glicko", "rank", "words"]
+
+
 class Benchmarks(pa.DataFrameModel):
+    """Every benchmark with its scale kind, bounds, direction (`higher_is_better`; null:
+    none, a descriptive measure such as a summary's length in words) and unit label ("%",
+    "words", "TrueSkill mu"; absent in registries built before units were recorded)."""
+
     benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN, unique=True)
     name: str
     category: str = pa.Field(nullable=True)
-    scale: str = pa.Field(isin=["percent", "index", "elo", "rating", "dollars", "score"])
+    scale: str = pa.Field(isin=SCALES)
     lower: float = pa.Field(nullable=True)
     upper: float = pa.Field(nullable=True)
-    higher_is_better: bool
+    higher_is_better: bool = pa.Field(nullable=True)
     cost: float = pa.Field(nullable=True, ge=0)
     ordinal: int = pa.Field(ge=0)
+    unit: Optional[str] = pa.Field(nullable=True)
 
     class Config:
         strict = True
@@ -146,6 +164,13 @@ class ScoreCheck(Scores):
     @pa.dataframe_check
     def known_scale(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("scale").is_not_null())
+
+    @pa.dataframe_check
+    def finite_score(cls, data) -> pl.LazyFrame:
+        """inf, NaN (as text in any source: "inf", "Infinity", "NaN") and absurd magnitudes
+        stop here, on every adapter's rows: the predictor never sees them."""
+        s = pl.col("score")
+        return data.lazyframe.select(s.is_null() | (s.is_finite() & (s.abs() <= MAX_ABS_SCORE)))
 
     @pa.dataframe_check
     def within_range(cls, data) -> pl.LazyFrame:
