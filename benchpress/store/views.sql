@@ -38,11 +38,13 @@ CREATE OR REPLACE VIEW score_history AS
 -- conflicts: every observation of a source's newest version that lost to the resolved
 -- cell's winner (a value its publisher revised is history, not a conflict; a value
 -- superseded by a newer citation or retracted is kept in scores for audit, not a conflict),
--- with who measured each side (`measured_by`, see store/provenance.py)
+-- with who measured each side (`measured_by`, see store/provenance.py); the two values and
+-- their difference come right after the ids, so a table at 80 columns shows both
 CREATE OR REPLACE VIEW conflicts AS
-    SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, c.source_id AS resolved_source,
-           s.score AS other_score, s.source_id AS other_source, s.source_type AS other_source_type,
-           s.reference_url AS other_reference_url, s.score - c.score AS difference,
+    SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, s.score AS other_score,
+           s.score - c.score AS difference, c.source_id AS resolved_source,
+           s.source_id AS other_source, s.source_type AS other_source_type,
+           s.reference_url AS other_reference_url,
            c.measured_by AS resolved_measured_by, s.measured_by AS other_measured_by
     FROM latest_scores s JOIN cells c USING (model_id, benchmark_id)
     WHERE abs(s.score - c.score) > 1e-9
