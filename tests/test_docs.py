@@ -53,6 +53,13 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_exists():
     assert len(nav) == len(set(nav)), "a page is listed twice in the nav"
 
 
+def test_every_code_fence_is_closed():
+    """An unclosed fence swallows the rest of a page (headings, anchors and all) silently."""
+    for page in [REPO / "README.md", *DOCS.rglob("*.md")]:
+        fences = re.findall(r"^```", page.read_text(encoding="utf-8"), re.M)
+        assert len(fences) % 2 == 0, f"{page.relative_to(REPO)}: a code fence is not closed"
+
+
 def test_the_cli_reference_names_every_command_once_from_its_module():
     from benchpress.cli import COMMANDS
 
