@@ -9,7 +9,7 @@ import sys
 
 __all__ = [
     "BenchPressError",
-    "BadInputError",
+    "BadInputError", "TooLittleData",
     "UnknownFormatError",
     "FetchError",
     "RegistryError",
@@ -40,6 +40,10 @@ class BenchPressError(Exception):
 
 class BadInputError(BenchPressError):
     """An input file or value breaks a contract (names the file, row and field)."""
+
+
+class TooLittleData(BadInputError):
+    """The matrix holds too little data for what was asked (intervals on one or two models)."""
 
 
 class UnknownFormatError(BadInputError):

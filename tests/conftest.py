@@ -83,6 +83,30 @@ def make_home(root: Path) -> Home:
     return home
 
 
+def synthetic_home(root: Path, n_models: int, n_bench: int, *, seed: int, gap: int) -> Home:
+    """A workspace at `root / "ws"` holding one ingested source of rank-2 scores (models
+    m000.., benchmarks b0..), cell (i, j) missing where (i + j) % gap == 0."""
+    import json
+
+    import numpy as np
+
+    from benchpress.store.ingest import ingest
+
+    rng = np.random.default_rng(seed)
+    values = 50 + 10 * rng.normal(size=(n_models, 2)) @ rng.normal(size=(2, n_bench)) / 2
+    doc = {"models": [{"id": f"m{i:03d}", "name": f"Model {i}"} for i in range(n_models)],
+           "benchmarks": [{"id": f"b{j}", "name": f"Bench {j}", "metric": "accuracy"}
+                          for j in range(n_bench)],
+           "scores": [{"model_id": f"m{i:03d}", "benchmark_id": f"b{j}",
+                       "score": float(np.clip(values[i, j], 1, 99).round(2)),
+                       "reference_url": "https://example.org/x"}
+                      for i in range(n_models) for j in range(n_bench) if (i + j) % gap]}
+    (root / "data.json").write_text(json.dumps(doc), encoding="utf-8")
+    home = make_home(root / "ws")
+    ingest(home, str(root / "data.json"), source_id="syn")
+    return home
+
+
 def build_repo_sources(root: Path, source_ids) -> tuple[Home, dict]:
     """A workspace at `root` holding the repo's configs of `source_ids`, built from the
     mirror: (home, {source_id: its build summary})."""

@@ -88,6 +88,13 @@ def test_missing_file_and_other_format_version_are_refused(fitted, tmp_path):
         BenchPress.from_pretrained(tmp_path / "nowhere")
 
 
+def _sealed(doc: dict) -> dict:
+    """`doc` with its own digest made to match, as a forger would."""
+    from benchpress.api.artifact import MANIFEST_DIGEST, manifest_digest
+
+    return {**doc, MANIFEST_DIGEST: manifest_digest(doc)}
+
+
 def test_edited_manifest_digest_list_cannot_hide_a_changed_matrix(fitted, tmp_path):
     """Rewriting a file and its listed digest still fails: the matrix digest is checked."""
     from benchpress.digest import sha256_of
@@ -98,6 +105,10 @@ def test_edited_manifest_digest_list_cannot_hide_a_changed_matrix(fitted, tmp_pa
     doc = json.loads((copy / "manifest.json").read_text())
     doc["files"]["matrix.parquet"] = sha256_of(copy / "matrix.parquet")
     (copy / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(BadInputError, match="does not match its own digest"):
+        BenchPress.from_pretrained(copy)
+    # a forger who seals the manifest again still fails: the matrix digest is checked
+    (copy / "manifest.json").write_text(json.dumps(_sealed(doc)))
     with pytest.raises(BadInputError, match="matrix does not match"):
         BenchPress.from_pretrained(copy)
 
@@ -340,7 +351,7 @@ def test_side_artifact_refuses_unknown_arrays_and_spaces(side_fitted, tmp_path):
     doc = json.loads((folder / "manifest.json").read_text())
     for key, value in (("side_arrays", ["__class__"]),
                        ("support_space", {"logit_rule": "probit", "eps": 0.5})):
-        json_doc = {**doc, key: value}
+        json_doc = _sealed({**doc, key: value})
         (folder / "manifest.json").write_text(json.dumps(json_doc))
         with pytest.raises(BadInputError, match="unknown (side arrays|interval space)"):
             load_artifact(folder)

@@ -66,6 +66,24 @@ def _score(text: str | None) -> str | None:
     return None if math.isnan(value) else text
 
 
+MAX_PUZZLES = 10**6  # a puzzle count beyond is no count (a daily game: some thousands)
+
+
+def _count(text: str | None) -> str | None:
+    """A puzzle count as the version label it names, in plain digits without leading
+    zeros ("0940" and "940", Arabic-Indic "٩٤٠" too, are one version), or None when the
+    cell is no count (blank, "²", 5,000 digits, 0).
+
+    >>> _count("0940"), _count("\u0669\u0664\u0660"), _count("\u00b2"), _count("9" * 5000)
+    ('940', '940', None, None)
+    """
+    text = (text or "").strip()
+    if not text.isdecimal() or len(text) > 7:  # (isdecimal: digits of any script, not "²")
+        return None
+    count = int(text)
+    return str(count) if 0 < count <= MAX_PUZZLES else None
+
+
 def _benchmarks(counts: set[str]) -> list[dict]:
     rows = [{"benchmark_id": f"{BENCHMARK}@{n}", "name": f"NYT Connections ({n} puzzles)",
              "category": "Reasoning", "metric": METRIC, "row": f"n_puzzles {n}"}
@@ -89,8 +107,8 @@ def read(path: Path) -> AdapterOutput:
             if (name or "").strip().lower() == "model":
                 continue  # the table's own header row
         elif _EXTENDED in table and _NEWEST not in table:
-            name, value, n = r.get("model"), _score(r.get("score_pct")), r.get("n_puzzles")
-            if value is not None and not (n or "").isdigit():
+            name, value, n = r.get("model"), _score(r.get("score_pct")), _count(r.get("n_puzzles"))
+            if value is not None and n is None:
                 skipped["extended rows without a puzzle count"] += 1
                 continue
             bench = f"{BENCHMARK}@{n}" if value is not None else None

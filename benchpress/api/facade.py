@@ -39,7 +39,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api.analyses import Analyses
-from benchpress.errors import BadInputError, UsageError, listed
+from benchpress.errors import BadInputError, TooLittleData, UsageError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
@@ -79,6 +79,8 @@ class Prediction:
     # the given score its other given scores contradict (`BenchPress.predict`), or None:
     # {"benchmark_id", "given", "expected" (from the others, score units), "z"}
     contradicted: dict | None = None
+    # why the predictions carry no interval (a registry too small to calibrate on), or None
+    interval_note: str | None = None
 
     @property
     def contradicted_note(self) -> str | None:
@@ -439,11 +441,30 @@ class BenchPress:
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov),
                           provenance=self.provenance(),
-                          contradicted=self.fitted.contradicted(row, cov))
+                          contradicted=self.fitted.contradicted(row, cov),
+                          interval_note=self.interval_note())
+
+    def interval_note(self) -> str | None:
+        """Why new models' predictions carry no interval here (one line), or None: a
+        matrix too small to calibrate on (one or two models) still predicts, by the fit's
+        point predictions alone."""
+        try:
+            self.fitted_with("new_models")
+        except TooLittleData as exc:
+            return (f"no 90% intervals: {exc} (the {self.method} method's point predictions "
+                    "are shown)")
+        return None
+
+    def _new_model_rows(self, S: np.ndarray, covariates=None) -> dict:
+        """`FittedModel.predict_rows` with "new_models" intervals, or without any where
+        the matrix is too small to calibrate on (`interval_note`)."""
+        if self.interval_note() is not None:
+            return self.fitted.predict_rows(S, covariates, intervals=False)
+        return self.fitted_with("new_models").predict_rows(S, covariates)
 
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
         cov = None if covariates is None else [covariates]
-        out = {k: v[0] for k, v in self.fitted_with("new_models").predict_rows(row[None, :], cov).items()}
+        out = {k: v[0] for k, v in self._new_model_rows(row[None, :], cov).items()}
         kind = np.where(np.isnan(row), "predicted", "given")
         return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
             pl.Series("given", row), pl.Series("predicted", out["predicted"]),
@@ -486,8 +507,9 @@ class BenchPress:
 
     def predict_rows(self, S: np.ndarray, covariates=None) -> dict:
         """A model's predicted row for each row of known scores S (n_rows, n_benchmarks):
-        `FittedModel.predict_rows` of this object's fit, with "new_models" intervals."""
-        return self.fitted_with("new_models").predict_rows(S, covariates)
+        `FittedModel.predict_rows` of this object's fit, with "new_models" intervals (none
+        on a matrix too small to calibrate on: `interval_note`)."""
+        return self._new_model_rows(S, covariates)
 
     def compare(self, model_ids, *, benchmarks=None, new_models: dict | None = None) -> Comparison:
         """Models side by side (observed scores kept, the rest predicted with their 90%

@@ -43,7 +43,7 @@ from types import MappingProxyType
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, TooLittleData
 from benchpress.predict import BasePredictor, clone, param_overrides
 from benchpress.predict.intervals import calibration as conformal  # (`intervals` names an argument)
 from benchpress.predict.size_limits import LIMITS
@@ -142,6 +142,9 @@ class FittedModel:
         """Fit a clone of the unfitted `estimator` on `matrix` (with the models'
         `covariates` (n_models, n_features) when the predictor takes them). No
         calibrator yet: see `calibrated`."""
+        if not np.isfinite(matrix.values).any():
+            raise TooLittleData(f"the matrix ({matrix.label or 'current'}) holds no scores to "
+                                "fit on; ingest a source or add a model first")
         side = {} if covariates is None else {"covariates": covariates}
         return cls(matrix, clone(estimator).fit(matrix.values, matrix.scales, **side),
                    identity=identity)
@@ -220,7 +223,7 @@ class FittedModel:
                 f"calibrated={sorted(self.calibrators)})")
 
     # -- answers -------------------------------------------------------------------------
-    def predict_rows(self, S: np.ndarray, covariates=None) -> dict:
+    def predict_rows(self, S: np.ndarray, covariates=None, *, intervals: bool = True) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against this fit, with "new_models" intervals; known
         cells keep their value and get no interval. Returns a dict of
@@ -228,10 +231,12 @@ class FittedModel:
         alone or with others differs at most by float rounding, ~1e-12.) `covariates`:
         per row a covariate row (n_features,) or None (that row is folded in without).
         The fold-in's products are small: they run on one BLAS thread (whose threads only
-        wait on each other on a busy machine)."""
+        wait on each other on a busy machine). `intervals=False`: the point predictions
+        alone (lower, upper and trust NaN), for a fit with no calibrator."""
         from benchpress.blas_threads import single_blas_thread
 
-        cal, support = self.calibrator("new_models"), self.support
+        cal = self.calibrator("new_models") if intervals else None
+        support = self.support if intervals else None
         with single_blas_thread():
             out = conformal.fold_in_intervals(self.predictor, cal, S, support,
                                               covariates=covariates)

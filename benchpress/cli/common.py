@@ -21,9 +21,10 @@ from rich.text import Text
 
 from benchpress.errors import BadInputError, BenchPressError, UsageError, missing_extra
 from benchpress.home import Home, find_home
+from benchpress.validate.text import visible
 
 __all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "key_first", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
-           "stderr"]
+           "stderr", "one_line"]
 
 stderr = Console(stderr=True, soft_wrap=True)
 
@@ -126,8 +127,10 @@ def emit_json(document, out: Path | None = None) -> None:
 
 
 def emit(text: str, out: Path | None = None) -> None:
-    """Print ``text`` (CSV or JSON) as is; with ``out``, write the same bytes there too."""
-    click.echo(text, nl=False)
+    """Print ``text`` (CSV or JSON) as is (on a terminal, control characters but line
+    ends written out: `validate.text.visible`); with ``out``, write the same bytes there."""
+    shown = "\n".join(map(visible, text.split("\n"))) if sys.stdout.isatty() else text
+    click.echo(shown, nl=False)
     if out is not None:
         _write_text(out, text)
 
@@ -190,7 +193,8 @@ def _cell_text(v) -> str:
         return ""
     if isinstance(v, float):
         return f"{v:.4g}"
-    return " ".join(str(v).split())  # one line: newlines and tabs become spaces
+    # one line: newlines and tabs become spaces, other control characters escapes
+    return visible(" ".join(str(v).split()))
 
 
 def _cut(text: str, width: int) -> str:
@@ -331,6 +335,13 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
                      highlight=False)
 
 
+def one_line(text: str) -> str:
+    """`text` for one terminal line: whitespace runs (newlines too) one space, any other
+    control character written out (`validate.text.visible`), so data in a message can
+    neither split it nor reach the terminal as a command."""
+    return visible(" ".join(str(text).split()))
+
+
 def split_list(text: str | None) -> list[str] | None:
     """"a, b" -> ["a", "b"]; empty or None -> None."""
     return [s.strip() for s in text.split(",") if s.strip()] if text else None
@@ -344,10 +355,10 @@ def handle_errors(f):
         try:
             return f(*args, **kwargs)
         except UsageError as exc:
-            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            click.echo(f"Error: {one_line(str(exc))}", err=True)
             sys.exit(2)
         except BenchPressError as exc:
-            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            click.echo(f"Error: {one_line(str(exc))}", err=True)
             sys.exit(1)
         except ImportError as exc:
             missing = missing_extra(exc)

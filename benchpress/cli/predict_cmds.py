@@ -60,7 +60,8 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
                          metadata=metadata))
-    for note in (bp.metadata_note(metadata, result.with_covariates), result.contradicted_note):
+    for note in (bp.metadata_note(metadata, result.with_covariates), result.contradicted_note,
+                 result.interval_note):
         if note:
             stderr.print(f"note: {note}", markup=False)
     frame = result.frame  # full precision in csv/json (docs/guide/output.md)

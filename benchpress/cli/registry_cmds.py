@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import click
 
 from benchpress.cli.common import (
-    executor_option, format_option, handle_errors, home_option, mirror_option, out_option,
+    executor_option, format_option, handle_errors, home_option, mirror_option, one_line,
+    out_option,
     progress_bar, render, stderr, terminal_width, write_or_emit,
 )
 from benchpress.api.typed_scores import parse_scores
@@ -60,10 +61,11 @@ def _print_rejections(s, limit: int | None) -> None:
         return
     counts = Counter(rejection_reason(line) for line in s.reasons)
     stderr.print(f"  rejected {len(s.reasons)}: " + "; ".join(
-        f"{n} {reason}" for reason, n in counts.most_common()), highlight=False, markup=False)
+        f"{n} {one_line(reason)}" for reason, n in counts.most_common()), highlight=False,
+        markup=False)
     shown = s.reasons if limit is None else s.reasons[:limit]
     for line in shown:
-        stderr.print(f"  rejected: {line}", highlight=False, markup=False)
+        stderr.print(f"  rejected: {one_line(line)}", highlight=False, markup=False)
     if len(shown) < len(s.reasons):
         more = f"{len(s.reasons) - len(shown)} more" if shown else "each row"
         stderr.print(f"  ({more}: --verbose, or SELECT * FROM quarantine)", highlight=False,
@@ -84,13 +86,13 @@ def _print_report(report: BuildReport, only: set[str] | None = None, *,
                      f"{s.rows_accepted}, merged by normalization {s.rows_merged}, "
                      f"quarantined {s.rows_quarantined}")
         for note in s.notes:
-            stderr.print(f"  note: {note}", highlight=False, markup=False)
+            stderr.print(f"  note: {one_line(note)}", highlight=False, markup=False)
         _print_rejections(s, None if verbose else limit)
         rejected += s.rows_quarantined
     for line in grouped_warnings(report.warnings, verbose=verbose):
-        stderr.print(f"warning: {line}", highlight=False, markup=False)
+        stderr.print(f"warning: {one_line(line)}", highlight=False, markup=False)
     for line in report.notes:
-        stderr.print(line, highlight=False, markup=False)
+        stderr.print(one_line(line), highlight=False, markup=False)
     counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
     stderr.print(f"registry: {counts}")
     return rejected

@@ -30,7 +30,7 @@ from rapidfuzz import fuzz, process
 from benchpress.errors import BadInputError
 from benchpress.store.sources import names_source
 from benchpress.store.tables import locked, write_atomic
-from benchpress.validate.contracts import ALIAS_COLUMNS
+from benchpress.validate.contracts import ALIAS_COLUMNS, alias_graph_problem
 from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
 from benchpress.validate.text import identifier_problem
@@ -202,6 +202,11 @@ def accept_alias(schemas_dir: Path, kind: str, alias: str, canonical_id: str, no
         existing = list(csv.DictReader(io.StringIO(text, newline="")))
         if any(r["kind"] == kind and r["alias"] == alias for r in existing):
             raise BadInputError(f"{path}: {kind} alias '{alias}' is already in the table")
+        problem = alias_graph_problem(
+            [(r["alias"], r["canonical_id"], k + 2) for k, r in enumerate(existing)
+             if r["kind"] == kind] + [(alias, canonical_id, len(existing) + 2)], kind)
+        if problem:
+            raise BadInputError(f"{path}: refused: with this row, {problem}")
         line = io.StringIO()
         csv.DictWriter(line, fieldnames=ALIAS_COLUMNS, lineterminator="\n").writerow(
             {"kind": kind, "alias": alias, "canonical_id": canonical_id,

@@ -25,7 +25,7 @@ from benchpress.validate.normalize import (
     model_alias_map,
 )
 from benchpress.validate.schemas import CHECK_MESSAGES, Models, Quarantine, ScoreCheck, Scores
-from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release
+from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release, visible
 
 __all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
 
@@ -100,10 +100,10 @@ def _quarantine(raw: pl.DataFrame, failures: pl.DataFrame, kind: str, info: Sour
     return pl.DataFrame({
         "source_id": [info.source_id] * bad.height,
         "kind": [kind] * bad.height,
-        "row": bad["row"].fill_null("?"),
+        "row": [visible(r) for r in bad["row"].fill_null("?")],
         "record": records,
         "field": bad["field"],
-        "reason": bad["reason"],
+        "reason": [visible(r) for r in bad["reason"]],  # data in a message: shown escaped
         "ingest_id": [info.ingest_id] * bad.height,
     }, schema=_QUARANTINE_SCHEMA)
 

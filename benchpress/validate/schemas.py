@@ -21,6 +21,7 @@ __all__ = [
     "MEASURED_BY",
     "CHECK_MESSAGES",
     "SCALES",
+    "MAX_ABS_SCORE",
     "Models",
     "Benchmarks",
     "Scores",
@@ -39,11 +40,17 @@ ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*$"
 BENCHMARK_ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*(@[0-9a-z][0-9a-z._\-]*)?$"
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
 
+# The largest score magnitude accepted on any scale: far above every real one (Elo ratings
+# in the thousands, dollars earned in the hundreds of thousands); beyond it a value is an
+# error (1e308 overflows the predictor's transforms), as inf and NaN are.
+MAX_ABS_SCORE = 1e9
+
 # What a failed named check means, keyed by the check's name (pandera reports a check by
 # its function name when it has no `error=` text): (the field a table-level check blames
 # in the quarantine, or None for a column check's own column; the message).
 CHECK_MESSAGES = {
     "known_scale": ("benchmark_id", "benchmark has no known scale"),
+    "finite_score": ("score", f"score is not a finite number within ±{MAX_ABS_SCORE:,.0f}"),
     "within_range": ("score", "score outside the benchmark's range"),
     "not_duplicate": ("row", "duplicate of an earlier row"),
     "calendar_date": (None, "not a date; expected format YYYY-MM-DD"),
@@ -157,6 +164,13 @@ class ScoreCheck(Scores):
     @pa.dataframe_check
     def known_scale(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("scale").is_not_null())
+
+    @pa.dataframe_check
+    def finite_score(cls, data) -> pl.LazyFrame:
+        """inf, NaN (as text in any source: "inf", "Infinity", "NaN") and absurd magnitudes
+        stop here, on every adapter's rows: the predictor never sees them."""
+        s = pl.col("score")
+        return data.lazyframe.select(s.is_null() | (s.is_finite() & (s.abs() <= MAX_ABS_SCORE)))
 
     @pa.dataframe_check
     def within_range(cls, data) -> pl.LazyFrame:

@@ -24,7 +24,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError
 
-__all__ = ["MAX_ID_LENGTH", "identifier_problem", "check_identifier", "date_problem",
+__all__ = ["MAX_ID_LENGTH", "visible", "identifier_problem", "check_identifier", "date_problem",
            "check_date", "csv_safe", "csv_safe_frame", "MAX_FUTURE_YEARS", "latest_release"]
 
 MAX_ID_LENGTH = 100
@@ -41,6 +41,25 @@ def _invisible(ch: str) -> bool:
     # Zl/Zp: line and paragraph separators. A plain space is allowed (it becomes "-").
     return unicodedata.category(ch) in {"Cf", "Cc", "Zl", "Zp"} or (
         unicodedata.category(ch) == "Zs" and ch != " ")
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def visible(text: str) -> str:
+    r"""`text` with every control, format and separator character written out as an escape
+    (ESC -> ``\x1b``, a newline -> ``\n``, U+202E -> ``\u202e``): what a terminal
+    shows of text read from data, which can then neither move the cursor, clear the screen
+    nor split a one-line message.
+
+    >>> print(visible("evil\x1b[2Jname\nline\u202e"))
+    evil\x1b[2Jname\nline\u202e
+    """
+    if text.isprintable():
+        return text
+    return "".join(_ESCAPES.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else
+                                         f"\\u{ord(ch):04x}") if _invisible(ch) else ch
+                   for ch in text)
 
 
 def identifier_problem(raw: str, *, paths: bool = True) -> str | None:
