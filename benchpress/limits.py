@@ -62,7 +62,7 @@ MATRIX_MAX_CELLS: int = _env("MATRIX_MAX_CELLS", 20_000_000)
 __all__ += ["MATRIX_MAX_CELLS"]
 #: models and cells (models x benchmarks, observed or not) of the score matrix the
 #: predictor is given: the largest measured to fit within 10 minutes and 8 GB (100k models
-#: x 1000 benchmarks, docs/results/scale.md). Past them a fit is refused in one line: a million
+#: x 1000 benchmarks, README "Scale"). Past them a fit is refused in one line: a million
 #: single-score models asked 7.5 GB for the dense matrix alone with 1,000 benchmarks, and
 #: with 100 the fit asked 4.25 GB for one product of the models' factor features
 MAX_FIT_MODELS: int = _env("MAX_FIT_MODELS", 100_000)

@@ -64,7 +64,7 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
                  result.interval_note):
         if note:
             stderr.print(f"note: {note}", markup=False)
-    frame = result.frame  # full precision in csv/json (docs/guide/output.md)
+    frame = result.frame  # full precision in csv/json (README, "Output contract")
     if wanted is not None:
         frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
     doc = {**provenance_fields(bp), **pretrained_note(bp, fmt), "unknown": result.unknown,
