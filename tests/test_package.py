@@ -241,7 +241,7 @@ def test_init_and_ingest_from_the_installed_wheel(installed):
 # `pip install benchpress-llm` alone, counted as the `core` fixture does: 233 MiB (polars 1.31
 # 110, numpy 68, rapidfuzz 12, rich with pygments 11, PyYAML 3, click 1; the venv with pip,
 # setuptools and the package 28). It was 300 with polars 2.1 and its runtime (179), 436 with
-# scipy too: the core pins polars<1.32 (pyproject.toml; README, "Set-up").
+# scipy too: the core pins polars<1.32 (pyproject.toml; docs/install.md).
 CORE_LIMIT_MB = 250
 
 
