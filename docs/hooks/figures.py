@@ -28,6 +28,7 @@ Spec keys: ``file`` (from the repository root), ``table`` (one of the renderers 
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import re
@@ -103,14 +104,19 @@ def made_by_stage(path: str, stages: dict) -> str | None:
 
 
 def stages_table() -> str:
+    """The stages as an HTML table (a command may hold `|`, which a markdown table cannot
+    carry inside code), after one line giving their order."""
     stages, params = pipeline()
-    rows = ["| stage | command | writes |", "| --- | --- | --- |"]
+    rows = []
     for name, stage in stages.items():
-        cmd = stage_command(stage, params).replace("|", "\\|")
-        writes = ", ".join(f"`{p}`" for p in stage_outputs(stage))
-        rows.append(f"| `{name}` | `{cmd}` | {writes} |")
+        writes = ", ".join(f"<code>{html.escape(p)}</code>" for p in stage_outputs(stage))
+        rows.append(f"<tr><td><code>{name}</code></td>"
+                    f"<td><code>{html.escape(stage_command(stage, params))}</code></td>"
+                    f"<td>{writes}</td></tr>")
     order = " -> ".join(stages)
-    return "\n".join([f"Stages in `dvc.yaml`'s order: {order}.", "", *rows])
+    return "\n".join([f"Stages in `dvc.yaml`'s order: {order}.", "",
+                      "<table><thead><tr><th>stage</th><th>command</th><th>writes</th></tr>"
+                      "</thead><tbody>", *rows, "</tbody></table>"])
 
 
 def number(value, digits: int = 2, percent: bool = False) -> str:
