@@ -11,6 +11,7 @@ __all__ = [
     "BenchPressError",
     "BadInputError", "TooLittleData",
     "UnknownFormatError",
+    "BadRowsError",
     "FetchError",
     "RegistryError",
     "SnapshotNotFound",
@@ -40,6 +41,14 @@ class BenchPressError(Exception):
 
 class BadInputError(BenchPressError):
     """An input file or value breaks a contract (names the file, row and field)."""
+
+
+class BadRowsError(BadInputError):
+    """Several rows of one file break its contract: one line each (`lines`)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = list(lines)
+        super().__init__("\n".join(self.lines))
 
 
 class TooLittleData(BadInputError):

@@ -75,11 +75,14 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def make_home(root: Path) -> Home:
-    """An empty workspace with the repo's contracts (what `benchpress init` makes)."""
+def make_home(root: Path, *, reviews: bool = False) -> Home:
+    """An empty workspace with the repo's contracts (what `benchpress init` makes); without
+    the reviewed verdicts (`cell_reviews.csv`) unless `reviews`: the tests of other parts
+    read the published matrices as published (tests/test_suspects.py reads the verdicts)."""
     home = Home(root)
     home.sources.mkdir(parents=True)
-    shutil.copytree(REPO / "schemas", home.schemas)
+    shutil.copytree(REPO / "schemas", home.schemas,
+                    ignore=None if reviews else shutil.ignore_patterns("cell_reviews.csv"))
     return home
 
 
@@ -117,6 +120,23 @@ def build_repo_sources(root: Path, source_ids) -> tuple[Home, dict]:
         shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
     report = build(home, mirror=SHARED_DATA)
     return home, {s.source_id: s for s in report.sources}
+
+
+def build_repo_registry(root: Path) -> tuple[Home, str]:
+    """A workspace at `root` with the repository's sources and contracts, pulled from the
+    mirror and built by the CLI, as `make main` builds the default registry: (home, the
+    build's output)."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    home = make_home(root, reviews=True)
+    shutil.rmtree(home.sources)
+    shutil.copytree(REPO / "sources", home.sources)
+    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
+        result = CliRunner().invoke(main, [*args, "--home", str(home.root)])
+        assert result.exit_code == 0, result.output
+    return home, result.output
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from benchpress.errors import BadInputError
 from benchpress.api.fit_store import FitStore
 from benchpress.predict import make_predictor
 from benchpress.predict.models.als_predictor import ALSPredictor
-from tests.conftest import REPO, SHARED_DATA, make_home
+from tests.conftest import REPO, build_repo_registry
 
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
 
@@ -139,13 +139,7 @@ def test_default_artifact_matches_the_registry_built_from_the_repo(tmp_path, mon
     import yaml
 
     monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
-    home = make_home(tmp_path / "ws")
-    shutil.rmtree(home.sources)
-    shutil.copytree(REPO / "sources", home.sources)
-    runner = CliRunner()
-    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
-        result = runner.invoke(main, [*args, "--home", str(home.root)])
-        assert result.exit_code == 0, result.output
+    home = build_repo_registry(tmp_path / "ws")[0]
     sources = yaml.safe_load((REPO / "params.yaml").read_text())["predict"]["sources"]
     built = BenchPress.from_snapshot(home, sources=sources.split(","))
     shipped = load_artifact(DEFAULT_ARTIFACT)

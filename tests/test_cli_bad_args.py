@@ -58,6 +58,8 @@ CASES = [
     (["fit", "--out", "{tmp}/fit", "--method", "knn"], USAGE),
     (["fit", "--out", "{tmp}/fit", "--probes", "1", "--probe-max-models", "2"], USAGE),
     (["probes", "--max-models", "1"], USAGE),
+    (["suspects", "--threshold", "-1"], USAGE),
+    (["suspects", "--threshold", "many"], USAGE),
     (["predict", "--scores-file", "{tmp}/bad.json"], BAD),
     (["predict", "--scores-file", "{tmp}/list.json"], BAD),
     # -- arguments that parse but do not fit together, or malformed --scores / --param
@@ -107,6 +109,7 @@ CASES = [
     (["forecasts", "score", "--from", "nosuch", "--to", "latest"], BAD),
     (["diff", "nosuch"], BAD),
     (["stats", "--snapshot", "nosuch"], BAD),
+    (["suspects", "--snapshot", "nosuch"], BAD),
     (["ingest", "{tmp}/missing.json"], BAD),
     (["ingest", "{tmp}/bad.json"], BAD),
     (["aliases", "accept", "o3mini-hx", "no-such-model"], BAD),

@@ -41,6 +41,7 @@ COMMAND_LINES = {
     "ranking": ["ranking", "--make-folds", "2", *FAST],
     "intervals": ["intervals", "--calibration-seeds", "1", *FAST],
     "forecasts score": ["forecasts", "score", "--from", "latest", "--to", "latest"],
+    "suspects": ["suspects"],
     "drift": ["drift", "--probes-k", "1", "--n-boot", "2", "--method", "benchmark_mean",
               "--probe-method", "benchmark_mean", "--max-rank", "2", "--n-submatrices", "1",
               "--probe-max-models", "20"],

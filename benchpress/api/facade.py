@@ -501,6 +501,20 @@ class BenchPress:
         return (self.fitted_with("cells") if intervals else self.fitted).complete(
             intervals=intervals)
 
+    def suspects(self, threshold: float | None = None):
+        """The registry's suspect values with their citations and reviewed verdicts
+        (`benchpress.api.suspect_report.find_suspects`, the report of `benchpress suspects`), for
+        the whole registry or snapshot this object was loaded from (not `sources`)."""
+        from benchpress.predict.suspects import SuspectCheck
+        from benchpress.api.suspect_report import find_suspects
+
+        if self.folder is None:
+            raise BadInputError("a pre-fit model has no registry to check: load one with "
+                                "BenchPress.from_snapshot")
+        return find_suspects(self.folder, schemas_dir=self.contracts_dir,
+                             check=SuspectCheck() if threshold is None else SuspectCheck(threshold),
+                             matrix=self.matrix if self.sources is None else None)
+
     def complete_blocks(self, *, cells_per_block: int = LIMITS.write_cells_per_block):
         """`complete()` as row-block frames (see `FittedModel.complete_blocks`)."""
         return self.fitted.complete_blocks(cells_per_block=cells_per_block)

@@ -30,6 +30,7 @@ COMMANDS = {
     "serve": "serve_cmds",
     "fit": "fit_cmds",
     **dict.fromkeys(["replay", "forecasts"], "replay_cmds"),
+    "suspects": "suspects_cmds",
 }
 
 

@@ -358,7 +358,8 @@ def handle_errors(f):
             click.echo(f"Error: {one_line(str(exc))}", err=True)
             sys.exit(2)
         except BenchPressError as exc:
-            click.echo(f"Error: {one_line(str(exc))}", err=True)
+            for line in getattr(exc, "lines", None) or [str(exc)]:  # BadRowsError: a line each
+                click.echo(f"Error: {one_line(line)}", err=True)
             sys.exit(1)
         except ImportError as exc:
             missing = missing_extra(exc)

@@ -222,15 +222,18 @@ def ingest(location, adapter, source, source_id, version, licence, url, all_sour
 @handle_errors
 @executor_option
 def build(verbose, mirror, home, executor):
-    """Rebuild the registry from every source under sources/ (what `dvc repro` runs).
+    """Rebuild the registry from every source under sources/ (what `dvc repro` runs), then
+    check it for suspect values (one line; `benchpress suspects` lists them).
 
     With --executor ADDRESS the sources are read and checked on a Dask cluster whose
     workers see this home at the same path; the tables are the same."""
+    from benchpress.cli.suspects_cmds import check_after_build
     from benchpress.store.build import build as build_registry
 
     with progress_bar("building") as update:
         report = build_registry(home, mirror=mirror, on_source=update, executor=executor)
     _print_report(report, verbose=verbose)
+    check_after_build(home)
 
 
 @click.command()

@@ -28,6 +28,7 @@ from benchpress.store.provenance import with_measured_by
 from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
 from benchpress.store.renames import apply_renames, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
+from benchpress.store.verdicts import apply_reviews
 from benchpress.store.sources import SourceConfig, check_source_id, config_versions, load_configs
 from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
@@ -347,11 +348,14 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
+    # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
+    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews)
+    quarantine_parts.append(reviewed_out)
     models, warnings = _models_table(model_parts, scores)
     scores = with_measured_by(scores, models, contracts)  # who measured each value
     cells = resolve_cells(scores, contracts.source_priority,
                           {c.id: k + 1 for k, c in enumerate(by_age)})
-    warnings += warnings_renamed
+    warnings += warnings_renamed + warnings_reviews
     tables = {
         "models": models,
         "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),

@@ -26,6 +26,7 @@ import yaml
 from benchpress import yaml_text
 from benchpress.errors import BadInputError, shown
 from benchpress.validate.patterns import bounded_text, compile_pattern
+from benchpress.validate.reviews import read_reviews
 
 __all__ = ["Contracts", "load_contracts", "alias_graph_problem", "alias_roots", "ALIAS_COLUMNS"]
 
@@ -47,6 +48,8 @@ class Contracts:
     provider_aliases: dict[str, str] | None = None
     # schemas/vendor_urls.csv: (pattern, names of who speaks there, "maker" or "leaderboard")
     vendor_rules: list[tuple[re.Pattern, tuple[str, ...], str]] | None = None
+    # schemas/cell_reviews.csv: reviewed verdicts on observations (`validate.reviews`)
+    reviews: pl.DataFrame | None = None
 
     def vendor_for_url(self, url: str | None) -> tuple[tuple[str, ...], str] | None:
         """(the names of who speaks at `url`, "maker" or "leaderboard"), or None if no rule
@@ -375,4 +378,5 @@ def load_contracts(schemas_dir: Path) -> Contracts:
         url_rules=_url_rules(schemas_dir / "url_source_types.csv"),
         provider_aliases=_provider_aliases(schemas_dir / "provider_aliases.csv"),
         vendor_rules=_vendor_rules(schemas_dir / "vendor_urls.csv"),
+        reviews=read_reviews(schemas_dir),
     )
