@@ -69,9 +69,9 @@ def test_a_version_without_a_date_is_refused_in_one_line(home, tmp_path):
     assert saved["version"] == "2026-05-08"
 
 
-def test_the_readme_example_adds_a_later_version_of_the_repos_livebench(tmp_path):
-    """The README's `ingest <history folder> --source livebench-2026-01-08` on a workspace
-    holding the repo's LiveBench config as it stood before its last commits: the next commit
+def test_the_docs_example_adds_a_later_version_of_the_repos_livebench(tmp_path):
+    """The docs' `ingest <history folder> --source livebench-2026-01-08` (guide/versions.md)
+    on a workspace holding the repo's LiveBench config as it stood before its last commits: the next commit
     is a new, newest version of it (not a 12th source), and every changed cell names its
     cause."""
     from benchpress.store.sources import config_versions, save_config, with_versions
@@ -83,9 +83,9 @@ def test_the_readme_example_adds_a_later_version_of_the_repos_livebench(tmp_path
     known = [v for v in config_versions(config) if v.version < "2026-06-19"]
     save_config(home.sources, with_versions(config, known[-3:]))
     build(home, mirror=SHARED_DATA)
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "--source livebench-2026-01-08 " in readme
-    assert "--source livebench --version" not in readme
+    guide = (REPO / "docs" / "guide" / "versions.md").read_text(encoding="utf-8")
+    assert "2026-07-15T0900 --source livebench-2026-01-08" in guide
+    assert "--source livebench --version" not in guide
     res = _ingest(home, SHARED_DATA / "livebench-history" / "2026-06-19T0954",
                   "--source", "livebench-2026-01-08", "--mirror", SHARED_DATA)
     assert res.exit_code == 0, res.output

@@ -199,8 +199,8 @@ def test_cli_list_csv_and_stats_json_exact(tmp_path):
     runner = CliRunner()
     res = runner.invoke(main, ["snapshot", "list", "--format", "csv", "--home", str(home.root)])
     assert res.exit_code == 0
-    assert res.stdout == ("id,created_at,tags,models,benchmarks,cells,scores,sources\n"
-                          f"{snap.id},{snap.created_at},v1,1,2,2,2,1\n")
+    assert res.stdout == ("id,created_at,tags,models,benchmarks,cells,scores,sources,versions\n"
+                          f"{snap.id},{snap.created_at},v1,1,2,2,2,1,1\n")
     res = runner.invoke(main, ["stats", "--format", "json", "--home", str(home.root)])
     assert res.exit_code == 0
     assert json.loads(res.stdout) == {

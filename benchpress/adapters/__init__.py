@@ -17,12 +17,16 @@ from benchpress.adapters import (
     artificial_analysis,
     benchpress_json,
     benchpress_page,
+    bfcl,
     epoch,
     livebench,
     llm_stats,
+    lmarena,
     model_card,
     nyt_connections,
     releases_csv,
+    swebench,
+    tau2_bench,
     wide_csv,
 )
 from benchpress.adapters.base import Adapter, AdapterOutput
@@ -46,6 +50,10 @@ ADAPTERS: dict[str, Adapter] = {
         livebench.ADAPTER,
         aider.ADAPTER,
         nyt_connections.ADAPTER,
+        bfcl.ADAPTER,
+        tau2_bench.ADAPTER,
+        swebench.ADAPTER,
+        lmarena.ADAPTER,
         model_card.ADAPTER,
         wide_csv.ADAPTER,  # last: any CSV whose first column is headed "model"
     )

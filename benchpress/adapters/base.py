@@ -32,6 +32,11 @@ MODEL_COLUMNS: dict[str, pl.DataType] = {
     "is_reasoning": pl.Boolean,
     "open_weights": pl.Boolean,
     "setting": pl.String,         # JSON text: mode, effort, tools ... as the source states them
+    # what the row is: "model" (null means model), "agent" (a scaffold or system running one
+    # or more models: a SWE-bench entry) or "submission" (one evaluation run submitted to a
+    # leaderboard: a tau2-bench submission); `schemas.ENTRY_KINDS`
+    "entry_kind": pl.String,
+    "base_model_id": pl.String,   # the model an agent or submission runs, as the source names it
     "row": pl.String,
 }
 BENCHMARK_COLUMNS: dict[str, pl.DataType] = {

@@ -31,6 +31,7 @@ answer carries its `provenance` (sources, snapshot, method, params).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api.analyses import Analyses
-from benchpress.errors import BadInputError, TooLittleData, UsageError, listed
+from benchpress.errors import BadInputError, TooLittleData, UsageError
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
@@ -436,7 +437,7 @@ class BenchPress:
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
-                                + listed(unknown, quote=False))
+                                + self.names.unknown_benchmarks_note(unknown))
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov),
@@ -536,7 +537,9 @@ class BenchPress:
         Model and benchmark names are resolved first, before any fit. Returns a
         `Comparison`: the frame and where the uncertainty came from (calibrated
         intervals, else the ensemble spread), and each new model's given score that its
-        others contradict, as `predict` checks them (`contradicted`).
+        others contradict, as `predict` checks them (`contradicted`). An observed score
+        counts with its benchmark's measurement noise. Without scipy (the core install)
+        `p_ahead` is left empty and `p_ahead_note` says which extra brings it.
         """
         m, new_models = self.matrix, dict(new_models or {})
         clash = [n for n in new_models if n in m.model_ids]
@@ -555,8 +558,11 @@ class BenchPress:
         fit = self.fit(["new_models"]).fitted  # without that calibrator on a small matrix
         frame, sure_from = fit.compare(names, S, cols=cols, covariates=self._covariate_rows(names))
         checked = {n: fit.contradicted(row) for n, row in new_rows.items()}
+        from benchpress.predict.evaluation.ranking import p_ahead_missing
+
         return Comparison(frame, sure_from, self.provenance(),
-                          {n: c for n, c in checked.items() if c is not None})
+                          {n: c for n, c in checked.items() if c is not None},
+                          p_ahead_note=p_ahead_missing())
 
     def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:
@@ -564,14 +570,18 @@ class BenchPress:
         (observed, or predicted with its 90% interval `<model>_lower`/`_upper`), the
         `leader`, the `gap` to the runner-up and `p_ahead`, the chance the leader is
         really ahead. `models` are registered model ids; `scores` adds new models
-        ({name: {benchmark: score}}). Unknown names follow `predict`'s rule."""
+        ({name: {benchmark: score}}). Unknown names follow `predict`'s rule. Without scipy
+        (the core install) `p_ahead` is empty, said once in a `UserWarning`."""
         known = self.resolve_models(list(models), ignore_unknown=ignore_unknown).ids
         new = {}
         for name, given in (scores or {}).items():
             found = self.resolve_benchmarks(list(given), ignore_unknown=ignore_unknown).mapping
             new[name] = {b: v for b, v in given.items() if b in found}
         bench = self.benchmark_ids(benchmarks, ignore_unknown=ignore_unknown) if benchmarks else None
-        return self.compare(known, benchmarks=bench, new_models=new or None).frame
+        result = self.compare(known, benchmarks=bench, new_models=new or None)
+        if result.p_ahead_note is not None:
+            warnings.warn(result.p_ahead_note, stacklevel=2)
+        return result.frame
 
     def nearest_models(self, scores: dict[str, float], k: int = 5, *,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:

@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -97,6 +98,8 @@ class Comparison:
     provenance: dict = field(default_factory=dict)  # see `BenchPress.provenance`
     # new model name -> its given score the others contradict (`Prediction.contradicted`)
     contradicted: dict = field(default_factory=dict)
+    # why `p_ahead` is empty on this install (the core lacks scipy), one line; else None
+    p_ahead_note: str | None = None
 
 
 class FittedModel:
@@ -286,6 +289,8 @@ class FittedModel:
         `benchpress.predict.evaluation.ranking.compare_models` (leader, gap, `p_ahead`) and where the
         uncertainty came from: the calibrated intervals, else (a fit without a
         "new_models" calibrator) the ensemble spread when the predictor has one, else none.
+        An observed score's uncertainty is its benchmark's measurement noise (the matrix's
+        `benchmarks["noise"]`, `benchpress.store.noise`).
         """
         from benchpress.predict.evaluation.ranking import NORMAL_Q95, compare_models
 
@@ -306,9 +311,19 @@ class FittedModel:
                 P, sure_from = self.predictor.fold_in(S), "none"
             values = np.where(observed, S, P)
         hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
+        noise = (m.benchmarks["noise"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+                 if "noise" in m.benchmarks.columns else None)  # a fit stored before it: exact
+        # what a gap is measured against: the scale's bounds, else the observed spread
+        sc = m.scales
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column with no rows (lite)
+            spread = np.nanmax(m.values, axis=0) - np.nanmin(m.values, axis=0) \
+                if m.values.shape[0] else np.full(len(m.benchmark_ids), np.nan)
+        ranges = np.where(np.isfinite(sc.upper - sc.lower), sc.upper - sc.lower, spread)
         frame = compare_models(
             names, values[:, cols], observed[:, cols], hib[cols],
             sigma=None if sigma is None else sigma[:, cols],
+            noise=None if noise is None else noise[cols], ranges=ranges[cols],
             intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
         return frame, sure_from

@@ -158,7 +158,8 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
             ctx = {"data": data, "error": error, "q": dict(request.query_params),
                    "query": request.url.query,
                    "served": state.label, "title": title, "active": template.split(".")[0],
-                   "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots()}
+                   "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots(),
+                   "no_registry": state.no_registry}
             ctx.update({k: cut(v, 200) for k, v in request.path_params.items()})
             return templates.TemplateResponse(request, template, ctx, status_code=status)
         return endpoint

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import shutil
-import textwrap
 import subprocess
 import sys
 from collections import Counter
@@ -16,11 +14,11 @@ import click
 
 from benchpress.cli.common import (
     executor_option, format_option, handle_errors, home_option, mirror_option, one_line,
-    out_option,
-    progress_bar, render, stderr, terminal_width, write_or_emit,
+    out_option, progress_bar, render, stderr, wrapped, write_or_emit,
 )
+from benchpress.cli.notes import say
 from benchpress.api.typed_scores import parse_scores
-from benchpress.cli.shown import grouped_warnings, headline_figures, order_by_columns
+from benchpress.cli.shown import counts_line, grouped_warnings, headline_figures, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.diff import diff_tables, read_tables
@@ -93,8 +91,8 @@ def _print_report(report: BuildReport, only: set[str] | None = None, *,
         stderr.print(f"warning: {one_line(line)}", highlight=False, markup=False)
     for line in report.notes:
         stderr.print(one_line(line), highlight=False, markup=False)
-    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
-    stderr.print(f"registry: {counts}")
+    counts = counts_line(report.counts, len({s.source_id for s in report.sources}))
+    stderr.print(f"registry: {counts}", highlight=False, markup=False)
     return rejected
 
 
@@ -408,8 +406,8 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
         sys.exit(130)
     render(result.frame, fmt, out=out, key=order_by_columns(sql_text, result.frame.columns))
     if result.truncated:
-        stderr.print(f"note: showing the first {max_rows} rows; more matched (--max-rows to "
-                     "show more, or narrow the query)", highlight=False, markup=False)
+        say(f"note: showing the first {max_rows} rows; more matched (--max-rows to show "
+            "more, or narrow the query)")
 
 
 @click.command()
@@ -442,15 +440,13 @@ def summary(fmt, out, home):
            "latest_snapshot": snapshots[-1].id if snapshots else None, "metrics": metrics}
     if write_or_emit(doc, out, fmt, rows=sources):
         return
-    wrap = functools.partial(textwrap.fill, width=terminal_width(), subsequent_indent="  ",
-                             break_long_words=False, break_on_hyphens=False)
-    click.echo(wrap(f"registry {home.registry}: "
-                    + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items())))
+    click.echo(wrapped(f"registry {home.registry}: "
+                       + counts_line(manifest["counts"], sources["source_id"].n_unique())))
     render(sources, "table", title="sources")
-    click.echo(wrap(f"snapshots: {len(snapshots)}"
+    click.echo(wrapped(f"snapshots: {len(snapshots)}"
                     + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else "")))
     for name, figures in metrics.items():
         shown, left = headline_figures(figures)
-        click.echo(wrap(f"{name}: " + ", ".join(
+        click.echo(wrapped(f"{name}: " + ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
             + (f" (+{left} more: --format json)" if left else "")))

@@ -8,7 +8,7 @@ import logging
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list, stderr
-from benchpress.predict.methods import available_methods
+from benchpress.cli.matrix import method_choice
 
 __all__ = ["serve", "forwarding"]
 
@@ -36,8 +36,7 @@ def _loopback(host: str) -> bool:
               help="Port to listen on (0: any free port).")
 @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
 @click.option("--sources", default=None, help="Fit on these sources only, e.g. 'benchpress,epoch'.")
-@click.option("--method", default="default", show_default=True,
-              type=click.Choice(available_methods()), help="Predictor.")
+@click.option("--method", default="default", show_default=True, **method_choice("Predictor."))
 @home_option
 @handle_errors
 def serve(host, port, allow_hosts, proxies, snapshot, sources, method, home):

@@ -127,7 +127,8 @@ def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> tuple[pl.D
     # (a different provider from a later source is reported, not silently dropped)
     table = (merged.group_by("model_id", maintain_order=True)
              .agg(pl.col(c).drop_nulls().first() for c in cols)
-             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"))
+             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
+                           pl.col("entry_kind").fill_null("model"))
              .select(list(Models.to_schema().columns)))
     return table, _provider_conflicts(described)
 
@@ -340,7 +341,10 @@ def assemble(configs: list[SourceConfig], parts: list[dict], contracts,
         f"source '{sid}' renamed provider '{old}' to '{new}' (same upstream id); add "
         f"'{old},{new},table,...' to schemas/provider_aliases.csv to merge them"
         for sid, old, new in provider_renames(known_ids)]
-    model_parts = [apply_renames(p["models"], renames) for p in parts]
+    renamed_base = dict(zip(renames["alias"], renames["canonical_id"]))
+    model_parts = [apply_renames(p["models"], renames).with_columns(
+        pl.col("base_model_id").replace(renamed_base))  # an entry follows its model's rename
+        for p in parts]
     listed: list[str] = [b for p in parts for b in p["listed"]]  # in the sources' order
     source_rows = [p["source_row"] for p in parts]
     scores = (pl.concat([p["scores"] for p in parts]) if parts

@@ -9,6 +9,7 @@ quarantine with the field and the reason, so nothing is lost.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from urllib.parse import urljoin
 
@@ -27,7 +28,8 @@ from benchpress.validate.normalize import (
 from benchpress.validate.schemas import CHECK_MESSAGES, Models, Quarantine, ScoreCheck, Scores
 from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release, visible
 
-__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
+__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns",
+           "cited_url"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,14 @@ def identity_columns(model_ids: list[str | None], settings: list[str | None] | N
     }
 
 
+def _canonical_ids(raw: pl.Series, aliases: dict[str, str]) -> pl.Series:
+    """Canonical model ids (`canonical_model_id`, then the alias table) of raw names, each
+    distinct name once."""
+    found = {m: aliases.get(c, c) for m in raw.drop_nulls().unique().to_list()
+             for c in (canonical_model_id(m),)}
+    return raw.replace_strict(found, default=None, return_dtype=pl.String)
+
+
 def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInfo,
                     providers: dict[str, str] | None = None):
     """Canonical model rows; a second row for the same canonical id in one source is merged.
@@ -145,6 +155,8 @@ def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInf
     models = out.models.with_columns(
         pl.Series("model_id", ids, dtype=pl.String),
         pl.coalesce("name", "model_id").alias("name"),
+        pl.col("entry_kind").str.strip_chars().str.to_lowercase().fill_null("model"),
+        _canonical_ids(out.models["base_model_id"], aliases).alias("base_model_id"),
         *identity.values(),
         pl.lit(info.source_id).alias("source_id"),
         pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
@@ -248,14 +260,37 @@ def _resolve_ids(raw: pl.DataFrame, resolver: BenchmarkResolver,
     )
 
 
+_GITHUB_TREE = re.compile(r"^(https://github\.com/[^/]+/[^/]+)/tree/(.+?)/?$")
+
+
+def cited_url(base: str | None, relative: str) -> str | None:
+    """The URL of a file a source cites by its path relative to the source's URL `base`:
+    beside the file `base` names (``.../blob/<commit>/mbpp.csv`` + ``humaneval.csv``), or
+    inside the folder a GitHub ``tree`` URL names (``.../tree/<commit>/web/public`` +
+    ``submissions/x/submission.json`` -> that file's ``blob`` URL). None without an http(s)
+    `base`, or for a path that climbs out (``..``).
+
+    >>> cited_url("https://github.com/o/r/tree/abc/web/public", "subs/x/submission.json")
+    'https://github.com/o/r/blob/abc/web/public/subs/x/submission.json'
+    >>> cited_url("https://github.com/o/r/blob/abc/csv/a.csv", "b.csv")
+    'https://github.com/o/r/blob/abc/csv/b.csv'
+    """
+    if not base or not re.match(r"^https?://", base) or ".." in relative.split("/"):
+        return None
+    tree = _GITHUB_TREE.match(base)
+    if tree:
+        return f"{tree.group(1)}/blob/{tree.group(2)}/{relative.lstrip('/')}"
+    return urljoin(base, relative)
+
+
 def _cited(refs: pl.Series, info: SourceInfo) -> pl.Series:
     """The citations of a source whose rows cite the source itself (`cites_source`): an
     empty one is the source's URL, a relative one (a file of a multi-file version,
-    ``mbpp.csv``) that file beside the source's URL (``.../blob/<commit>/mbpp.csv``). Other
-    sources' citations are left as they are."""
+    ``mbpp.csv``) that file at the source's URL (`cited_url`: ``.../blob/<commit>/mbpp.csv``).
+    Other sources' citations are left as they are."""
     if not info.cites_source:
         return refs
-    relative = {r: (urljoin(info.url, r) if info.url else None)
+    relative = {r: cited_url(info.url, r)
                 for r in refs.drop_nulls().unique().to_list() if "://" not in r}
     return refs.replace(relative).fill_null(pl.lit(info.url, dtype=pl.String)) \
         .alias("reference_url")
@@ -302,9 +337,13 @@ def _with_scales(scores: pl.DataFrame, scales: pl.DataFrame) -> pl.DataFrame:
     steps, which name rows by position, would then quarantine the wrong ones)."""
     scales = scales.unique("benchmark_id", keep="first", maintain_order=True)
     keys = scales["benchmark_id"]
+    # a benchmark version an adapter names (`tau2_bench_airline@user-gpt-5.2`, `store.methods`)
+    # that no row describes is on its base benchmark's scale
+    bench = pl.col("benchmark_id")
+    key = pl.when(bench.is_in(keys.implode())).then(bench).otherwise(
+        bench.str.split("@").list.first())
     return scores.with_columns(
-        pl.col("benchmark_id").replace_strict(keys, scales[c], default=None,
-                                              return_dtype=scales.schema[c]).alias(c)
+        key.replace_strict(keys, scales[c], default=None, return_dtype=scales.schema[c]).alias(c)
         for c in scales.columns if c != "benchmark_id")
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "ID_PATTERN",
     "BENCHMARK_ID_PATTERN",
     "MEASURED_BY",
+    "ENTRY_KINDS",
     "CHECK_MESSAGES",
     "SCALES",
     "MAX_ABS_SCORE",
@@ -55,6 +56,7 @@ CHECK_MESSAGES = {
     "not_duplicate": ("row", "duplicate of an earlier row"),
     "calendar_date": (None, "not a date; expected format YYYY-MM-DD"),
     "clean_model_id": ("model_id", "model id refused"),
+    "not_own_base": ("base_model_id", "an entry cannot run itself: base_model_id is its own id"),
 }
 
 
@@ -68,7 +70,17 @@ def _calendar_date(column: str) -> pl.Expr:
     ).otherwise(False)
 
 
+# What a row of `models` is: a bare model (under one evaluation setting: effort, mode), an
+# agent system (a scaffold running one or more models: a SWE-bench entry) or a submission (one
+# evaluation run a leaderboard lists: a tau2-bench submission with its user simulator). An
+# agent or submission is never merged into its model's cells; `base_model_id` links it.
+ENTRY_KINDS = ("model", "agent", "submission")
+
+
 class Models(pa.DataFrameModel):
+    """One row per entry (see `ENTRY_KINDS`); `entry_kind` and `base_model_id` are absent in
+    registries built before they existed (read as "model" and null)."""
+
     model_id: str = pa.Field(str_matches=ID_PATTERN, unique=True)
     name: str
     provider: str = pa.Field(nullable=True)
@@ -82,6 +94,9 @@ class Models(pa.DataFrameModel):
     effort: str = pa.Field(nullable=True)
     source_id: str  # the source that first described the model
     ordinal: int = pa.Field(ge=0)
+    entry_kind: Optional[str] = pa.Field(isin=list(ENTRY_KINDS))
+    # the model an agent or submission runs (canonical id; null: not stated, or several)
+    base_model_id: Optional[str] = pa.Field(nullable=True, str_matches=ID_PATTERN)
 
     class Config:
         strict = True
@@ -90,10 +105,18 @@ class Models(pa.DataFrameModel):
     def calendar_date(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(_calendar_date(data.key))
 
+    @pa.dataframe_check(name="not_own_base")
+    def not_own_base(cls, data) -> pl.LazyFrame:
+        """An entry is not the model it runs (a bare model names no base)."""
+        if "base_model_id" not in data.lazyframe.collect_schema().names():
+            return data.lazyframe.select(pl.lit(True))
+        return data.lazyframe.select(
+            pl.col("base_model_id").is_null() | (pl.col("base_model_id") != pl.col("model_id")))
+
 
 #: the scale kinds of schemas/scales.yaml (`validate.contracts` refuses a benchmark of another)
 SCALES = ["percent", "index", "elo", "rating", "dollars", "score", "normalized", "trueskill",
-          "bradley_terry", "glicko", "rank", "words"]
+          "bradley_terry", "glicko", "rank", "words", "seconds", "count"]
 
 
 class Benchmarks(pa.DataFrameModel):
