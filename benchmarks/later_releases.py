@@ -35,6 +35,7 @@ import yaml
 
 from benchpress.api import BenchPress
 from benchpress.home import Home
+from benchpress.precision import rounded
 from benchpress.predict.evaluation.temporal import TemporalResult
 from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import resolve_snapshot
@@ -136,7 +137,7 @@ def main(argv=None) -> None:
     # bootstrap over the later models (which models happened to be released)
     vs = pooled.ratio("default", baselines, ("order", "k"), seed=params["evaluate"]["seed"])
     doc["vs_baselines"] = vs.to_dicts()
-    text = json.dumps(doc, indent=2, sort_keys=False)
+    text = json.dumps(rounded(doc), indent=2, sort_keys=False)  # the same bytes on every CPU
     if args.out:  # whole or not at all
         tmp = Path(args.out).with_name(f".{Path(args.out).name}.tmp")
         tmp.write_text(text + "\n")

@@ -23,6 +23,7 @@ import json
 import shutil
 import sys
 
+import polars as pl
 import pytest
 
 from tests.conftest import REPO
@@ -117,6 +118,18 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert set(shown) == PLOTS
     assert len(shown["probe_curve"]["values"]) == 2 * len(curve)  # medae and medae_hidden
     assert [v["var2"] for v in shown["drift_structure"]["values"]] == [v["var2"] for v in versions]
+    # the fits' figures to 4 significant digits (the same bytes on any CPU; the registry's
+    # counts come from the data alone), the ledger's forecasts too
+    from benchpress.precision import rounded
+
+    figures = [*(ws / "metrics").glob("*.json"), *(ws / "plots").glob("*.json"),
+               ws / "drift" / "report.json", ws / "probes" / "probes.json"]
+    for path in figures:
+        if path.name != "registry.json":
+            doc = json.loads(path.read_text())
+            assert rounded(doc) == doc, path
+    ledger_cells = pl.read_parquet(next((ws / "forecasts").glob("*/*.parquet")))
+    assert ledger_cells["predicted"].round_sig_figs(4).equals(ledger_cells["predicted"])
     commit(ws, "pipeline")
 
     out = dvc(ws, "repro")

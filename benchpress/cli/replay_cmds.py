@@ -92,7 +92,8 @@ def forecasts():
 @click.option("--to", "to_ref", help="Later snapshot whose new values score them.")
 @click.option("--monthly", is_flag=True,
               help="Every monthly snapshot (tagged YYYY-MM by `snapshot create --monthly`; "
-                   "--from/--to bound them) scored at the next, pooled; a line per month.")
+                   "--from/--to bound them) scored at the next, pooled; a line per month "
+                   "(--out: the figures to 4 significant digits, for the pipeline).")
 @click.option("--sources", default=None,
               help="Comma-separated sources the predictor is fitted on (default: all).")
 @click.option("--method", default="default", show_default=True, help="Predictor method.")
@@ -144,7 +145,9 @@ def score(from_ref, to_ref, monthly, sources, method, new_max, heldout, fmt, out
 
 
 def _score_months(home, from_ref, to_ref, sources, method, new_max, fmt, out) -> None:
-    """`forecasts score --monthly`: one row per pair of months, the pooled figures below."""
+    """`forecasts score --monthly`: one row per pair of months, the pooled figures below;
+    `out` (the pipeline's metrics/forecasts.json) gets the document with its figures to
+    `precision.SIGNIFICANT` digits."""
     from benchpress.timeline.forecasts import score_months
 
     def said(k, n, label):
@@ -159,7 +162,7 @@ def _score_months(home, from_ref, to_ref, sources, method, new_max, fmt, out) ->
                         schema={"pair": pl.String, "n_cells": pl.Int64, "medae": pl.Float64,
                                 "coverage": pl.Float64, "within5": pl.Float64,
                                 "new_model_cells": pl.Int64})
-    if write_or_emit(doc, out, fmt, rows=rows):
+    if write_or_emit(doc, out, fmt, written=doc, rows=rows):
         return
     render(rows, fmt, title="forecasts, each month scored at the next (percent cells)")
     stderr.print(f"{doc['n_pairs']} pairs of months, pooled: {doc['n_cells']} percent cells, "

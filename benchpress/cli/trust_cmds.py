@@ -12,12 +12,11 @@ import polars as pl
 
 from benchpress.cli.common import (
     format_option, handle_errors, home_option, progress_bar, render, split_list, stderr,
-    write_or_emit,
+    write_figures, write_or_emit,
 )
 from benchpress.cli.matrix import (
     matrix_options, method_choice, method_fields, param_option, parse_params,
 )
-from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.evaluation.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
@@ -127,9 +126,10 @@ def threshold_options(f):
               help="Oldest version: snapshot id/tag, 'current' or a folder of registry tables.")
 @click.option("--to", "to_ref", default=None, help="Newest version (same forms as --from).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the metrics of the newest version here (metrics/drift.json).")
+              help="Write the metrics of the newest version here (metrics/drift.json; figures "
+                   "to 4 significant digits).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the full drift report (JSON) here.")
+              help="Write the full drift report (JSON, figures to 4 significant digits) here.")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
 @click.option("--monthly", is_flag=True,
               help="Only the monthly snapshots (tagged YYYY-MM by `snapshot create --monthly`), "
@@ -153,12 +153,14 @@ def drift(from_ref, to_ref, out, report_file, sources, monthly, fmt, cfg, params
     doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
            **report.to_json()}
     if out:
-        write_json_atomic(out, report.metrics())
+        write_figures(out, report.metrics())
+    if report_file:
+        write_figures(report_file, doc)
     snaps = pl.DataFrame([{k: s[k] for k in ("label", "n_models", "n_benchmarks", "n_cells", "fill",
                                              "var2", "best_rank", "medae")}
                           | {"probes": ", ".join(s["probes"]) if s["probes"] is not None
                              else s["probes_note"]} for s in doc["snapshots"]])
-    if write_or_emit(doc, report_file, fmt, rows=snaps):
+    if write_or_emit(doc, None, fmt, rows=snaps):
         return
     render(snaps, "table", title="snapshots (var2: two-factor variance on complete submatrices; "
                                  f"medae: held-out, {cfg.method} predictor)")

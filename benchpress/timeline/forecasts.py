@@ -39,6 +39,7 @@ from benchpress.api import BenchPress
 from benchpress.errors import BadInputError
 from benchpress.api.fit_store import FitStore
 from benchpress.home import Home
+from benchpress.precision import SIGNIFICANT
 from benchpress.predict import make_predictor, param_overrides
 from benchpress.predict.intervals.calibration import out_of_reach
 from benchpress.store.matrix import load_matrix, present_sources
@@ -65,7 +66,9 @@ def compute_forecasts(bp: BenchPress) -> pl.DataFrame:
     -------
     polars.DataFrame
         Columns model_id, benchmark_id, predicted, lower, upper, trust, n_model_scores,
-        method, params; one row per missing (model, benchmark) cell.
+        method, params; one row per missing (model, benchmark) cell. The figures are kept to
+        `precision.SIGNIFICANT` significant digits: the ledger records what was said, in
+        the same bytes on every CPU (the pipeline's `forecasts/` is hashed in dvc.lock).
     """
     observed = ~np.isnan(bp.matrix.values)  # (n_models, n_benchmarks)
     n_scores = observed.sum(axis=1)
@@ -84,6 +87,8 @@ def compute_forecasts(bp: BenchPress) -> pl.DataFrame:
                            "n_model_scores": n_scores.astype(np.int64)})
     return (long.filter(pl.col("observed").is_null()).drop("observed")
             .join(counts, on="model_id", how="left")
+            .with_columns(pl.col(c).round_sig_figs(SIGNIFICANT)
+                          for c in ("predicted", "lower", "upper", "trust"))
             .with_columns(pl.lit(bp.method).alias("method"),
                           pl.lit(json.dumps(bp.params, sort_keys=True, default=str)).alias("params"))
             .select("model_id", "benchmark_id", "predicted", "lower", "upper", "trust",
