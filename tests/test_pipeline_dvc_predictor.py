@@ -25,6 +25,7 @@ import sys
 
 import polars as pl
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.test_pipeline_dvc import (
@@ -79,7 +80,8 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     assert len(new["seeds"]) == TINY["evaluate"]["new_model_seeds"]
     assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
     temporal = json.loads((ws / "metrics" / "temporal.json").read_text())
-    assert len(temporal["cutoffs"]) == 12 and temporal["method"] == "default"
+    months = yaml.safe_load((ws / "params.yaml").read_text())["temporal"]["months"]
+    assert len(temporal["cutoffs"]) == months and temporal["method"] == "default"
     assert {"default_k3_medae", "knn_k3_medae", "als4_k3_medae"} <= set(temporal)
     assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "als4"))
     assert 0.0 < temporal["default_k3_coverage90"] <= 100.0  # measured (88-92% is the whole
