@@ -41,7 +41,9 @@ from tests.test_pipeline_dvc import (
 TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
         # the counts and baselines the assertions below read (the paper's matrix: the
         # whole registry holds Artificial Analysis's history here)
-        "temporal": {"sources": "benchpress,releases", "known": "3", "baselines": "als4,knn"},
+        # (its 12 months: the release below is dated months after the paper's models)
+        "temporal": {"sources": "benchpress,releases", "known": "3", "baselines": "als4,knn",
+                     "months": 12},
         "probes": {"k": 1, "max_models": 20},
         "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1},
         # drift and the forecast ledger month by month on Artificial Analysis's history
