@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO))
 from benchpress.api import BenchPress  # noqa: E402
 from benchpress.predict import make_folds, make_predictor  # noqa: E402
 from benchpress.blas_threads import single_blas_thread  # noqa: E402
-from benchpress.predict.intervals.calibration import IntervalCalibrator, heldout_records, score_bounds  # noqa: E402
+from benchpress.predict.intervals.calibration import heldout_records  # noqa: E402
+from benchpress.predict.intervals.calibrator import IntervalCalibrator, score_bounds  # noqa: E402
 from tests.predict_data import PUBLISHED_FOLDS  # noqa: E402
 
 ALPHA, FLOOR = 0.1, 0.01

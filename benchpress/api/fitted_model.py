@@ -46,6 +46,7 @@ import polars as pl
 from benchpress.errors import BadInputError
 from benchpress.predict import BasePredictor, clone, param_overrides
 from benchpress.predict.intervals import calibration as conformal  # (`intervals` names an argument)
+from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.size_limits import LIMITS
 from benchpress.store.matrix import ScoreMatrix
 
@@ -147,10 +148,10 @@ class FittedModel:
                    identity=identity)
 
     @cached_property
-    def support(self) -> conformal.MatrixSupport:
+    def support(self) -> MatrixSupport:
         """Risk features of the fitted predictor's cells (`MatrixSupport`), made once and
         shared by every interval; its `transform` maps scores to z units."""
-        return conformal.MatrixSupport(self.predictor)
+        return MatrixSupport(self.predictor)
 
     @cached_property
     def check_space(self):

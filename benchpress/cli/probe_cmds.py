@@ -13,7 +13,7 @@ from benchpress.cli.common import (
     stderr, terminal_width, write_or_emit,
 )
 from benchpress.cli.scores import score_with_interval
-from benchpress.cli.matrix import (
+from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError

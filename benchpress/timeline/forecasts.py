@@ -40,7 +40,7 @@ from benchpress.errors import BadInputError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.home import Home
 from benchpress.predict import make_predictor, param_overrides
-from benchpress.predict.intervals.calibration import out_of_reach
+from benchpress.predict.intervals.calibrator import out_of_reach
 from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import get_snapshot
 from benchpress.store.tables import read_table, write_atomic

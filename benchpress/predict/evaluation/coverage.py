@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.estimator import BasePredictor, check_scores
 from benchpress.predict.evaluation.folds import Folds
-from benchpress.predict.intervals.calibration import (
-    TRUST_POINTS, IntervalCalibrator, calibrate, heldout_records, new_model_records,
-)
+from benchpress.predict.intervals.calibration import calibrate, heldout_records, new_model_records
+from benchpress.predict.intervals.calibrator import TRUST_POINTS, IntervalCalibrator
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["interval_coverage", "summarize", "evaluate_intervals", "coverage_json"]
