@@ -43,6 +43,7 @@ from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
+from benchpress.api.notes import contradicted_note
 from benchpress.home import Home, find_home
 from benchpress.predict import (
     BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, check_predictor,
@@ -84,18 +85,6 @@ class Prediction:
     def contradicted_note(self) -> str | None:
         """One line on `contradicted` (None when nothing is)."""
         return contradicted_note(self.contradicted)
-
-
-def contradicted_note(contradicted: dict | None, model: str | None = None) -> str | None:
-    """One line on a given score the others contradict (`BenchPress.predict`'s
-    `contradicted`; `model`: the new model's name, for `compare`), None for None."""
-    c = contradicted
-    if c is None:
-        return None
-    return ((f"{model}: " if model else "")
-            + f"{c['benchmark_id']}={c['given']:g} is far from what the other given scores "
-            f"imply (about {c['expected']:.1f}; {abs(c['z']):.1f} standard deviations): "
-            "check it (it was used as given)")
 
 
 def _home(home) -> Home:
@@ -192,8 +181,7 @@ class BenchPress:
         equal those of the fit that was saved. A damaged or incompatible artifact raises
         BadInputError (one line). `options`: the constructor's name handling
         (`ignore_unknown`, `on_unknown`)."""
-        from benchpress.api.notes import pretrained_path
-        from benchpress.api.artifact import load_artifact
+        from benchpress.api.artifact import load_artifact, pretrained_path
         from benchpress.api.fit_store import from_artifact
         from benchpress.predict.state import make_estimator
 
