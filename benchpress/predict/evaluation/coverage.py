@@ -1,9 +1,9 @@
 """Coverage and width of calibrated prediction intervals on held-out folds.
 
-Scores an :class:`~benchpress.predict.intervals.calibration.IntervalCalibrator` on folds it was not
+Scores an :class:`~benchpress.predict.intervals.calibrator.IntervalCalibrator` on folds it was not
 calibrated on, pooled and broken down by benchmark and by how many scores the model has
 (so under-covered corners show). Widths are in *points* (1% of a benchmark's range, see
-:func:`~benchpress.predict.intervals.calibration.point_size`); the headline row is the percent-scale
+:func:`~benchpress.predict.intervals.features.point_size`); the headline row is the percent-scale
 cells, with all cells beside it.
 """
 

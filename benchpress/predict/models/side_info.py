@@ -121,17 +121,20 @@ class SideInfoPredictor(ALSPredictor):
     interval_logit_rule : str, default "none"
         Which benchmarks the interval space of a fit with covariates puts through a logit
         (one of :data:`~benchpress.scales.LOGIT_RULES`; ``interval_logit_rule_``, read by
-        :class:`~benchpress.predict.intervals.calibration.MatrixSupport`). "none": intervals are made
+        :class:`~benchpress.predict.intervals.support.MatrixSupport`). "none": intervals are made
         in z-scores of the scores themselves and clipped to each benchmark's range (the
         default predictor's intervals use a logit on percent scales, margin 0.05).
     interval_eps : float, default 0.5
         Logit margin (percentage points) of that space when the rule has a logit
         (``interval_eps_``; the predictor's own margin).
-    rank, regularization, bias_regularization, n_iter, init_scale, n_starts, random_state, \
-logit_rule, eps, spread_prior, z_bound, regression_weight, regression_power, solver, method
+    rank, regularization, bias_regularization, n_iter, init_scale, n_starts
         The ALS half's parameters, as
         :class:`~benchpress.predict.models.als_predictor.ALSPredictor`'s (the default
-        preset's values when made by ``make_predictor("side")``); ``rank`` 4.
+        preset's values when made by ``make_predictor("side")``); ``rank`` 4 here.
+    random_state, logit_rule, eps, spread_prior, z_bound, regression_weight
+        The same.
+    regression_power, solver, method
+        The same; ``method`` "side" here.
 
     Attributes
     ----------
