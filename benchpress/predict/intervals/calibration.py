@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import UsageError
+from benchpress.errors import TooLittleData, UsageError
 from benchpress.predict.estimator import BasePredictor, check_scores, clone
 from benchpress.predict.evaluation.folds import Folds, make_folds
 from benchpress.predict.evaluation.heldout import fold_fits
-from benchpress.predict.intervals.calibrator import REGIMES, IntervalCalibrator, out_of_reach
+from benchpress.predict.intervals.calibrator import (
+    MIN_CALIBRATION_CELLS, REGIMES, IntervalCalibrator, out_of_reach,
+)
 from benchpress.predict.intervals.features import point_size
 from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.models.side_info import covariate_kwargs
@@ -53,7 +55,11 @@ from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["heldout_records", "new_model_records", "calibrate", "complete_intervals",
            "fold_in_intervals", "fold_in_rows", "source_block_folds", "temporal_groups",
-           "UNDATED_SHARE", "TEMPORAL_GIVEN"]
+           "UNDATED_SHARE", "TEMPORAL_GIVEN", "MIN_CALIBRATION_MODELS"]
+
+#: the fewest models with 2 or more scores a matrix must hold for held-out fits to
+#: calibrate intervals on (:func:`calibrate`)
+MIN_CALIBRATION_MODELS = 3
 
 
 def _intervals(support: MatrixSupport, calibrator: IntervalCalibrator, zhat, X, shape,
@@ -97,13 +103,14 @@ def complete_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator,
                for k in ("lower", "upper", "trust")}}
 
 
-def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, scores,
+def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator | None, scores,
                       support: MatrixSupport | None = None, *, covariates=None) -> dict:
     """Fold-in predictions with intervals for new models.
 
     ``scores`` (n_benchmarks,) or (n_rows, n_benchmarks) are known scores (NaN =
     unknown); ``predictor`` is fitted and ``calibrator`` calibrated for the same method
-    (:func:`calibrate`); ``support`` may reuse a :class:`MatrixSupport` of ``predictor``.
+    (:func:`calibrate`; None: no intervals, lower, upper and trust NaN); ``support`` may
+    reuse a :class:`MatrixSupport` of ``predictor``.
     ``covariates`` reach the fold-in of predictors that accept them: (n_rows, n_features),
     or per row a covariate row or None (that row is folded in without, as a model given
     without metadata is; see :func:`fold_in_rows`).
@@ -111,8 +118,11 @@ def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, 
     """
     S = np.asarray(scores, dtype=float)
     S2 = np.atleast_2d(S)
-    support = support or MatrixSupport(predictor)
     P, spread = fold_in_rows(predictor, S2, covariates)
+    if calibrator is None:  # point predictions alone (a matrix too small to calibrate on)
+        out = {"predicted": P, **{k: np.full(S2.shape, np.nan) for k in ("lower", "upper", "trust")}}
+        return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
+    support = support or MatrixSupport(predictor)
     zhat, X = support.new_rows(S2, P, spread)
     out = {"predicted": P, **_intervals(support, calibrator, zhat, X, S2.shape)}
     return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
@@ -329,6 +339,13 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
         raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
+    # held-out fits of one or two models are no fits (a side fit of one model has no
+    # covariate to learn from): said at once, before any of them runs
+    measured = int(((~np.isnan(Y)).sum(axis=1) >= 2).sum())
+    if measured < MIN_CALIBRATION_MODELS or (~np.isnan(Y)).sum() < MIN_CALIBRATION_CELLS:
+        raise TooLittleData(f"calibrating intervals needs at least {MIN_CALIBRATION_MODELS} "
+                            f"models with 2 or more scores and {MIN_CALIBRATION_CELLS} scores; "
+                            f"the matrix has {measured} and {int((~np.isnan(Y)).sum())}")
     most = limits.calibration_max_models
     if folds is None and use_sparse(*Y.shape, limits=limits) and Y.shape[0] > most:
         keep = np.sort(np.random.default_rng(seed).choice(Y.shape[0], most, replace=False))

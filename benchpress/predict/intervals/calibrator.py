@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.errors import BadInputError, NotFittedError, TooLittleData, UsageError
 from benchpress.predict.intervals.features import FEATURES
 from benchpress.predict.transform import ScaleTransform
 
 __all__ = ["IntervalCalibrator", "score_bounds", "out_of_reach", "KNOWN_BUCKETS",
-           "MIN_BUCKET", "TRUST_POINTS", "REGIMES", "COLUMN_PRIOR", "STATE_ARRAYS"]
+           "MIN_BUCKET", "TRUST_POINTS", "REGIMES", "COLUMN_PRIOR", "STATE_ARRAYS",
+           "MIN_CALIBRATION_CELLS"]
 
 #: New-model intervals take one conformal quantile per bucket of known-score count:
 #: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf) (a bucket of fewer than MIN_BUCKET held-out
@@ -28,6 +29,8 @@ _FLOOR = 0.01  # added to |residual| before the log in the risk regression
 #: What held-out data a calibrator is fitted on: missing cells of known models, or new
 #: models folded in from a few scores.
 REGIMES = ("cells", "new_models")
+#: the fewest held-out cells a calibrator is fitted on
+MIN_CALIBRATION_CELLS = 20
 #: A benchmark's own interval factor counts as this many calibration cells at 1
 #: (:meth:`IntervalCalibrator._column_factors`).
 COLUMN_PRIOR = 100
@@ -62,8 +65,9 @@ class IntervalCalibrator:
         r = np.asarray(residual_z, dtype=float)
         X = np.asarray(X, dtype=float)
         ok = np.isfinite(r) & np.isfinite(X).all(axis=1)
-        if ok.sum() < 20:
-            raise BadInputError(f"need at least 20 held-out cells to calibrate, got {int(ok.sum())}")
+        if ok.sum() < MIN_CALIBRATION_CELLS:
+            raise TooLittleData(f"need at least {MIN_CALIBRATION_CELLS} held-out cells to "
+                                f"calibrate, got {int(ok.sum())}")
         r, X = r[ok], X[ok]
         cols = None if cols is None else np.asarray(cols, dtype=np.int64)[ok]
         self.x_mean_, self.x_std_ = X.mean(axis=0), X.std(axis=0) + 1e-9

@@ -19,11 +19,14 @@ import numpy as np
 
 from benchpress.predict.models.als import fold_in_batched
 
-__all__ = ["CovariatePrior", "ridge", "masked_grams", "STATE_ARRAYS"]
+__all__ = ["CovariatePrior", "ridge", "masked_grams", "STATE_ARRAYS", "NOISE_VAR_FLOOR"]
 
 #: The fitted arrays of a prior that a stored fit keeps (:meth:`CovariatePrior.state`), by
 #: their attribute names (``noise_var_`` and ``prior_precision_`` only with ``cov_scale``).
 STATE_ARRAYS = ("theta_mean_", "theta_coef_", "prior_precision_", "noise_var_")
+
+#: the least noise variance (z units squared) the Gaussian covariate prior assumes
+NOISE_VAR_FLOOR = 1e-9
 
 
 def ridge(X, T, alpha):
@@ -133,7 +136,10 @@ class CovariatePrior:
         self.prior_precision_ = np.linalg.inv(cov + 1e-9 * np.eye(r + 1))
         obs = ~np.isnan(Z)
         res = np.where(obs, Z, 0.0)[None] - np.where(obs, ens.predict_starts(), 0.0)
-        self.noise_var_ = (res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1)
+        # floored: a registry of one model is fitted exactly (no residual), and a zero
+        # noise would divide by zero in every fold-in
+        self.noise_var_ = np.maximum((res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1),
+                                     NOISE_VAR_FLOOR)
 
     def _row_z_gauss(self, ens, Z_rows, Xs, with_var=False):
         """Per-start posterior-mean z rows under the Gaussian covariate prior, (S, n_rows,
