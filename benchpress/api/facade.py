@@ -44,7 +44,7 @@ from benchpress.errors import BadInputError, TooLittleData, UsageError
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
-from benchpress.api.notes import contradicted_note
+from benchpress.api.prediction_notes import contradicted_note
 from benchpress.home import Home, find_home
 from benchpress.predict import (
     BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, check_predictor,
@@ -328,8 +328,8 @@ class BenchPress:
         `BenchPress.from_pretrained()` (the shipped fit) does, else None: for a registry
         loaded without `sources` (the CLI's default, every source of the registry), whose
         sources are not the ones the shipped fit names (see
-        `benchpress.api.notes.pretrained_difference`)."""
-        from benchpress.api.notes import pretrained_difference
+        `benchpress.api.prediction_notes.pretrained_difference`)."""
+        from benchpress.api.prediction_notes import pretrained_difference
 
         if self.sources or self.folder is None:
             return None
@@ -494,7 +494,7 @@ class BenchPress:
         """The registry's suspect values with their citations and reviewed verdicts
         (`benchpress.api.suspect_report.find_suspects`, the report of `benchpress suspects`), for
         the whole registry or snapshot this object was loaded from (not `sources`)."""
-        from benchpress.predict.suspects import SuspectCheck
+        from benchpress.predict.checks.suspects import SuspectCheck
         from benchpress.api.suspect_report import find_suspects
 
         if self.folder is None:
@@ -613,8 +613,8 @@ class BenchPress:
 
     def metadata_note(self, metadata: dict | None, used: bool) -> str | None:
         """Why a new model's `metadata` did not reach its prediction (None: it did, or none
-        was given); see `benchpress.api.notes.metadata_note`."""
-        from benchpress.api.notes import metadata_note
+        was given); see `benchpress.api.prediction_notes.metadata_note`."""
+        from benchpress.api.prediction_notes import metadata_note
 
         return metadata_note(metadata, used, method=self.method,
                              takes_covariates=self._covariates is not None,

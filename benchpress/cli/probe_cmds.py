@@ -274,7 +274,7 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options(pretrained=True)
 def compare(model_ids, benchmarks, scores_file, limit, show_all, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
-    from benchpress.api.notes import contradicted_note
+    from benchpress.api.prediction_notes import contradicted_note
     from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
 
     new = read_model_scores(scores_file) if scores_file else None
