@@ -279,27 +279,51 @@ class Watched(type(os.environ)):
 
 os.environ = Watched(os.environ._data, os.environ.encodekey, os.environ.decodekey,
                      os.environ.encodevalue, os.environ.decodevalue)
+hooks = []
+
+
+def watched_call(name, call):
+    # a process-wide registration (exit handlers, fork handlers, matplotlib's backend),
+    # recorded when a benchpress file makes it itself (the standard library's own, made
+    # while a benchpress module imports it, are not the package's)
+    def wrapper(*args, **kwargs):
+        caller = sys._getframe(1).f_code.co_filename
+        if caller.startswith(here):
+            hooks.append((caller, name))
+        return call(*args, **kwargs)
+    return wrapper
+
+
+import atexit, matplotlib
+atexit.register = watched_call("atexit.register", atexit.register)
+os.register_at_fork = watched_call("os.register_at_fork", os.register_at_fork)
+matplotlib.use = watched_call("matplotlib.use", matplotlib.use)
 before = dict(os.environ)
 for path in sorted(Path(here).rglob("*.py")):
     if path.name == "__main__.py":
         continue
     parts = path.relative_to(Path(here).parent).with_suffix("").parts
     __import__(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-print(json.dumps({{"reads": reads, "writes": writes,
+print(json.dumps({{"reads": reads, "writes": writes, "hooks": hooks,
+                  "pyplot": "matplotlib.pyplot" in sys.modules,
                   "changed": sorted(k for k in set(before) | set(os.environ)
                                     if before.get(k) != os.environ.get(k))}}))
 """
 
 
-def test_importing_every_module_reads_and_sets_no_environment_variable():
+def test_importing_every_module_reads_and_sets_no_environment_variable_nor_hook():
     """`benchpress.limits` read BENCHPRESS_* at import and the package root set
     _RJEM_MALLOC_CONF; now the limits are read when a command asks for them and the memory
-    setting is made where a command starts (the CLI, the app)."""
+    setting is made where a command starts (the CLI, the app). Importing registers no
+    process-wide hook either: the SQL query server's exit and fork handlers are registered
+    when it first starts, and the report draws on figures of its own (no pyplot, no
+    `matplotlib.use`)."""
     code = _IMPORT_EVERYTHING.format(package=str(PACKAGE))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent)
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     assert doc["reads"] == [] and doc["writes"] == []
+    assert doc["hooks"] == [] and not doc["pyplot"]
     # (polars sets its allocator's variable when it loads, whoever imports it)
     assert not [k for k in doc["changed"] if k.startswith("BENCHPRESS")]
 
@@ -311,6 +335,9 @@ def test_the_environment_watch_sees_a_read_at_import(tmp_path):
     fake.mkdir()
     (fake / "__init__.py").write_text("import os\nSETTING = os.environ.get('HOME')\n")
     (fake / "setter.py").write_text("import os\nos.environ.setdefault('BENCHPRESS_X', '1')\n")
+    (fake / "hooks.py").write_text("import atexit, os, matplotlib\natexit.register(print)\n"
+                                   "os.register_at_fork(after_in_child=print)\n"
+                                   "matplotlib.use('Agg')\n")
     code = _IMPORT_EVERYTHING.format(package=str(fake))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path)
@@ -318,6 +345,8 @@ def test_the_environment_watch_sees_a_read_at_import(tmp_path):
     assert {key for _, key in doc["reads"]} == {"HOME", "BENCHPRESS_X"}
     assert [key for _, key in doc["writes"]] == ["BENCHPRESS_X"]
     assert doc["changed"] == ["BENCHPRESS_X"]
+    assert sorted(name for _, name in doc["hooks"]) == ["atexit.register", "matplotlib.use",
+                                                         "os.register_at_fork"]
 
 
 @pytest.mark.parametrize("entry", ["benchpress.cli", "benchpress.app.__main__"])

@@ -181,6 +181,7 @@ class _Server:
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._socket: socket.socket | None = None
+        self._hooked = False
 
     def fork(self) -> _QueryProcess:
         pipes = [os.pipe() for _ in range(4)]  # request, answer, stderr, status: (read, write)
@@ -214,6 +215,10 @@ class _Server:
         raise BenchPressError("SQL error: the query server did not start a query process")
 
     def _start(self) -> None:
+        if not self._hooked:  # registered by the first start, not at import
+            atexit.register(self.stop)
+            os.register_at_fork(after_in_child=self.forget)
+            self._hooked = True
         ours, theirs = socket.socketpair()
         ours.settimeout(_START_SECONDS)
         try:
@@ -252,8 +257,6 @@ class _Server:
 
 
 _SERVER = _Server()
-atexit.register(_SERVER.stop)
-os.register_at_fork(after_in_child=_SERVER.forget)
 
 
 def shutdown() -> None:
