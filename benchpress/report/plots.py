@@ -10,6 +10,7 @@ import io
 
 import matplotlib.dates as mdates
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -20,10 +21,11 @@ __all__ = ["pattern", "spectrum", "intervals", "coverage_by_count", "coverage_fi
 
 
 def _subplots(nrows: int = 1, ncols: int = 1, *, figsize, layout=None, squeeze: bool = True):
-    """A figure and its axes, as `pyplot.subplots` gives them, but a `Figure` of its own
-    (drawn by Agg when saved): no pyplot, so importing this module or drawing sets no
-    backend or global figure state."""
+    """A figure and its axes, as `pyplot.subplots` gives them, but a `Figure` on an Agg
+    canvas of its own: no pyplot, so importing this module or drawing sets no backend or
+    global figure state."""
     fig = Figure(figsize=figsize, layout=layout)
+    FigureCanvasAgg(fig)  # the figure's own Agg canvas (it measures text as it is drawn)
     return fig, fig.subplots(nrows, ncols, squeeze=squeeze)
 
 
