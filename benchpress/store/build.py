@@ -15,7 +15,7 @@ from typing import Callable
 
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.adapters import get_adapter, spec_of
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
@@ -172,7 +172,7 @@ _MEMO = {"on": False}
 @contextmanager
 def reuse_prepared():
     """Within this block, builds in this process read and prepare each file (by content
-    digest, contracts, source info and `limits.current()`) once; a replay's date-by-date
+    digest, contracts, source info and the input limits in force) once; a replay's date-by-date
     rebuilds use it."""
     before = _MEMO["on"]
     _MEMO["on"] = True
@@ -256,7 +256,7 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     notes, prepared, key = _read_prepared(
         adapter, (lambda: path) if path is not None
         else (lambda: materialize(home, vconf, mirror=mirror)[0]), vconf, info, contracts,
-        (contracts_key, adapter.name, digest, repr(info), limits.current(),
+        (contracts_key, adapter.name, digest, repr(info), input_limits().items(),
          "" if spec is None else repr(spec)),
         PreparedCache(None if cache_folder is None else Path(cache_folder)))
     summary = SourceSummary(

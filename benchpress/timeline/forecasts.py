@@ -41,7 +41,7 @@ from benchpress.api.fit_store import FitStore
 from benchpress.home import Home
 from benchpress.precision import SIGNIFICANT
 from benchpress.predict import make_predictor, param_overrides
-from benchpress.predict.intervals.calibration import out_of_reach
+from benchpress.predict.intervals.calibrator import out_of_reach
 from benchpress.store.matrix import load_matrix, present_sources
 from benchpress.store.snapshot import get_snapshot
 from benchpress.store.tables import read_table, write_atomic
@@ -268,7 +268,7 @@ def score_months(home: Home, *, from_ref: str | None = None, to_ref: str | None 
 
 def _out_of_reach_cells(matrix) -> pl.DataFrame:
     """The missing cells of ``matrix`` out of their model's source reach
-    (`benchpress.predict.intervals.calibration.out_of_reach`): model_id, benchmark_id, out_of_reach
+    (`benchpress.predict.intervals.calibrator.out_of_reach`): model_id, benchmark_id, out_of_reach
     (True); none for a matrix of one source (each of its models reaches every benchmark)
     or one whose benchmarks do not list their sources."""
     reach, missing = matrix.source_reach(), np.isnan(matrix.values)
