@@ -220,7 +220,7 @@ def test_reviewed_values_leave_the_cells_and_the_report_lists_them(repo_home):
                                        str(repo_home.root)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    rows = pl.DataFrame(doc["suspects"])
+    rows = pl.DataFrame(doc["suspects"], infer_schema_length=None)  # every row's keys
     opus = rows.filter((pl.col("model_id") == "claude-opus-4.5")
                        & (pl.col("benchmark_id") == "factscore")).row(0, named=True)
     assert opus["status"] == "excluded" and opus["verdict"] == "reversed"
@@ -302,6 +302,7 @@ def test_diff_names_a_review_as_the_cause(repo_home, tmp_path):
     cells = diff_folders(resolve_snapshot(home, "before"), home.registry).cells
     reviewed = cells.filter(pl.col("cause") == "reviewed")
     excluded = read_reviews(REPO / "schemas").filter(pl.col("verdict") != "ok")
-    assert reviewed.height == cells.height == excluded.height     # one cell each, nothing else
+    # one cell each (two sources' values of one cell, one cell), nothing else
+    assert reviewed.height == cells.height == excluded.select("model_id", "benchmark_id").n_unique()
     assert ("claude-opus-4.5", "factscore") in set(reviewed.select("model_id", "benchmark_id").rows())
 
