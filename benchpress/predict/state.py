@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, UsageError, import_extra
+from benchpress.predict.base import fit_matrix
 from benchpress.predict.models.blend import BlendPredictor, SideBlendPredictor
 from benchpress.predict.models.ensemble import ALSEnsemble
 from benchpress.predict.intervals.calibration import (
@@ -103,6 +104,22 @@ def _put(arrays: dict, prefix: str, obj, names) -> None:
         arrays[prefix + n.rstrip("_")] = np.asarray(getattr(obj, n))
 
 
+def _put_transform(arrays: dict, prefix: str, t: ScaleTransform) -> None:
+    """A fitted transform's moments, and its log columns' floors when it has log columns
+    (so that the artifacts of matrices without money or time stay as they were)."""
+    _put(arrays, prefix, t, _TRANSFORM)
+    if t.log.any():
+        arrays[prefix + "floor"] = np.asarray(t.floor_)
+
+
+def _get_transform(arrays, prefix: str, t: ScaleTransform) -> None:
+    _get(arrays, prefix, t, _TRANSFORM)
+    if prefix + "floor" in arrays:
+        t.floor_ = np.asarray(arrays[prefix + "floor"], dtype=float)
+    elif t.log.any():
+        raise BadInputError(f"artifact arrays lack {prefix + 'floor'!r}")
+
+
 def _get(arrays, prefix: str, obj, names) -> None:
     for n in names:
         key = prefix + n.rstrip("_")
@@ -136,7 +153,7 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
                          f"({predictor.method!r})")
     predictor._fitted()
     arrays: dict[str, np.ndarray] = {}
-    _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
+    _put_transform(arrays, "transform_", predictor.transform_)
     _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
     arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
     sparse = predictor.uses_cells()
@@ -145,7 +162,7 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
         if not sparse:
             arrays["regression_z"] = np.asarray(predictor.regression_z_)
     support = support if support is not None else MatrixSupport(predictor)
-    _put(arrays, "support_transform_", support.transform, _TRANSFORM)
+    _put_transform(arrays, "support_transform_", support.transform)
     for n in SPARSE_SUPPORT_ARRAYS if sparse else SUPPORT_ARRAYS:
         arrays["support_" + n] = np.asarray(getattr(support, n))
     cal_meta = {}
@@ -224,7 +241,7 @@ def _support_space(meta: dict) -> tuple[str, float]:
 
 def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: float):
     t = ScaleTransform.from_scales(scales, logit_rule=rule, eps=eps)
-    _get(arrays, prefix, t, _TRANSFORM)
+    _get_transform(arrays, prefix, t)
     return t
 
 
@@ -232,7 +249,7 @@ def _transform(arrays, prefix: str, scales: BenchmarkScales, rule: str, eps: flo
 #: "S" (ensemble members) and "r" (rank) are the same in every array that has them.
 _SHAPES = {
     **{f"{p}{n}": ("b",) for p in ("transform_", "support_transform_")
-       for n in ("mean", "std", "n_observed")},
+       for n in ("mean", "std", "n_observed", "floor")},
     "ensemble_mu": ("S",), "ensemble_seeds": ("S",), "ensemble_model_bias": ("S", "m"),
     "ensemble_benchmark_bias": ("S", "b"), "ensemble_U": ("S", "m", "r"),
     "ensemble_V": ("S", "b", "r"),
@@ -295,9 +312,9 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)
     check_shapes(arrays, *Y.shape)
-    pred.Y_, pred.scales_ = Y, scales
+    pred.Y_, pred.scales_ = fit_matrix(Y, scales), scales
     pred.transform_ = pred.make_transform(scales)  # its own z space, with the stored moments
-    _get(arrays, "transform_", pred.transform_, _TRANSFORM)
+    _get_transform(arrays, "transform_", pred.transform_)
     pred.ensemble_ = ALSEnsemble(pred.als_config())
     _get(arrays, "ensemble_", pred.ensemble_, _ENSEMBLE)
     pred.ensemble_.seeds_ = [int(s) for s in arrays["ensemble_seeds"]]
