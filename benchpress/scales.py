@@ -144,6 +144,13 @@ class BenchmarkScales:
         return BenchmarkScales(self.kind[cols], self.lower[cols], self.upper[cols],
                                self.unit[cols], self.direction[cols])
 
+    def unturned(self) -> "BenchmarkScales":
+        """The same scales with every benchmark read as given (direction +1): a transform
+        of them neither turns a column nor leaves one out for want of a direction (for
+        checks that apply directions of their own)."""
+        return BenchmarkScales(self.kind, self.lower, self.upper, self.unit,
+                               np.ones(self.n_benchmarks))
+
     def arrays(self) -> tuple:
         """Every array describing the scales, for digests of what a fit was made on."""
         return (self.kind.astype("U"), self.lower, self.upper, self.unit.astype("U"),
