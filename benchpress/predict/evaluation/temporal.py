@@ -308,7 +308,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
     :class:`~benchpress.predict.fit_memo.FitMemo`) hands out fits made before on the same
     rows (the same numbers)."""
     popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
-    trained = popularity > 0
+    trained = (popularity > 0) & (scales.left_out() == "")  # what the fit can predict
     fit_extra = covariate_kwargs(est, train_covariates)
     memo = memo if memo is not None else FitMemo()
     pred = memo.fit(est, Ytr, scales, **fit_extra)
@@ -316,7 +316,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
                     memo=memo, **fit_extra) if intervals else None
     X_later = later.covariates if getattr(est, "accepts_covariates", False) else None
     support = memo.support(pred, MatrixSupport) if intervals else None
-    scale_kind = np.asarray(scales.kind)
+    scale_kind = scales.labels()  # each scale's figures apart, lower-is-better too
     obs = ~np.isnan(later.T)
     frames = []
     for order in orders:
