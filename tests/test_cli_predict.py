@@ -448,16 +448,14 @@ def test_predict_metadata_errors_are_one_line(run, metadata, message, code):
 
 
 def test_a_huge_scores_file_is_refused_before_it_is_read(run, tmp_path, monkeypatch):
-    from benchpress import limits
-
     big = tmp_path / "big.json"
     big.write_text('{"gpqa_diamond": 80, "pad": "' + "x" * 5000 + '"}')
-    monkeypatch.setattr(limits, "MAX_SCORES_FILE_BYTES", 4096)
+    monkeypatch.setenv("BENCHPRESS_MAX_SCORES_FILE_BYTES", str(4096))
     refused = run("predict", "--scores-file", big)
     assert refused.exit_code == 1 and refused.stderr.count("\n") == 1
     size = f"{big.stat().st_size:,}"
     assert f"{size} bytes is more than a scores file may hold (4,096" in refused.stderr
-    monkeypatch.setattr(limits, "MAX_SCORES_FILE_BYTES", 1 << 20)
+    monkeypatch.setenv("BENCHPRESS_MAX_SCORES_FILE_BYTES", str(1 << 20))
     cut = run("predict", "--scores-file", big)  # read now: the bad value is cut in the message
     assert cut.exit_code == 1 and "score of 'pad' is 'xxx" in cut.stderr
     assert len(cut.stderr) < 300 and "…" in cut.stderr

@@ -1,4 +1,4 @@
-"""The suspect-cell check (`benchpress.predict.suspects`), its report (`benchpress.api.suspect_report`),
+"""The suspect-cell check (`benchpress.predict.checks.suspects`), its report (`benchpress.api.suspect_report`),
 reviewed verdicts (`schemas/cell_reviews.csv`: `validate.reviews`, `store.verdicts`) and the
 `suspects` command."""
 
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from benchpress.cli import main
 from benchpress.errors import BadRowsError
-from benchpress.predict.suspects import SLIPS, SuspectCheck, slip_values
+from benchpress.predict.checks.suspects import SLIPS, SuspectCheck, slip_values
 from benchpress.scales import BenchmarkScales
 from benchpress.store.verdicts import apply_reviews
 from benchpress.store.tables import read_table

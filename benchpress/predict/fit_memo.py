@@ -29,7 +29,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from benchpress.predict.base import BasePredictor, clone
+from benchpress.predict.estimator import BasePredictor, clone
 
 __all__ = ["FitMemo"]
 

@@ -15,7 +15,7 @@ from typing import Callable
 
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.adapters import get_adapter
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
@@ -171,7 +171,7 @@ _MEMO = {"on": False}
 @contextmanager
 def reuse_prepared():
     """Within this block, builds in this process read and prepare each file (by content
-    digest, contracts, source info and `limits.current()`) once; a replay's date-by-date
+    digest, contracts, source info and the input limits in force) once; a replay's date-by-date
     rebuilds use it."""
     before = _MEMO["on"]
     _MEMO["on"] = True
@@ -235,7 +235,7 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
                       cites_source=adapter.cites_source)
     output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
                                       (contracts_key, adapter.name, digest, repr(info),
-                                       limits.current()))
+                                       input_limits().items()))
     summary = SourceSummary(
         config.id, adapter.name, prepared.rows_read, prepared.scores.height,
         prepared.rows_merged, prepared.quarantine.height,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import check_scores
+from benchpress.predict.estimator import check_scores
 from benchpress.predict.models.knn import KNNModels, local_regression
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.side_info import SideInfoPredictor
@@ -58,9 +58,6 @@ KNN_WEIGHTS = (0.7, 0.5, 0.4, 0.3, 0.35)
 REG_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 0.0)
 REG_NOISE = 0.05
 REG_ALPHA = 0.03
-#: The nearest models per benchmark are looked for among this many nearest models
-#: (:mod:`benchpress.predict.size_limits`); a benchmark none of them scored is ALS alone.
-KNN_CANDIDATES = LIMITS.knn_candidates
 
 
 def knn_weight(n_known, weights) -> np.ndarray:
@@ -134,7 +131,7 @@ class NeighbourMix:
         self.models_ = None
         if enabled and Y.shape[0]:
             self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
-                                     weighting="distance", candidates=KNN_CANDIDATES,
+                                     weighting="distance", candidates=LIMITS.knn_candidates,
                                      logit_rule=self.logit_rule
                                      ).fit(Y, scales, transform=transform)
         return self

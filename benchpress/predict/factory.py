@@ -16,7 +16,7 @@ well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_in()``.
 from __future__ import annotations
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor
+from benchpress.predict.estimator import BasePredictor
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.baselines import (
     BenchmarkMean,
