@@ -124,10 +124,15 @@ class ScaleTransform:
     @classmethod
     def from_scales(cls, scales: BenchmarkScales, *, logit_rule: str = "percent",
                     eps: float = 0.5, spread_prior: float = 0.0,
-                    z_bound: float = 0.0) -> "ScaleTransform":
+                    z_bound: float = 0.0, as_given: bool = False) -> "ScaleTransform":
         """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`:
-        each column turned to its direction, the log kinds on a log scale."""
+        each column turned to its direction, the log kinds on a log scale; with
+        ``as_given``, every column as given (no turn, no log, none left out: the BenchPress
+        paper's space)."""
         logit = scales.logit_mask(logit_rule)
+        if as_given:
+            return cls(scales.lower, scales.upper, logit, eps=eps, kind=scales.kind,
+                       spread_prior=spread_prior, z_bound=z_bound)
         return cls(scales.lower, scales.upper, logit, eps=eps, kind=scales.kind,
                    spread_prior=spread_prior, z_bound=z_bound,
                    sign=np.where(scales.direction < 0, -1.0, 1.0),

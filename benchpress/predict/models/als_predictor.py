@@ -71,6 +71,10 @@ class ALSPredictor(BasePredictor):
     method : str, default "als"
         The name this configuration goes by in output (``make_predictor("default")``
         sets "default"); it travels with :func:`~benchpress.predict.estimator.clone`.
+    directions : bool, default True
+        Turn each benchmark to its direction and model money and time on a log scale
+        (:meth:`ScaleTransform.from_scales`); False: every column as given (the paper's
+        space, for ``published``).
 
     Attributes
     ----------
@@ -87,7 +91,8 @@ class ALSPredictor(BasePredictor):
                  n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
                  logit_rule: str = "percent", eps: float = 0.5, spread_prior: float = 0.0,
                  z_bound: float = 0.0, regression_weight: float = 0.0,
-                 regression_power: float = 4.0, solver: str = "auto", method: str = "als"):
+                 regression_power: float = 4.0, solver: str = "auto", method: str = "als",
+                 directions: bool = True):
         self.rank = rank
         self.regularization = regularization
         self.bias_regularization = bias_regularization
@@ -103,6 +108,7 @@ class ALSPredictor(BasePredictor):
         self.regression_power = regression_power
         self.solver = solver
         self.method = method
+        self.directions = directions
 
     def als_config(self) -> ALSConfig:
         """This predictor's bias-ALS hyperparameters."""
@@ -114,7 +120,8 @@ class ALSPredictor(BasePredictor):
     def make_transform(self, scales: BenchmarkScales) -> ScaleTransform:
         """This predictor's z space (logit rule, margin, spread prior, bound), unfitted."""
         return ScaleTransform.from_scales(scales, logit_rule=self.logit_rule, eps=self.eps,
-                                          spread_prior=self.spread_prior, z_bound=self.z_bound)
+                                          spread_prior=self.spread_prior, z_bound=self.z_bound,
+                                          as_given=not self.directions)
 
     def state(self) -> tuple[dict, dict]:
         """``(arrays, meta)`` of the fitted predictor, no pickle: the fitted parts' arrays
