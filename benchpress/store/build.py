@@ -352,7 +352,8 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
     # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
-    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews)
+    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews,
+                                                              contracts.aliases)
     quarantine_parts.append(reviewed_out)
     models, warnings = _models_table(model_parts, scores)
     scores = with_measured_by(scores, models, contracts)  # who measured each value
