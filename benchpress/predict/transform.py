@@ -147,11 +147,12 @@ class ScaleTransform:
 
     @classmethod
     def from_state(cls, arrays: dict, scales: BenchmarkScales, *, logit_rule: str, eps: float,
-                   spread_prior: float = 0.0, z_bound: float = 0.0) -> "ScaleTransform":
+                   spread_prior: float = 0.0, z_bound: float = 0.0,
+                   as_given: bool = False) -> "ScaleTransform":
         """The fitted transform of :meth:`state` ``arrays`` in the space given by ``scales``
         and the other arguments (as :meth:`from_scales`): the moments as saved, not refitted."""
         out = cls.from_scales(scales, logit_rule=logit_rule, eps=eps, spread_prior=spread_prior,
-                              z_bound=z_bound)
+                              z_bound=z_bound, as_given=as_given)
         out.mean_, out.std_, out.n_observed_, floor = (np.asarray(arrays[n]) for n in STATE_ARRAYS)
         out.floor_ = floor.astype(float)
         return out

@@ -158,7 +158,7 @@ class ALSPredictor(BasePredictor):
         out.transform_ = ScaleTransform.from_state(
             state_part(arrays, "transform_", TRANSFORM_ARRAYS), scales,
             logit_rule=out.logit_rule, eps=out.eps, spread_prior=out.spread_prior,
-            z_bound=out.z_bound)
+            z_bound=out.z_bound, as_given=not out.directions)
         out.ensemble_ = ALSEnsemble.from_state(state_part(arrays, "ensemble_", ENSEMBLE_ARRAYS),
                                                out.als_config())
         sparse = bool(meta.get("sparse"))
