@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+import polars as pl
 from tests.predict_data import PUBLISHED_FOLDS
 from tests.reference import loop_heldout_predictions
 
@@ -64,13 +65,20 @@ def test_fold_generation_deterministic_and_per_model(paper_matrix):
 
 
 def test_published_reproduction(published_result):
-    o = published_result.overall
+    # the paper's figures pool every held-out cell, Elo and dollars beside percentages:
+    # reproduced here by that definition, which no figure of ours uses
+    cells = published_result.cells
+    o = compute_metrics(cells["actual"].to_numpy(), cells["predicted"].to_numpy())
     assert o.n_cells == 26040 and o.coverage == 1.0
     assert o.medae == pytest.approx(4.60, abs=0.03)
-    assert o.fold_medae_mean == pytest.approx(4.58, abs=0.03)
     assert o.medape == pytest.approx(7.76, abs=0.1)
     assert o.within3 == pytest.approx(36.6, abs=0.5)
     assert o.within5 == pytest.approx(52.8, abs=0.5)
+    # ours: the percent cells (higher is better) only, every other scale apart
+    head = published_result.overall
+    n_percent = cells.filter(pl.col("scale") == "percent").height
+    assert head.n_cells == n_percent < 26040 and head.medae != pytest.approx(o.medae, abs=0.01)
+    assert published_result.per_scale["n_cells"].sum() == 26040
 
 
 def test_result_tables_and_json(published_result, paper_matrix):
@@ -82,7 +90,7 @@ def test_result_tables_and_json(published_result, paper_matrix):
         assert key in js
     json.dumps(js)
     assert r.per_benchmark.height == len(bids) and r.per_model.height == len(mids)
-    assert r.per_fold.height == 30 and int(r.per_fold["n_cells"].sum()) == 26040
+    assert r.per_fold.height == 30 and int(r.per_fold["n_cells"].sum()) == r.overall.n_cells
     assert r.cells.height == 26040
     assert set(r.per_benchmark.columns) >= {"benchmark_id", "medae", "medape", "within3",
                                             "within5", "coverage", "n_cells"}

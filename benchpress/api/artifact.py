@@ -65,8 +65,11 @@ def matrix_digest(matrix) -> str:
     """sha256 of a ScoreMatrix's content: ids, scales and every value (NaN included)."""
     h = hashlib.sha256()
     s = matrix.scales
+    # directions only where one is not "higher is better" (how a fit turns its columns;
+    # the digests of matrices without such a benchmark stay as they were)
+    turned = [s.direction.tolist()] if (s.direction != 1).any() else []
     h.update(json.dumps([matrix.model_ids, matrix.benchmark_ids, s.kind.tolist(),
-                         _nan_none(s.lower), _nan_none(s.upper)]).encode())
+                         _nan_none(s.lower), _nan_none(s.upper), *turned]).encode())
     h.update(np.ascontiguousarray(matrix.values, dtype="<f8").tobytes())
     return h.hexdigest()
 
@@ -172,11 +175,12 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
     """
     import polars as pl
 
+    from benchpress.predict.estimator import fit_matrix
     from benchpress.predict.state import fitted_state
     from benchpress.store.tables import write_folder_atomic
 
     if predictor.Y_.shape != matrix.values.shape or not np.array_equal(
-            predictor.Y_, matrix.values, equal_nan=True):
+            predictor.Y_, fit_matrix(matrix.values, predictor.scales_), equal_nan=True):
         raise BadInputError("the predictor was not fitted on this matrix")
     arrays, meta = fitted_state(predictor, support=support, calibrators=calibrators)
     ids = {"model_ids": matrix.model_ids, "benchmark_ids": matrix.benchmark_ids}
@@ -214,7 +218,8 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
             "counts": {"models": len(matrix.model_ids), "benchmarks": len(matrix.benchmark_ids),
                        "scores": int(i.size)},
             **ids, "scales": {"kind": s.kind.tolist(), "lower": _nan_none(s.lower),
-                              "upper": _nan_none(s.upper)},
+                              "upper": _nan_none(s.upper), "unit": s.unit.tolist(),
+                              "direction": s.direction.tolist()},
             "probes": probes,
             "files": {p.relative_to(tmp).as_posix(): sha256_of(p) for p in files},
         }
@@ -373,9 +378,12 @@ def _scales(doc: dict):
     from benchpress.scales import BenchmarkScales
 
     sc = doc["scales"]
+    # an artifact made before directions (2026-12-07) was fitted with every column as given
     return BenchmarkScales(np.array(sc["kind"], dtype=str),
                            np.array([np.nan if v is None else v for v in sc["lower"]]),
-                           np.array([np.nan if v is None else v for v in sc["upper"]]))
+                           np.array([np.nan if v is None else v for v in sc["upper"]]),
+                           np.array(sc.get("unit") or [""] * len(sc["kind"]), dtype=object),
+                           np.array(sc.get("direction") or [1.0] * len(sc["kind"]), dtype=float))
 
 
 def _load_lite(path: Path) -> dict:

@@ -201,12 +201,16 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, month
     report = {**result.to_json(), **method_fields(bp)}
     # the file holds figures only (no timing), so that `dvc metrics diff` shows real changes
     if write_or_emit(report, out, fmt, written={k: v for k, v in report.items()
-                                                if k not in ("per_benchmark", "per_model", "seconds")},
+                                                if k not in ("per_benchmark", "per_model", "per_scale",
+                                                             "seconds")},
                     rows=result.per_benchmark):
         return
     overall = {k: report[k] for k in ("method", "n_cells", "coverage", "medae", "fold_medae_mean",
                                       "medape", "within3", "within5") if k in report}
-    render(pl.DataFrame([overall]), "table", title="held-out error, pooled over all folds")
+    render(pl.DataFrame([overall]), "table", title="held-out error, percent cells, all folds")
+    if result.per_scale is not None and result.per_scale.height > 1:
+        render(result.per_scale.select("scale", "n_cells", "coverage", "medae"), "table",
+               title="each scale in its own units (never pooled)")
     worst = result.per_benchmark.sort("medae", descending=True).head(10)
     render(worst, "table", title="benchmarks with the largest median error")
 

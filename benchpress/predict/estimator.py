@@ -36,8 +36,8 @@ from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.blas_threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["BasePredictor", "check_scores", "check_predictor", "clone", "state_part",
-           "prefixed"]
+__all__ = ["BasePredictor", "check_scores", "check_predictor", "clone", "fit_matrix",
+           "state_part", "prefixed"]
 
 
 def check_scores(Y, scales: BenchmarkScales | None = None) -> np.ndarray:
@@ -52,6 +52,19 @@ def check_scores(Y, scales: BenchmarkScales | None = None) -> np.ndarray:
             f"scores have {Y.shape[1]} benchmark columns but scales describe "
             f"{scales.n_benchmarks}"
         )
+    return Y
+
+
+def fit_matrix(Y: np.ndarray, scales: BenchmarkScales) -> np.ndarray:
+    """``Y`` as a predictor fits it: the columns it leaves out
+    (:meth:`~benchpress.scales.BenchmarkScales.left_out`: a benchmark without a direction,
+    a scale kind it does not model) emptied, so that nothing it fits or counts reads them
+    and their predictions are NaN. ``Y`` itself when nothing is left out."""
+    out = scales.left_out() != ""
+    if not out.any():
+        return Y
+    Y = np.array(Y, dtype=float, copy=True)
+    Y[:, out] = np.nan
     return Y
 
 
@@ -90,7 +103,7 @@ class BasePredictor:
         """Learn from scores ``Y`` (n_models, n_benchmarks), NaN = missing, score units."""
         if not isinstance(scales, BenchmarkScales):
             raise BadInputError("scales must be a BenchmarkScales instance")
-        Y = check_scores(Y, scales)
+        Y = fit_matrix(check_scores(Y, scales), scales)
         self.Y_ = Y
         self.scales_ = scales
         with single_blas_thread():

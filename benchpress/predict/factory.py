@@ -44,7 +44,8 @@ Z_BOUND = 5.0
 PRESETS: dict[str, dict] = {
     # arXiv 2606.24020 / microsoft/benchpress "Logit Bias ALS"
     "published": dict(rank=2, regularization=0.1, n_iter=40, init_scale=0.01,
-                      n_starts=10, random_state=42, logit_rule="percent_or_0_100", eps=0.5),
+                      n_starts=10, random_state=42, logit_rule="percent_or_0_100", eps=0.5,
+                      directions=False),
     # this project's default, tuned on our own random per-model 3-fold partitions
     # (seeds 1001-1005), never on the published folds: rank 4 with a wider random start
     # and 30 averaged starts, blended with pairwise benchmark regression

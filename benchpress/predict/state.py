@@ -145,7 +145,7 @@ def _support_space(meta: dict) -> tuple[str, float]:
 #: "S" (ensemble members) and "r" (rank) are the same in every array that has them.
 _SHAPES = {
     **{f"{p}{n}": ("b",) for p in ("transform_", "support_transform_")
-       for n in ("mean", "std", "n_observed")},
+       for n in ("mean", "std", "n_observed", "floor")},
     "ensemble_mu": ("S",), "ensemble_seeds": ("S",), "ensemble_model_bias": ("S", "m"),
     "ensemble_benchmark_bias": ("S", "b"), "ensemble_U": ("S", "m", "r"),
     "ensemble_V": ("S", "b", "r"),

@@ -1,11 +1,15 @@
-"""Per-benchmark score transforms: logit for bounded percent-like scales, then z-scoring.
+"""Per-benchmark score transforms: logit for bounded percent-like scales, log for money and
+time, then z-scoring, turned so that higher is better on every column.
 
 Scores arrive in their benchmark's native units (percent points, Elo, dollars, ...).
 The predictor works in a standardized space:
 
 1. columns flagged ``logit`` are mapped from ``[lower, upper]`` to the real line with
    ``logit(clip((x - lower) / (upper - lower), eps, 1 - eps))`` where ``eps`` is given in
-   percentage points of the range (0.5 -> 0.005); other columns stay native;
+   percentage points of the range (0.5 -> 0.005); columns flagged ``log`` (dollars,
+   seconds, counts: :data:`~benchpress.scales.LOG_KINDS`) take ``log(max(x, floor))``,
+   ``floor`` a tenth of the column's smallest positive observed score; other columns stay
+   native;
 2. every column is z-scored with the mean and (population, ``ddof=0``) standard deviation
    of its observed transformed values; a column with std below ``1e-8`` gets std 1, and
    a column with no observed values gets mean 0 and std 1. With ``spread_prior`` n0 > 0,
@@ -17,7 +21,14 @@ The predictor works in a standardized space:
    as Elo and dollars, are not, and keep their own spread);
 3. with ``z_bound`` b > 0, a standardized value beyond +-b is taken as +-b: one score far
    outside a benchmark's registered models (LiveBench lists a 0.0 on a task where the
-   others score 60-100) pulls a fit or a fold-in no further than b standard deviations.
+   others score 60-100) pulls a fit or a fold-in no further than b standard deviations;
+4. a column the predictor leaves out (``keep`` False: a benchmark without a direction, a
+   scale kind it does not model; :meth:`~benchpress.scales.BenchmarkScales.left_out`)
+   is NaN in the standardized space, so that no fit or fold-in reads it;
+5. a column whose ``sign`` is -1 (a benchmark where lower is better: a hallucination
+   rate, a cost, an average rank) is negated, so that a standardized value is "better"
+   on every column and a model's bias (its general strength) means the same everywhere.
+   For a logit column this is the logit of the complement, ``logit(1 - p)``.
 
 Which columns are logit-transformed and how predictions are clipped come only from the
 benchmark metadata given here (:class:`BenchmarkScales`), never from the data.
@@ -34,7 +45,7 @@ __all__ = ["BenchmarkScales", "ScaleTransform", "LOGIT_RULES", "STATE_ARRAYS"]
 
 _STD_FLOOR = 1e-8
 #: The fitted arrays of a transform that a stored fit keeps (:meth:`ScaleTransform.state`).
-STATE_ARRAYS = ("mean", "std", "n_observed")
+STATE_ARRAYS = ("mean", "std", "n_observed", "floor")
 #: The columns whose variances pool into the prior of ``spread_prior`` have this many models.
 _POOL_MIN_MODELS = 10
 
@@ -54,6 +65,14 @@ class ScaleTransform:
         Logit clipping margin in percentage points of the range.
     kind : array_like of str, optional
         Scale kinds, kept for reference only.
+    sign : array_like of float, shape (n_benchmarks,), optional
+        -1 for the columns where lower is better (negated in z space), +1 elsewhere
+        (the default).
+    log : array_like of bool, shape (n_benchmarks,), optional
+        Columns modelled on a log scale (none by default); not with ``logit``.
+    keep : array_like of bool, shape (n_benchmarks,), optional
+        False for the columns left out (NaN in the standardized space); all kept by
+        default.
     spread_prior : float, default 0
         Models' worth of the pooled logit variance in each logit column's variance (0:
         each column's own; see the module docstring).
@@ -64,10 +83,14 @@ class ScaleTransform:
     ----------
     mean_, std_ : ndarray, shape (n_benchmarks,)
         Column mean and population std of the transformed observed values.
+    floor_ : ndarray, shape (n_benchmarks,)
+        The log columns' floor (a tenth of the smallest positive observed score; 1 when
+        none); 1 elsewhere.
     """
 
     def __init__(self, lower, upper, logit, *, eps: float = 0.5, kind=None,
-                 spread_prior: float = 0.0, z_bound: float = 0.0):
+                 spread_prior: float = 0.0, z_bound: float = 0.0, sign=None, log=None,
+                 keep=None):
         self.lower = np.asarray(lower, dtype=float)
         self.upper = np.asarray(upper, dtype=float)
         self.logit = np.asarray(logit, dtype=bool)
@@ -75,8 +98,17 @@ class ScaleTransform:
         self.kind = None if kind is None else np.asarray(kind, dtype=str)
         self.spread_prior = float(spread_prior)
         self.z_bound = float(z_bound)
-        if not (self.lower.shape == self.upper.shape == self.logit.shape) or self.lower.ndim != 1:
-            raise BadInputError("lower, upper and logit must be 1-D arrays of equal length")
+        n = self.logit.shape
+        self.sign = np.ones(n) if sign is None else np.where(np.asarray(sign, float) < 0, -1.0, 1.0)
+        self.log = np.zeros(n, dtype=bool) if log is None else np.asarray(log, dtype=bool)
+        self.keep = np.ones(n, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+        if not (self.lower.shape == self.upper.shape == n == self.sign.shape == self.log.shape
+                == self.keep.shape) or self.lower.ndim != 1:
+            raise BadInputError("lower, upper, logit, sign, log and keep must be 1-D arrays "
+                                "of equal length")
+        if (self.log & self.logit).any():
+            raise BadInputError(f"a column cannot be both log and logit: "
+                                f"{np.flatnonzero(self.log & self.logit).tolist()}")
         if not (0.0 < self.eps < 50.0):
             raise UsageError(f"eps must lie in (0, 50) percentage points, got {eps}")
         if not self.spread_prior >= 0.0:
@@ -92,26 +124,37 @@ class ScaleTransform:
     @classmethod
     def from_scales(cls, scales: BenchmarkScales, *, logit_rule: str = "percent",
                     eps: float = 0.5, spread_prior: float = 0.0,
-                    z_bound: float = 0.0) -> "ScaleTransform":
-        """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`."""
-        return cls(scales.lower, scales.upper, scales.logit_mask(logit_rule), eps=eps,
-                   kind=scales.kind, spread_prior=spread_prior, z_bound=z_bound)
+                    z_bound: float = 0.0, as_given: bool = False) -> "ScaleTransform":
+        """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`:
+        each column turned to its direction, the log kinds on a log scale; with
+        ``as_given``, every column as given (no turn, no log, none left out: the BenchPress
+        paper's space)."""
+        logit = scales.logit_mask(logit_rule)
+        if as_given:
+            return cls(scales.lower, scales.upper, logit, eps=eps, kind=scales.kind,
+                       spread_prior=spread_prior, z_bound=z_bound)
+        return cls(scales.lower, scales.upper, logit, eps=eps, kind=scales.kind,
+                   spread_prior=spread_prior, z_bound=z_bound,
+                   sign=np.where(scales.direction < 0, -1.0, 1.0),
+                   log=scales.log_mask() & ~logit, keep=scales.left_out() == "")
 
     def state(self) -> dict:
         """The fitted moments as arrays, named as :data:`STATE_ARRAYS` (``mean_`` ->
         ``"mean"``); :meth:`from_state` restores them."""
         self._fitted()
         return {"mean": np.asarray(self.mean_), "std": np.asarray(self.std_),
-                "n_observed": np.asarray(self.n_observed_)}
+                "n_observed": np.asarray(self.n_observed_), "floor": np.asarray(self.floor_)}
 
     @classmethod
     def from_state(cls, arrays: dict, scales: BenchmarkScales, *, logit_rule: str, eps: float,
-                   spread_prior: float = 0.0, z_bound: float = 0.0) -> "ScaleTransform":
+                   spread_prior: float = 0.0, z_bound: float = 0.0,
+                   as_given: bool = False) -> "ScaleTransform":
         """The fitted transform of :meth:`state` ``arrays`` in the space given by ``scales``
         and the other arguments (as :meth:`from_scales`): the moments as saved, not refitted."""
         out = cls.from_scales(scales, logit_rule=logit_rule, eps=eps, spread_prior=spread_prior,
-                              z_bound=z_bound)
-        out.mean_, out.std_, out.n_observed_ = (np.asarray(arrays[n]) for n in STATE_ARRAYS)
+                              z_bound=z_bound, as_given=as_given)
+        out.mean_, out.std_, out.n_observed_, floor = (np.asarray(arrays[n]) for n in STATE_ARRAYS)
+        out.floor_ = floor.astype(float)
         return out
 
     # ------------------------------------------------------------------ helpers
@@ -140,8 +183,12 @@ class ScaleTransform:
         width = np.where(logit, self._at(self.upper - self.lower, cols), 1.0)
         return lo, width
 
+    def _floor(self, cols=None) -> np.ndarray:
+        return self._at(getattr(self, "floor_", np.ones(self.logit.shape)), cols)
+
     def to_latent(self, Y, *, cols=None) -> np.ndarray:
-        """Apply only the logit step (no z-scoring); NaN stays NaN. Shape preserved.
+        """Apply only the logit and log steps (no z-scoring, no sign); NaN stays NaN.
+        Shape preserved.
 
         With ``cols`` (int array), ``Y`` is 1-D and ``Y[k]`` lies in benchmark ``cols[k]``."""
         Y = self._check(Y, cols)
@@ -150,7 +197,12 @@ class ScaleTransform:
         p = np.clip((Y - lo) / width, e, 1.0 - e)
         with np.errstate(invalid="ignore"):
             lg = np.log(p) - np.log1p(-p)
-        return np.where(self._at(self.logit, cols), lg, Y)
+        out = np.where(self._at(self.logit, cols), lg, Y)
+        log = self._at(self.log, cols)
+        if log.any():
+            with np.errstate(invalid="ignore"):
+                out = np.where(log, np.log(np.maximum(Y, self._floor(cols))), out)
+        return out
 
     def from_latent(self, X, *, clip: bool = True, cols=None) -> np.ndarray:
         """Invert :meth:`to_latent` and optionally clip to ``[lower, upper]``."""
@@ -159,6 +211,10 @@ class ScaleTransform:
         with np.errstate(over="ignore"):
             sig = lo + width / (1.0 + np.exp(-X))
         Y = np.where(self._at(self.logit, cols), sig, X)
+        log = self._at(self.log, cols)
+        if log.any():
+            with np.errstate(over="ignore"):
+                Y = np.where(log, np.exp(X), Y)
         if clip:
             lower, upper = self._at(self.lower, cols), self._at(self.upper, cols)
             Y = np.clip(Y, np.where(np.isnan(lower), -np.inf, lower),
@@ -174,9 +230,11 @@ class ScaleTransform:
         Y : array_like, shape (n_models, n_benchmarks)
             Scores in score units, NaN = missing.
         """
+        Y = self._check(Y)
+        if Y.ndim != 2:
+            raise BadInputError(f"expected a 2-D score matrix, got shape {Y.shape}")
+        self._set_floor(np.where(self.log & (Y > 0), Y, np.inf).min(axis=0, initial=np.inf))
         X = self.to_latent(Y)
-        if X.ndim != 2:
-            raise BadInputError(f"expected a 2-D score matrix, got shape {X.shape}")
         obs = ~np.isnan(X)
         n = obs.sum(axis=0)
         s = np.where(obs, X, 0.0).sum(axis=0)
@@ -190,10 +248,15 @@ class ScaleTransform:
         benchmark columns ``cols`` (n_cells,), of a matrix with ``n_benchmarks`` columns
         (no (n_models, n_benchmarks) array; the same figures up to the order of sums)."""
         cols = np.asarray(cols, dtype=np.int64)
-        X = self.to_latent(np.asarray(values, dtype=float), cols=cols)
+        values = np.asarray(values, dtype=float)
         if self.logit.shape[0] != int(n_benchmarks):
             raise BadInputError(f"expected {self.logit.shape[0]} benchmark columns, got "
                                 f"{n_benchmarks}")
+        smallest = np.full(n_benchmarks, np.inf)
+        positive = self.log[cols] & (values > 0)
+        np.minimum.at(smallest, cols[positive], values[positive])
+        self._set_floor(smallest)
+        X = self.to_latent(values, cols=cols)
         n = np.bincount(cols, minlength=n_benchmarks)
         s = np.bincount(cols, weights=X, minlength=n_benchmarks)
         mean = np.divide(s, n, out=np.zeros_like(s), where=n > 0)
@@ -201,6 +264,10 @@ class ScaleTransform:
         var = np.divide(np.bincount(cols, weights=dev * dev, minlength=n_benchmarks), n,
                         out=np.zeros_like(s), where=n > 0)
         return self._set_moments(mean, var, n)
+
+    def _set_floor(self, smallest) -> None:
+        """The log columns' floor from their smallest positive observed score."""
+        self.floor_ = np.where(self.log & np.isfinite(smallest), smallest / 10.0, 1.0)
 
     def _set_moments(self, mean, var, n) -> "ScaleTransform":
         """Store the columns' means and stds from their observed ``n``, ``mean`` and
@@ -225,14 +292,15 @@ class ScaleTransform:
         (single cells, without building a full matrix)."""
         self._fitted()
         X = self.to_latent(Y, cols=cols)
-        Z = (X - self._at(self.mean_, cols)) / self._at(self.std_, cols)
+        Z = (X - self._at(self.mean_, cols)) / self._at(self.std_, cols) * self._at(self.sign, cols)
+        Z = np.where(self._at(self.keep, cols), Z, np.nan)
         return np.clip(Z, -self.z_bound, self.z_bound) if self.z_bound > 0 else Z
 
     def inverse_transform(self, Z, *, clip: bool = True, cols=None) -> np.ndarray:
         """Standardized values (..., n_benchmarks) -> scores in score units, clipped to
         each benchmark's ``[lower, upper]`` when ``clip``; ``cols`` as in :meth:`transform`."""
         self._fitted()
-        Z = self._check(Z, cols)
+        Z = self._check(Z, cols) * self._at(self.sign, cols)
         return self.from_latent(Z * self._at(self.std_, cols) + self._at(self.mean_, cols),
                                 clip=clip, cols=cols)
 

@@ -72,8 +72,11 @@ class ScoreMatrix:
         nan_none = lambda a: [None if np.isnan(v) else float(v) for v in a]  # noqa: E731
         benchmarks = pl.DataFrame({"benchmark_id": list(benchmark_ids),
                                    "scale": scales.kind.tolist(), "lower": nan_none(scales.lower),
-                                   "upper": nan_none(scales.upper)},
-                                  schema_overrides={"lower": pl.Float64, "upper": pl.Float64})
+                                   "upper": nan_none(scales.upper), "unit": scales.unit.tolist(),
+                                   "higher_is_better": [None if d == 0 else bool(d > 0)
+                                                        for d in scales.direction]},
+                                  schema_overrides={"lower": pl.Float64, "upper": pl.Float64,
+                                                    "higher_is_better": pl.Boolean})
         return cls(np.asarray(values, dtype=float), list(model_ids), list(benchmark_ids),
                    benchmarks, pl.DataFrame({"model_id": list(model_ids)}), label, scales)
 

@@ -201,7 +201,7 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
     later = load_matrix(snap_b.path, sources=chosen)
     seen = ~np.isnan(later.values)
     rows, cols = np.nonzero(seen)
-    scale = dict(zip(later.benchmark_ids, later.benchmarks["scale"].to_list()))
+    scale = dict(zip(later.benchmark_ids, later.scales.labels().tolist()))
     actual = pl.DataFrame({"model_id": [later.model_ids[i] for i in rows],
                            "benchmark_id": [later.benchmark_ids[j] for j in cols],
                            "actual": later.values[rows, cols]})
@@ -303,7 +303,7 @@ def _heldout(home: Home, ref: str, sources, method: str, params: dict | None) ->
     bp = BenchPress.from_snapshot(home, snap.id, sources=present_sources(snap.path, sources),
                                   predictor=make_predictor(method, **(params or {})))
     cells = bp.evaluate(bp.folds(n_folds=3, seed=42)).cells
-    scale = dict(zip(bp.matrix.benchmark_ids, bp.matrix.benchmarks["scale"].to_list()))
+    scale = dict(zip(bp.matrix.benchmark_ids, bp.matrix.scales.labels().tolist()))
     pct = cells.filter(pl.col("benchmark_id").replace_strict(
         scale, default="unknown", return_dtype=pl.String) == "percent")
     return {"n_cells": pct.height, "medae": pct["abs_error"].median(), "folds": 3, "seed": 42}

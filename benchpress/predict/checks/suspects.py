@@ -213,7 +213,8 @@ class SuspectCheck:
         with single_blas_thread():
             for rounds in range(_GROUP_ROUNDS + 1):  # named groups out, everything again
                 kept = np.where(left_out, np.nan, Y)
-                self.transform_ = check_space(kept, scales)
+                # the check turns each column by its own sign_: the space reads them as given
+                self.transform_ = check_space(kept, scales.unturned())
                 Z = self.transform_.transform(kept) * self.sign_
                 W, params = self._robust_fit(Z, factors)
                 factors = params[3:]

@@ -68,7 +68,7 @@ def interval_coverage(predictor: BasePredictor, Y, scales: BenchmarkScales, fold
     cells = pl.DataFrame({
         "fold": rec["fold"].astype(np.int64), "model_index": rec["i"].astype(np.int64),
         "benchmark_index": rec["j"].astype(np.int64),
-        "benchmark_id": bids[rec["j"]].tolist(), "scale": scales.kind[rec["j"]].tolist(),
+        "benchmark_id": bids[rec["j"]].tolist(), "scale": scales.labels()[rec["j"]].tolist(),
         "model_count": rec["model_count"].astype(np.int64),
         "model_count_bin": _count_bin(rec["model_count"]).tolist(),
         "actual": a, "predicted": p, "lower": lower, "upper": upper,

@@ -22,8 +22,26 @@ from benchpress.predict.estimator import BasePredictor, check_predictor, check_s
 from benchpress.predict.evaluation.folds import Folds
 from benchpress.predict.evaluation.metrics import Metrics, cell_errors, compute_metrics, group_metrics
 from benchpress.predict.transform import BenchmarkScales
+from benchpress.scales import HEADLINE
 
-__all__ = ["EvaluationResult", "evaluate", "fold_fits"]
+__all__ = ["EvaluationResult", "evaluate", "fold_fits", "headline_cells"]
+
+
+def headline_cells(labels) -> np.ndarray:
+    """Which cells (their scale labels, :meth:`~benchpress.scales.BenchmarkScales.labels`)
+    a headline figure is over: the headline scale's (:data:`~benchpress.scales.HEADLINE`)
+    when there are any, else every cell when they are all of one scale, else none.
+
+    >>> headline_cells(["percent", "elo", "percent (lower is better)"]).tolist()
+    [True, False, False]
+    >>> headline_cells(["elo", "elo"]).tolist(), headline_cells(["elo", "rank"]).tolist()
+    ([True, True], [False, False])
+    """
+    labels = np.asarray(labels, dtype=object)
+    head = labels == HEADLINE
+    if not head.any() and np.unique(labels.astype(str)).size == 1:
+        head[:] = True
+    return head
 
 
 @dataclass
@@ -34,11 +52,19 @@ class EvaluationResult:
     ----------
     method : str
     overall : Metrics
+        Over the headline scale's cells (percentages where higher is better,
+        :data:`~benchpress.scales.HEADLINE`), or over every cell when they are all of one
+        scale: never a median pooled across scales.
     per_fold, per_benchmark, per_model : polars.DataFrame
-        Columns ``n_cells, coverage, medae, medape, within3, within5`` per group.
+        Columns ``n_cells, coverage, medae, medape, within3, within5`` per group
+        (``per_fold`` over the cells of ``overall``).
+    per_scale : polars.DataFrame
+        The same per scale (:meth:`~benchpress.scales.BenchmarkScales.labels`), each in
+        its own units.
     cells : polars.DataFrame
         One row per held-out cell: ``fold, model_index, benchmark_index, model_id,
-        benchmark_id, actual, predicted, abs_error`` (null when not predicted).
+        benchmark_id, scale, actual, predicted, abs_error`` (null when not predicted; a
+        benchmark the predictor leaves out is never predicted).
     seconds : float
         Wall time of the fits and predictions.
     """
@@ -50,12 +76,15 @@ class EvaluationResult:
     per_model: pl.DataFrame
     cells: pl.DataFrame
     seconds: float
+    per_scale: pl.DataFrame = None
 
     def to_json(self) -> dict:
         """Plain JSON-serialisable dict with snake_case keys."""
         out = {"method": self.method, **asdict(self.overall), "n_folds": self.per_fold.height,
                "seconds": self.seconds}
         out["per_benchmark"] = self.per_benchmark.to_dicts()
+        if self.per_scale is not None:
+            out["per_scale"] = self.per_scale.to_dicts()
         out["per_model"] = self.per_model.to_dicts()
         return out
 
@@ -186,10 +215,12 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
         "benchmark_index": jj.astype(np.int64),
         "model_id": [mids[x] for x in ii.tolist()],
         "benchmark_id": [bids[x] for x in jj.tolist()],
+        "scale": scales.labels()[jj].tolist(),
     }).hstack(cell_errors(act, prd))
-    per_fold = group_metrics(cells_df, "fold")
-    overall = Metrics(**{**asdict(compute_metrics(act, prd)),
-                         "fold_medae_mean": per_fold["medae"].mean() if parts else None})
+    head = headline_cells(cells_df["scale"].to_numpy())
+    per_fold = group_metrics(cells_df.filter(pl.Series(head)), "fold")
+    overall = Metrics(**{**asdict(compute_metrics(act[head], prd[head])),
+                         "fold_medae_mean": per_fold["medae"].mean() if head.any() else None})
     return EvaluationResult(
         method=predictor.method,
         overall=overall,
@@ -198,4 +229,5 @@ def evaluate(predictor: BasePredictor, Y, scales: BenchmarkScales, folds: Folds,
         per_model=group_metrics(cells_df, "model_id"),
         cells=cells_df,
         seconds=seconds,
+        per_scale=group_metrics(cells_df, "scale"),
     )

@@ -136,7 +136,7 @@ def submatrix_variance(Y, scales: BenchmarkScales, rows, cols, *, logit_rule: st
     sub = Y[np.ix_(rows, cols)]
     if np.isnan(sub).any():
         raise BadInputError("submatrix has missing cells")
-    sc = BenchmarkScales(scales.kind[cols], scales.lower[cols], scales.upper[cols])
+    sc = scales.subset(cols)
     Z = ScaleTransform.from_scales(sc, logit_rule=logit_rule).fit_transform(sub)
     s = np.linalg.svd(Z, compute_uv=False)
     share = np.cumsum(s**2) / max(float((s**2).sum()), 1e-300)
@@ -201,7 +201,7 @@ def singular_spectra(Y, scales: BenchmarkScales, fitted) -> dict:
     subs = complete_submatrices(~np.isnan(Y))
     if subs:
         r, c = subs[0]
-        sc = BenchmarkScales(scales.kind[c], scales.lower[c], scales.upper[c])
+        sc = scales.subset(c)
         Z = ScaleTransform.from_scales(sc).fit_transform(Y[np.ix_(r, c)])
         curves[f"largest complete submatrix ({r.size}x{c.size})"] = np.linalg.svd(
             Z, compute_uv=False)

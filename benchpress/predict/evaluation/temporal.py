@@ -34,7 +34,8 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.estimator import BasePredictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_scores
+from benchpress.predict.fit_memo import FitMemo
 from benchpress.predict.intervals.calibration import calibrate, fold_in_intervals, fold_in_rows
 from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.models.covariates import covariate_kwargs
@@ -239,6 +240,7 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
     probe_cols = [col[p] for p in probes if p in col]
     obs = ~np.isnan(Y)
     frames, n_train, n_test = [], {}, {}
+    memo = FitMemo()  # a cutoff's fit is the next cutoff's calibration fit of that month
     ends = cutoffs[1:] + ["9999-12-31"]
     steps = len(cutoffs) * len(estimators)
     for c, (start, end) in enumerate(zip(cutoffs, ends)):
@@ -254,7 +256,8 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
             frames += _score_later(name, est, known_then[train], scales, dates[train], later,
                                    intervals=intervals and m == 0, orders=orders, known=known,
                                    probe_cols=probe_cols, benchmark_ids=benchmark_ids,
-                                   train_covariates=None if X is None else X[train])
+                                   train_covariates=None if X is None else X[train],
+                                   memo=memo)
             if progress is not None:
                 progress(c * len(estimators) + m + 1, steps, f"{start} {name}")
     if not frames:
@@ -299,18 +302,21 @@ def _fold_in(pred, cal, support, S, covariates):
 
 
 def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, intervals, orders,
-                 known, probe_cols, benchmark_ids, train_covariates=None) -> list:
+                 known, probe_cols, benchmark_ids, train_covariates=None, memo=None) -> list:
     """Fit ``est`` on ``Ytr``, fold each later model in from k revealed scores (each order
-    and k), and return one frame of scored cells per (order, k)."""
+    and k), and return one frame of scored cells per (order, k). ``memo`` (a
+    :class:`~benchpress.predict.fit_memo.FitMemo`) hands out fits made before on the same
+    rows (the same numbers)."""
     popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
-    trained = popularity > 0
+    trained = (popularity > 0) & (scales.left_out() == "")  # what the fit can predict
     fit_extra = covariate_kwargs(est, train_covariates)
-    pred = clone(est).fit(Ytr, scales, **fit_extra)
+    memo = memo if memo is not None else FitMemo()
+    pred = memo.fit(est, Ytr, scales, **fit_extra)
     cal = calibrate(est, Ytr, scales, regime="new_models", release_dates=train_dates,
-                    **fit_extra) if intervals else None
+                    memo=memo, **fit_extra) if intervals else None
     X_later = later.covariates if getattr(est, "accepts_covariates", False) else None
-    support = MatrixSupport(pred) if intervals else None
-    scale_kind = np.asarray(scales.kind)
+    support = memo.support(pred, MatrixSupport) if intervals else None
+    scale_kind = scales.labels()  # each scale's figures apart, lower-is-better too
     obs = ~np.isnan(later.T)
     frames = []
     for order in orders:

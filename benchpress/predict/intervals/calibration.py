@@ -268,7 +268,7 @@ TEMPORAL_GIVEN = (1, 3, 5, 8)
 
 def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
                       n_groups: int = 5, given=(3, 5, 8, 12), seed: int = 1001,
-                      covariates=None, release_dates=None) -> dict:
+                      covariates=None, release_dates=None, memo=None) -> dict:
     """New-model regime: whole models are held out (``n_groups`` groups, one fit each of a
     clone of the unfitted ``predictor``);
     each is folded in from ``given[k]`` random known scores (cycled over models) and its
@@ -299,8 +299,11 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
     for g, (mine, train) in enumerate(groups):
         keep = np.ones(Y.shape[0], dtype=bool) if train is None else train.copy()
         keep[mine] = False
-        support = MatrixSupport(clone(predictor).fit(
-            Y[keep], scales, **covariate_kwargs(predictor, covariates, keep)))
+        extra = covariate_kwargs(predictor, covariates, keep)
+        if memo is None:
+            support = MatrixSupport(clone(predictor).fit(Y[keep], scales, **extra))
+        else:  # the fits and supports a memo made before on the same rows (the same numbers)
+            support = memo.support(memo.fit(predictor, Y[keep], scales, **extra), MatrixSupport)
         k = np.asarray(given)[np.arange(mine.size) % len(given)]
         keys = np.where(obs[mine], rng.random((mine.size, Y.shape[1])), np.inf)
         known = obs[mine] & (np.argsort(np.argsort(keys, axis=1), axis=1) < k[:, None])
@@ -318,7 +321,7 @@ def new_model_records(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
 def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: str = "cells",
               folds: Folds | None = None, alpha: float = 0.1, seed: int = 1001,
               n_seeds: int = 2, n_folds: int = 3, covariates=None,
-              release_dates=None, reach=None, limits: SizeLimits = LIMITS
+              release_dates=None, reach=None, limits: SizeLimits = LIMITS, memo=None
               ) -> IntervalCalibrator:
     """Fit an :class:`IntervalCalibrator` for the unfitted ``predictor`` on held-out data
     of ``Y`` (each held-out fit is a clone of it).
@@ -334,7 +337,10 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     (:func:`source_block_folds`, ``seed``) and a quantile of their own for cells out of
     a model's source reach (:meth:`IntervalCalibrator.fit_out`). A matrix of the cells
     solver with more than ``limits.calibration_max_models`` models is calibrated on a
-    seeded sample of that many (its intervals then err on the wide side).
+    seeded sample of that many (its intervals then err on the wide side). ``memo`` (a
+    :class:`~benchpress.predict.fit_memo.FitMemo`, new-model regime only) hands out the
+    groups' fits already made on the same rows (the temporal yardstick's cutoffs share
+    them); the same numbers.
     """
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
@@ -356,7 +362,7 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
             release_dates = np.asarray(release_dates, dtype=object)[keep]
     if regime == "new_models":
         rec = new_model_records(predictor, Y, scales, seed=seed, covariates=covariates,
-                                release_dates=release_dates)
+                                release_dates=release_dates, memo=memo)
     else:
         if folds is None:
             folds = make_folds(~np.isnan(Y), n_folds=n_folds, seed=seed, n_seeds=n_seeds)

@@ -202,6 +202,7 @@ class IntervalCalibrator:
         pred = transform.inverse_transform(zhat, cols=cols)
         lo = transform.transform(pred - TRUST_POINTS * points, cols=cols)
         hi = transform.transform(pred + TRUST_POINTS * points, cols=cols)
+        lo, hi = np.fmin(lo, hi), np.fmax(lo, hi)  # turned columns (lower is better)
         s = self.risk(X) * self._factor(cols, out)
         n = self.ratios_.size
         cdf_hi = np.searchsorted(self.ratios_, (hi - zhat) / s, side="right") / n
@@ -268,6 +269,8 @@ def score_bounds(transform: ScaleTransform, z_lower, z_upper, cols):
     benchmark's range."""
     lower = transform.inverse_transform(np.asarray(z_lower, dtype=float), cols=cols)
     upper = transform.inverse_transform(np.asarray(z_upper, dtype=float), cols=cols)
+    # a column turned to its direction (lower is better) maps the z bounds the other way
+    lower, upper = np.fmin(lower, upper), np.fmax(lower, upper)
     # a bound at the logit margin stands for the end of the range itself
     lo, hi = transform.lower[cols], transform.upper[cols]
     margin = 1.0001 * transform.eps / 100.0 * (hi - lo)

@@ -13,7 +13,8 @@ import numpy as np
 
 from benchpress.errors import BadInputError, UsageError, import_extra
 from benchpress.blas_threads import single_blas_thread
-from benchpress.predict.estimator import BasePredictor, check_scores, prefixed, state_part
+from benchpress.predict.estimator import (BasePredictor, check_scores, fit_matrix, prefixed,
+                                          state_part)
 from benchpress.predict.models.als import ALSConfig
 from benchpress.predict.models.ensemble import ALSEnsemble
 from benchpress.predict.models.ensemble import STATE_ARRAYS as ENSEMBLE_ARRAYS
@@ -70,6 +71,10 @@ class ALSPredictor(BasePredictor):
     method : str, default "als"
         The name this configuration goes by in output (``make_predictor("default")``
         sets "default"); it travels with :func:`~benchpress.predict.estimator.clone`.
+    directions : bool, default True
+        Turn each benchmark to its direction and model money and time on a log scale
+        (:meth:`ScaleTransform.from_scales`); False: every column as given (the paper's
+        space, for ``published``).
 
     Attributes
     ----------
@@ -86,7 +91,8 @@ class ALSPredictor(BasePredictor):
                  n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
                  logit_rule: str = "percent", eps: float = 0.5, spread_prior: float = 0.0,
                  z_bound: float = 0.0, regression_weight: float = 0.0,
-                 regression_power: float = 4.0, solver: str = "auto", method: str = "als"):
+                 regression_power: float = 4.0, solver: str = "auto", method: str = "als",
+                 directions: bool = True):
         self.rank = rank
         self.regularization = regularization
         self.bias_regularization = bias_regularization
@@ -102,6 +108,7 @@ class ALSPredictor(BasePredictor):
         self.regression_power = regression_power
         self.solver = solver
         self.method = method
+        self.directions = directions
 
     def als_config(self) -> ALSConfig:
         """This predictor's bias-ALS hyperparameters."""
@@ -113,7 +120,8 @@ class ALSPredictor(BasePredictor):
     def make_transform(self, scales: BenchmarkScales) -> ScaleTransform:
         """This predictor's z space (logit rule, margin, spread prior, bound), unfitted."""
         return ScaleTransform.from_scales(scales, logit_rule=self.logit_rule, eps=self.eps,
-                                          spread_prior=self.spread_prior, z_bound=self.z_bound)
+                                          spread_prior=self.spread_prior, z_bound=self.z_bound,
+                                          as_given=not self.directions)
 
     def state(self) -> tuple[dict, dict]:
         """``(arrays, meta)`` of the fitted predictor, no pickle: the fitted parts' arrays
@@ -146,11 +154,11 @@ class ALSPredictor(BasePredictor):
         fitted array is taken as saved, so the predictions are the saved fit's to the bit.
         BadInputError (one line) for arrays that are missing or do not fit ``Y``."""
         out = cls(**params)
-        out.Y_, out.scales_ = np.array(Y, dtype=float, copy=True), scales
+        out.Y_, out.scales_ = fit_matrix(np.array(Y, dtype=float, copy=True), scales), scales
         out.transform_ = ScaleTransform.from_state(
             state_part(arrays, "transform_", TRANSFORM_ARRAYS), scales,
             logit_rule=out.logit_rule, eps=out.eps, spread_prior=out.spread_prior,
-            z_bound=out.z_bound)
+            z_bound=out.z_bound, as_given=not out.directions)
         out.ensemble_ = ALSEnsemble.from_state(state_part(arrays, "ensemble_", ENSEMBLE_ARRAYS),
                                                out.als_config())
         sparse = bool(meta.get("sparse"))

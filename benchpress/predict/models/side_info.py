@@ -52,7 +52,7 @@ from benchpress.predict.models.covariates import (FAMILY_LEVEL, METADATA_FIELDS,
                                                 metadata_covariates, model_covariates,
                                                 model_family, name_tier)
 from benchpress.predict.models.covariate_prior import STATE_ARRAYS as PRIOR_ARRAYS
-from benchpress.predict.models.covariate_prior import CovariatePrior, masked_grams
+from benchpress.predict.models.covariate_prior import CovariatePrior, masked_ridge
 from benchpress.scales import LOGIT_RULES
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
@@ -320,8 +320,7 @@ class SideInfoPredictor(ALSPredictor):
             obs = ~np.isnan(resid)
             R = np.where(obs, resid, 0.0)
             # per benchmark j: (X_j' X_j + alpha I) B_j = X_j' r_j over its observed rows
-            A = masked_grams(obs, Xs) + self.effect_alpha * np.eye(Xs.shape[1])
-            self.effects_ = np.linalg.solve(A, (Xs.T @ R).T[..., None])[..., 0].T  # (p, n_b)
+            self.effects_ = masked_ridge(obs, Xs, R, self.effect_alpha)  # (p, n_b)
 
     def _use_prior_in_fit(self) -> bool:
         return self.prior_alpha is not None and self.prior_in_fit
