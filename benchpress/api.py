@@ -49,11 +49,15 @@ from benchpress.predict import (
     folds_to_json, make_folds, make_predictor, param_overrides, parse_folds, rank_diagnostics,
 )
 from benchpress.predict.limits import LIMITS
+
+#: `predict_many` folds new models in this many at a time (the fold-in's working arrays
+#: grow with rows x benchmarks x starts)
+PREDICT_BLOCK_ROWS = 256
 from benchpress.resolver import NameResolver, Resolved
 from benchpress.store.matrix import ScoreMatrix, as_published, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 
-__all__ = ["BenchPress", "Prediction", "Comparison"]
+__all__ = ["BenchPress", "Prediction", "Predictions", "Comparison"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,32 @@ class Prediction:
     def contradicted_note(self) -> str | None:
         """One line on `contradicted` (None when nothing is)."""
         return contradicted_note(self.contradicted)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Several new models' predicted rows, from one fit (`BenchPress.predict_many`).
+
+    `frame` has one row per model and benchmark: `id`, then the columns of
+    `Prediction.frame`, models in the order given. `models` holds, per model in that
+    order, what `Prediction` holds beside its frame: `id`, `unknown`, `resolved`,
+    `with_covariates`, `contradicted` and the `metadata` given (None: none).
+    """
+
+    frame: pl.DataFrame
+    models: list = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
+
+    def prediction(self, ident: str) -> Prediction:
+        """One model's answer as `BenchPress.predict` returns it."""
+        found = [m for m in self.models if m["id"] == ident]
+        if not found:
+            raise BadInputError(f"no model {ident!r} among the predicted "
+                                f"({listed([m['id'] for m in self.models])})")
+        m = found[0]
+        return Prediction(self.frame.filter(pl.col("id") == ident).drop("id"), m["unknown"],
+                          m["resolved"], with_covariates=m["with_covariates"],
+                          provenance=self.provenance, contradicted=m["contradicted"])
 
 
 def contradicted_note(contradicted: dict | None, model: str | None = None) -> str | None:
@@ -441,14 +471,67 @@ class BenchPress:
                           provenance=self.provenance(),
                           contradicted=self.fitted.contradicted(row, cov))
 
+    def predict_many(self, models, *, ignore_unknown: bool | None = None) -> Predictions:
+        """Several new models at once, from one fit: each as `predict(scores,
+        metadata=metadata)` answers it alone (the same numbers), folded in together.
+
+        `models`: `benchpress.models_file.NewModel` objects or dicts `{"id", "scores",
+        "metadata"}` (metadata optional); a file of them is `predict_file`. A model's
+        bad name or score is one BadInputError naming the model."""
+        from benchpress.models_file import new_models
+
+        given = new_models(models)
+        rows, answers, covs = [], [], []
+        for n, model in enumerate(given, start=1):
+            try:
+                row, unknown, resolved = self._resolve(model.scores, ignore_unknown=ignore_unknown)
+                if np.isnan(row).all():
+                    raise BadInputError("none of the given benchmarks is in the matrix: "
+                                        + listed(unknown, quote=False))
+                cov = self.new_model_covariates(model.metadata)
+            except BadInputError as exc:
+                raise BadInputError(f"model {model.id!r} (row {n}): {exc}") from None
+            rows.append(row)
+            covs.append(cov)
+            answers.append({"id": model.id, "unknown": unknown, "resolved": resolved,
+                            "with_covariates": self.uses_covariates(cov),
+                            "contradicted": self.fitted.contradicted(row, cov),
+                            "metadata": model.metadata})
+        frames = []
+        S = np.vstack(rows)
+        for lo in range(0, S.shape[0], PREDICT_BLOCK_ROWS):  # bounded memory per block
+            block = slice(lo, lo + PREDICT_BLOCK_ROWS)
+            frames.append(self._predicted_rows(S[block], covs[block],
+                                               [m.id for m in given[block]]))
+        return Predictions(pl.concat(frames), answers, self.provenance())
+
+    def predict_file(self, path, *, ignore_unknown: bool | None = None) -> Predictions:
+        """`predict_many` of the models in a CSV or JSON file
+        (`benchpress.models_file.read_models_file`: one row per model, id, metadata and
+        known scores)."""
+        from benchpress.models_file import read_models_file
+
+        return self.predict_many(read_models_file(Path(path)), ignore_unknown=ignore_unknown)
+
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
-        cov = None if covariates is None else [covariates]
-        out = {k: v[0] for k, v in self.fitted_with("new_models").predict_rows(row[None, :], cov).items()}
-        kind = np.where(np.isnan(row), "predicted", "given")
-        return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
-            pl.Series("given", row), pl.Series("predicted", out["predicted"]),
+        return self._predicted_rows(row[None, :], [covariates]).drop("id")
+
+    def _predicted_rows(self, S: np.ndarray, covariates: list, ids=None) -> pl.DataFrame:
+        """The long frame of rows `S` (n_rows, n_benchmarks) of given scores, each with its
+        covariate row or None, `id` first (`ids`, default 0, 1, ...)."""
+        cov = None if all(c is None for c in covariates) else covariates
+        out = self.fitted_with("new_models").predict_rows(S, cov)
+        n_rows, n_b = S.shape
+        ids = list(range(n_rows)) if ids is None else list(ids)
+        kind = np.where(np.isnan(S), "predicted", "given").ravel()
+        bench = self.matrix.benchmarks.select("benchmark_id", "name", "scale")
+        return pl.concat([bench] * n_rows).with_columns(
+            pl.Series("id", np.repeat(np.asarray(ids, dtype=object), n_b).tolist()),
+            pl.Series("given", S.ravel()), pl.Series("predicted", out["predicted"].ravel()),
             pl.Series("kind", kind.tolist(), dtype=pl.String),
-            *(pl.Series(k, out[k]) for k in ("lower", "upper", "trust"))).with_columns(
+            *(pl.Series(k, out[k].ravel()) for k in ("lower", "upper", "trust"))).select(
+            "id", "benchmark_id", "name", "scale", "given", "predicted", "kind", "lower",
+            "upper", "trust").with_columns(
             pl.col("given", "predicted", "lower", "upper", "trust").fill_nan(None)).with_columns(
             ((pl.col("upper") - pl.col("lower")) / 2).alias("pm"))  # the +- of the interval
 

@@ -46,6 +46,10 @@ RATIO_EXEMPT_BYTES: int = _env("RATIO_EXEMPT_BYTES", 16 * 1024 * 1024)
 MAX_MEMBERS: int = _env("MAX_MEMBERS", 10_000)
 #: bytes one model's scores file (`predict` / `compare --scores-file`) may hold
 MAX_SCORES_FILE_BYTES: int = _env("MAX_SCORES_FILE_BYTES", 1024 * 1024)
+#: bytes one file of several new models (`predict --file`) may hold, and the models it may list
+MAX_MODELS_FILE_BYTES: int = _env("MAX_MODELS_FILE_BYTES", 16 * 1024 * 1024)
+MAX_MODELS_FILE_ROWS: int = _env("MAX_MODELS_FILE_ROWS", 10_000)
+__all__ += ["MAX_MODELS_FILE_BYTES", "MAX_MODELS_FILE_ROWS"]
 #: seconds one `fetch` may take over the network in all, retries included
 DOWNLOAD_DEADLINE_S: float = _env("DOWNLOAD_DEADLINE_S", 600.0, float)
 #: seconds one network read may wait (within the deadline)

@@ -30,6 +30,10 @@ __all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 @click.option("--scores-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Known scores from a file: JSON {benchmark: score} or CSV benchmark_id,score.")
 @click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
+@click.option("--file", "models_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Several new models from one file, all from one fit: CSV with columns id, "
+                   "metadata fields and benchmarks (one row per model), or JSON "
+                   '[{"id", "metadata", "scores"}].')
 @click.option("--benchmarks", default=None, help="Only show these benchmarks, e.g. 'hle,gpqa_diamond'.")
 @click.option("--metadata", "metadata_text", default=None, metavar="KEY=VALUE,...",
               help="What is known about the new model (the default and --method side use "
@@ -40,15 +44,20 @@ __all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 @format_option()
 @out_option()
 @matrix_options(stored_fit_answers=lambda kwargs: not kwargs.get("model_id"), pretrained=True)
-def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, out, bp, home):
+def predict(scores_text, scores_file, model_id, models_file, benchmarks, metadata_text, fmt,
+            out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 
     A model's row is the fold-in of its known scores against the registry's fit, the same
     number `--model`, `--scores` and `compare` give; given scores are shown as given (kind
     "given"). Unknown benchmark names are an error (with suggestions) unless
-    --ignore-unknown."""
-    if sum(map(bool, (scores_text, scores_file, model_id))) != 1:
-        raise UsageError("give one of --scores, --scores-file or --model")
+    --ignore-unknown. `--file` predicts several new models at once (each as its own
+    `--scores ... --metadata ...` would)."""
+    if sum(map(bool, (scores_text, scores_file, model_id, models_file))) != 1:
+        raise UsageError("give one of --scores, --scores-file, --model or --file")
+    if models_file and metadata_text is not None:
+        raise UsageError("--metadata describes one new model: with --file, give each "
+                         "model's metadata in its row")
     metadata = None if metadata_text is None else parse_metadata(metadata_text)
     if metadata is not None and not metadata:
         raise UsageError("--metadata: expected KEY=VALUE pairs, e.g. provider=OpenAI")
@@ -56,6 +65,8 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
         raise UsageError("--metadata describes a new model: --model uses the registered "
                          "model's own metadata")
     wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
+    if models_file:
+        return _predict_file(bp, models_file, wanted, fmt, out)
     fit_now(bp, ("new_models",))  # an unchanged matrix's fit, at once
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
@@ -76,11 +87,38 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
                      "P(within 10 points)", markup=False)
 
 
+def _predict_file(bp, models_file: Path, wanted, fmt: str, out) -> None:
+    """`predict --file`: every model of the file from one fit, one block of rows each."""
+    from benchpress.api import contradicted_note
+    from benchpress.models_file import read_models_file
+
+    models = read_models_file(models_file)  # a bad file fails before any fit
+    fit_now(bp, ("new_models",))
+    result = bp.predict_many(models)
+    for m in result.models:
+        said = bp.metadata_note(m["metadata"], m["with_covariates"])
+        for note in (said and f"{m['id']}: {said}", contradicted_note(m["contradicted"], m["id"])):
+            if note:
+                stderr.print(f"note: {note}", markup=False)
+    frame = result.frame
+    if wanted is not None:
+        frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
+    doc = {**provenance_fields(bp), **pretrained_note(bp, fmt),
+           "models": [{**m, "predictions": frame.filter(pl.col("id") == m["id"]).drop("id").to_dicts()}
+                      for m in result.models]}
+    if not write_or_emit(doc, out, fmt, rows=frame):
+        render(_predict_table(frame).select("id", "benchmark_id", "score",
+                                            *(["trust"] if "trust" in frame.columns else [])),
+               fmt, title=f"predicted scores of {len(result.models)} models ({bp.method})")
+        stderr.print("score: given, or predicted with its 90% interval [lower, upper]; trust: "
+                     "P(within 10 points)", markup=False)
+
+
 def _predict_table(frame: pl.DataFrame) -> pl.DataFrame:
     """The predicted row for people (fits 80 columns): benchmark_id, score ("78.0 given"
     or "42.8 [34.7, 51.3]"), trust and the benchmark's name; csv/json keep every column."""
     bounds = ("lower", "upper") if "lower" in frame.columns else ()
-    return frame.select("benchmark_id",
+    return frame.select(*(["id"] if "id" in frame.columns else []), "benchmark_id",
                         score_with_interval("predicted", pl.col("kind") == "given", "given",
                                             *bounds).alias("score"),
                         *([pl.col("trust").round(2)] if "trust" in frame.columns else []),
