@@ -7,7 +7,7 @@ Usage::
 Both runs refit the same ALS configuration (``als4``, the default until 2026-12-01, is
 ``PRESETS["default"]``; ``published`` is ``PRESETS["published"]``) on every published fold
 of the BenchPress 2026-05 matrix (read from ../shared/data beside the repo) and predict
-the held-out cells. The vectorized run is ``benchpress.predict.evaluate``; the loop run
+the held-out cells. The vectorized run is ``benchpress.predict.evaluation.heldout``; the loop run
 uses ``tests/reference.py`` (one ``numpy.linalg.solve`` per model row and benchmark
 column per sweep) with the package's transform and pairwise regression. With
 ``--loop-folds N`` only the first N folds are run by the loop version and its time is
@@ -29,9 +29,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchpress.folds_io import read_folds  # noqa: E402
+from benchpress.api.fold_files import read_folds  # noqa: E402
 from benchpress.predict import PRESETS, evaluate, make_folds, make_predictor  # noqa: E402
-from benchpress.predict._threads import single_blas_thread  # noqa: E402
+from benchpress.blas_threads import single_blas_thread  # noqa: E402
 from tests.predict_data import PUBLISHED_FOLDS, load_matrix  # noqa: E402
 from tests.reference import loop_predict_scores  # noqa: E402
 

@@ -39,8 +39,8 @@ sys.path.insert(0, str(REPO))
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
 PRETRAINED = ("from benchpress import BenchPress; "
               f"BenchPress.from_pretrained().predict({SCORES!r})")
-REFIT = ("from benchpress import BenchPress; from benchpress.artifact import load_artifact, "
-         "DEFAULT_ARTIFACT; from benchpress.predict.artifact import make_estimator; "
+REFIT = ("from benchpress import BenchPress; from benchpress.api.artifact import load_artifact, "
+         "DEFAULT_ARTIFACT; from benchpress.predict.state import make_estimator; "
          "a = load_artifact(DEFAULT_ARTIFACT); m = a['manifest']; "
          "BenchPress(a['matrix'], make_estimator(m['method'], m['params']))"
          f".predict({SCORES!r})")
@@ -71,8 +71,8 @@ def _median(f, repeat: int) -> float:
 
 def _in_process(repeat: int) -> tuple[float, float]:
     from benchpress import BenchPress
-    from benchpress.artifact import DEFAULT_ARTIFACT, load_artifact
-    from benchpress.predict.artifact import make_estimator
+    from benchpress.api.artifact import DEFAULT_ARTIFACT, load_artifact
+    from benchpress.predict.state import make_estimator
 
     pre = BenchPress.from_pretrained()
     art = load_artifact(DEFAULT_ARTIFACT)

@@ -7,13 +7,13 @@ Usage::
 On the BenchPress 2026-05 matrix (84 models x 133 benchmarks, read from ../shared/data
 beside the repo) this
 
-1. runs :class:`benchpress.predict.probes.ProbeSearch` end to end: one leave-one-model-out
+1. runs :class:`benchpress.predict.probes.search.ProbeSearch` end to end: one leave-one-model-out
    fit per model, then greedy forward selection of ``--k`` probes over all benchmarks
    with the swap pass after every addition, and reports the wall time and the number of
    candidate sets scored;
 2. measures, in the same process, the refit-per-model design of the paper's code
    (for each model, refit the whole matrix with that model's row cut down to the
-   probes; :func:`benchpress.predict.probes.refit_transcripts`) on the first
+   probes; :func:`benchpress.predict.probes.search.refit_transcripts`) on the first
    ``--refit-models`` models for one candidate set, and extrapolates it linearly to
    all models (one candidate set) and to every candidate set the greedy search scored.
    The extrapolated figures are labelled as such.
@@ -33,9 +33,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchpress.predict._threads import single_blas_thread  # noqa: E402
+from benchpress.blas_threads import single_blas_thread  # noqa: E402
 from benchpress.predict import make_predictor  # noqa: E402
-from benchpress.predict.probes import ProbeSearch, refit_transcripts  # noqa: E402
+from benchpress.predict.probes.search import ProbeSearch, refit_transcripts  # noqa: E402
 from tests.predict_data import load_matrix  # noqa: E402
 
 

@@ -87,8 +87,8 @@ def main() -> None:
 def heldout(home_arg, sources) -> None:
     from benchpress import BenchPress
     from benchpress.home import find_home
-    from benchpress.predict.coverage import interval_coverage
-    from benchpress.predict.intervals import calibrate
+    from benchpress.predict.evaluation.coverage import interval_coverage
+    from benchpress.predict.intervals.calibration import calibrate
 
     bp = BenchPress.from_snapshot(find_home(home_arg).root, sources=sources)
     m, reach = bp.matrix, bp.matrix.source_reach()

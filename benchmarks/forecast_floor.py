@@ -21,7 +21,7 @@ import numpy as np
 from benchpress.api import BenchPress
 from benchpress.predict import make_predictor
 from benchpress.predict.base import check_scores, clone
-from benchpress.predict.temporal import monthly_cutoffs
+from benchpress.predict.evaluation.temporal import monthly_cutoffs
 
 
 def all_but_one(Y: np.ndarray, percent: np.ndarray):

@@ -41,12 +41,12 @@ from benchpress.api import BenchPress
 from benchpress.errors import run_script
 from benchpress.predict import make_predictor
 from benchpress.predict.base import check_scores, clone
-from benchpress.predict.intervals import fold_in_rows
-from benchpress.predict.knn import local_regression
-from benchpress.predict.new_models import new_model_split
-from benchpress.predict.side import SideInfoPredictor
-from benchpress.predict.side_covariates import model_covariates
-from benchpress.predict.temporal import monthly_cutoffs, reported_order
+from benchpress.predict.intervals.calibration import fold_in_rows
+from benchpress.predict.models.knn import local_regression
+from benchpress.predict.evaluation.new_models import new_model_split
+from benchpress.predict.models.side_info import SideInfoPredictor
+from benchpress.predict.models.covariates import model_covariates
+from benchpress.predict.evaluation.temporal import monthly_cutoffs, reported_order
 from benchpress.store.matrix import as_published
 
 ROOT = Path(__file__).resolve().parent.parent

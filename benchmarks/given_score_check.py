@@ -4,7 +4,7 @@ cutoffs, random and popular orders, seed 42), the share of reveals whose scores,
 published, get a note, and the share of typos it names when one revealed percent score of
 20 or more is divided by ten (a dropped digit), per threshold.
 
-The script wraps the yardstick's fold-in (`benchpress.predict.temporal.fold_in_rows`) so
+The script wraps the yardstick's fold-in (`benchpress.predict.evaluation.temporal.fold_in_rows`) so
 that every batch of revealed rows is also checked; predictions are unchanged. Run from the
 repository root after `make main` (about 30 s on 2 cores)::
 
@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 import polars as pl
 
-import benchpress.predict.temporal as temporal
+import benchpress.predict.evaluation.temporal as temporal
 from benchpress.api import BenchPress
 from benchpress.cli.predict_cmds import known_counts
 from benchpress.errors import UsageError, run_script

@@ -8,7 +8,7 @@ fit on snapshot A, fold in every model first seen in B from the first k scores t
 leaderboard reported (and from k random ones), score the rest. Percent cells only; the
 figures are pooled over the pairs and given per pair, and the default's MedAE over each
 baseline's per reveal order and k has a 90% interval from a paired bootstrap over the later
-models (``vs_baselines``; :meth:`~benchpress.predict.temporal.TemporalResult.ratio`).
+models (``vs_baselines``; :meth:`~benchpress.predict.evaluation.temporal.TemporalResult.ratio`).
 
 Run from the repository root (about 3 minutes on 2 cores)::
 
@@ -35,7 +35,7 @@ import yaml
 
 from benchpress.api import BenchPress
 from benchpress.home import Home
-from benchpress.predict.temporal import TemporalResult
+from benchpress.predict.evaluation.temporal import TemporalResult
 from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 from benchpress.store.tables import read_table

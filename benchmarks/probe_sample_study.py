@@ -30,7 +30,7 @@ import argparse
 import time
 
 from benchpress.api import BenchPress
-from benchpress.predict.probes import N_GROUPS, ProbeSearch
+from benchpress.predict.probes.search import N_GROUPS, ProbeSearch
 
 __all__ = ["main"]
 

@@ -5,7 +5,7 @@ provider, family, release date, reasoning) and the nearest models (`--method ble
 rank-4 ALS under the shifted nearest models, the default of 2026-12-01) help in different
 places. The default since 2026-12-02 puts the nearest models on top of side information
 exactly as `blend` puts them on top of als4 (same kNN weights by known-score count, same
-spread; `benchpress/predict/blend.py`); since the evening of 2026-12-02 the nearest models
+spread; `benchpress/predict/models/blend.py`); since the evening of 2026-12-02 the nearest models
 also give a local regression (``reg_weights``) and weigh less (``knn_weights``). This study
 measures them side by side, each blend as it is now and as it was that morning:
 

@@ -10,7 +10,7 @@ Run from the repository root after `make main` (single process, one fit at a tim
 
 Two error measures, both pooled medians of absolute error (score points) on the 2026-05
 matrix (`--sources benchpress`) with covariates from its model rows
-(`benchpress.predict.side.model_covariates`):
+(`benchpress.predict.models.side_info.model_covariates`):
 
 * cells: per-model 3-fold partitions (`make_folds(..., seed)`), as `benchpress evaluate
   --make-folds 3 --seed S`;
@@ -18,7 +18,7 @@ matrix (`--sources benchpress`) with covariates from its model rows
   held out whole, the predictor is fitted on the rest, and every held-out model is folded
   in from the first k (3 or 5) of a seeded random order of its scores; the error is
   measured on all its other scores, as `benchpress evaluate --new-models 3,5 --seed S`
-  (`benchpress.predict.new_models`).
+  (`benchpress.predict.evaluation.new_models`).
 
 Everything is chosen on seeds 1001-1005 only: the parameter grids (default, then `--fine`,
 were run with the first covariate set: date, reasoning, open weights, providers with 3+
@@ -52,10 +52,10 @@ from pathlib import Path
 import numpy as np
 
 from benchpress.api import BenchPress
-from benchpress.folds_io import read_folds
+from benchpress.api.fold_files import read_folds
 from benchpress.predict import ALSPredictor, clone, evaluate, make_folds, make_predictor
-from benchpress.predict.new_models import evaluate_new_models, new_model_split
-from benchpress.predict.side import model_covariates
+from benchpress.predict.evaluation.new_models import evaluate_new_models, new_model_split
+from benchpress.predict.models.side_info import model_covariates
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
 CHOICE, FRESH = (1001, 1002, 1003, 1004, 1005), (2001, 2002, 2003, 2004, 2005)
@@ -95,7 +95,7 @@ def intervals(bp, X, side_params=None) -> None:
     """90% interval coverage and median width (percent cells), cells regime: calibrated on
     seeds 1001-1002, measured on seeds 1003-1005 (choice), 2001-2005 (fresh) and the
     published folds (reported only); covariates reach every fit (`covariates=`)."""
-    from benchpress.predict.coverage import coverage_json, evaluate_intervals
+    from benchpress.predict.evaluation.coverage import coverage_json, evaluate_intervals
 
     m = bp.matrix
     obs = ~np.isnan(m.values)
@@ -114,7 +114,7 @@ def risk_covariates(bp, X) -> None:
     model's standardised covariates as extra features (cells regime; calibrated on seeds
     1001-1002 as `calibrate` does). Prints coverage and median width (percent cells) with
     and without them, on seeds 1003-1005 (choice), 2001-2005 and the published folds."""
-    from benchpress.predict.intervals import IntervalCalibrator, heldout_records
+    from benchpress.predict.intervals.calibration import IntervalCalibrator, heldout_records
 
     m = bp.matrix
     Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
@@ -232,8 +232,8 @@ def interval_spaces(bp, X) -> None:
     (percent cells) on 1003-1005, 2001-2005 and the published folds (the default without
     the logit: measured only), then per band of predicted score on 2001-2005, and the
     median width at exactly 90% coverage."""
-    from benchpress.predict.coverage import coverage_json, evaluate_intervals
-    from benchpress.predict.intervals import calibrate, heldout_records, score_bounds
+    from benchpress.predict.evaluation.coverage import coverage_json, evaluate_intervals
+    from benchpress.predict.intervals.calibration import calibrate, heldout_records, score_bounds
 
     m = bp.matrix
     Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
@@ -280,7 +280,7 @@ def interval_spaces(bp, X) -> None:
 def spread_grid(bp, X, grid) -> None:
     """90% interval coverage and median width (percent cells) per `grid` entry: calibrated
     on seeds 1001-1002, measured on seeds 1003-1005 (the choice)."""
-    from benchpress.predict.coverage import coverage_json, evaluate_intervals
+    from benchpress.predict.evaluation.coverage import coverage_json, evaluate_intervals
 
     m = bp.matrix
     folds = make_folds(~np.isnan(m.values), n_folds=3, seed=1003, n_seeds=3)
@@ -295,7 +295,7 @@ def spread_grid(bp, X, grid) -> None:
 # log10 of a named parameter count, family indicators shrunk by family_scale)
 def identity_grid(m) -> None:
     """New-model and cell MedAE (seeds 1001-1005) per id covariate set and family_scale."""
-    from benchpress.predict.side import FAMILY_LEVEL
+    from benchpress.predict.models.side_info import FAMILY_LEVEL
 
     Y, scales = m.values, m.scales
     X = model_covariates(m.models)
@@ -328,7 +328,7 @@ def benchmark_scale(bp, X, shrinks=(10.0, 30.0, 100.0)) -> None:
     with weight ``shrink`` cells, rescales each benchmark's risk; the global quantile is
     then taken on the rescaled ratios. Calibrated on seeds 1001-1002; coverage and median
     width (percent cells) on 1003-1005 (choice) and 2001-2005 (reported)."""
-    from benchpress.predict.intervals import IntervalCalibrator, heldout_records, score_bounds
+    from benchpress.predict.intervals.calibration import IntervalCalibrator, heldout_records, score_bounds
 
     m = bp.matrix
     Y, scales, obs, nb = m.values, m.scales, ~np.isnan(m.values), m.values.shape[1]
@@ -387,7 +387,7 @@ def benchmark_scale(bp, X, shrinks=(10.0, 30.0, 100.0)) -> None:
 def _width_at(rec, sel, s, level=0.9) -> float:
     """Median width (score units) of the cells ``sel`` of held-out records ``rec`` with
     half-widths ``q * s`` (z units), ``q`` the ``level`` quantile of their own ``|r / s|``."""
-    from benchpress.predict.intervals import score_bounds
+    from benchpress.predict.intervals.calibration import score_bounds
 
     q = np.quantile(np.abs(rec["residual_z"][sel] / s[sel]), level)
     w = np.empty(0)
@@ -404,7 +404,7 @@ def backtests(m, X, pseudo: bool) -> None:
     and non-probe MedAE. ``pseudo``: our own temporal splits (models released before
     2026-01-01; cutoffs 2025-07-01 and 2025-09-01) for the rule on rows outside the
     covariates' training range (`outside_range`); else the reported 2026-01-01 backtest."""
-    from benchpress.predict.backtest import as_date, backtest
+    from benchpress.predict.evaluation.backtest import as_date, backtest
 
     dates = m.models["release_date"].to_list()
     keep = np.arange(len(dates))

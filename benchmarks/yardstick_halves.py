@@ -11,7 +11,7 @@ percent cells on each half, plus each variant's early MedAE over the first varia
 per k and as a geometric mean over k (the figure the README's fifth table of tries
 ranks by), then each later variant's MedAE over the first's on each half with a 90%
 interval from the paired bootstrap over the later models
-(:meth:`~benchpress.predict.temporal.TemporalResult.ratio`): whether a difference on
+(:meth:`~benchpress.predict.evaluation.temporal.TemporalResult.ratio`): whether a difference on
 the choosing half is more than which models happened to be released. A last table gives
 the tails over all the cutoffs, which a median does not see: each variant's mean error and
 its share of cells more than 30 points off, per k; and how much of the MedAE is the model's
@@ -38,7 +38,7 @@ from benchpress.cli.matrix import parse_params
 from benchpress.cli.predict_cmds import known_counts
 from benchpress.errors import run_script
 from benchpress.predict import make_predictor
-from benchpress.predict.temporal import TemporalResult
+from benchpress.predict.evaluation.temporal import TemporalResult
 
 
 def halves(cells: pl.DataFrame, split: str) -> pl.DataFrame:

@@ -10,7 +10,7 @@ from pathlib import Path
 # tests start: xdist's workers, the CLI and DVC as processes, Dask's workers inherit it).
 # `make test` runs two workers on two cores: a second BLAS thread in each only competes with
 # the other worker, and OpenBLAS's waiting threads spin (about 20% more CPU-seconds for the
-# same tests, measured). The heavy loops run on one thread anyway (benchpress/predict/_threads.py).
+# same tests, measured). The heavy loops run on one thread anyway (benchpress/blas_threads.py).
 # A value already in the environment wins.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -162,8 +162,8 @@ def count_fits(monkeypatch) -> list:
 
 def fits_counted(monkeypatch) -> list:
     """`count_fits` for any scope: the fits made until `monkeypatch` is undone."""
-    from benchpress.artifact import matrix_digest
-    from benchpress.fitted import FittedModel
+    from benchpress.api.artifact import matrix_digest
+    from benchpress.api.fitted_model import FittedModel
 
     made = []
     real = FittedModel.fit.__func__

@@ -4,7 +4,7 @@ Written for readability, not speed, and independently of the package (nothing he
 ``benchpress``): one ``numpy.linalg.solve`` per model row and per benchmark column in every
 ALS sweep, one column at a time for the score transform, one benchmark pair at a time for
 the pairwise regression. It follows the algorithms documented in
-``benchpress/predict/als.py``, ``transform.py`` and ``regression.py`` (same initialisation,
+``benchpress/predict/models/als.py``, ``transform.py`` and ``regression.py`` (same initialisation,
 update order, ridge penalties, seeding ``random_state + k``; same logit rules, clipping and
 thresholds), so with the same hyperparameters the vectorized engine must give the same
 predictions to ~1e-6.

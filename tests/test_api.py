@@ -11,7 +11,7 @@ import pytest
 from benchpress import BenchPress
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import make_predictor
-from benchpress.predict.ranking import NORMAL_Q95
+from benchpress.predict.evaluation.ranking import NORMAL_Q95
 from benchpress.store.matrix import load_matrix
 from tests.conftest import BP_2026_05
 from tests.predict_data import PUBLISHED_FOLDS
@@ -83,7 +83,7 @@ def test_one_answer_per_question(built_2026_05):
     """predict_model(X), predict(<X's scores>, metadata=<X's registry row>) and compare (X
     registered) give the same number for every cell; so do predict(<X's scores>) and
     compare of the same scores typed in as a new model without metadata."""
-    from benchpress.predict.side_covariates import METADATA_FIELDS
+    from benchpress.predict.models.covariates import METADATA_FIELDS
 
     bp = BenchPress.from_snapshot(built_2026_05)
     m = bp.matrix

@@ -17,12 +17,12 @@ from starlette.testclient import TestClient
 from benchpress.app import build_state, create_app
 from benchpress.cli import main
 from benchpress.errors import UsageError
-from benchpress.predict.intervals import point_size
+from benchpress.predict.intervals.calibration import point_size
 from benchpress.store.diff import diff as registry_diff
 from benchpress.store.ingest import ingest
 from benchpress.store.snapshot import create_snapshot
 from benchpress.store.tables import read_table
-from benchpress.typed_scores import parse_scores
+from benchpress.api.typed_scores import parse_scores
 from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
 
 

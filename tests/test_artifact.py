@@ -13,14 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from benchpress import BenchPress
-from benchpress.artifact import (
+from benchpress.api.artifact import (
     DEFAULT_ARTIFACT, FORMAT_VERSION, load_artifact, matrix_digest, read_manifest,
 )
 from benchpress.cli import main
 from benchpress.errors import BadInputError
-from benchpress.fit_store import FitStore
+from benchpress.api.fit_store import FitStore
 from benchpress.predict import make_predictor
-from benchpress.predict.predictor import ALSPredictor
+from benchpress.predict.models.als_predictor import ALSPredictor
 from tests.conftest import REPO, SHARED_DATA, make_home
 
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
@@ -105,7 +105,7 @@ def test_edited_manifest_digest_list_cannot_hide_a_changed_matrix(fitted, tmp_pa
 def test_default_artifact_loads_and_predicts_as_a_fresh_fit():
     """The shipped artifact verifies, and a fresh fit of its own matrix with its method
     and parameters predicts the same rows and intervals."""
-    from benchpress.predict.artifact import make_estimator
+    from benchpress.predict.state import make_estimator
 
     bp = BenchPress.from_pretrained()
     doc = bp.artifact
@@ -198,7 +198,7 @@ def test_predict_reuses_the_stored_fit_of_an_unchanged_matrix(run, tmp_path, mon
 
 def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
     """compare computes the intervals of the compared models only: the same numbers."""
-    from benchpress.predict.intervals import complete_intervals
+    from benchpress.predict.intervals.calibration import complete_intervals
 
     bp = fitted[0]
     cal, support = bp.calibrator("cells"), bp.support
@@ -263,8 +263,8 @@ def test_unknown_names_raise_with_suggestions_unless_ignored(shipped):
 @pytest.fixture
 def force_sparse(monkeypatch):
     """Every fit takes the sparse path (as a large registry's would)."""
-    import benchpress.predict.intervals as intervals_mod
-    import benchpress.predict.predictor as predictor_mod
+    import benchpress.predict.intervals.calibration as intervals_mod
+    import benchpress.predict.models.als_predictor as predictor_mod
 
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
     monkeypatch.setattr(intervals_mod, "use_sparse", lambda *a, **k: True)
@@ -345,7 +345,7 @@ def test_side_artifact_refuses_unknown_arrays_and_spaces(side_fitted, tmp_path):
         with pytest.raises(BadInputError, match="unknown (side arrays|interval space)"):
             load_artifact(folder)
     # arrays of the wrong shape (even with digests made to match) are refused too
-    from benchpress.predict.artifact import fitted_state, restore_state
+    from benchpress.predict.state import fitted_state, restore_state
 
     bp = side_fitted[0]
     arrays, meta = fitted_state(bp.predictor, support=bp.support)
@@ -369,7 +369,7 @@ def test_side_with_extra_ranks_is_not_stored(built_2026_05, tmp_path):
 def test_predict_side_reuses_its_stored_fit_keyed_by_the_covariates(run, tmp_path,
                                                                      monkeypatch,
                                                                      built_2026_05):
-    from benchpress.predict.side import SideInfoPredictor
+    from benchpress.predict.models.side_info import SideInfoPredictor
 
     args = ("predict", "--method", "side", "--scores", "gpqa_diamond=71.2,hle=20.1",
             "--param", "n_starts=3", "--format", "json")

@@ -7,7 +7,7 @@ import pytest
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import make_predictor
-from benchpress.predict.backtest import backtest
+from benchpress.predict.evaluation.backtest import backtest
 from tests.test_probes import FAST, synthetic
 
 PUB = make_predictor("published", **FAST)
@@ -56,7 +56,7 @@ def test_probe_count_chooses_on_training_models_only():
 
 def test_recent_window_is_the_selection_objective():
     """The greedy choice with a window equals ProbeSearch.select on those models' cells."""
-    from benchpress.predict.probes import ProbeSearch
+    from benchpress.predict.probes.search import ProbeSearch
 
     Y, scales, ids = synthetic(seed=6, n_models=30)
     dates = dates_for(Y.shape[0], 4)

@@ -1,4 +1,4 @@
-"""The two blends (benchpress/predict/blend.py): the default, side information under the
+"""The two blends (benchpress/predict/models/blend.py): the default, side information under the
 nearest models, and `blend`, als4 under them."""
 
 import numpy as np
@@ -6,10 +6,10 @@ import pytest
 
 from benchpress.errors import UsageError
 from benchpress.predict import SPREAD_PRIOR, Z_BOUND, make_predictor
-from benchpress.predict import predictor as predictor_mod
-from benchpress.predict.artifact import fitted_state, restore_state, storable
-from benchpress.predict.blend import BlendPredictor, NeighbourMix, SideBlendPredictor
-from benchpress.predict.knn import local_regression
+from benchpress.predict.models import als_predictor as predictor_mod
+from benchpress.predict.state import fitted_state, restore_state, storable
+from benchpress.predict.models.blend import BlendPredictor, NeighbourMix, SideBlendPredictor
+from benchpress.predict.models.knn import local_regression
 from benchpress.scales import BenchmarkScales
 
 FAST = dict(n_starts=3)

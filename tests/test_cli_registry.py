@@ -120,7 +120,7 @@ def test_add_model_refuses_nonsense(ws, scores, message):
 
 
 def test_add_model_bad_scores_syntax_is_a_usage_error(ws):
-    # one parser for every door (`benchpress.typed_scores`): "=" or ":", nothing else
+    # one parser for every door (`benchpress.api.typed_scores`): "=" or ":", nothing else
     result = run("add-model", "acme-4", "--scores", "gpqa_diamond 70", "--source", "https://a.example", "--home", ws)
     assert result.exit_code == 2
     assert "is not BENCHMARK=VALUE" in result.stderr

@@ -145,8 +145,8 @@ def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_pa
     assert all(np.isfinite(s["medae"]) for s in doc["snapshots"])
     # each snapshot's medae: side's 3-fold held-out error there, with the models' covariates
     from benchpress.predict import evaluate, make_folds, make_predictor
-    from benchpress.predict.side_covariates import model_covariates
-    from benchpress.versions import load_versions
+    from benchpress.predict.models.covariates import model_covariates
+    from benchpress.api.drift_versions import load_versions
 
     cfg = DriftThresholds()
     want = []

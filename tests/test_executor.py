@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchpress.cli import main
-from benchpress.typed_scores import parse_scores
+from benchpress.api.typed_scores import parse_scores
 from benchpress.errors import UsageError
 from benchpress.executor import DaskExecutor, LocalExecutor, get_executor
 from tests.conftest import BP_2026_05, MATRIX_2026_02, SHARED_DATA

@@ -13,8 +13,8 @@ import pytest
 
 from benchpress import BenchPress
 from benchpress.errors import BadInputError
-from benchpress.fit_store import FitStore
-from benchpress.fitted import FitIdentity, FittedModel
+from benchpress.api.fit_store import FitStore
+from benchpress.api.fitted_model import FitIdentity, FittedModel
 from benchpress.predict import make_predictor
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchpress"
@@ -162,7 +162,7 @@ def test_nothing_sets_a_benchpress_attribute_from_outside():
     """The CLI used to set bp.ignore_unknown, bp.on_unknown, bp.probe_max_models, bp.lite."""
     bad = []
     for path, tree in _sources().items():
-        if path.name == "api.py":
+        if path.name == "facade.py":
             continue
         for node in ast.walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else []

@@ -19,11 +19,11 @@ from click.testing import CliRunner
 
 from benchpress import BenchPress
 from benchpress.adapters.fetch import fetch
-from benchpress.artifact import read_manifest
+from benchpress.api.artifact import read_manifest
 from benchpress.cli import main
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, RegistryError
-from benchpress.resolver import resolve_names
+from benchpress.validate.names import resolve_names
 from benchpress.store.snapshot import Snapshot
 from benchpress.store.sql import query
 

@@ -13,10 +13,10 @@ from benchpress.api import BenchPress
 from benchpress.cli import main
 from benchpress.errors import BadInputError, NotFittedError
 from benchpress.predict import BenchmarkScales, ScaleTransform, make_folds, make_predictor
-from benchpress.predict.intervals import (
+from benchpress.predict.intervals.calibration import (
     IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals, point_size,
 )
-from benchpress.predict.coverage import interval_coverage
+from benchpress.predict.evaluation.coverage import interval_coverage
 
 ALPHA = 0.1
 SLACK = 0.02          # coverage may fall this far below 1 - alpha on one draw
@@ -182,7 +182,7 @@ def test_cli_intervals_by_source_on_a_registry_of_two_sources(built_both):
 
 def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monkeypatch):
     """The row blocks that bound memory on a large registry change no number."""
-    import benchpress.predict.intervals as intervals
+    import benchpress.predict.intervals.calibration as intervals
 
     one = complete_intervals(bp05.predictor, calibrated)  # 84 models: one block
     monkeypatch.setattr(intervals, "BLOCK_ROWS", 10)
@@ -196,9 +196,9 @@ def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monk
 def test_sparse_support_features_equal_the_dense_ones_on_a_small_matrix(monkeypatch):
     """With at most SPARSE_CANDIDATES models the candidate sample is every model, so the
     sparse path's on-demand features equal the dense path's arrays (up to float sums)."""
-    import benchpress.predict.predictor as predictor_mod
+    import benchpress.predict.models.als_predictor as predictor_mod
     from benchpress.predict import make_predictor
-    from benchpress.predict.intervals import MatrixSupport
+    from benchpress.predict.intervals.calibration import MatrixSupport
     from benchpress.scales import BenchmarkScales
 
     rng = np.random.default_rng(5)
@@ -228,8 +228,8 @@ def test_new_model_intervals_give_each_benchmark_its_own_factor(paper_matrix):
     gets a factor near 3 times theirs and covers ~90% of fresh cells (one shared quantile covered far
     less there and more elsewhere); a benchmark without calibration cells keeps 1; the
     factors survive an artifact."""
-    from benchpress.predict.artifact import fitted_state, restore_state
-    from benchpress.predict.intervals import FEATURES
+    from benchpress.predict.state import fitted_state, restore_state
+    from benchpress.predict.intervals.calibration import FEATURES
 
     def draw(seed, n):
         rng = np.random.default_rng(seed)
@@ -279,7 +279,7 @@ def _two_sources(seed: int, n: int = 150, per: int = 8):
 
 
 def test_source_block_folds_hide_one_whole_source_of_each_model_scored_in_two():
-    from benchpress.predict.intervals import out_of_reach, source_block_folds
+    from benchpress.predict.intervals.calibration import out_of_reach, source_block_folds
 
     Y, _, reach = _two_sources(0)
     reach[0, 8] = True  # benchmark 8 reported by both sources
@@ -309,8 +309,8 @@ def test_cells_out_of_source_reach_get_their_own_quantile_and_are_covered():
     """Calibrated with whole sources held out (seed 1001), measured on other source
     blocks (seed 2001): the cells of a source the model has no score in cover ~90%, where
     one shared quantile covered clearly less; the quantile survives an artifact."""
-    from benchpress.predict.artifact import fitted_state, restore_state
-    from benchpress.predict.intervals import source_block_folds
+    from benchpress.predict.state import fitted_state, restore_state
+    from benchpress.predict.intervals.calibration import source_block_folds
 
     pred = make_predictor("als4", n_starts=2)
     own, shared = [], []

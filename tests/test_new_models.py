@@ -14,7 +14,7 @@ from benchpress.api import BenchPress
 from benchpress.cli import main
 from benchpress.errors import UsageError
 from benchpress.predict import make_predictor
-from benchpress.predict.new_models import evaluate_new_models, new_model_split
+from benchpress.predict.evaluation.new_models import evaluate_new_models, new_model_split
 
 
 def test_the_split_holds_out_each_eligible_model_once_with_its_own_order(paper_matrix):

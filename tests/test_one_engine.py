@@ -132,7 +132,7 @@ def test_a_snapshot_and_a_pretrained_fit_are_named(docs, built_2026_05, tmp_path
 
 
 def test_the_cli_says_when_its_sources_are_not_the_shipped_fits(built_2026_05):
-    from benchpress.artifact import DEFAULT_ARTIFACT, read_manifest
+    from benchpress.api.artifact import DEFAULT_ARTIFACT, read_manifest
 
     shipped = ",".join(read_manifest(DEFAULT_ARTIFACT)["sources"])
     said = f"BenchPress.from_pretrained() was fitted on {shipped}"

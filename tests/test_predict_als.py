@@ -6,7 +6,7 @@ from reference import loop_als_fit, loop_ensemble_predict, loop_fold_in
 
 from benchpress.errors import NotFittedError
 from benchpress.predict import ALSEnsemble, BiasALS
-from benchpress.predict.als import ALSConfig, spd_solve
+from benchpress.predict.models.als import ALSConfig, spd_solve
 
 
 def _low_rank(seed=0, n_m=40, n_b=30, rank=2, frac=0.6):

@@ -16,7 +16,7 @@ from benchpress.predict import (
     make_predictor,
     parse_folds,
 )
-from benchpress.folds_io import read_folds
+from benchpress.api.fold_files import read_folds
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import SPREAD_PRIOR, Z_BOUND, BenchmarkScales, make_predictor
-from benchpress.predict.artifact import fitted_state, restore_state
-from benchpress.predict.knn import neighbour_average
-from benchpress.predict.temporal import monthly_cutoffs, temporal_evaluation
+from benchpress.predict.state import fitted_state, restore_state
+from benchpress.predict.models.knn import neighbour_average
+from benchpress.predict.evaluation.temporal import monthly_cutoffs, temporal_evaluation
 
 
 def _by_hand(Zq, Z, k, offset):
@@ -224,7 +224,7 @@ def test_new_model_calibration_holds_out_undated_models_beside_the_dated_months(
     """A leaderboard without release dates (LiveBench) must be calibrated too: its models
     are held out at random beside the temporal groups, once they are a fifth of the models
     (without them, its later models' 90% intervals covered 51-76%)."""
-    from benchpress.predict.intervals import UNDATED_SHARE, new_model_records
+    from benchpress.predict.intervals.calibration import UNDATED_SHARE, new_model_records
 
     Y, dates, scales = _dated_matrix(n=150)
     est = make_predictor("als4", n_starts=2)
@@ -378,7 +378,7 @@ def _cells(errors_a, errors_b, models, scale="percent"):
 def test_ratio_to_a_baseline_is_paired_and_its_interval_follows_the_models():
     import polars as pl
 
-    from benchpress.predict.temporal import TemporalResult
+    from benchpress.predict.evaluation.temporal import TemporalResult
 
     rng = np.random.default_rng(0)
     models = [f"m{i // 10}" for i in range(300)]  # 30 models, 10 cells each

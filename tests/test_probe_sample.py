@@ -14,9 +14,9 @@ from benchpress.cli import main
 from benchpress.errors import UsageError
 from benchpress.executor import Executor
 from benchpress.predict import make_predictor
-from benchpress.predict import probes as probes_module
-from benchpress.predict.probe_fits import MIN_SCORES, slim, split_groups, train_sample
-from benchpress.predict.probes import ProbeSearch
+from benchpress.predict.probes import search as probes_module
+from benchpress.predict.probes.fits import MIN_SCORES, slim, split_groups, train_sample
+from benchpress.predict.probes.search import ProbeSearch
 from tests.test_probes import FAST, synthetic
 
 
@@ -234,7 +234,7 @@ def test_executor_and_chunking_leave_the_numbers_unchanged(data, monkeypatch):
 
 
 def test_unique_rows_matches_numpy_unique_in_order():
-    from benchpress.predict.probe_fits import unique_rows
+    from benchpress.predict.probes.fits import unique_rows
 
     rng = np.random.default_rng(4)
     for m in (0, 3, 8, 63, 64, 65, 140):          # one word, a word's edge, several words

@@ -7,8 +7,8 @@ import pytest
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict import BenchmarkScales, make_predictor
-from benchpress.predict.probe_select import Candidates, greedy_add, swap_pass
-from benchpress.predict.probes import PAPER_SETS, ProbeSearch, probe_set_change, refit_transcripts
+from benchpress.predict.probes.select import Candidates, greedy_add, swap_pass
+from benchpress.predict.probes.search import PAPER_SETS, ProbeSearch, probe_set_change, refit_transcripts
 
 PAPER_ANY = PAPER_SETS["paper (any benchmark)"]
 PAPER_LOW_COST = PAPER_SETS["paper (low-cost allowlist)"]

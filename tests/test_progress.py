@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from benchpress.api import BenchPress
 from benchpress.cli import main
 from benchpress.predict import BenchmarkScales, make_predictor
-from benchpress.predict.probes import ProbeSearch
+from benchpress.predict.probes.search import ProbeSearch
 from tests.conftest import REPO
 
 FAST = ["--param", "n_starts=2"]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from benchpress.errors import BadInputError
-from benchpress.folds_io import read_folds
+from benchpress.api.fold_files import read_folds
 from benchpress.predict import evaluate, make_predictor
-from benchpress.predict.ranking import compare_models, ranking_preservation
+from benchpress.predict.evaluation.ranking import compare_models, ranking_preservation
 from tests.predict_data import PUBLISHED_FOLDS
 
 

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from benchpress.cli import main
 from benchpress.errors import BadInputError
-from benchpress.resolver import resolve_names, suggest, unknown_message
+from benchpress.validate.names import resolve_names, suggest, unknown_message
 
 MODELS = ["gpt-5", "gpt-5.1", "gpt-4.5", "claude-opus-4.5", "claude-opus-4"]
 BENCHMARKS = ["gpqa_diamond", "hle", "mmlu_pro", "aime_2025"]

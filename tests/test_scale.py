@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from benchpress.errors import BadInputError
-from benchpress.predict import intervals
-from benchpress.predict.intervals import MatrixSupport, _pair_corr
+from benchpress.predict.intervals import calibration as intervals
+from benchpress.predict.intervals.calibration import MatrixSupport, _pair_corr
 from benchpress.store import sql
 
 ROOT = Path(__file__).resolve().parents[1]

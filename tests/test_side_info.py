@@ -8,7 +8,7 @@ import pytest
 from benchpress.api import BenchPress
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import SPREAD_PRIOR, Z_BOUND, evaluate, make_folds, make_predictor
-from benchpress.predict.side import SideInfoPredictor, model_covariates
+from benchpress.predict.models.side_info import SideInfoPredictor, model_covariates
 from benchpress.scales import BenchmarkScales
 from benchpress.store.matrix import ScoreMatrix
 
@@ -200,7 +200,7 @@ def _meta_matrix(Y, X, n_bench):
 def test_covariates_reach_interval_records_and_only_side_uses_them():
     """new_model_records: each group's fit gets the kept rows' covariates and each fold-in
     the held-out models' own: lower error than without; the default ignores them."""
-    from benchpress.predict.intervals import heldout_records, new_model_records
+    from benchpress.predict.intervals.calibration import heldout_records, new_model_records
 
     Y, scales, X = _synthetic()
     side = make_predictor("side", **FAST)
@@ -219,8 +219,8 @@ def test_covariates_reach_interval_records_and_only_side_uses_them():
 
 
 def test_probe_search_and_backtest_use_covariates():
-    from benchpress.predict.backtest import backtest
-    from benchpress.predict.probes import ProbeSearch
+    from benchpress.predict.evaluation.backtest import backtest
+    from benchpress.predict.probes.search import ProbeSearch
 
     Y, scales, X = _synthetic()
     Y, X = Y[:60], X[:60]
@@ -367,7 +367,7 @@ def test_backtest_of_releases_after_every_training_model_is_the_defaults():
     """The release date as a covariate: every new release lies after the training range,
     so side with outside_range="default" folds them in as als4 does and chooses its probes
     so too; with "clip" (its default) it does not."""
-    from benchpress.predict.backtest import backtest
+    from benchpress.predict.evaluation.backtest import backtest
 
     Y, scales, _ = _synthetic()
     Y = Y[:60]
@@ -394,7 +394,7 @@ def test_spread_grows_with_the_disagreement_weight():
 
 
 def test_family_and_tier_come_from_the_id_alone():
-    from benchpress.predict.side import FAMILY_LEVEL, metadata_covariates, model_family, name_tier
+    from benchpress.predict.models.side_info import FAMILY_LEVEL, metadata_covariates, model_family, name_tier
 
     assert model_family("claude-opus-4.5") == "claude-opus-4"
     assert model_family("gpt-5.1") == model_family("gpt-5-mini") == "gpt5"
@@ -432,7 +432,7 @@ def test_family_effects_shrink_towards_the_provider():
     scaled by family_scale, so 0 leaves what the other covariates give (the provider's
     effect) and larger values let the family move the prediction."""
     Y, scales, X = _synthetic()
-    from benchpress.predict.side import FAMILY_LEVEL
+    from benchpress.predict.models.side_info import FAMILY_LEVEL
 
     fam = (np.arange(len(Y)) % 3 == 0) * FAMILY_LEVEL
     Xf = np.column_stack([X, fam])
@@ -462,7 +462,7 @@ def test_spread_grows_with_the_posterior_variance_weight():
 
 
 def test_interval_space_is_the_predictors_own_only_with_covariates():
-    from benchpress.predict.intervals import (EPS, LOGIT_RULE, IntervalCalibrator,
+    from benchpress.predict.intervals.calibration import (EPS, LOGIT_RULE, IntervalCalibrator,
                                               MatrixSupport, complete_intervals)
 
     Y, scales, X = _synthetic()
@@ -530,7 +530,7 @@ def test_extra_ranks_average_fits_with_covariates_only():
 
 @pytest.mark.parametrize("block", [1 << 22, 50])  # one block, and many blocks of 2 rows
 def test_masked_grams_equal_the_per_benchmark_sums(block):
-    from benchpress.predict.side_prior import masked_grams
+    from benchpress.predict.models.covariate_prior import masked_grams
 
     rng = np.random.default_rng(3)
     X, obs = rng.normal(size=(37, 5)), rng.random((37, 11)) < 0.4
@@ -542,13 +542,13 @@ def test_masked_grams_equal_the_per_benchmark_sums(block):
     (True, True), (False, False), ("false", False), ("No", False), ("0", False),
     ("true", True), (" YES ", True), ("1", True), (None, None)])
 def test_metadata_booleans_are_read_as_words_not_truthiness(value, expected):
-    from benchpress.predict.side_covariates import _metadata_value
+    from benchpress.predict.models.covariates import _metadata_value
 
     assert _metadata_value("is_reasoning", value) is expected
 
 
 def test_a_metadata_boolean_of_another_kind_is_refused():
-    from benchpress.predict.side_covariates import _metadata_value
+    from benchpress.predict.models.covariates import _metadata_value
 
     with pytest.raises(BadInputError, match=r"open_weights='maybe': expected true or false"):
         _metadata_value("open_weights", "maybe")

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-import benchpress.predict.predictor as predictor_mod
+import benchpress.predict.models.als_predictor as predictor_mod
 from benchpress.errors import UsageError
 from benchpress.predict import make_predictor
-from benchpress.predict.als import fit_batched, fold_in_batched, init_factors, reg_diagonal
-from benchpress.predict.ensemble import ALSEnsemble
-from benchpress.predict.als import ALSConfig
-from benchpress.predict.sparse_als import (
+from benchpress.predict.models.als import fit_batched, fold_in_batched, init_factors, reg_diagonal
+from benchpress.predict.models.ensemble import ALSEnsemble
+from benchpress.predict.models.als import ALSConfig
+from benchpress.predict.models.sparse_als import (
     SPARSE_MIN_CELLS, Cells, cell_values, fit_sparse, fold_in_sparse, use_sparse,
 )
 from benchpress.scales import BenchmarkScales

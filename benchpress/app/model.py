@@ -5,7 +5,7 @@ snapshot, with the same stored fit `benchpress predict` uses). `Engine` holds it
 the Matrix and Cell pages look up (the completed matrix with its "cells" intervals, made
 once at startup); every answer that is a prediction (Predict, Model, Compare) is the
 library's own call (`BenchPress.predict`, `predict_model`, `compare`, and
-`benchpress.next_steps`), so the app and the CLI give the same numbers. The app parses,
+`benchpress.api.next_steps`), so the app and the CLI give the same numbers. The app parses,
 calls and renders; it has no engine of its own.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from benchpress.api import BenchPress
 from benchpress.errors import UsageError
-from benchpress.next_steps import nearest_known, run_next
+from benchpress.api.next_steps import nearest_known, run_next
 from benchpress.predict import make_predictor
 
 __all__ = ["load_model", "Engine"]
@@ -35,7 +35,7 @@ def load_model(home, snapshot: str | None = None, *, sources: list[str] | None =
     (the same store as `benchpress predict`), so the stored fit of an unchanged matrix is
     reused and a restart answers without refitting or recalibrating. `Engine` fits it.
     """
-    from benchpress.fit_store import FitStore
+    from benchpress.api.fit_store import FitStore
     from benchpress.home import Home, find_home
 
     home = home if isinstance(home, Home) else (Home(home) if home else find_home())
@@ -111,7 +111,7 @@ class Engine:
     def predict(self, scores: dict[str, float], *, metadata: dict | None = None,
                 n_nearest: int = 5) -> dict:
         """`BenchPress.predict` of known scores (unknown names listed, not refused), with
-        the nearest known models and the benchmark to run next (`benchpress.next_steps`)."""
+        the nearest known models and the benchmark to run next (`benchpress.api.next_steps`)."""
         if not scores:
             raise UsageError("enter at least one score, e.g. gpqa_diamond=71.2")
         result = self.bp.predict(scores, ignore_unknown=True, metadata=metadata)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from benchpress.artifact import DEFAULT_ARTIFACT
+from benchpress.api.artifact import DEFAULT_ARTIFACT
 from benchpress.app.registry import benchmark_names
 from benchpress.errors import BadInputError
 

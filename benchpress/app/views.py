@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.api import contradicted_note
+from benchpress.api.facade import contradicted_note
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.validate.text import csv_safe_frame
@@ -20,9 +20,9 @@ from benchpress.validate.text import csv_safe_frame
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine
 from benchpress.app.registry import RegistryView
-from benchpress.predict.probes import sample_cap
-from benchpress.predict.side_covariates import parse_metadata
-from benchpress.typed_scores import parse_scores
+from benchpress.predict.probes.search import sample_cap
+from benchpress.predict.models.covariates import parse_metadata
+from benchpress.api.typed_scores import parse_scores
 
 __all__ = ["AppState", "NotFound", "clean", "benchmarks", "models", "resolve", "predict",
            "model", "compare", "parse_new_models", "matrix", "cell", "versions", "diff",

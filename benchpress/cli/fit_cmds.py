@@ -9,15 +9,15 @@ import click
 
 from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
 from benchpress.cli.matrix import matrix_options, method_fields
-from benchpress.predict.limits import LIMITS
-from benchpress.predict.probes import sample_cap
+from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.probes.search import sample_cap
 
 __all__ = ["fit", "fit_now"]
 
 
 def fit_now(bp, regimes):
     """Fit `bp` now, or take its fit from its store (the home's cache of fits, see
-    `benchpress.fit_store`), with calibrators for `regimes` and progress on stderr when it
+    `benchpress.api.fit_store`), with calibrators for `regimes` and progress on stderr when it
     is a terminal. Returns `bp`."""
     kept = " (kept for the next call)" if bp.store.folder is not None else ""
     with progress_bar("fitting" + kept) as update:
@@ -39,7 +39,7 @@ def fit_now(bp, regimes):
 def fit(out, n_probes, probe_max_models, fmt, bp, home):
     """Fit the predictor and save it as an artifact (NPZ + Parquet + JSON, no pickle) that
     `BenchPress.from_pretrained(DIR)` loads without a refit."""
-    from benchpress.artifact import check_out_folder, read_manifest
+    from benchpress.api.artifact import check_out_folder, read_manifest
 
     out = check_out_folder(out, home=home)  # before the fit: refused in a second, not minutes
     cap = sample_cap(probe_max_models, "--probe-max-models")

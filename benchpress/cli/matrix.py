@@ -10,7 +10,7 @@ import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.errors import RegistryError, UsageError, listed
-from benchpress.predict.predictor import available_methods, make_predictor
+from benchpress.predict.methods import available_methods, make_predictor
 
 __all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields",
            "provenance_fields", "pretrained_note", "param_option"]
@@ -166,7 +166,7 @@ def matrix_options(f=None, *, stored_fit_answers=None, pretrained: bool = False)
     @handle_errors  # covers loading the matrix and the command body
     def wrapper(*args, snapshot, sources, method, params, ignore_unknown, home, **kwargs):
         from benchpress.api import BenchPress  # the predictor loads only where it is used
-        from benchpress.fit_store import FitStore
+        from benchpress.api.fit_store import FitStore
         from benchpress.store.tables import registry_exists
 
         fitted_elsewhere = kwargs.pop("pretrained", None)

@@ -17,10 +17,10 @@ from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.store.tables import write_atomic, write_json_atomic
-from benchpress.typed_scores import parse_scores
+from benchpress.api.typed_scores import parse_scores
 from benchpress.errors import UsageError
 from benchpress.predict import folds_to_json
-from benchpress.predict.side_covariates import parse_metadata
+from benchpress.predict.models.covariates import parse_metadata
 
 __all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 
@@ -89,8 +89,8 @@ def predict(scores_text, scores_file, model_id, models_file, benchmarks, metadat
 
 def _predict_file(bp, models_file: Path, wanted, fmt: str, out) -> None:
     """`predict --file`: every model of the file from one fit, one block of rows each."""
-    from benchpress.api import contradicted_note
-    from benchpress.models_file import read_models_file
+    from benchpress.api.facade import contradicted_note
+    from benchpress.api.models_file import read_models_file
 
     models = read_models_file(models_file)  # a bad file fails before any fit
     fit_now(bp, ("new_models",))

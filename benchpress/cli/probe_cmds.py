@@ -17,8 +17,8 @@ from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.limits import LIMITS
-from benchpress.predict.probes import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
+from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.probes.search import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
 __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
 
@@ -107,7 +107,7 @@ def _previous_probes(path: Path) -> list:
 def _sample_fields(search) -> dict:
     """The sizes the probe search ran with (``sample_size``: None when every model with
     scores was scored, i.e. the search is exact; ``fits``, ``train_models``: see
-    :attr:`ProbeSearch.sample_fields <benchpress.predict.probes.ProbeSearch.sample_fields>`)."""
+    :attr:`ProbeSearch.sample_fields <benchpress.predict.probes.search.ProbeSearch.sample_fields>`)."""
     return search.sample_fields
 
 
@@ -269,7 +269,7 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options(pretrained=True)
 def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
-    from benchpress.api import contradicted_note
+    from benchpress.api.facade import contradicted_note
     from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
 
     new = read_model_scores(scores_file) if scores_file else None

@@ -18,7 +18,7 @@ from benchpress.cli.common import (
     executor_option, format_option, handle_errors, home_option, mirror_option, out_option,
     progress_bar, render, stderr, terminal_width, write_or_emit,
 )
-from benchpress.typed_scores import parse_scores
+from benchpress.api.typed_scores import parse_scores
 from benchpress.cli.shown import grouped_warnings, headline_figures, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home

@@ -1,6 +1,6 @@
 """Scores as people read and see them: a scores file, and the one text cell
 ("42.8 [34.7, 51.3]", "78.0 given") that `predict` and `compare` print (typed `--scores`
-text: `benchpress.typed_scores`)."""
+text: `benchpress.api.typed_scores`)."""
 
 from __future__ import annotations
 

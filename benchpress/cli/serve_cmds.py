@@ -8,7 +8,7 @@ import logging
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list, stderr
-from benchpress.predict.predictor import available_methods
+from benchpress.predict.methods import available_methods
 
 __all__ = ["serve"]
 

@@ -18,7 +18,7 @@ from benchpress.cli.matrix import matrix_options, method_fields, param_option, p
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import available_methods
-from benchpress.predict.coverage import coverage_json
+from benchpress.predict.evaluation.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
 
 __all__ = ["intervals", "drift", "report"]

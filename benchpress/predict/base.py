@@ -33,7 +33,7 @@ import inspect
 import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
-from benchpress.predict._threads import single_blas_thread
+from benchpress.blas_threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["BasePredictor", "check_scores", "check_predictor", "clone"]
@@ -61,7 +61,7 @@ class BasePredictor:
     units, NaN where no prediction is possible).
     """
 
-    #: The method name (:func:`~benchpress.predict.predictor.make_predictor`); a class
+    #: The method name (:func:`~benchpress.predict.methods.make_predictor`); a class
     #: attribute of the baselines, a constructor argument of the ALS predictor.
     method: str = "base"
 

@@ -22,8 +22,8 @@ import copy
 import numpy as np
 
 from benchpress.errors import NotFittedError
-from benchpress.predict.intervals import fold_in_rows
-from benchpress.predict.predictor import make_predictor
+from benchpress.predict.intervals.calibration import fold_in_rows
+from benchpress.predict.methods import make_predictor
 from benchpress.predict.transform import ScaleTransform
 
 __all__ = ["CONTRADICTION_Z", "MIN_GIVEN", "check_space", "leave_one_out", "most_contradicted"]
@@ -38,7 +38,7 @@ MIN_GIVEN = 3
 
 def check_space(Y, scales, fitted_transform: ScaleTransform | None = None) -> ScaleTransform:
     """The space the check measures in, whatever the method: the default's z space
-    (:meth:`~benchpress.predict.predictor.ALSPredictor.make_transform` of
+    (:meth:`~benchpress.predict.models.als_predictor.ALSPredictor.make_transform` of
     ``make_predictor("default")``: a logit for percent scales, each benchmark's spread
     with the prior) without its bound, fitted on the training matrix ``Y`` (n_models,
     n_benchmarks; score units, NaN = missing) of ``scales``. A matrix without rows (a

@@ -4,7 +4,7 @@ Each version is profiled (:func:`profile`):
 
 * size and fill of the (n_models, n_benchmarks) matrix;
 * variance explained by the first factors on the largest complete submatrices
-  (:func:`~benchpress.predict.rank.complete_submatrices`; ``var2`` is the mean
+  (:func:`~benchpress.predict.evaluation.rank.complete_submatrices`; ``var2`` is the mean
   two-factor share over the ``n_submatrices`` largest);
 * held-out MedAE of soft-impute by rank (the winning rank) and of the tracked predictor
   (the unfitted object passed in, ``--method``/``--param``), on one per-model 3-fold
@@ -13,7 +13,7 @@ Each version is profiled (:func:`profile`):
 * the completed z matrix of the published rank-2 predictor (a fixed measuring
   instrument, not the tracked predictor: ``--param`` does not change it), whose
   column-centred top two right singular vectors span the benchmark factor subspace;
-* the probe set (:class:`~benchpress.predict.probes.ProbeSearch` of the probe predictor,
+* the probe set (:class:`~benchpress.predict.probes.search.ProbeSearch` of the probe predictor,
   greedy, ``probes_k``).
 
 A version is a :class:`~benchpress.store.matrix.ScoreMatrix` (its ``label``, ``values``,
@@ -46,14 +46,14 @@ import numpy as np
 
 from benchpress.errors import BadInputError
 from benchpress.predict.base import BasePredictor, check_scores, clone
-from benchpress.predict.side import covariate_kwargs, model_covariates
-from benchpress.predict.evaluate import evaluate
-from benchpress.predict.folds import make_folds
-from benchpress.predict.intervals import point_size
-from benchpress.predict.limits import LIMITS
-from benchpress.predict.predictor import make_predictor
-from benchpress.predict.probes import ProbeSearch, probe_set_change, sample_cap
-from benchpress.predict.rank import (
+from benchpress.predict.models.side_info import covariate_kwargs, model_covariates
+from benchpress.predict.evaluation.heldout import evaluate
+from benchpress.predict.evaluation.folds import make_folds
+from benchpress.predict.intervals.calibration import point_size
+from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.methods import make_predictor
+from benchpress.predict.probes.search import ProbeSearch, probe_set_change, sample_cap
+from benchpress.predict.evaluation.rank import (
     best_rank, complete_submatrices, rank_errors, submatrix_variance,
 )
 from benchpress.predict.transform import ScaleTransform

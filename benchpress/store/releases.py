@@ -33,7 +33,7 @@ from benchpress.adapters._files import csv_records
 from benchpress.adapters.releases_csv import ADAPTER, RELEASE_COLUMNS
 from benchpress.errors import BadInputError
 from benchpress.home import Home
-from benchpress.resolver import unknown_message
+from benchpress.validate.names import unknown_message
 from benchpress.store.build import BuildReport, build_locked
 from benchpress.store.journal import journal_path, pending_path, settle
 from benchpress.store.sources import SourceConfig

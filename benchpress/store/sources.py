@@ -54,7 +54,7 @@ import yaml
 
 from benchpress import yaml_text
 from benchpress.errors import BadInputError, shown
-from benchpress.resolver import unknown_message
+from benchpress.validate.names import unknown_message
 
 __all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
            "VERSION_FIELDS", "config_versions", "add_version", "MAX_SOURCE_ID_LENGTH",

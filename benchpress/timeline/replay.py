@@ -42,7 +42,7 @@ import yaml
 
 from benchpress import yaml_text
 from benchpress.adapters.fetch import tree_sha256
-from benchpress.artifact import code_digest
+from benchpress.api.artifact import code_digest
 from benchpress.digest import json_digest, sha256_of
 from benchpress.errors import BadInputError, shown
 from benchpress.home import Home
@@ -252,7 +252,7 @@ def _freeze(rhome: Home, plan: Plan, date: str, state: dict, mirror: Path | None
 def _analyse(rhome: Home, sid: str, plan: Plan) -> dict:
     """Fit, held-out error, two-factor variance, probe set and forecasts of one snapshot."""
     from benchpress.api import BenchPress
-    from benchpress.fit_store import FitStore
+    from benchpress.api.fit_store import FitStore
     from benchpress.predict import make_predictor
 
     snap = get_snapshot(rhome, sid)
@@ -307,7 +307,7 @@ def row_alarms(row: dict, previous: dict | None, cfg) -> list[str]:
     `cfg`) on what a replay measures (two-factor variance and its change, probes changed);
     sets ``row["probes_changed"]`` when both dates have probes."""
     from benchpress.predict.drift import alarm_rule
-    from benchpress.predict.probe_results import probe_set_change
+    from benchpress.predict.probes.results import probe_set_change
 
     var2, before = row.get("var2"), (previous or {}).get("var2")
     changed = None

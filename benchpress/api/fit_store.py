@@ -1,0 +1,278 @@
+"""The fit store: a content-addressed cache of fitted models, one fit per (matrix, method,
+params).
+
+Every door that needs a fit asks a `FitStore` for it (`FitStore.fitted`): the CLI
+(`predict`, `compare`, ...; the store of the home, `FitStore.for_home`), the Python API
+(`BenchPress`, which has its own in-memory store unless given one), the app, replay and the
+forecast ledger (one store per replay run, so a snapshot is fitted once for its analysis
+and its forecasts). A store keeps fits in memory, and, when it has a folder, on disk:
+
+    <folder>/<matrix digest>-<method, params and code digest>/   an artifact (see
+                                                                  `benchpress.api.artifact`)
+    <folder>/.index/<registry-folder fingerprint>                the name of the fit made
+                                                                  on that folder's files
+
+The key of a fit is the matrix's content (ids, scales, every value), the predictor's
+method and parameters, the predictor code and, for `--method side`, its covariates (the
+model rows' metadata, which the matrix digest leaves out); a fit is never reused for
+anything else. Only the ALS methods and side (without extra_ranks) are written to disk
+(`benchpress.predict.state.storable`); every fit is kept in memory. The disk keeps the
+`keep` newest fits and never removes a folder it did not make. The index lets `predict`
+answer from a stored fit without reading the registry's matrix (`lookup`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from benchpress.errors import BadInputError
+from benchpress.api.fitted_model import FitIdentity, FittedModel
+
+__all__ = ["FitStore", "fit_cache_dir", "from_artifact", "save_fitted", "INDEX_DIR"]
+
+#: Folder (in the store's folder) of the index from registry-folder fingerprints to fits.
+INDEX_DIR = ".index"
+_KEY = re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}")  # a fit folder's name (`FitStore.key`)
+
+
+def fit_cache_dir(home) -> Path | None:
+    """Where fits of unchanged registries are kept: `<home>/.cache/fits/` (env:
+    BENCHPRESS_FIT_CACHE; an empty value turns the disk cache off: None)."""
+    override = os.environ.get("BENCHPRESS_FIT_CACHE")
+    if override is not None:
+        return Path(override) if override else None
+    return home.root / ".cache" / "fits"
+
+
+class FitStore:
+    """Fitted models by key: in memory, and on disk under `folder` (None: memory only).
+
+    Parameters
+    ----------
+    folder : Path, optional
+        Where fits are written as artifacts (made on first write).
+    keep : int
+        How many fits the disk and the memory keep (the newest; older ones are pruned).
+
+    Attributes
+    ----------
+    n_fits : int
+        How many predictors this store has fitted on a whole matrix (a fit found in
+        memory or on disk is not counted).
+    """
+
+    def __init__(self, folder: str | Path | None = None, *, keep: int = 6):
+        self.folder = Path(folder) if folder is not None else None
+        self.keep = keep
+        self.n_fits = 0
+        self._memory: OrderedDict[str, FittedModel] = OrderedDict()
+
+    @classmethod
+    def for_home(cls, home) -> "FitStore":
+        """The store of a registry home (`fit_cache_dir`: disk unless turned off)."""
+        return cls(fit_cache_dir(home))
+
+    def __repr__(self) -> str:
+        return f"FitStore({str(self.folder) if self.folder else 'memory'!r}, {len(self._memory)} in memory)"
+
+    # -- keys --------------------------------------------------------------------------
+    @staticmethod
+    def key(matrix, estimator, covariates: np.ndarray | None = None) -> str:
+        """The name of the fit of `estimator` on `matrix` (with its models' `covariates`):
+        24 hex digits of the matrix content, 16 of the method, parameters, covariates and
+        predictor code."""
+        from benchpress.api.artifact import cache_key
+
+        params = estimator.get_params()
+        if covariates is not None:
+            params = {**params, "covariates_sha256": hashlib.sha256(
+                np.ascontiguousarray(covariates, dtype="<f8").tobytes()).hexdigest()}
+        return cache_key(matrix, estimator.method, params)
+
+    @staticmethod
+    def folder_key(folder: Path, sources, estimator) -> str:
+        """A registry or snapshot folder's current state, cheaply: the names, sizes and
+        modification times of its files, with the sources, method, parameters and
+        predictor code (any change to the files gives another key, so an index entry is
+        never stale)."""
+        from benchpress.api.artifact import FORMAT_VERSION, code_digest
+
+        files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                       for p in Path(folder).iterdir() if p.is_file())
+        spec = json.dumps({"folder": str(Path(folder).resolve()), "files": files,
+                           "sources": sources, "method": estimator.method,
+                           "params": estimator.get_params(), "code": code_digest(),
+                           "format": FORMAT_VERSION}, sort_keys=True, default=str)
+        return hashlib.sha256(spec.encode()).hexdigest()[:32]
+
+    # -- the one way to a fit ------------------------------------------------------------
+    def fitted(self, estimator, matrix, *, identity: FitIdentity, covariates=None,
+               regimes=(), progress=None, sources=None, contracts_dir=None,
+               folder: Path | None = None) -> FittedModel:
+        """The fit of the unfitted `estimator` on `matrix`, with interval calibrators for
+        `regimes` where the matrix allows them (a regime with too little held-out data is
+        left out; ask `FittedModel.calibrated` for its error). Taken from memory, else
+        from disk, else fitted now (`progress(k, n, label)` before each step) and stored.
+
+        `sources` (as the user named them; default `identity.sources`) and
+        `contracts_dir` go into a stored artifact; `folder` (the registry or snapshot
+        folder the matrix was read from, with `sources`) is indexed for `lookup`.
+        """
+        key = self.key(matrix, estimator, covariates)
+        fit = self._memory.get(key) or self._read(key, matrix)
+        fresh = [("fit", None), *([("interval features", None)] if regimes else [])]
+        steps = (fresh if fit is None else []) + [
+            (f"calibrating intervals ({r})", r) for r in regimes
+            if fit is None or r not in fit.calibrators]
+        for k, (label, regime) in enumerate(steps):
+            if progress:
+                progress(k, len(steps), label)
+            if label == "fit":
+                fit = FittedModel.fit(estimator, matrix, identity=identity, covariates=covariates)
+                self.n_fits += 1
+                continue
+            if regime is None:  # the interval support, which every calibrator uses
+                fit.support
+                continue
+            try:
+                fit = fit.calibrated([regime], covariates=covariates)
+            except BadInputError:  # too little held-out data to calibrate: kept without
+                pass
+        self._remember(key, fit)
+        if steps:
+            self._write(key, fit, sources=sources or identity.sources,
+                        contracts_dir=contracts_dir)
+        if folder is not None:
+            self._index(self.folder_key(folder, sources, estimator), key)
+        return fit
+
+    def lookup(self, folder: Path, sources, estimator, *, regimes=("new_models",)
+               ) -> FittedModel | None:
+        """The stored fit of the registry or snapshot `folder` (its files unchanged since
+        `fitted` indexed it), with calibrators for `regimes`, without reading the
+        registry's matrix; None when there is none. A fit of the cells solver (a large
+        registry) loads lite (`load_artifact(..., lite=True)`: its matrix has no rows, its
+        time does not grow with the models); a small one loads whole."""
+        from benchpress.api.artifact import load_artifact, read_manifest
+        from benchpress.predict.state import rows_apart
+
+        if self.folder is None:
+            return None
+        try:
+            entry = self.folder / INDEX_DIR / self.folder_key(folder, sources, estimator)
+            path = self.folder / entry.read_text(encoding="utf-8").strip()
+            doc = read_manifest(path)
+            if not set(regimes) <= set(doc.get("calibrators", {})):
+                return None
+            return from_artifact(load_artifact(path, lite=rows_apart(doc)))
+        except (OSError, BadInputError):
+            return None
+
+    # -- memory and disk -----------------------------------------------------------------
+    def _remember(self, key: str, fit: FittedModel) -> None:
+        self._memory[key] = fit
+        self._memory.move_to_end(key)
+        while len(self._memory) > self.keep:
+            self._memory.popitem(last=False)
+
+    def _read(self, key: str, matrix) -> FittedModel | None:
+        """The fit stored on disk under `key` (None: none, damaged, or of other rows)."""
+        from benchpress.api.artifact import MANIFEST, load_artifact
+
+        if self.folder is None or not (self.folder / key / MANIFEST).is_file():
+            return None
+        try:
+            art = load_artifact(self.folder / key)
+        except BadInputError:
+            return None  # damaged: made again
+        return from_artifact(art) if art["matrix"].model_ids == matrix.model_ids else None
+
+    def _write(self, key: str, fit: FittedModel, *, sources, contracts_dir) -> None:
+        """Store `fit` as the artifact `<folder>/<key>` and prune the oldest fits. A store
+        without a folder, a predictor that cannot be stored, a folder holding what we did
+        not write, or a disk that cannot be written: nothing stored (the next call fits
+        again, no more)."""
+        from benchpress.api.artifact import check_out_folder
+        from benchpress.predict.state import storable
+
+        if self.folder is None or not storable(fit.predictor):
+            return
+        target = self.folder / key
+        try:
+            check_out_folder(target)
+        except BadInputError:
+            return
+        try:
+            save_fitted(target, fit, snapshot={"id": fit.identity.snapshot,
+                                               "label": fit.matrix.label},
+                        sources=sources, contracts_dir=contracts_dir)
+            self._prune(keep=target)
+        except OSError:
+            pass
+
+    def _prune(self, *, keep: Path) -> None:
+        """Remove all but the `keep` newest fits on disk (never `keep`). Only what this
+        store made is a fit: a folder named by a key holding an artifact manifest;
+        anything else there (BENCHPRESS_FIT_CACHE may name a folder of the user's) is
+        never removed."""
+        from benchpress.api.artifact import MANIFEST
+
+        fits = sorted((d for d in self.folder.iterdir() if d.is_dir() and not d.is_symlink()
+                       and _KEY.fullmatch(d.name) and (d / MANIFEST).is_file()),
+                      key=lambda d: d.stat().st_mtime, reverse=True)
+        for old in fits[self.keep:]:
+            if old != keep:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def _index(self, folder_key: str, key: str) -> None:
+        """Note that the fit `key` belongs to the registry folder whose current files
+        give `folder_key` (see `lookup`); entries of pruned fits go."""
+        from benchpress.store.tables import write_atomic
+
+        if self.folder is None or not (self.folder / key).is_dir():
+            return
+        index = self.folder / INDEX_DIR
+        try:
+            write_atomic(index / folder_key, lambda tmp: tmp.write_text(key, encoding="utf-8"))
+            for entry in index.iterdir():
+                if entry.is_file() and not entry.name.startswith(".") and not (
+                        self.folder / entry.read_text(encoding="utf-8").strip()).is_dir():
+                    entry.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def from_artifact(art: dict) -> FittedModel:
+    """The `FittedModel` of a loaded artifact (`benchpress.api.artifact.load_artifact`)."""
+    from benchpress.predict.state import make_estimator
+
+    doc = art["manifest"]
+    snapshot = doc.get("snapshot") or {}
+    sources = doc.get("sources")
+    identity = FitIdentity.of(make_estimator(doc["method"], doc["params"]),
+                              sources=sources, snapshot=snapshot.get("id"),
+                              label=snapshot.get("label") or "")
+    return FittedModel(art["matrix"], art["predictor"], identity=identity,
+                       support=art["support"], calibrators=art["calibrators"])
+
+
+def save_fitted(path, fit: FittedModel, *, snapshot: dict, sources=None, probes=None,
+                contracts_dir=None) -> Path:
+    """Write `fit` as the artifact folder `path` (`benchpress.api.artifact.save_artifact`):
+    its matrix, predictor, support and calibrators, with `snapshot` (``{"id": ...,
+    "label": ...}``), `sources` (as named), `probes` (benchmark ids) and the contracts of
+    `contracts_dir`. Returns the folder."""
+    from benchpress.api.artifact import save_artifact
+
+    return save_artifact(path, fit.matrix, fit.predictor, support=fit.support,
+                         calibrators=dict(fit.calibrators), snapshot=snapshot,
+                         sources=None if sources is None else list(sources), probes=probes,
+                         contracts_dir=contracts_dir)
