@@ -767,11 +767,32 @@ class BenchPress:
         before it (`store.matrix.as_published`: sources with a history of versions)."""
         if self.folder is not None and "values_at" not in kwargs:
             kwargs["values_at"] = as_published(self.folder, self.matrix, sources=self.sources)
+        kwargs.setdefault("single", self.single_benchmarks())
         return self.analyses.evaluate_temporal(**kwargs)
 
     def evaluate_later(self, later, **kwargs):
         """The snapshot-to-snapshot yardstick; see `Analyses.evaluate_later`."""
+        kwargs.setdefault("single", self.single_benchmarks(later[1]))
         return self.analyses.evaluate_later(later, **kwargs)
+
+    def single_benchmarks(self, scores: pl.DataFrame | None = None) -> np.ndarray:
+        """Which benchmarks (n_benchmarks,) a user runs (the yardstick's "single" order,
+        `predict.evaluation.temporal.single_benchmarks`): percent-scale ones whose scores are not
+        all derived from other scores (an aggregate) in `scores` (default: this registry's
+        scores table; without one, every percent-scale benchmark)."""
+        from benchpress.predict.evaluation.temporal import single_benchmarks
+
+        if scores is None and self.folder is not None:
+            from benchpress.store.tables import read_table
+
+            scores = read_table(self.folder, "scores")
+        derived = None
+        if scores is not None and "derived" in scores.columns:
+            agg = (scores.group_by("benchmark_id")
+                   .agg(pl.col("derived").fill_null(False).all().alias("derived")))
+            found = dict(zip(agg["benchmark_id"].to_list(), agg["derived"].to_list()))
+            derived = [bool(found.get(b, False)) for b in self.matrix.benchmark_ids]
+        return single_benchmarks(self.scales.kind, derived)
 
     def ranking_preservation(self, folds=None, **kwargs):
         """Pairwise ranking preservation; see `Analyses.ranking_preservation`."""

@@ -194,8 +194,13 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
               help="With --temporal: ISO cutoff dates (default: the first day of each of the "
                    "last 12 months of release dates).")
 @click.option("--orders", "orders_text", default=None,
-              help="With --temporal: reveal orders (random, popular, probes, reported; "
-                   "default random,popular, with --later reported,random).")
+              help="With --temporal: reveal orders (random, popular, single, probes, "
+                   "reported; default random,popular,single, with --later "
+                   "reported,random,single). single: the popular benchmarks a user runs, no "
+                   "aggregate or index.")
+@click.option("--metadata-runs", "metadata_text", default="given,none", show_default=True,
+              help="With --temporal: fold each later model in with the metadata the "
+                   "registry holds for it (given), without (none), or both.")
 @click.option("--probe-set", "probe_text", default=None,
               help="With --temporal --orders probes: the probe benchmarks, e.g. 'hle,gpqa'.")
 @click.option("--baselines", "baselines_text", default="knn", show_default=True,
@@ -212,8 +217,8 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
 @folds_options
 @executor_option
 def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, orders_text,
-             probe_text, baselines_text, later_ref, no_intervals, write_folds, out, fmt, bp,
-             home, executor):
+             metadata_text, probe_text, baselines_text, later_ref, no_intervals, write_folds,
+             out, fmt, bp, home, executor):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5);
     with --new-models, whole models held out and folded in from a few of their scores;
     with --temporal, fit on the past and score the models released after each cutoff."""
@@ -221,8 +226,8 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, order
         if new_models is not None or write_folds:
             raise UsageError("--temporal cannot go with --new-models or --write-folds")
         return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, orders_text,
-                                  probe_text, baselines_text, later_ref, not no_intervals,
-                                  out, fmt)
+                                  metadata_text, probe_text, baselines_text, later_ref,
+                                  not no_intervals, out, fmt)
     if new_models is not None:
         return _evaluate_new_models(known_counts(new_models), seeds, write_folds, out, fmt,
                                     bp, executor)
@@ -256,10 +261,11 @@ def known_counts(text: str, option: str = "--new-models") -> tuple:
     return ks
 
 
-def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, probe_text,
-                       baselines_text, later_ref, intervals, out, fmt) -> None:
-    """`evaluate --temporal`: percent-scale figures per method and k (other scales in the
-    JSON, each in its own units); with --later, the snapshot-to-snapshot form."""
+def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, metadata_text,
+                       probe_text, baselines_text, later_ref, intervals, out, fmt) -> None:
+    """`evaluate --temporal`: percent-scale figures per method, metadata run and k (other
+    scales in the JSON, each in its own units), and per reveal order the method's MedAE
+    over the best other's; with --later, the snapshot-to-snapshot form."""
     import datetime as dt
 
     from benchpress.predict import available_methods, unknown_method_message
@@ -267,7 +273,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
     if later_ref is not None and cutoffs_text:
         raise UsageError("--cutoffs and --later are two forms of --temporal: give one")
     if orders_text is None:
-        orders_text = "random,popular" if later_ref is None else "reported,random"
+        orders_text = "random,popular,single" if later_ref is None else "reported,random,single"
     cutoffs = split_list(cutoffs_text) if cutoffs_text else None
     for c in cutoffs or []:
         try:
@@ -281,7 +287,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
     probes = bp.resolve_benchmarks(split_list(probe_text)).ids if probe_text else ()
     common = dict(methods=baselines, known=known_counts(known_text, "--known"),
                   orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,
-                  intervals=intervals)
+                  intervals=intervals, metadata=tuple(split_list(metadata_text) or ()))
     with progress_bar("temporal evaluation") as update:
         if later_ref is None:
             result = bp.evaluate_temporal(cutoffs=cutoffs, progress=update, **common)
@@ -293,10 +299,14 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
         groups=dict(zip(m.benchmark_ids, m.benchmarks["category"].fill_null("other"))),
         sources=dict(zip(m.model_ids, m.models["source_id"].fill_null("other")))),
         **method_fields(bp)}
-    # how sure: the method's MedAE over each baseline's, with an interval over the models
+    # how sure: the method's MedAE over each baseline's (orders pooled), and per order over
+    # the best other method's, with an interval over the models
     vs = result.ratio(bp.method, [b for b in baselines if b != bp.method], seed=seed)
+    best = result.versus_best(bp.method, seed=seed)
     report["vs_baselines"] = vs.to_dicts()
-    report.update({f"vs_{r['baseline']}_k{r['k']}_{figure}": r[figure]
+    report["vs_best"] = best.to_dicts()
+    report.update({f"vs_{r['baseline']}{'_none' if r['metadata'] == 'none' else ''}"
+                   f"_k{r['k']}_{figure}": r[figure]
                    for r in vs.iter_rows(named=True) for figure in ("ratio", "lo", "hi")})
     summary = result.summary()
     # the file: flat figures only (no breakdown lists), for `dvc metrics diff`
@@ -309,8 +319,12 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, pr
              f"{result.cutoffs[0]})")
     render(summary, "table", title=title)
     if vs.height:
-        render(vs.select("baseline", "k", "n_models", "ratio", "lo", "hi"), "table",
-               title=f"{bp.method}'s MedAE / each baseline's, 90% interval")
+        render(vs.select("baseline", "metadata", "k", "n_models", "ratio", "lo", "hi"), "table",
+               title=f"{bp.method}'s MedAE / each baseline's (orders pooled), 90% interval")
+    if best.height:
+        render(best.drop("best_medae").rename({"baseline": "best_other"}),
+               "table",
+               title=f"per order: {bp.method}'s MedAE / the best other method's, 90% interval")
 
 
 def _later_matrix(bp, home, ref: str):
