@@ -45,7 +45,7 @@ from benchpress.predict.intervals.calibration import fold_in_rows
 from benchpress.predict.models.knn import local_regression
 from benchpress.predict.evaluation.new_models import new_model_split
 from benchpress.predict.models.side_info import SideInfoPredictor
-from benchpress.predict.models.covariates import model_covariates
+from benchpress.predict.models.covariates import _years, model_covariates
 from benchpress.predict.evaluation.temporal import monthly_cutoffs, reported_order
 from benchpress.store.matrix import as_published
 
@@ -89,7 +89,7 @@ def reveal_sequences(T, order, popularity, single, reported, keys, col):
     return out
 
 
-def neighbour_features(Zq, Z, min_shared=3):
+def neighbour_features(Zq, Z, min_shared=3, dates=None):
     """Per query row: the nearest distance, the mean of the 5 nearest, how many fitted
     models lie within 0.3 and 0.6 (RMS z over shared benchmarks), and the shared count of
     the nearest."""
@@ -104,12 +104,18 @@ def neighbour_features(Zq, Z, min_shared=3):
     with np.errstate(invalid="ignore", divide="ignore"):
         d = np.sqrt(np.maximum(ssd, 0) / shared)
     d[shared < np.maximum(need, 1)] = np.inf
-    ds = np.sort(d, axis=1)
+    order = np.argsort(d, axis=1)
+    ds = np.take_along_axis(d, order, axis=1)
     near5 = ds[:, :5]
-    return {"d1": ds[:, 0], "d5": np.where(np.isfinite(near5), near5, np.nan).mean(axis=1)
-            if near5.size else np.full(Zq.shape[0], np.nan),
-            "n03": (d < 0.3).sum(axis=1), "n06": (d < 0.6).sum(axis=1),
-            "n_train": np.full(Zq.shape[0], Z.shape[0])}
+    out = {"d1": ds[:, 0], "d5": np.where(np.isfinite(near5), near5, np.nan).mean(axis=1)
+           if near5.size else np.full(Zq.shape[0], np.nan),
+           "n03": (d < 0.3).sum(axis=1), "n06": (d < 0.6).sum(axis=1),
+           "n_train": np.full(Zq.shape[0], Z.shape[0])}
+    if dates is not None:
+        near = np.where(np.isfinite(near5), np.asarray(dates)[order[:, :5]], np.nan)
+        with np.errstate(invalid="ignore"):
+            out["t_nbr5"] = np.nanmean(near, axis=1)
+    return out
 
 
 def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders, known,
@@ -122,6 +128,9 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
     tf = default.transform_
     mix = default.knn_
     newest = max(d for d in dates_tr if d) if any(dates_tr) else ""
+    t_tr = np.array([_years(d) for d in dates_tr])
+    t_new = np.nanmax(t_tr) if np.isfinite(t_tr).any() else np.nan
+    t_later = np.array([_years(d) for d in dates_later])
     frames = []
     for order in orders:
         seqs = reveal_sequences(T, order, popularity, single, reported, keys, col)
@@ -151,7 +160,14 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
             Zk = mix.models_.predict_z(Zq, fallback=False)
             Zr, noise = local_regression(Zq, mix.models_.Z_, alpha=float(mix.reg_alpha),
                                          bandwidth=float(mix.reg_bandwidth))
-            feats = neighbour_features(Zq, mix.models_.Z_)
+            tq = t_later[rows]
+            Zt_m, nt_m = local_regression(Zq, mix.models_.Z_, alpha=float(mix.reg_alpha),
+                                          bandwidth=float(mix.reg_bandwidth), dates=t_tr,
+                                          query_dates=np.where(np.isfinite(tq), tq, t_new))
+            Zt_n, nt_n = local_regression(Zq, mix.models_.Z_, alpha=float(mix.reg_alpha),
+                                          bandwidth=float(mix.reg_bandwidth), dates=t_tr,
+                                          query_dates=np.full(rows.size, t_new))
+            feats = neighbour_features(Zq, mix.models_.Z_, dates=t_tr)
             ii, jj = np.nonzero(H)
             cols = {"split": name, "cutoff": label, "order": order, "k": int(k),
                     "model_id": [later_ids[rows[i]] for i in ii],
@@ -170,6 +186,10 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
             cols["z_kshift"] = Zk[ii, jj]
             cols["z_reg"] = Zr[ii, jj]
             cols["reg_noise"] = noise[ii, jj]
+            cols["z_regt_meta"], cols["regt_noise_meta"] = Zt_m[ii, jj], nt_m[ii, jj]
+            cols["z_regt_none"], cols["regt_noise_none"] = Zt_n[ii, jj], nt_n[ii, jj]
+            cols["t_model"] = tq[ii]
+            cols["t_newest"] = np.full(ii.size, t_new)
             for f, v in feats.items():
                 cols[f] = v[ii]
             for attr in ("mean_", "std_"):

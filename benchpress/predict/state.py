@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, UsageError, import_extra
-from benchpress.predict.models.blend import BlendPredictor, SideBlendPredictor
+from benchpress.predict.base import clone, flat_params
+from benchpress.predict.models.blend import NeighbourBlend
 from benchpress.predict.models.ensemble import ALSEnsemble
 from benchpress.predict.intervals.calibration import (
     EPS, KNOWN_BUCKETS, LOGIT_RULE, IntervalCalibrator, MatrixSupport,
@@ -62,11 +63,13 @@ SIDE_ARRAYS = ("covariates_", "x_mean_", "x_scale_", "x_min_", "x_max_", "x_weig
 
 def storable(predictor) -> bool:
     """Whether :func:`fitted_state` can store ``predictor`` (fitted or not): an
-    ALSPredictor or a blend of one (the nearest-models half is its Y), or a side
-    predictor (alone or blended) without ``extra_ranks`` (its members are not stored)."""
-    if type(predictor) in (ALSPredictor, BlendPredictor):
+    ALSPredictor, a side predictor without ``extra_ranks`` (its members are not stored),
+    or a blend of either (its nearest models are its Y)."""
+    if type(predictor) is NeighbourBlend:
+        return predictor.low_rank is not None and storable(predictor.low_rank)
+    if type(predictor) is ALSPredictor:
         return True
-    return type(predictor) in (SideInfoPredictor, SideBlendPredictor) and not predictor.extra_ranks
+    return type(predictor) is SideInfoPredictor and not predictor.extra_ranks
 
 
 def rows_apart(manifest: dict) -> bool:
@@ -81,7 +84,7 @@ def rows_apart(manifest: dict) -> bool:
 #: gives what the code did before it (an artifact stored without it predicts as it did then,
 #: not with the new default): ``reg_noise``, ``spread_prior`` and ``z_bound`` (2026-12-05)
 #: were, in effect, 0.
-PARAMS_SINCE = {"reg_noise": 0.0, "spread_prior": 0.0, "z_bound": 0.0}
+PARAMS_SINCE = {"spread_prior": 0.0, "z_bound": 0.0}
 
 
 def make_estimator(method: str, params: dict):
@@ -91,11 +94,13 @@ def make_estimator(method: str, params: dict):
     A parameter of :data:`PARAMS_SINCE` that ``params`` lacks takes its old value there."""
     given = {k: v for k, v in params.items() if k != "method"}
     try:
-        takes = make_predictor(method).get_params()
+        takes = flat_params(make_predictor(method))
         given = {**{k: v for k, v in PARAMS_SINCE.items() if k in takes}, **given}
-        return make_predictor(method, **given)
+        made = make_predictor(method, **{k: tuple(v) if isinstance(v, list) else v
+                                         for k, v in given.items()})
     except UsageError as exc:
         raise BadInputError(f"artifact: {exc}") from None
+    return made
 
 
 def _put(arrays: dict, prefix: str, obj, names) -> None:
@@ -135,15 +140,19 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
                          f"stored as an artifact, not {type(predictor).__name__} "
                          f"({predictor.method!r})")
     predictor._fitted()
+    blend = isinstance(predictor, NeighbourBlend)
+    low = predictor.low_rank_ if blend else predictor  # the arrays are the low-rank half's
     arrays: dict[str, np.ndarray] = {}
-    _put(arrays, "transform_", predictor.transform_, _TRANSFORM)
-    _put(arrays, "ensemble_", predictor.ensemble_, _ENSEMBLE)
-    arrays["ensemble_seeds"] = np.asarray(predictor.ensemble_.seeds_, dtype=np.int64)
+    _put(arrays, "transform_", low.transform_, _TRANSFORM)
+    _put(arrays, "ensemble_", low.ensemble_, _ENSEMBLE)
+    arrays["ensemble_seeds"] = np.asarray(low.ensemble_.seeds_, dtype=np.int64)
     sparse = predictor.uses_cells()
-    if predictor.regression_ is not None:
-        _put(arrays, "regression_", predictor.regression_, _REGRESSION)
+    if low.regression_ is not None:
+        _put(arrays, "regression_", low.regression_, _REGRESSION)
         if not sparse:
-            arrays["regression_z"] = np.asarray(predictor.regression_z_)
+            arrays["regression_z"] = np.asarray(low.regression_z_)
+    if blend and predictor.neighbours_.dates_ is not None:
+        arrays["blend_dates"] = np.asarray(predictor.neighbours_.dates_, dtype=float)
     support = support if support is not None else MatrixSupport(predictor)
     _put(arrays, "support_transform_", support.transform, _TRANSFORM)
     for n in SPARSE_SUPPORT_ARRAYS if sparse else SUPPORT_ARRAYS:
@@ -157,13 +166,15 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
         if getattr(cal, "q_out_", None) is not None:  # out of source reach (cells regime)
             arrays[f"calibrator_{regime}_reach"] = np.asarray(cal.reach_, dtype=bool)
         cal_meta[regime] = {**cal.to_json(), "ridge": cal.ridge, "regime": cal.regime}
-    params = predictor.get_params()
-    meta = {"class": type(predictor).__name__, "method": predictor.method, "params": params,
-            "regression": predictor.regression_ is not None, "calibrators": cal_meta}
+    meta = {"class": type(predictor).__name__, "method": predictor.method,
+            "params": flat_params(predictor), "regression": low.regression_ is not None,
+            "calibrators": cal_meta}
+    if blend:
+        meta["low_rank_class"] = type(low).__name__
     if sparse:  # only then, so that the artifacts of small matrices stay as they were
         meta["sparse"] = True
-    if isinstance(predictor, SideInfoPredictor):  # (so do the default's artifacts)
-        _put_side(arrays, meta, predictor, support)
+    if isinstance(low, SideInfoPredictor):  # (so do the default's artifacts)
+        _put_side(arrays, meta, low, support)
     return arrays, meta
 
 
@@ -280,14 +291,20 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     without the training matrix and the per-model arrays (:data:`ROW_ARRAYS`, which
     ``arrays`` may then lack): the predictor then has no training rows (``Y_`` is (0,
     n_benchmarks)), so it folds in new models but completes no registered one."""
-    pred = make_estimator(meta["method"], meta["params"])
-    if not storable(pred):
+    try:
+        now = type(make_predictor(meta["method"])).__name__
+    except UsageError as exc:
+        raise BadInputError(f"artifact: {exc}") from None
+    if meta.get("class") != now:
+        raise BadInputError(f"artifact holds a {meta.get('class')} fit of method "
+                            f"'{meta['method']}', which is now a {now} (the default changed "
+                            "in 2026-12): fit it again with `benchpress fit`")
+    made = make_estimator(meta["method"], meta["params"])
+    if not storable(made):
         raise BadInputError(f"artifact holds a {meta.get('class')!r}; only ALS, side and "
                             "blended artifacts can be loaded")
-    if meta.get("class") != type(pred).__name__:
-        raise BadInputError(f"artifact holds a {meta.get('class')} fit of method "
-                            f"'{meta['method']}', which is now a {type(pred).__name__} (the "
-                            "default changed in 2026-12): fit it again with `benchpress fit`")
+    blend = made if isinstance(made, NeighbourBlend) else None
+    pred = made if blend is None else _low_rank_of(blend, meta)
     if Y is None:
         if not meta.get("sparse"):
             raise BadInputError("only a fit of the sparse path loads without its matrix")
@@ -319,8 +336,14 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
                             f"{Y.shape}")
     if isinstance(pred, SideInfoPredictor):
         _restore_side(pred, arrays, meta)
-    if isinstance(pred, (BlendPredictor, SideBlendPredictor)):  # their neighbours are Y
-        pred.knn_ = pred._fit_knn(Y, scales)
+    if blend is not None:  # its nearest models are Y, in the low-rank half's z space
+        dates = arrays.get("blend_dates")
+        if dates is not None and np.shape(dates) != (Y.shape[0],):
+            raise BadInputError(f"artifact array blend_dates has shape {np.shape(dates)}, not "
+                                f"({Y.shape[0]},)")
+        pred = NeighbourBlend.from_fitted_half(
+            blend, pred, Y, scales, dates=None if dates is None else np.asarray(dates, float),
+            covariates=getattr(pred, "_raw_covariates", None))
     support = object.__new__(MatrixSupport)  # restored as saved, not recomputed
     support.predictor = pred
     support.transform = _transform(arrays, "support_transform_", scales,
@@ -329,7 +352,7 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
         support.sparse = True
         for n in SPARSE_SUPPORT_ARRAYS:
             setattr(support, n, np.asarray(arrays["support_" + n]))
-        support.train_z = None if pred.train_z_ is None else sp.csr_matrix(
+        support.train_z = None if getattr(pred, "low_rank_", pred).train_z_ is None else sp.csr_matrix(
             (support.transform.transform(Y[r, c], cols=c), (r, c)), shape=Y.shape)
         return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
     support.obs = ~np.isnan(Y)
@@ -341,6 +364,20 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     for n in SUPPORT_ARRAYS:
         setattr(support, n, np.asarray(arrays["support_" + n]))
     return {"predictor": pred, "support": support, "calibrators": _calibrators(arrays, meta)}
+
+
+def _low_rank_of(blend: NeighbourBlend, meta: dict):
+    """The unfitted low-rank half a stored blend's arrays restore into: its own, or (a fit
+    of the cells solver, which side information has not) the same ALS."""
+    low = clone(blend.low_rank)
+    kind = meta.get("low_rank_class", type(low).__name__)
+    if kind == type(low).__name__:
+        return low
+    if kind == "ALSPredictor":
+        return ALSPredictor(**{k: v for k, v in low.get_params().items()
+                               if k in ALSPredictor._param_names()})
+    raise BadInputError(f"artifact's blend has a {kind!r} low-rank half; this version makes "
+                        f"a {type(low).__name__}: fit it again with `benchpress fit`")
 
 
 def _calibrators(arrays, meta: dict) -> dict:
