@@ -66,25 +66,26 @@ def test_knn_fold_in_is_a_search_of_the_fitted_models(paper_matrix):
         make_predictor("knn", weighting="nearest").fit(Y, scales)
 
 
-def test_blend_is_als_at_weight_0_and_the_neighbours_at_weight_1(paper_matrix):
+def test_blend_is_als_or_the_neighbours_where_its_gate_says_so(paper_matrix):
+    from tests.test_blend import _leading
+
     Y, _, _, scales = paper_matrix
     als = make_predictor("als4", n_starts=3, spread_prior=SPREAD_PRIOR,
                          z_bound=Z_BOUND).fit(Y, scales)
-    zero = make_predictor("default", n_starts=3, knn_weights=(0, 0, 0, 0, 0)).fit(Y, scales)
-    np.testing.assert_allclose(zero.complete(), als.complete(), atol=1e-9)
-    row = np.where(np.arange(Y.shape[1]) < 20, Y[7], np.nan)
-    np.testing.assert_allclose(zero.fold_in(row), als.fold_in(row), atol=1e-9)
-    one = make_predictor("default", n_starts=3, knn_weights=(1, 1, 1, 1, 1)).fit(Y, scales)
+    low = make_predictor("default", n_starts=3, gate=_leading("low_rank")).fit(Y, scales)
+    seen = np.flatnonzero(~np.isnan(Y[7]))[:5]
+    row = np.full(Y.shape[1], np.nan)
+    row[seen] = Y[7, seen]
+    np.testing.assert_allclose(low.fold_in(row), als.fold_in(row), atol=1e-9)
+    near = make_predictor("default", n_starts=3, gate=_leading("neighbours")).fit(Y, scales)
     # the same search in the default's z space (its spread prior and bound)
     knn = make_predictor("knn", k=5, offset=True, weighting="distance", candidates=100
-                         ).fit(Y, scales, transform=one.transform_)
+                         ).fit(Y, scales, transform=near.transform_)
     z = knn.predict_z(knn.transform_.transform(row[None]), fallback=False)[0]
     has = ~np.isnan(z)
     assert has.sum() > 50
-    np.testing.assert_allclose(one.fold_in(row)[has], knn.transform_.to_scores(z[None])[0][has],
+    np.testing.assert_allclose(near.fold_in(row)[has], knn.transform_.to_scores(z[None])[0][has],
                                atol=1e-9)
-    with pytest.raises(UsageError, match="knn_weights"):
-        make_predictor("default", knn_weights=(0.5, 2.0)).fit(Y, scales)
 
 
 def test_blend_artifact_restores_the_same_predictions(paper_matrix):
@@ -117,7 +118,7 @@ def test_temporal_fits_only_the_past_and_never_pools_scales():
               model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(1, 3),
               cutoffs=["2025-10-01", "2025-11-01", "2025-12-01"], intervals=False)
     ests = {"default": make_predictor("default", n_starts=3), "knn": make_predictor("knn")}
-    assert type(ests["default"]).__name__ == "SideBlendPredictor"  # (fitted without covariates here)
+    assert type(ests["default"]).__name__ == "NeighbourBlend"  # (fitted without covariates here)
     res = temporal_evaluation(ests, Y, scales, dates, **kw)
     cells = res.cells
     assert set(cells["cutoff"]) == {"2025-10-01", "2025-11-01", "2025-12-01"}

@@ -37,7 +37,7 @@ import numpy as np
 from benchpress.errors import UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone, set_params
 from benchpress.predict.models.covariates import check_covariates, covariate_dates
-from benchpress.predict.models.gate import Gate, gate_features
+from benchpress.predict.models.gate import Gate, gate_features, newness, trend_features
 from benchpress.predict.models.knn import KNNModels, local_regression, nearness
 from benchpress.predict.models.sparse_als import use_sparse
 from benchpress.predict.size_limits import LIMITS
@@ -295,8 +295,11 @@ class NeighbourBlend(BasePredictor):
             W[many] = 0.0
             W[many, :, 0], W[many, :, 2] = 1.0 - w, w
         W = np.where(available.any(axis=2, keepdims=True), W, 0.0)
-        Zm = (W * np.nan_to_num(parts)).sum(axis=2)
-        led = W[:, :, 0] < 1.0  # cells the low-rank half does not carry alone
+        new = newness(np.full(len(n_known), np.nan) if query_dates is None else query_dates,
+                      mix.newest_)
+        shift = np.where(many, 0.0, self.gate.offset(trend_features(n_known, new)))
+        Zm = (W * np.nan_to_num(parts)).sum(axis=2) + shift[:, None]
+        led = (W[:, :, 0] < 1.0) | (shift[:, None] != 0.0)  # not the low-rank half alone
         P = np.where(led, tf.to_scores(Zm), P_low)
         Pp = tf.to_scores(np.where(available, parts, Zm[:, :, None]).transpose(2, 0, 1))
         disagree = np.sqrt((W.transpose(2, 0, 1) * (Pp - P[None]) ** 2).sum(axis=0))
