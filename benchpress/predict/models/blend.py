@@ -127,27 +127,38 @@ class NeighbourMix:
         self.benchmark_models_ = (~np.isnan(Y)).sum(axis=0)
         return self
 
-    def answers(self, Zq: np.ndarray, *, query_dates=None, exclude=None) -> dict:
+    def answers(self, Zq: np.ndarray, *, query_dates=None, exclude=None,
+                rows=None) -> dict:
         """What the registered models say of query rows ``Zq`` (n_rows, n_benchmarks, z
         units, NaN unknown): ``neighbours`` (the shifted average) and ``regression`` with
         its ``noise`` (each (n_rows, n_benchmarks), NaN where it has no answer), and per
         row ``nearest`` and ``near`` ((n_rows, 2): within 0.3 and 0.6), the gate's view of
         the neighbourhood. ``query_dates`` (n_rows,; NaN: the newest registered date),
-        ``exclude`` (a registered row that is not its own neighbour, -1 none)."""
+        ``exclude`` (a registered row that is not its own neighbour, -1 none); ``rows``
+        (bool (n_rows,)): the rows the regression and the neighbourhood are asked for
+        (default all; the others get NaN and no neighbours near)."""
         Z = self.models_.Z_
+        n = Zq.shape[0]
         Zk = self.models_.predict_z(Zq, exclude=exclude, fallback=False)
+        out = {"neighbours": Zk, "regression": np.full(Zq.shape, np.nan),
+               "noise": np.full(Zq.shape, np.nan), "nearest": np.full(n, np.inf),
+               "near": np.zeros((n, 2), dtype=np.int64)}
+        sel = np.arange(n) if rows is None else np.flatnonzero(rows)
+        if sel.size == 0:
+            return out
         tq = None
         if self.dates_ is not None and np.isfinite(self.newest_):
-            tq = np.full(Zq.shape[0], self.newest_) if query_dates is None else \
-                np.where(np.isfinite(query_dates), query_dates, self.newest_)
-        Zr, noise = local_regression(Zq, Z, alpha=float(self.reg_alpha),
-                                     bandwidth=float(self.reg_bandwidth), exclude=exclude,
-                                     dates=self.dates_ if tq is not None else None,
-                                     query_dates=tq,
-                                     date_alpha=float(self.date_alpha or 0.0))
-        nearest, near = nearness(Zq, Z, min_shared=int(self.min_shared), exclude=exclude)
-        return {"neighbours": Zk, "regression": Zr, "noise": noise, "nearest": nearest,
-                "near": near}
+            tq = np.full(sel.size, self.newest_) if query_dates is None else \
+                np.where(np.isfinite(query_dates[sel]), query_dates[sel], self.newest_)
+        ex = None if exclude is None else np.asarray(exclude)[sel]
+        out["regression"][sel], out["noise"][sel] = local_regression(
+            Zq[sel], Z, alpha=float(self.reg_alpha), bandwidth=float(self.reg_bandwidth),
+            exclude=ex, dates=self.dates_ if tq is not None else None, query_dates=tq,
+            date_alpha=float(self.date_alpha or 0.0))
+        out["nearest"][sel], out["near"][sel] = nearness(Zq[sel], Z,
+                                                         min_shared=int(self.min_shared),
+                                                         exclude=ex)
+        return out
 
 
 class NeighbourBlend(BasePredictor):
@@ -279,7 +290,8 @@ class NeighbourBlend(BasePredictor):
         if mix.models_ is None:
             return P_low, spread_low
         tf = self.transform_
-        ans = mix.answers(Zq, query_dates=query_dates, exclude=exclude)
+        many = np.asarray(n_known) > MANY_KNOWN  # as before the gate: no regression
+        ans = mix.answers(Zq, query_dates=query_dates, exclude=exclude, rows=~many)
         Zl = tf.transform(P_low)
         Zp = Zl if P_plain is None else tf.transform(P_plain)
         parts = np.stack([Zl, Zp, ans["neighbours"], ans["regression"]], axis=2)
@@ -289,7 +301,6 @@ class NeighbourBlend(BasePredictor):
                           mix.models_.Z_.shape[0], metadata, ans["noise"],
                           mix.benchmark_models_)
         W = self.gate.weights(F, available)
-        many = np.asarray(n_known) > MANY_KNOWN  # as before the gate: no regression
         if many.any():
             w = np.where(available[many][:, :, 2], MANY_KNOWN_WEIGHT, 0.0)
             W[many] = 0.0
