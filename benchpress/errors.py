@@ -9,8 +9,9 @@ import sys
 
 __all__ = [
     "BenchPressError",
-    "BadInputError",
+    "BadInputError", "TooLittleData",
     "UnknownFormatError",
+    "BadRowsError",
     "FetchError",
     "RegistryError",
     "SnapshotNotFound",
@@ -40,6 +41,18 @@ class BenchPressError(Exception):
 
 class BadInputError(BenchPressError):
     """An input file or value breaks a contract (names the file, row and field)."""
+
+
+class BadRowsError(BadInputError):
+    """Several rows of one file break its contract: one line each (`lines`)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = list(lines)
+        super().__init__("\n".join(self.lines))
+
+
+class TooLittleData(BadInputError):
+    """The matrix holds too little data for what was asked (intervals on one or two models)."""
 
 
 class UnknownFormatError(BadInputError):

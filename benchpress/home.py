@@ -28,6 +28,12 @@ class Home:
         return self.root / "sources"
 
     @property
+    def specs(self) -> Path:
+        """Leaderboard spec files of this home (`adapters.spec_schema`): beside the
+        package's, a spec of the same name here replaces the package's."""
+        return self.sources / "specs"
+
+    @property
     def schemas(self) -> Path:
         return self.root / "schemas"
 

@@ -24,7 +24,7 @@ import yaml
 from benchpress import limits
 from benchpress.errors import BadInputError
 
-__all__ = ["safe_load", "read_file", "describe"]
+__all__ = ["safe_load", "read_file", "describe", "line_numbers"]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -79,3 +79,30 @@ def describe(exc: Exception) -> str:
     (True, False)
     """
     return " ".join(str(exc).split())
+
+
+def line_numbers(text: str) -> dict[tuple, int]:
+    """The line (1-based) where each key and item of the YAML document in ``text`` starts,
+    keyed by its path of mapping keys and list indexes, so that a check of the loaded
+    document can name the line of the value it refuses.
+
+    >>> line_numbers("a:\\n  - x\\n  - {b: 1}\\n")[("a", 1, "b")]
+    3
+    """
+    lines: dict[tuple, int] = {}
+
+    def walk(node, path: tuple) -> None:
+        lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    lines[(*path, key.value)] = key.start_mark.line + 1
+                    walk(value, (*path, key.value))
+        elif isinstance(node, yaml.SequenceNode):
+            for k, item in enumerate(node.value):
+                walk(item, (*path, k))
+
+    root = yaml.compose(text, Loader=_LOADER)  # noqa: S506 - composes nodes, builds nothing
+    if root is not None:
+        walk(root, ())
+    return lines

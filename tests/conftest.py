@@ -75,11 +75,38 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def make_home(root: Path) -> Home:
-    """An empty workspace with the repo's contracts (what `benchpress init` makes)."""
+def make_home(root: Path, *, reviews: bool = False) -> Home:
+    """An empty workspace with the repo's contracts (what `benchpress init` makes); without
+    the reviewed verdicts (`cell_reviews.csv`) unless `reviews`: the tests of other parts
+    read the published matrices as published (tests/test_suspects.py reads the verdicts)."""
     home = Home(root)
     home.sources.mkdir(parents=True)
-    shutil.copytree(REPO / "schemas", home.schemas)
+    shutil.copytree(REPO / "schemas", home.schemas,
+                    ignore=None if reviews else shutil.ignore_patterns("cell_reviews.csv"))
+    return home
+
+
+def synthetic_home(root: Path, n_models: int, n_bench: int, *, seed: int, gap: int) -> Home:
+    """A workspace at `root / "ws"` holding one ingested source of rank-2 scores (models
+    m000.., benchmarks b0..), cell (i, j) missing where (i + j) % gap == 0."""
+    import json
+
+    import numpy as np
+
+    from benchpress.store.ingest import ingest
+
+    rng = np.random.default_rng(seed)
+    values = 50 + 10 * rng.normal(size=(n_models, 2)) @ rng.normal(size=(2, n_bench)) / 2
+    doc = {"models": [{"id": f"m{i:03d}", "name": f"Model {i}"} for i in range(n_models)],
+           "benchmarks": [{"id": f"b{j}", "name": f"Bench {j}", "metric": "accuracy"}
+                          for j in range(n_bench)],
+           "scores": [{"model_id": f"m{i:03d}", "benchmark_id": f"b{j}",
+                       "score": float(np.clip(values[i, j], 1, 99).round(2)),
+                       "reference_url": "https://example.org/x"}
+                      for i in range(n_models) for j in range(n_bench) if (i + j) % gap]}
+    (root / "data.json").write_text(json.dumps(doc), encoding="utf-8")
+    home = make_home(root / "ws")
+    ingest(home, str(root / "data.json"), source_id="syn")
     return home
 
 
@@ -93,6 +120,23 @@ def build_repo_sources(root: Path, source_ids) -> tuple[Home, dict]:
         shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
     report = build(home, mirror=SHARED_DATA)
     return home, {s.source_id: s for s in report.sources}
+
+
+def build_repo_registry(root: Path) -> tuple[Home, str]:
+    """A workspace at `root` with the repository's sources and contracts, pulled from the
+    mirror and built by the CLI, as `make main` builds the default registry: (home, the
+    build's output)."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    home = make_home(root, reviews=True)
+    shutil.rmtree(home.sources)
+    shutil.copytree(REPO / "sources", home.sources)
+    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
+        result = CliRunner().invoke(main, [*args, "--home", str(home.root)])
+        assert result.exit_code == 0, result.output
+    return home, result.output
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ def state(app_home):
 
 @pytest.fixture(scope="module")
 def client(state):
-    with TestClient(create_app(state)) as c:
+    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -129,7 +129,7 @@ META = "model_id:acme-3-mini,provider:OpenAI,release_date:2025-09-01,is_reasonin
 
 def test_predict_with_the_models_details_under_side(side_state, client):
     scores = {"gpqa_diamond": 71.2, "hle": 20.1}
-    with TestClient(create_app(side_state)) as side:
+    with TestClient(create_app(side_state), base_url="http://127.0.0.1") as side:
         d = get(side, f"/api/predict?scores=gpqa_diamond:71.2,hle:20.1&metadata={META}")
         plain = get(side, "/api/predict?scores=gpqa_diamond:71.2,hle:20.1")
         late = get(side, "/api/predict?scores=gpqa_diamond:71.2&metadata=release_date:2031-01-01")

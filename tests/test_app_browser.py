@@ -9,6 +9,7 @@ every page land in `screenshots/` (git-ignored) for a person to look at.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -49,30 +50,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextlib.contextmanager
+def _app(args, cwd, log_folder):
+    """`python -m benchpress.app --port P ARGS` started in `cwd` until the block ends:
+    yields its base URL once /api/status answers."""
+    port = _free_port()
+    log = (log_folder / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", *args, "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/status", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, f"the app exited: {Path(log.name).read_text()}"
+            assert time.time() < deadline, "the app did not start within 120 s"
+            time.sleep(0.3)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, shared_data):
     home = make_app_home(tmp_path_factory.mktemp("browser") / "ws")
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("log") / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", "--home", str(home.root),
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                            cwd=REPO, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/api/status", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        assert proc.poll() is None, f"the app exited: {Path(log.name).read_text()}"
-        assert time.time() < deadline, "the app did not start within 120 s"
-        time.sleep(0.3)
-    yield base, home
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=30)
-    log.close()
+    with _app(["--home", str(home.root)], REPO, tmp_path_factory.mktemp("log")) as base:
+        yield base, home
 
 
 @pytest.fixture(scope="module")
@@ -305,6 +315,144 @@ def test_predict_filter_and_downloads(page, server):
         if r["predicted"]:
             assert float(r["predicted"]) == pytest.approx(by_id[r["benchmark_id"]]["predicted"])
     assert page.errors == []
+
+
+def test_a_typo_in_a_benchmark_name_gets_the_resolvers_suggestion(page, server):
+    """As the CLI and the API say it: "did you mean 'gpqa_diamond'?", beside the row as it is
+    typed and in the answer's note (the typo is left out, the rest predicted)."""
+    base, _ = server
+    page.goto("/predict")
+    page.wait_for_function("document.querySelectorAll('#benchmark-names option').length > 100")
+    fill_row(page, 0, "gpqa_diamnd", "71.2")
+    fill_row(page, 1, "hle", "20.1")
+    page.wait_for_function("document.querySelector('#score-rows .flag').textContent"
+                           ".includes('did you mean gpqa_diamond')")
+    page.wait_for_selector('#predictions tr[data-benchmark="mmlu_pro"]')
+    page.wait_for_selector("#error:not([hidden])")
+    api = page.request.get(base + "/api/predict?scores=gpqa_diamnd:71.2,hle:20.1").json()
+    assert api["suggestions"] == {"gpqa_diamnd": ["gpqa_diamond"]}
+    assert api["unknown_note"] == "unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?"
+    assert api["unknown_note"] in page.inner_text("#error")
+    alone = page.request.get(base + "/api/predict?scores=gpqa_diamnd:71.2")
+    assert alone.status == 400 and "did you mean 'gpqa_diamond'?" in alone.json()["error"]
+    shot(page, "predict-typo")
+    # the page asked once with the typo alone (before hle was typed): that answer is a 400
+    assert not [e for e in page.errors if "status of 400" not in e], page.errors
+
+
+def test_a_large_heatmap_labels_every_row_and_its_columns_at_the_top(page, server):
+    """Every model of a tall heatmap keeps its label, none cut at the left edge, and the
+    benchmarks are named above the first row (in view without scrolling) as well as below."""
+    base, _ = server
+    page.goto("/matrix?limit=2000")
+    page.wait_for_selector("#heatmap .main-svg")
+    api = page.request.get(base + "/api/matrix?limit=2000").json()
+    assert len(api["models"]) > 60
+    labels = page.evaluate("[...document.querySelectorAll('#heatmap .ytick text')]"
+                           ".map(t => [t.textContent, t.getBoundingClientRect().left])")
+    assert sorted(t for t, _ in labels) == sorted(api["models"])
+    assert min(left for _, left in labels) >= 0
+    top = page.evaluate("[...document.querySelectorAll('#heatmap .x2tick text')]"
+                        ".map(t => [t.textContent, t.getBoundingClientRect().bottom])")
+    first_row = page.evaluate("document.querySelector('#heatmap .ytick text')"
+                              ".getBoundingClientRect().top")
+    assert sorted(t for t, _ in top) == sorted(api["benchmarks"])
+    assert max(bottom for _, bottom in top) < min(900, first_row + 20)
+    shot(page, "matrix-large")
+    assert not page.errors, page.errors
+
+
+def test_p_ahead_counts_measurement_noise_between_two_observed_scores(page, server):
+    """Two observed scores a fraction of a point apart: p_ahead is the normal chance of the
+    gap under each benchmark's measurement noise (not 100%), the same on the page."""
+    import math
+
+    from benchpress.store.matrix import load_matrix
+
+    base, home = server
+    noise = dict(load_matrix(home.registry).benchmarks.select("benchmark_id", "noise").rows())
+    doc = page.request.get(base + "/api/compare?models=gpt-4.5,o3-mini-high").json()
+    close = [r for r in doc["rows"] if r["gpt-4.5_src"] == r["o3-mini-high_src"] == "observed"
+             and r["gap"] and noise.get(r["benchmark_id"]) and r["gap"] < noise[r["benchmark_id"]]]
+    assert close, "no benchmark where both are observed less than a noise apart"
+    row = close[0]
+    sd = math.sqrt(2.0) * noise[row["benchmark_id"]]
+    want = 0.5 * (1 + math.erf(row["gap"] / sd / math.sqrt(2.0)))
+    assert row["p_ahead"] == pytest.approx(want) and row["p_ahead"] < 0.9
+    page.goto("/compare?models=gpt-4.5,o3-mini-high")
+    page.wait_for_selector("#comparison")
+    cells = page.locator("#comparison tbody tr", has_text=row["benchmark_id"]).first.locator("td")
+    assert cells.nth(5).inner_text() == f"{round(100 * row['p_ahead'])}%"
+    assert "measurement noise" in page.inner_text("#uncertainty")
+    assert not page.errors, page.errors
+
+
+def test_a_model_page_names_another_makers_blog_as_such(page, server):
+    """GLM-4.7's blog quotes GPT-5's BrowseComp-ZH: GPT-5's page calls it Zhipu AI's blog
+    (another maker), never GPT-5's official blog; OpenAI's own posts stay "official blog"."""
+    _, home = server
+    page.goto("/model/gpt-5")
+    page.wait_for_selector("#observed")
+    kinds = {}
+    for r in page.locator("#observed tbody tr").all():
+        cells = r.locator("td")
+        kinds[cells.nth(0).inner_text()] = (cells.nth(3).inner_text(),
+                                            cells.nth(5).locator("a").get_attribute("href"))
+    glm = [b for b, (_, url) in kinds.items() if url and "z.ai/" in url]
+    assert glm, kinds
+    for b in glm:
+        assert kinds[b][0] == "official blog of Zhipu AI (another maker)", kinds[b]
+    own = [k for k, url in kinds.values() if url and url.startswith("https://openai.com/")]
+    assert own and set(own) <= {"official blog", "model card", "tech report"}
+    shot(page, "model-gpt-5")
+
+
+def test_the_diff_view_counts_right_and_opens_no_empty_table(page, server):
+    """One model with one score added after the last snapshot: "1 cell added", "1 model",
+    and the kinds with no cell say so in a line, with no table."""
+    _, home = server
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    added = CliRunner().invoke(main, ["add-model", "acme-diff-1", "--scores", "hle=20.1",
+                                      "--source", "https://acme.example/blog",
+                                      "--home", str(home.root)])
+    assert added.exit_code == 0, added.stderr
+    page.goto("/versions?from=second&to=current")
+    page.wait_for_selector("#diff-summary")
+    assert page.inner_text("#cells-added summary") == "1 cell added"
+    assert page.inner_text("#models-changed summary") == "1 model added, removed or renamed"
+    for kind in ("changed", "removed"):
+        assert page.inner_text(f"#no-cells-{kind}") == f"No cells {kind}."
+        assert page.locator(f"table.diff-{kind}").count() == 0
+    assert page.locator("details[open] table tbody:empty").count() == 0
+    assert "1 cells" not in page.inner_text("main") and "1 models" not in page.inner_text("main")
+    shot(page, "versions-one-cell")
+
+
+@pytest.fixture(scope="module")
+def bare_server(tmp_path_factory):
+    """The app started in a folder with no registry: it serves the pre-fit model."""
+    folder = tmp_path_factory.mktemp("bare")
+    with _app([], folder, folder) as base:
+        yield base
+
+
+def test_the_sql_page_says_it_needs_a_registry_before_run(browser, bare_server):
+    """Serving the pre-fit model (no registry), the SQL and Versions pages say so as they
+    open, and Run is disabled: nothing to type and run before learning it cannot work."""
+    context = browser.new_context(base_url=bare_server)
+    pg = context.new_page()
+    pg.goto("/sql")
+    note = pg.locator("#needs-registry")
+    assert note.is_visible() and "needs a registry" in note.inner_text()
+    assert pg.locator("#run").is_disabled() and pg.locator("#error").is_hidden()
+    assert pg.locator("#sql-result").count() == 0
+    pg.goto("/versions")
+    assert "needs a registry" in pg.inner_text("#needs-registry")
+    shot(pg, "sql-no-registry")
+    context.close()
 
 
 # last in the module: the drift it starts runs on in the server's background (fits of both

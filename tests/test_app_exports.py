@@ -24,7 +24,7 @@ def state(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(state):
-    with TestClient(create_app(state)) as c:
+    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
         yield c
 
 

@@ -8,19 +8,17 @@ import json
 import threading
 import time
 
-import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
 from benchpress.app import build_state, create_app
 from benchpress.app.guard import MAX_ERROR_CHARS, allowed_hosts
 from benchpress.app.registry import SQL_MAX_BYTES
-from benchpress.store.ingest import ingest
-from tests.conftest import make_home
+from tests.conftest import synthetic_home
 
 N_MODELS, N_BENCH = 60, 8
-# about 22 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=22)
+# about 30 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=30)
 
 
 PEER = ("127.0.0.1", 50000)  # requests as from a network peer (the Host check applies)
@@ -29,20 +27,8 @@ PEER = ("127.0.0.1", 50000)  # requests as from a network peer (the Host check a
 @pytest.fixture(scope="module")
 def state(tmp_path_factory):
     """A small synthetic registry (rank-2 scores), loaded as the app loads it."""
-    root = tmp_path_factory.mktemp("guard")
-    rng = np.random.default_rng(7)
-    values = 50 + 10 * rng.normal(size=(N_MODELS, 2)) @ rng.normal(size=(2, N_BENCH)) / 2
-    doc = {"models": [{"id": f"m{i:03d}", "name": f"Model {i}"} for i in range(N_MODELS)],
-           "benchmarks": [{"id": f"b{j}", "name": f"Bench {j}", "metric": "accuracy"}
-                          for j in range(N_BENCH)],
-           "scores": [{"model_id": f"m{i:03d}", "benchmark_id": f"b{j}",
-                       "score": float(np.clip(values[i, j], 1, 99).round(2)),
-                       "reference_url": "https://example.org/x"}
-                      for i in range(N_MODELS) for j in range(N_BENCH) if (i + j) % 5]}
-    (root / "data.json").write_text(json.dumps(doc), encoding="utf-8")
-    home = make_home(root / "ws")
-    ingest(home, str(root / "data.json"), source_id="syn")
-    return build_state(home)
+    return build_state(synthetic_home(tmp_path_factory.mktemp("guard"), N_MODELS, N_BENCH,
+                                      seed=7, gap=5))
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +69,158 @@ def test_the_bound_address_and_named_hosts_are_added(state):
         assert c.get("/api/status", headers={"Host": "evil.example"}).status_code == 403
 
 
-def test_an_in_process_client_has_no_host_to_check(state):
-    """Starlette's test client (peer "testclient", no network connection) is not checked."""
-    with TestClient(create_app(state)) as c:  # Host: testserver
-        assert c.get("/api/status").status_code == 200
+def test_no_peer_name_is_exempt_from_the_host_check(state):
+    """Issue 45, High: the guard skipped its check for the test client's peer name, which a
+    forwarded header could claim; now every request is checked, whatever its peer."""
+    with TestClient(create_app(state)) as c:  # Host: testserver, peer "testclient"
+        assert one_line_error(c.get("/api/status"), 403).startswith("host 'testserver'")
+        r = c.get("/api/sql", params={"q": "SELECT 1"},
+                  headers={"Host": "evil.example", "X-Forwarded-For": "testclient"})
+        one_line_error(r, 403)
+
+
+@pytest.mark.parametrize("headers", [
+    {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+    {"Origin": "http://evil.example"}, {"Origin": "null"},
+    {"Origin": "http://127.0.0.1:9999"}])
+def test_a_cross_site_caller_cannot_start_a_background_job(state, headers):
+    """Issue 45, row 6: /api/probes and /api/drift start jobs, whatever the verb: a page of
+    another site (Sec-Fetch-Site, Origin) is refused, before any job is queued."""
+    with TestClient(create_app(state), base_url="http://127.0.0.1", client=PEER) as c:
+        before = len(state.jobs)
+        for url in ("/api/probes?k=3&max_models=0", "/api/drift?from=current&to=current"):
+            assert "another site" in one_line_error(c.get(url, headers=headers), 403)
+        assert c.post("/api/status", headers=headers).status_code == 403  # any unsafe verb
+        assert len(state.jobs) == before
+        # the same caller still reads pages and data (a link from elsewhere opens the app)
+        assert c.get("/api/models", headers=headers).status_code == 200
+        assert c.get("/probes", headers=headers).status_code == 200
+
+
+def test_the_app_itself_starts_jobs(state):
+    from dataclasses import replace
+
+    from benchpress.app.jobs import Jobs
+
+    fresh = replace(state, jobs=Jobs())  # (an earlier client's shutdown ended the module's)
+    with TestClient(create_app(fresh), base_url="http://127.0.0.1", client=PEER) as c:
+        for headers in ({}, {"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1"},
+                        {"Sec-Fetch-Site": "none"}):
+            r = c.get("/api/probes?k=4&max_models=0", headers=headers)
+            assert r.status_code in (200, 202), r.text[:200]
+
+
+def test_jobs_are_bounded_per_client_and_expire():
+    """Issue 45, row 6: 300 job requests of one client queue `per_client`, the rest are
+    Busy (503, one line); another client still gets its job; finished results are kept up
+    to `keep` and expire after `ttl`."""
+    from benchpress.app.guard import Busy
+    from benchpress.app.jobs import CLIENT, Jobs
+
+    jobs = Jobs(per_client=3, keep=5, ttl=0.5)
+    release = threading.Event()
+    CLIENT.set("10.0.0.1")
+    states, busy = [], 0
+    for k in range(300):
+        try:
+            states.append(jobs.get(("probes", k), lambda: release.wait(10) and {"ok": 1}))
+        except Busy as exc:
+            busy += 1
+            assert "3 background jobs of yours" in str(exc)
+    assert len(states) == 3 and busy == 297 and len(jobs) == 3
+    CLIENT.set("10.0.0.2")
+    assert jobs.get(("drift", "a", "b"), lambda: {"ok": 2})["status"] == "queued"
+    release.set()
+    deadline = time.time() + 10
+    while jobs.get(("drift", "a", "b"), dict)["status"] != "done":
+        assert time.time() < deadline
+        time.sleep(0.05)
+    for k in range(10):  # finished jobs: no more than `keep` kept
+        jobs.get(("more", k), lambda: {})
+        time.sleep(0.02)
+    assert len(jobs) <= 5 + 3
+    time.sleep(0.8)
+    assert jobs.get(("drift", "a", "b"), lambda: {"ok": 3})["status"] == "queued"  # expired
+    jobs.shutdown()
+
+
+def test_forwarding_headers_are_believed_only_behind_a_named_proxy():
+    from benchpress.cli.serve_cmds import forwarding
+
+    assert forwarding(())["proxy_headers"] is False
+    assert forwarding(["10.0.0.5"]) == {"proxy_headers": True, "forwarded_allow_ips": "10.0.0.5"}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _request(port, path, headers) -> tuple[int, dict]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", path, headers=headers)
+    reply = conn.getresponse()
+    body = reply.read()
+    conn.close()
+    return reply.status, (json.loads(body) if body.startswith(b"{") else {})
+
+
+@pytest.fixture(scope="module")
+def served(state, tmp_path_factory):
+    """`python -m benchpress.app` on a loopback port, serving the module's registry."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("served") / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "benchpress.app", "--home",
+                             str(state.home.root), "--port", str(port)], stdout=log,
+                            stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+    deadline = time.time() + 120
+    while True:
+        try:
+            if _request(port, "/api/status", {"Host": f"127.0.0.1:{port}"})[0] == 200:
+                break
+        except OSError:
+            pass
+        assert proc.poll() is None, open(log.name).read()
+        assert time.time() < deadline, "the app did not start within 120 s"
+        time.sleep(0.3)
+    yield port
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    log.close()
+
+
+def test_a_rebinding_page_cannot_reach_a_real_server(served):
+    """Issue 45, High, through a real server on loopback: a foreign Host with
+    X-Forwarded-For naming the test client's peer was answered (uvicorn believed the
+    header from a loopback peer, and the guard exempted that name); now 403, one line."""
+    port = served
+    for forwarded in ({"X-Forwarded-For": "testclient"}, {"Forwarded": "for=testclient"},
+                      {"X-Forwarded-For": "testclient", "X-Forwarded-Host": f"127.0.0.1:{port}"}):
+        status, doc = _request(port, "/api/sql?q=SELECT%201", {"Host": "evil.example",
+                                                               **forwarded})
+        assert status == 403 and "evil.example" in doc["error"], (status, doc)
+    status, doc = _request(port, "/api/sql?q=SELECT%201", {"Host": f"127.0.0.1:{port}",
+                                                          "X-Forwarded-For": "testclient"})
+    assert status == 200 and doc["rows"] == [[1]]
+    status, doc = _request(port, "/api/probes?k=2&max_models=0", {
+        "Host": f"127.0.0.1:{port}", "Sec-Fetch-Site": "cross-site"})
+    assert status == 403 and "another site" in doc["error"]
+    status, doc = _request(port, "/api/probes?k=2&max_models=0", {
+        "Host": f"127.0.0.1:{port}", "Origin": f"http://127.0.0.1:{port}",
+        "Sec-Fetch-Site": "same-origin"})
+    assert status in (200, 202), doc
 
 
 # -- SQL results ---------------------------------------------------------------------------

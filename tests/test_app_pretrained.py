@@ -19,7 +19,7 @@ SCORES = {"gpqa_diamond": 71.2, "hle": 20.1}
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     state = build_state(Home(tmp_path_factory.mktemp("empty")))
-    with TestClient(create_app(state)) as c:
+    with TestClient(create_app(state), base_url="http://127.0.0.1") as c:
         yield c
 
 

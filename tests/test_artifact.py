@@ -21,7 +21,7 @@ from benchpress.errors import BadInputError
 from benchpress.api.fit_store import FitStore
 from benchpress.predict import make_predictor
 from benchpress.predict.models.als_predictor import ALSPredictor
-from tests.conftest import REPO, SHARED_DATA, make_home
+from tests.conftest import REPO, build_repo_registry
 
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
 
@@ -88,6 +88,13 @@ def test_missing_file_and_other_format_version_are_refused(fitted, tmp_path):
         BenchPress.from_pretrained(tmp_path / "nowhere")
 
 
+def _sealed(doc: dict) -> dict:
+    """`doc` with its own digest made to match, as a forger would."""
+    from benchpress.api.artifact import MANIFEST_DIGEST, manifest_digest
+
+    return {**doc, MANIFEST_DIGEST: manifest_digest(doc)}
+
+
 def test_edited_manifest_digest_list_cannot_hide_a_changed_matrix(fitted, tmp_path):
     """Rewriting a file and its listed digest still fails: the matrix digest is checked."""
     from benchpress.digest import sha256_of
@@ -98,6 +105,10 @@ def test_edited_manifest_digest_list_cannot_hide_a_changed_matrix(fitted, tmp_pa
     doc = json.loads((copy / "manifest.json").read_text())
     doc["files"]["matrix.parquet"] = sha256_of(copy / "matrix.parquet")
     (copy / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(BadInputError, match="does not match its own digest"):
+        BenchPress.from_pretrained(copy)
+    # a forger who seals the manifest again still fails: the matrix digest is checked
+    (copy / "manifest.json").write_text(json.dumps(_sealed(doc)))
     with pytest.raises(BadInputError, match="matrix does not match"):
         BenchPress.from_pretrained(copy)
 
@@ -128,13 +139,7 @@ def test_default_artifact_matches_the_registry_built_from_the_repo(tmp_path, mon
     import yaml
 
     monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
-    home = make_home(tmp_path / "ws")
-    shutil.rmtree(home.sources)
-    shutil.copytree(REPO / "sources", home.sources)
-    runner = CliRunner()
-    for args in (["pull", "--mirror", str(SHARED_DATA)], ["build"]):
-        result = runner.invoke(main, [*args, "--home", str(home.root)])
-        assert result.exit_code == 0, result.output
+    home = build_repo_registry(tmp_path / "ws")[0]
     sources = yaml.safe_load((REPO / "params.yaml").read_text())["predict"]["sources"]
     built = BenchPress.from_snapshot(home, sources=sources.split(","))
     shipped = load_artifact(DEFAULT_ARTIFACT)
@@ -340,7 +345,7 @@ def test_side_artifact_refuses_unknown_arrays_and_spaces(side_fitted, tmp_path):
     doc = json.loads((folder / "manifest.json").read_text())
     for key, value in (("side_arrays", ["__class__"]),
                        ("support_space", {"logit_rule": "probit", "eps": 0.5})):
-        json_doc = {**doc, key: value}
+        json_doc = _sealed({**doc, key: value})
         (folder / "manifest.json").write_text(json.dumps(json_doc))
         with pytest.raises(BadInputError, match="unknown (side arrays|interval space)"):
             load_artifact(folder)

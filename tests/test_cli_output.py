@@ -25,6 +25,7 @@ COMMAND_LINES = {
     "sql": ["sql", "SELECT model_id, benchmark_id, score FROM cells ORDER BY 1, 2 LIMIT 5"],
     "summary": ["summary"],
     "aliases suggest": ["aliases", "suggest"],
+    "identity": ["identity"],
     "snapshot list": ["snapshot", "list"],
     "snapshot show": ["snapshot", "show", "latest"],
     "stats": ["stats"],
@@ -41,6 +42,7 @@ COMMAND_LINES = {
     "ranking": ["ranking", "--make-folds", "2", *FAST],
     "intervals": ["intervals", "--calibration-seeds", "1", *FAST],
     "forecasts score": ["forecasts", "score", "--from", "latest", "--to", "latest"],
+    "suspects": ["suspects"],
     "drift": ["drift", "--probes-k", "1", "--n-boot", "2", "--method", "benchmark_mean",
               "--probe-method", "benchmark_mean", "--max-rank", "2", "--n-submatrices", "1",
               "--probe-max-models", "20"],
@@ -150,7 +152,8 @@ def test_wide_tables_show_data_at_80_columns(run, args):
     body = [ln for ln in lines if ln.startswith("│")]
     assert body and all(any(ch.isalnum() for ch in ln) for ln in body)
     assert "columns not shown" in result.stderr and "--format csv" in result.stderr
-    assert result.stderr.count("\n") == 1  # one note
+    assert result.stderr.count("note:") == 1  # one note, wrapped to the width
+    assert max(map(len, result.stderr.splitlines())) <= 80
 
 
 def test_one_wide_row_is_shown_transposed(run):

@@ -79,7 +79,8 @@ def test_predict_names_a_given_score_the_others_contradict(run):
     c = doc["contradicted"]
     assert c["benchmark_id"] == "gpqa_diamond" and c["given"] == 7.1
     assert c["z"] < -3 and 60 < c["expected"] < 95
-    notes = [ln for ln in typed.stderr.splitlines() if ln.startswith("note: gpqa_diamond=7.1")]
+    notes = [n for n in " ".join(typed.stderr.split()).split("note: ")
+             if n.startswith("gpqa_diamond=7.1")]  # a note is wrapped to the terminal
     assert len(notes) == 1 and "check it (it was used as given)" in notes[0]
     given = {p["benchmark_id"]: p["predicted"] for p in doc["predictions"] if p["kind"] == "given"}
     assert given["gpqa_diamond"] == 7.1
@@ -208,7 +209,8 @@ def test_one_answer_per_question_on_the_real_matrix(tmp_path):
                "--benchmarks", "gpqa_diamond,swe_bench_verified")
     assert table.exit_code == 0, table.stderr
     typed_swe = typed["swe_bench_verified"]["predicted"]
-    assert "78.4 obs" in table.stdout and f"{typed_swe:.1f} [" in table.stdout
+    # observed as is, predicted with half its interval's width
+    assert "│ 78.4 " in table.stdout and f"{typed_swe:.1f} ±" in table.stdout
 
 
 # -- compare ---------------------------------------------------------------------------
@@ -236,8 +238,8 @@ def test_compare_two_models_and_a_new_one(run, tmp_path):
     assert first["acme-3_lower"] is None and first["acme-3_trust"] is None
     table = run("compare", "gpt-5.4", "claude-opus-4.6", "--benchmarks", "hle,swe_bench_verified",
                 "--scores-file", scores, "--method", "published")
-    assert table.exit_code == 0 and "leader" in table.stdout
-    assert "35.0 obs" in table.stdout and re.search(r"\d+\.\d \[\d+\.\d, \d+\.\d\]", table.stdout)
+    assert table.exit_code == 0 and " * " in table.stdout  # the leader, marked
+    assert "│ 35.0 " in table.stdout and re.search(r"\d+\.\d ±\d+\.\d", table.stdout)
 
 
 def test_compare_errors(run):

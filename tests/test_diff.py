@@ -207,7 +207,9 @@ def test_cli_json_sql_csv_and_parquet_agree(versions, tmp_path):
     assert res.exit_code == 0
     assert res.stdout.splitlines()[0].startswith("change,model_id,benchmark_id,score_a,score_b")
     assert len(res.stdout.splitlines()) == 1 + 1851 + 288 + 622
-    assert pl.read_parquet(tmp_path / "d" / "summary.parquet").height == 3
+    summary = pl.read_parquet(tmp_path / "d" / "summary.parquet")
+    assert summary["table"].to_list() == ["models", "benchmarks", "sources", "source_versions",
+                                          "cells"]
     res = runner.invoke(main, args)
     assert res.exit_code == 0
     assert "changed cells whose evaluation setting changed" in res.stdout

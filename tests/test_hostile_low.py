@@ -142,8 +142,11 @@ def artifact(saved, tmp_path):
 
 def _repin(folder, name):
     """Record `name`'s new digest in the manifest, as a forger would."""
+    from benchpress.api.artifact import MANIFEST_DIGEST, manifest_digest
+
     doc = json.loads((folder / "manifest.json").read_text())
     doc["files"][name] = sha256_of(folder / name)
+    doc[MANIFEST_DIGEST] = manifest_digest(doc)
     (folder / "manifest.json").write_text(json.dumps(doc))
 
 

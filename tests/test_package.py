@@ -279,10 +279,29 @@ def test_core_install_predicts_from_the_pre_fit_model(core):
     bare = subprocess.run(cli, capture_output=True, text=True, **run)
     assert bare.returncode == 1 and bare.stderr.count("\n") == 1 and \
         "no registry built yet" in bare.stderr and "--pretrained" in bare.stderr
-    # compare's p_ahead (a normal CDF) needs scipy: one line naming the extra
-    compare = subprocess.run([str(core["python"]), "-c", "from benchpress import BenchPress; "
-                              "BenchPress.from_pretrained().compare(['o3-high', 'gpt-4.1'])"],
-                             capture_output=True, text=True, **run)
-    assert compare.returncode == 1 and compare.stderr.splitlines()[-1] == (
-        "benchpress.errors.MissingExtraError: this needs scipy, from the 'registry' extra: "
-        "pip install 'benchpress-llm[registry]'")
+    # compare works without scipy: every score, leader and gap of a full install; p_ahead
+    # (a normal CDF, scipy's) is left empty, said in one line naming the extra
+    needs = ("p_ahead left out: this needs scipy, from the 'registry' extra: pip install "
+             "'benchpress-llm[registry]'")
+    script = ("from benchpress import BenchPress; import json, warnings\n"
+              "with warnings.catch_warnings(record=True) as said:\n"
+              "    warnings.simplefilter('always')\n"
+              "    f = BenchPress.from_pretrained().compare_models('gpt-5', 'claude-opus-4.5')\n"
+              "print(json.dumps({'rows': f.drop('p_ahead').rows(), 'p': f['p_ahead'].to_list(),"
+              " 'said': [str(w.message) for w in said]}))")
+    got = json.loads(_run([str(core["python"]), "-c", script], **run))
+    full = BenchPress.from_pretrained().compare_models("gpt-5", "claude-opus-4.5")
+    assert got["rows"] == [list(r) for r in full.drop("p_ahead").rows()]
+    assert set(got["p"]) == {None} and full["p_ahead"].null_count() < full.height
+    assert got["said"] == [needs]
+    cli = subprocess.run([str(core["bin"] / "benchpress"), "compare", "gpt-5", "claude-opus-4.5",
+                          "--pretrained"], capture_output=True, text=True,
+                         cwd=run["cwd"], env={**run["env"], "COLUMNS": "80"})
+    assert cli.returncode == 0, cli.stderr
+    assert f"note: {needs}" in " ".join(cli.stderr.split())
+    assert "gpt-5 leads on" in cli.stdout and "p_ahead >=" not in cli.stdout
+    assert max(map(len, cli.stdout.splitlines())) <= 80
+    doc = json.loads(_run([str(core["bin"] / "benchpress"), "compare", "gpt-5",
+                           "claude-opus-4.5", "--pretrained", "--format", "json"], **run))
+    assert doc["p_ahead_note"] == needs and [r["gap"] for r in doc["rows"]] == \
+        full["gap"].to_list()

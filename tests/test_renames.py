@@ -66,9 +66,19 @@ def test_diff_reports_the_rename(renamed):
     assert old_cells.height > 0 and set(old_cells["change"]) == {"removed"}
     assert set(old_cells["cause"]) == {"renamed"} and set(new_cells["cause"]) == {"renamed"}
     assert set(new_cells["change"]) == {"added"}
-    added = diff.models.filter(pl.col("change") == "added")
-    assert added.select("model_id", "renamed").rows() == [(new_id, old_id)]
+    # the models table: one renamed row (old and new id and name), not added plus removed
+    names = dict(read_table(a, "models").select("model_id", "name").rows())
+    new_name = dict(read_table(b, "models").select("model_id", "name").rows())[new_id]
+    assert diff.models.select("change", "model_id", "name", "old_model_id", "old_name").rows() \
+        == [("renamed", new_id, new_name, old_id, names[old_id])]
+    assert new_name == names[old_id] + " Ultra"
+    assert diff.counts()["models"] == {"a": 12, "b": 12, "added": 0, "removed": 0,
+                                             "renamed": 1, "merged": 0}
+    assert diff.to_dict()["models"]["renamed"][0]["old_model_id"] == old_id
     assert "new_model" not in diff.causes()["added"]
+    # one source, two versions: said apart
+    assert diff.counts()["sources"] == {"a": 1, "b": 1, "added": 0, "removed": 0}
+    assert diff.counts()["source_versions"] == {"a": 1, "b": 2, "added": 1, "removed": 0}
 
 
 def test_a_renamed_maker_is_reported_and_merged_by_the_provider_table(renamed):
@@ -91,3 +101,40 @@ def test_the_shipped_provider_table_merges_a_real_rename(home):
     models = read_table(home.registry, "models")
     assert set(models.filter(pl.col("model_id").str.starts_with("phi-"))["provider"]) == {"Microsoft"}
     assert "Microsoft Azure" not in models["provider"].to_list()
+
+
+def test_summary_lines_count_sources_and_versions_apart(renamed):
+    """One source ingested in two versions: "sources 1 (2 versions)" in `summary`, and the
+    snapshot list and `stats` count the two apart."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    home = renamed[0]
+    go = lambda *a: CliRunner(env={"COLUMNS": "80"}).invoke(  # noqa: E731
+        main, [*a, "--home", str(home.root)])
+    summary = go("summary")
+    assert summary.exit_code == 0, summary.stderr
+    assert "sources 1 (2 versions)" in " ".join(summary.stdout.split())
+    listed = pl.read_csv(go("snapshot", "list", "--format", "csv").stdout.encode())
+    assert listed.select("tags", "sources", "versions").rows() == [("v1", 1, 1), ("v2", 1, 2)]
+    stats = json.loads(go("stats", "--format", "json").stdout)
+    assert (stats["n_sources"], stats["n_source_versions"]) == (1, 2)
+    build = go("build")
+    assert "sources 1 (2 versions)" in build.stderr
+
+
+def test_the_diff_command_shows_a_rename_as_one_row(renamed):
+    """At 80 columns: one row (shown a line per column), the new id and name beside the old."""
+    from click.testing import CliRunner
+
+    from benchpress.cli import main
+
+    home, _, _, old_id, new_id, _, _ = renamed
+    out = CliRunner(env={"COLUMNS": "80"}).invoke(
+        main, ["diff", "v1", "v2", "--home", str(home.root)]).stdout
+    table = out.split("models added, removed and renamed")[1].split("└")[0]
+    rows = dict(tuple(c.strip() for c in line.strip("│").split("│"))
+                for line in table.splitlines() if line.startswith("│"))
+    assert (rows["change"], rows["model_id"], rows["old_model_id"]) == ("renamed", new_id, old_id)
+    assert rows["name"] == rows["old_name"] + " Ultra"

@@ -28,12 +28,19 @@ from benchpress.digest import CHUNK
 from benchpress.errors import BadInputError
 
 __all__ = ["decode_text", "csv_records", "read_members", "open_zip", "zip_files", "member_chunks",
-           "zip_digests"]
+           "zip_digests", "head_bytes"]
 
 # what zipfile raises on damaged, encrypted or unsupported members
 _UNPACK_ERRORS = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError,
                   ValueError, OSError)
 _DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def head_bytes(path: Path, n: int) -> bytes:
+    """The first `n` bytes of a file (what format detection looks at), without reading the
+    rest."""
+    with open(path, "rb") as fh:
+        return fh.read(n)
 
 
 def decode_text(raw: bytes, name) -> str:

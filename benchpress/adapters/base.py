@@ -32,6 +32,11 @@ MODEL_COLUMNS: dict[str, pl.DataType] = {
     "is_reasoning": pl.Boolean,
     "open_weights": pl.Boolean,
     "setting": pl.String,         # JSON text: mode, effort, tools ... as the source states them
+    # what the row is: "model" (null means model), "agent" (a scaffold or system running one
+    # or more models: a SWE-bench entry) or "submission" (one evaluation run submitted to a
+    # leaderboard: a tau2-bench submission); `schemas.ENTRY_KINDS`
+    "entry_kind": pl.String,
+    "base_model_id": pl.String,   # the model an agent or submission runs, as the source names it
     "row": pl.String,
 }
 BENCHMARK_COLUMNS: dict[str, pl.DataType] = {
@@ -39,6 +44,14 @@ BENCHMARK_COLUMNS: dict[str, pl.DataType] = {
     "name": pl.String,
     "category": pl.String,
     "metric": pl.String,          # the source's metric label ("% correct", "Elo rating")
+    # what a source declares about a benchmark the contract lacks (null: inferred from
+    # `metric`, higher is better): its scale kind (schemas/scales.yaml), unit label
+    # ("%", "words", "TrueSkill mu"), direction and bounds (null: the scale's)
+    "scale": pl.String,
+    "unit": pl.String,
+    "higher_is_better": pl.Boolean,
+    "lower": pl.Float64,
+    "upper": pl.Float64,
     "row": pl.String,
 }
 SCORE_COLUMNS: dict[str, pl.DataType] = {
@@ -95,3 +108,6 @@ class Adapter:
     # True when the file holds no citation of its own and the ingest must name one
     # (`--source-url`); ingest refuses the file without it.
     needs_citation: bool = False
+    # changes of method the format declares, {benchmark_id: [version label, ...]} (a spec's
+    # regimes, see `adapters.spec`): merged into the source config's `method_changes`
+    method_changes: dict | None = None

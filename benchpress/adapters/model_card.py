@@ -14,13 +14,12 @@ import re
 from pathlib import Path
 
 from benchpress.adapters._files import decode_text
+from benchpress.adapters._markdown import parse_tables
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
 
 __all__ = ["ADAPTER", "read", "parse_tables"]
 
-_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _NUMBER = re.compile(r"[-+]?\d+(?:,\d{3})*(?:\.\d+)?")
 _MODEL_FIRST = {"model", "models", "model name", "name"}
 
@@ -30,26 +29,6 @@ def detect(path: Path, content: bytes) -> bool:
     return path.suffix.lower() in {".md", ".markdown"} or bool(
         re.search(r"^\s*\|.*\|\s*\n\s*\|?\s*:?-{3,}", text, re.MULTILINE)
     )
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def parse_tables(text: str) -> list[tuple[int, list[str], list[tuple[int, list[str]]]]]:
-    """Markdown tables as (header line number, header cells, [(line number, cells)])."""
-    lines = text.splitlines()
-    tables, k = [], 0
-    while k < len(lines) - 1:
-        if _ROW.match(lines[k]) and _RULE.match(lines[k + 1]):
-            header, body, k = _cells(lines[k]), [], k + 2
-            while k < len(lines) and _ROW.match(lines[k]):
-                body.append((k + 1, _cells(lines[k])))
-                k += 1
-            tables.append((k - len(body) - 1, header, body))
-        else:
-            k += 1
-    return tables
 
 
 def _plain(label: str) -> str:

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from pathlib import Path
 
-from benchpress.adapters._effort import EFFORT_LEVELS
+from benchpress.adapters._effort import setting_in_name as parse_name
 from benchpress.adapters._files import csv_records
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
@@ -58,37 +57,6 @@ def detect(path: Path, content: bytes) -> bool:
     return [c.strip() for c in first.split(",")] == HEADER
 
 
-def _setting(text: str) -> tuple[str, dict]:
-    """One parenthesised item: (its spelling in the model id, what it sets)."""
-    low = re.sub(r"\s+", " ", text.strip().lower()).replace("extra high", "xhigh")
-    if low in ("no reasoning", "non-reasoning", "non reasoning"):
-        return "non-reasoning", {"reasoning": False}
-    if low in ("reasoning", "thinking"):
-        return "reasoning", {"reasoning": True}
-    level = re.fullmatch(r"(" + "|".join(EFFORT_LEVELS) + r")(?: reasoning)?", low)
-    if level:
-        return level.group(1), {"effort": level.group(1), "reasoning": True}
-    return text.strip(), {}
-
-
-def parse_name(name: str) -> tuple[str, dict]:
-    """(model id text, parsed setting) of a README model name.
-
-    >>> parse_name("GPT-5.5 (xhigh reasoning)")
-    ('GPT-5.5 (xhigh)', {'effort': 'xhigh', 'reasoning': True})
-    >>> parse_name("Claude Sonnet 4.5 (no reasoning)")
-    ('Claude Sonnet 4.5 (non-reasoning)', {'reasoning': False})
-    """
-    setting: dict = {}
-
-    def rewrite(m: re.Match) -> str:
-        spelled, sets = _setting(m.group(1))
-        setting.update(sets)
-        return f"({spelled})"
-
-    return re.sub(r"\(([^()]*)\)", rewrite, name.strip()), setting
-
-
 def _score(text: str | None) -> str | None:
     """The score text, or None for a blank or NaN cell."""
     try:
@@ -96,6 +64,24 @@ def _score(text: str | None) -> str | None:
     except ValueError:
         return text  # not a number: kept, so that validation says so
     return None if math.isnan(value) else text
+
+
+MAX_PUZZLES = 10**6  # a puzzle count beyond is no count (a daily game: some thousands)
+
+
+def _count(text: str | None) -> str | None:
+    """A puzzle count as the version label it names, in plain digits without leading
+    zeros ("0940" and "940", Arabic-Indic "٩٤٠" too, are one version), or None when the
+    cell is no count (blank, "²", 5,000 digits, 0).
+
+    >>> _count("0940"), _count("\u0669\u0664\u0660"), _count("\u00b2"), _count("9" * 5000)
+    ('940', '940', None, None)
+    """
+    text = (text or "").strip()
+    if not text.isdecimal() or len(text) > 7:  # (isdecimal: digits of any script, not "²")
+        return None
+    count = int(text)
+    return str(count) if 0 < count <= MAX_PUZZLES else None
 
 
 def _benchmarks(counts: set[str]) -> list[dict]:
@@ -121,8 +107,8 @@ def read(path: Path) -> AdapterOutput:
             if (name or "").strip().lower() == "model":
                 continue  # the table's own header row
         elif _EXTENDED in table and _NEWEST not in table:
-            name, value, n = r.get("model"), _score(r.get("score_pct")), r.get("n_puzzles")
-            if value is not None and not (n or "").isdigit():
+            name, value, n = r.get("model"), _score(r.get("score_pct")), _count(r.get("n_puzzles"))
+            if value is not None and n is None:
                 skipped["extended rows without a puzzle count"] += 1
                 continue
             bench = f"{BENCHMARK}@{n}" if value is not None else None

@@ -13,7 +13,9 @@
 - :mod:`~benchpress.api.typed_scores`: known scores as people type them;
 - :mod:`~benchpress.api.models_file`: several new models from one file (`predict --file`);
 - :mod:`~benchpress.api.drift_versions`: the matrix versions a drift run compares;
-- :mod:`~benchpress.api.fold_files`: reading fold files.
+- :mod:`~benchpress.api.fold_files`: reading fold files;
+- :mod:`~benchpress.api.suspect_report`: the registry's suspect values with their
+  citations and reviewed verdicts (`benchpress suspects`).
 """
 
 __all__ = ["BenchPress", "Prediction", "Predictions", "Comparison"]

@@ -3,8 +3,10 @@
 Layout of an artifact folder (format :data:`FORMAT_VERSION`)::
 
     manifest.json       format and package version, method and parameters, snapshot,
-                        sources, counts, ids, scales, calibrators, probes, and the sha256
-                        of every other file (checked on load)
+                        sources, counts, ids, scales, calibrators, probes, the sha256
+                        of every other file, and `manifest_sha256`: one digest over all of
+                        that (so over every file, the parameters and the calibrators too;
+                        checked on load, as the field types are)
     arrays.npz          fitted arrays (predictor, interval support, calibrators; no pickle)
     matrix.parquet      the training scores, long: model_id, benchmark_id, score
     models.parquet      model metadata rows, in matrix row order
@@ -33,13 +35,20 @@ from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, shown
 from benchpress.version import __version__
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "DEFAULT_ARTIFACT", "save_artifact",
-           "load_artifact", "read_manifest", "verify_artifact", "matrix_digest", "cache_key",
-           "code_digest", "check_out_folder"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "MANIFEST_DIGEST", "DEFAULT_ARTIFACT",
+           "save_artifact", "load_artifact", "read_manifest", "verify_artifact", "matrix_digest",
+           "manifest_digest", "cache_key", "code_digest", "check_out_folder"]
 
 FORMAT = "benchpress-fit"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+#: The manifest's field holding the digest of the rest of it (`manifest_digest`).
+MANIFEST_DIGEST = "manifest_sha256"
+#: The type of each manifest field a loader reads (None: may be null).
+_FIELD_TYPES = {"method": (str,), "params": (dict,), "calibrators": (dict,), "files": (dict,),
+                "model_ids": (list,), "benchmark_ids": (list,), "scales": (dict,),
+                "matrix_sha256": (str,), "counts": (dict,), "snapshot": (dict, type(None)),
+                "sources": (list, type(None)), "probes": (list, type(None))}
 #: The per-model arrays of a cells-solver fit (see `load_artifact(..., lite=True)`).
 ROWS_FILE = "rows.npz"
 #: The artifact shipped inside the package (fitted on params.yaml's predict.sources).
@@ -60,6 +69,15 @@ def matrix_digest(matrix) -> str:
                          _nan_none(s.lower), _nan_none(s.upper)]).encode())
     h.update(np.ascontiguousarray(matrix.values, dtype="<f8").tobytes())
     return h.hexdigest()
+
+
+def manifest_digest(doc: dict) -> str:
+    """sha256 of an artifact manifest's content but its own `MANIFEST_DIGEST` field (as
+    canonical JSON: sorted keys, no spaces). The manifest lists every other file's
+    sha256, so this one digest covers the whole artifact."""
+    body = {k: v for k, v in doc.items() if k != MANIFEST_DIGEST}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
 
 
 def code_digest() -> str:
@@ -189,8 +207,12 @@ def save_artifact(path, matrix, predictor, *, support=None, calibrators=None,
             "files": {p.relative_to(tmp).as_posix(): sha256_of(p) for p in files},
         }
 
+    def sealed(tmp: Path) -> dict:
+        doc = document(tmp)
+        return {**doc, MANIFEST_DIGEST: manifest_digest(doc)}
+
     path = check_out_folder(path)
-    write_folder_atomic(path, fill, MANIFEST, document)
+    write_folder_atomic(path, fill, MANIFEST, sealed)
     return path
 
 
@@ -210,6 +232,19 @@ def read_manifest(path) -> dict:
         raise BadInputError(f"{path}: artifact format version {doc.get('format_version')!r}, "
                             f"this benchpress {__version__} reads version {FORMAT_VERSION}; "
                             "remake it with `benchpress fit`")
+    if doc.get(MANIFEST_DIGEST) != manifest_digest(doc):
+        raise BadInputError(f"{path / MANIFEST}: does not match its own digest "
+                            f"({MANIFEST_DIGEST}; edited, damaged or made by an older "
+                            "benchpress); remake it with `benchpress fit`")
+    for name, types in _FIELD_TYPES.items():
+        if not isinstance(doc.get(name), types):
+            raise BadInputError(f"{path / MANIFEST}: field {name!r} is "
+                                f"{type(doc.get(name)).__name__}, not "
+                                f"{' or '.join(t.__name__ for t in types)}; remake it with "
+                                "`benchpress fit`")
+    if not all(isinstance(v, dict) for v in doc["calibrators"].values()):
+        raise BadInputError(f"{path / MANIFEST}: field 'calibrators' holds a value that is "
+                            "not an object; remake it with `benchpress fit`")
     return doc
 
 
@@ -222,6 +257,14 @@ def verify_artifact(path, doc: dict | None = None, *, skip=()) -> dict:
     files = doc.get("files")
     if not isinstance(files, dict) or "arrays.npz" not in files:
         raise BadInputError(f"{path}: artifact manifest lists no files")
+    if path.is_symlink():
+        raise BadInputError(f"{path}: an artifact folder is never a symbolic link")
+    for entry in path.rglob("*"):
+        name = entry.relative_to(path).as_posix()
+        if entry.is_symlink() or (not entry.is_dir() and name not in files and name != MANIFEST):
+            raise BadInputError(f"{path}: holds {shown(name)}, which its manifest does not "
+                                "list (a symbolic link or a file added); remake it with "
+                                "`benchpress fit`")
     for name, digest in files.items():
         if name in skip:
             continue
@@ -259,7 +302,7 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     doc = verify_artifact(path)
     with _read_errors(path):
         arrays = _load_npz(path / "arrays.npz")
-        if (path / ROWS_FILE).is_file():
+        if ROWS_FILE in doc["files"]:
             arrays.update(_load_npz(path / ROWS_FILE))
         cells = pl.read_parquet(path / "matrix.parquet")
         models = pl.read_parquet(path / "models.parquet")
@@ -309,7 +352,7 @@ def _read_errors(path: Path):
         yield
     except BadInputError as exc:
         raise BadInputError(f"{path}: {exc}") from None
-    except (KeyError, ValueError, TypeError, OSError) as exc:
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise BadInputError(f"{path}: inconsistent artifact ({type(exc).__name__}: {exc}); "
                             "remake it with `benchpress fit`") from None
 

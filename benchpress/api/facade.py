@@ -31,6 +31,7 @@ answer carries its `provenance` (sources, snapshot, method, params).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api.analyses import Analyses
-from benchpress.errors import BadInputError, UsageError, listed
+from benchpress.errors import BadInputError, TooLittleData, UsageError
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
@@ -83,6 +84,8 @@ class Prediction:
     # the given score its other given scores contradict (`BenchPress.predict`), or None:
     # {"benchmark_id", "given", "expected" (from the others, score units), "z"}
     contradicted: dict | None = None
+    # why the predictions carry no interval (a registry too small to calibrate on), or None
+    interval_note: str | None = None
 
     @property
     def contradicted_note(self) -> str | None:
@@ -464,12 +467,31 @@ class BenchPress:
         row, unknown, resolved = self._resolve(scores, ignore_unknown=ignore_unknown)
         if np.isnan(row).all():
             raise BadInputError("none of the given benchmarks is in the matrix: "
-                                + listed(unknown, quote=False))
+                                + self.names.unknown_benchmarks_note(unknown))
         cov = self.new_model_covariates(metadata)
         return Prediction(self._predicted_row(row, cov), unknown, resolved,
                           with_covariates=self.uses_covariates(cov),
                           provenance=self.provenance(),
-                          contradicted=self.fitted.contradicted(row, cov))
+                          contradicted=self.fitted.contradicted(row, cov),
+                          interval_note=self.interval_note())
+
+    def interval_note(self) -> str | None:
+        """Why new models' predictions carry no interval here (one line), or None: a
+        matrix too small to calibrate on (one or two models) still predicts, by the fit's
+        point predictions alone."""
+        try:
+            self.fitted_with("new_models")
+        except TooLittleData as exc:
+            return (f"no 90% intervals: {exc} (the {self.method} method's point predictions "
+                    "are shown)")
+        return None
+
+    def _new_model_rows(self, S: np.ndarray, covariates=None) -> dict:
+        """`FittedModel.predict_rows` with "new_models" intervals, or without any where
+        the matrix is too small to calibrate on (`interval_note`)."""
+        if self.interval_note() is not None:
+            return self.fitted.predict_rows(S, covariates, intervals=False)
+        return self.fitted_with("new_models").predict_rows(S, covariates)
 
     def predict_many(self, models, *, ignore_unknown: bool | None = None) -> Predictions:
         """Several new models at once, from one fit: each as `predict(scores,
@@ -520,7 +542,7 @@ class BenchPress:
         """The long frame of rows `S` (n_rows, n_benchmarks) of given scores, each with its
         covariate row or None, `id` first (`ids`, default 0, 1, ...)."""
         cov = None if all(c is None for c in covariates) else covariates
-        out = self.fitted_with("new_models").predict_rows(S, cov)
+        out = self._new_model_rows(S, cov)
         n_rows, n_b = S.shape
         ids = list(range(n_rows)) if ids is None else list(ids)
         kind = np.where(np.isnan(S), "predicted", "given").ravel()
@@ -563,14 +585,29 @@ class BenchPress:
         return (self.fitted_with("cells") if intervals else self.fitted).complete(
             intervals=intervals)
 
+    def suspects(self, threshold: float | None = None):
+        """The registry's suspect values with their citations and reviewed verdicts
+        (`benchpress.api.suspect_report.find_suspects`, the report of `benchpress suspects`), for
+        the whole registry or snapshot this object was loaded from (not `sources`)."""
+        from benchpress.predict.suspects import SuspectCheck
+        from benchpress.api.suspect_report import find_suspects
+
+        if self.folder is None:
+            raise BadInputError("a pre-fit model has no registry to check: load one with "
+                                "BenchPress.from_snapshot")
+        return find_suspects(self.folder, schemas_dir=self.contracts_dir,
+                             check=SuspectCheck() if threshold is None else SuspectCheck(threshold),
+                             matrix=self.matrix if self.sources is None else None)
+
     def complete_blocks(self, *, cells_per_block: int = LIMITS.write_cells_per_block):
         """`complete()` as row-block frames (see `FittedModel.complete_blocks`)."""
         return self.fitted.complete_blocks(cells_per_block=cells_per_block)
 
     def predict_rows(self, S: np.ndarray, covariates=None) -> dict:
         """A model's predicted row for each row of known scores S (n_rows, n_benchmarks):
-        `FittedModel.predict_rows` of this object's fit, with "new_models" intervals."""
-        return self.fitted_with("new_models").predict_rows(S, covariates)
+        `FittedModel.predict_rows` of this object's fit, with "new_models" intervals (none
+        on a matrix too small to calibrate on: `interval_note`)."""
+        return self._new_model_rows(S, covariates)
 
     def compare(self, model_ids, *, benchmarks=None, new_models: dict | None = None) -> Comparison:
         """Models side by side (observed scores kept, the rest predicted with their 90%
@@ -583,7 +620,9 @@ class BenchPress:
         Model and benchmark names are resolved first, before any fit. Returns a
         `Comparison`: the frame and where the uncertainty came from (calibrated
         intervals, else the ensemble spread), and each new model's given score that its
-        others contradict, as `predict` checks them (`contradicted`).
+        others contradict, as `predict` checks them (`contradicted`). An observed score
+        counts with its benchmark's measurement noise. Without scipy (the core install)
+        `p_ahead` is left empty and `p_ahead_note` says which extra brings it.
         """
         m, new_models = self.matrix, dict(new_models or {})
         clash = [n for n in new_models if n in m.model_ids]
@@ -602,8 +641,11 @@ class BenchPress:
         fit = self.fit(["new_models"]).fitted  # without that calibrator on a small matrix
         frame, sure_from = fit.compare(names, S, cols=cols, covariates=self._covariate_rows(names))
         checked = {n: fit.contradicted(row) for n, row in new_rows.items()}
+        from benchpress.predict.evaluation.ranking import p_ahead_missing
+
         return Comparison(frame, sure_from, self.provenance(),
-                          {n: c for n, c in checked.items() if c is not None})
+                          {n: c for n, c in checked.items() if c is not None},
+                          p_ahead_note=p_ahead_missing())
 
     def compare_models(self, *models, scores: dict | None = None, benchmarks=None,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:
@@ -611,14 +653,18 @@ class BenchPress:
         (observed, or predicted with its 90% interval `<model>_lower`/`_upper`), the
         `leader`, the `gap` to the runner-up and `p_ahead`, the chance the leader is
         really ahead. `models` are registered model ids; `scores` adds new models
-        ({name: {benchmark: score}}). Unknown names follow `predict`'s rule."""
+        ({name: {benchmark: score}}). Unknown names follow `predict`'s rule. Without scipy
+        (the core install) `p_ahead` is empty, said once in a `UserWarning`."""
         known = self.resolve_models(list(models), ignore_unknown=ignore_unknown).ids
         new = {}
         for name, given in (scores or {}).items():
             found = self.resolve_benchmarks(list(given), ignore_unknown=ignore_unknown).mapping
             new[name] = {b: v for b, v in given.items() if b in found}
         bench = self.benchmark_ids(benchmarks, ignore_unknown=ignore_unknown) if benchmarks else None
-        return self.compare(known, benchmarks=bench, new_models=new or None).frame
+        result = self.compare(known, benchmarks=bench, new_models=new or None)
+        if result.p_ahead_note is not None:
+            warnings.warn(result.p_ahead_note, stacklevel=2)
+        return result.frame
 
     def nearest_models(self, scores: dict[str, float], k: int = 5, *,
                        ignore_unknown: bool | None = None) -> pl.DataFrame:

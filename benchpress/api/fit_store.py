@@ -18,17 +18,29 @@ model rows' metadata, which the matrix digest leaves out); a fit is never reused
 anything else. Only the ALS methods and side (without extra_ranks) are written to disk
 (`benchpress.predict.state.storable`); every fit is kept in memory. The disk keeps the
 `keep` newest fits and never removes a folder it did not make. The index lets `predict`
-answer from a stored fit without reading the registry's matrix (`lookup`).
+answer from a stored fit without reading the registry's matrix (`lookup`); it keeps the
+`INDEX_PER_FIT * keep` newest entries.
+
+The disk is hostile until verified: a fit read from it must be a real folder (no symbolic
+link) whose whole artifact verifies (`artifact.load_artifact`: one digest over every
+file, the parameters and the calibrators) and whose content gives back its own key (the
+method, parameters and matrix digest it holds are those asked for). One that fails is
+set aside and fitted again, once: the new fit replaces it. Writes hold the folder's lock
+(`WRITE_LOCK`, waited for at most `LOCK_WAIT_S`, else the fit is not stored), under which
+the temporary folders of writes that were killed are swept.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
+import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +52,16 @@ __all__ = ["FitStore", "fit_cache_dir", "from_artifact", "save_fitted", "INDEX_D
 
 #: Folder (in the store's folder) of the index from registry-folder fingerprints to fits.
 INDEX_DIR = ".index"
+#: Index entries kept per fit kept (each rebuild of an unchanged registry adds one).
+INDEX_PER_FIT = 4
+#: The lock file every write to the store's folder holds (in that folder).
+WRITE_LOCK = ".write.lock"
+#: How long a write waits for another process's write to end before it gives up.
+LOCK_WAIT_S = 30.0
 _KEY = re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}")  # a fit folder's name (`FitStore.key`)
+# what a write of `write_folder_atomic` leaves when it is killed: its temporary folder, or
+# the old folder set aside during the swap
+_LEFTOVER = re.compile(r"(\.[0-9a-f]{24}-[0-9a-f]{16}\.tmp-.+|[0-9a-f]{24}-[0-9a-f]{16}\.old)")
 
 
 def fit_cache_dir(home) -> Path | None:
@@ -129,7 +150,7 @@ class FitStore:
         folder the matrix was read from, with `sources`) is indexed for `lookup`.
         """
         key = self.key(matrix, estimator, covariates)
-        fit = self._memory.get(key) or self._read(key, matrix)
+        fit = self._memory.get(key) or self._read(key, matrix, covariates)
         fresh = [("fit", None), *([("interval features", None)] if regimes else [])]
         steps = (fresh if fit is None else []) + [
             (f"calibrating intervals ({r})", r) for r in regimes
@@ -170,13 +191,21 @@ class FitStore:
             return None
         try:
             entry = self.folder / INDEX_DIR / self.folder_key(folder, sources, estimator)
-            path = self.folder / entry.read_text(encoding="utf-8").strip()
-            doc = read_manifest(path)
-            if not set(regimes) <= set(doc.get("calibrators", {})):
+            name = entry.read_text(encoding="utf-8").strip()
+            path = self.folder / name
+            if not _KEY.fullmatch(name) or path.is_symlink():  # never outside the store
                 return None
-            return from_artifact(load_artifact(path, lite=rows_apart(doc)))
+            doc = read_manifest(path)
+            if not set(regimes) <= set(doc["calibrators"]):
+                return None
+            fit = from_artifact(load_artifact(path, lite=rows_apart(doc)))
         except (OSError, BadInputError):
             return None
+        asked = (estimator.method, estimator.get_params())
+        if (fit.predictor.method, fit.predictor.get_params()) != asked or \
+                not doc["matrix_sha256"].startswith(name[:24]):
+            return None  # another fit's content under this name: `fitted` replaces it
+        return fit
 
     # -- memory and disk -----------------------------------------------------------------
     def _remember(self, key: str, fit: FittedModel) -> None:
@@ -185,17 +214,70 @@ class FitStore:
         while len(self._memory) > self.keep:
             self._memory.popitem(last=False)
 
-    def _read(self, key: str, matrix) -> FittedModel | None:
-        """The fit stored on disk under `key` (None: none, damaged, or of other rows)."""
-        from benchpress.api.artifact import MANIFEST, load_artifact
+    def _read(self, key: str, matrix, covariates=None) -> FittedModel | None:
+        """The fit stored on disk under `key`, once verified whole and found to be the fit
+        `key` names (its matrix is `matrix`; its method, parameters and `covariates` give
+        back `key`). None when there is none; one that fails is set aside (`_discard`), so
+        the fit made instead replaces it."""
+        from benchpress.api.artifact import load_artifact, matrix_digest
 
-        if self.folder is None or not (self.folder / key / MANIFEST).is_file():
+        if self.folder is None:
+            return None
+        path = self.folder / key
+        if not (path.is_symlink() or path.exists()):
             return None
         try:
-            art = load_artifact(self.folder / key)
+            if path.is_symlink() or not path.is_dir():
+                raise BadInputError(f"{path}: not a folder of this store")
+            fit = from_artifact(load_artifact(path))
+            if fit.matrix.model_ids != matrix.model_ids or \
+                    matrix_digest(fit.matrix) != matrix_digest(matrix) or \
+                    self.key(fit.matrix, fit.predictor, covariates) != key:
+                raise BadInputError(f"{path}: holds another fit than its name says")
         except BadInputError:
-            return None  # damaged: made again
-        return from_artifact(art) if art["matrix"].model_ids == matrix.model_ids else None
+            self._discard(path)
+            return None
+        return fit
+
+    def _discard(self, path: Path) -> None:
+        """Remove the entry `path` of the store that failed its checks (a link itself, not
+        what it points to; only a name of this store's keys)."""
+        if not _KEY.fullmatch(path.name) or path.parent != self.folder:
+            return
+        try:
+            with self._write_lock():
+                if path.is_symlink() or path.is_file():
+                    path.unlink()
+                elif path.is_dir():
+                    aside = path.with_name(f".{path.name}.tmp-discarded-{os.getpid()}")
+                    os.replace(path, aside)
+                    shutil.rmtree(aside, ignore_errors=True)
+        except (OSError, TimeoutError):
+            pass
+
+    @contextmanager
+    def _write_lock(self):
+        """The store folder's write lock (waits at most `LOCK_WAIT_S`: TimeoutError),
+        sweeping what killed writes left before it yields: no write runs while it is
+        held, so every temporary folder there is a dead write's."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / WRITE_LOCK, "a") as fh:
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"{self.folder}: another write holds the lock") from None
+                    time.sleep(0.05)
+            try:
+                for entry in self.folder.iterdir():
+                    if _LEFTOVER.fullmatch(entry.name) and not entry.is_symlink():
+                        shutil.rmtree(entry, ignore_errors=True)
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _write(self, key: str, fit: FittedModel, *, sources, contracts_dir) -> None:
         """Store `fit` as the artifact `<folder>/<key>` and prune the oldest fits. A store
@@ -209,15 +291,13 @@ class FitStore:
             return
         target = self.folder / key
         try:
-            check_out_folder(target)
-        except BadInputError:
-            return
-        try:
-            save_fitted(target, fit, snapshot={"id": fit.identity.snapshot,
-                                               "label": fit.matrix.label},
-                        sources=sources, contracts_dir=contracts_dir)
-            self._prune(keep=target)
-        except OSError:
+            with self._write_lock():
+                check_out_folder(target)
+                save_fitted(target, fit, snapshot={"id": fit.identity.snapshot,
+                                                   "label": fit.matrix.label},
+                            sources=sources, contracts_dir=contracts_dir)
+                self._prune(keep=target)
+        except (OSError, TimeoutError, BadInputError):
             pass
 
     def _prune(self, *, keep: Path) -> None:
@@ -244,9 +324,13 @@ class FitStore:
         index = self.folder / INDEX_DIR
         try:
             write_atomic(index / folder_key, lambda tmp: tmp.write_text(key, encoding="utf-8"))
-            for entry in index.iterdir():
-                if entry.is_file() and not entry.name.startswith(".") and not (
-                        self.folder / entry.read_text(encoding="utf-8").strip()).is_dir():
+            entries = sorted((e for e in index.iterdir() if e.is_file() and not e.is_symlink()
+                              and not e.name.startswith(".")),
+                             key=lambda e: e.stat().st_mtime, reverse=True)
+            for k, entry in enumerate(entries):
+                name = entry.read_text(encoding="utf-8").strip()
+                if k >= INDEX_PER_FIT * self.keep or not _KEY.fullmatch(name) or not (
+                        self.folder / name).is_dir():
                     entry.unlink(missing_ok=True)
         except OSError:
             pass

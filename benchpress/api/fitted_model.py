@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -43,7 +44,7 @@ from types import MappingProxyType
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, TooLittleData
 from benchpress.predict import BasePredictor, clone, param_overrides
 from benchpress.predict.intervals import calibration as conformal  # (`intervals` names an argument)
 from benchpress.predict.size_limits import LIMITS
@@ -97,6 +98,8 @@ class Comparison:
     provenance: dict = field(default_factory=dict)  # see `BenchPress.provenance`
     # new model name -> its given score the others contradict (`Prediction.contradicted`)
     contradicted: dict = field(default_factory=dict)
+    # why `p_ahead` is empty on this install (the core lacks scipy), one line; else None
+    p_ahead_note: str | None = None
 
 
 class FittedModel:
@@ -142,6 +145,9 @@ class FittedModel:
         """Fit a clone of the unfitted `estimator` on `matrix` (with the models'
         `covariates` (n_models, n_features) when the predictor takes them). No
         calibrator yet: see `calibrated`."""
+        if not np.isfinite(matrix.values).any():
+            raise TooLittleData(f"the matrix ({matrix.label or 'current'}) holds no scores to "
+                                "fit on; ingest a source or add a model first")
         side = {} if covariates is None else {"covariates": covariates}
         return cls(matrix, clone(estimator).fit(matrix.values, matrix.scales, **side),
                    identity=identity)
@@ -220,7 +226,7 @@ class FittedModel:
                 f"calibrated={sorted(self.calibrators)})")
 
     # -- answers -------------------------------------------------------------------------
-    def predict_rows(self, S: np.ndarray, covariates=None) -> dict:
+    def predict_rows(self, S: np.ndarray, covariates=None, *, intervals: bool = True) -> dict:
         """The one definition of a model's predicted row: fold-in of its known scores S
         (n_rows, n_benchmarks) against this fit, with "new_models" intervals; known
         cells keep their value and get no interval. Returns a dict of
@@ -228,10 +234,12 @@ class FittedModel:
         alone or with others differs at most by float rounding, ~1e-12.) `covariates`:
         per row a covariate row (n_features,) or None (that row is folded in without).
         The fold-in's products are small: they run on one BLAS thread (whose threads only
-        wait on each other on a busy machine)."""
+        wait on each other on a busy machine). `intervals=False`: the point predictions
+        alone (lower, upper and trust NaN), for a fit with no calibrator."""
         from benchpress.blas_threads import single_blas_thread
 
-        cal, support = self.calibrator("new_models"), self.support
+        cal = self.calibrator("new_models") if intervals else None
+        support = self.support if intervals else None
         with single_blas_thread():
             out = conformal.fold_in_intervals(self.predictor, cal, S, support,
                                               covariates=covariates)
@@ -281,6 +289,8 @@ class FittedModel:
         `benchpress.predict.evaluation.ranking.compare_models` (leader, gap, `p_ahead`) and where the
         uncertainty came from: the calibrated intervals, else (a fit without a
         "new_models" calibrator) the ensemble spread when the predictor has one, else none.
+        An observed score's uncertainty is its benchmark's measurement noise (the matrix's
+        `benchmarks["noise"]`, `benchpress.store.noise`).
         """
         from benchpress.predict.evaluation.ranking import NORMAL_Q95, compare_models
 
@@ -301,9 +311,19 @@ class FittedModel:
                 P, sure_from = self.predictor.fold_in(S), "none"
             values = np.where(observed, S, P)
         hib = m.benchmarks["higher_is_better"].fill_null(True).to_numpy()
+        noise = (m.benchmarks["noise"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+                 if "noise" in m.benchmarks.columns else None)  # a fit stored before it: exact
+        # what a gap is measured against: the scale's bounds, else the observed spread
+        sc = m.scales
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column with no rows (lite)
+            spread = np.nanmax(m.values, axis=0) - np.nanmin(m.values, axis=0) \
+                if m.values.shape[0] else np.full(len(m.benchmark_ids), np.nan)
+        ranges = np.where(np.isfinite(sc.upper - sc.lower), sc.upper - sc.lower, spread)
         frame = compare_models(
             names, values[:, cols], observed[:, cols], hib[cols],
             sigma=None if sigma is None else sigma[:, cols],
+            noise=None if noise is None else noise[cols], ranges=ranges[cols],
             intervals=None if intervals is None else {k: v[:, cols] for k, v in intervals.items()},
             benchmark_ids=[m.benchmark_ids[j] for j in cols])
         return frame, sure_from

@@ -108,6 +108,12 @@ class Engine:
         found = self.bp.resolve_benchmarks(list(names), ignore_unknown=True)
         return {name: found.mapping.get(name.strip()) for name in names}
 
+    def suggest(self, names) -> dict[str, list[str]]:
+        """Each name the resolver does not know -> the closest benchmark ids (as the CLI's
+        "did you mean"); known names are left out."""
+        unknown = [n for n, found in self.resolve(names).items() if found is None]
+        return self.bp.names.benchmark_suggestions(unknown)
+
     def predict(self, scores: dict[str, float], *, metadata: dict | None = None,
                 n_nearest: int = 5) -> dict:
         """`BenchPress.predict` of known scores (unknown names listed, not refused), with
@@ -124,7 +130,10 @@ class Engine:
                   "n_models": int(self.col_count[j])}
                  for j, r in enumerate(frame.iter_rows(named=True))]
         cov = self.bp.new_model_covariates(metadata)  # as `predict` folded the row in
+        names = self.bp.names  # unknown names: the CLI's and the API's suggestions
         return {"provenance": result.provenance, "unknown": result.unknown,
+                "unknown_note": names.unknown_benchmarks_note(result.unknown),
+                "suggestions": names.benchmark_suggestions(result.unknown),
                 "resolved": result.resolved, "predictions": preds,
                 "with_covariates": result.with_covariates,
                 "metadata_note": self.bp.metadata_note(metadata, result.with_covariates),

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress.errors import BadInputError
+from benchpress.errors import BadInputError, BenchPressError
 from benchpress.home import Home
 from benchpress.store import sql as sandbox
 from benchpress.store.diff import diff as registry_diff
+from benchpress.store.provenance import with_cited_as
 from benchpress.store.snapshot import list_snapshots
 from benchpress.store.tables import read_table
+from benchpress.validate.contracts import load_contracts
 
 __all__ = ["RegistryView", "SQL_TIMEOUT", "SQL_MAX_ROWS", "SQL_MAX_BYTES", "EXAMPLE_SQL"]
 
@@ -45,6 +47,14 @@ def benchmark_names(benchmarks: pl.DataFrame, aliases: pl.DataFrame) -> list[dic
              "cost": r["cost"], "aliases": known.get(r["benchmark_id"], [])}
             for r in benchmarks.sort("ordinal").to_dicts()]
 
+def _contracts(home: Home):
+    """The home's contracts (for the URL rules), or None when it has none to read."""
+    try:
+        return load_contracts(home.schemas)
+    except (BenchPressError, OSError, ValueError):
+        return None
+
+
 class RegistryView:
     """The served registry or snapshot folder, read-only.
 
@@ -63,6 +73,7 @@ class RegistryView:
         self.scores = read_table(self.folder, "scores")
         self.cells = read_table(self.folder, "cells")
         self.aliases = read_table(self.folder, "aliases")
+        self.contracts = _contracts(home)  # whose publication a citation is (its URL rules)
         self._sql_lock = threading.Lock()
         self._history = lru_cache(maxsize=64)(self._snapshot_cells)
 
@@ -72,18 +83,24 @@ class RegistryView:
         return rows[0] if rows else None
 
     def model_cells(self, model_id: str) -> pl.DataFrame:
-        """The model's resolved cells with their citation, one row per benchmark."""
-        return (self.cells.filter(pl.col("model_id") == model_id)
-                .join(self.benchmarks.select("benchmark_id", "name", "scale", "ordinal"),
-                      on="benchmark_id", how="left").sort("ordinal"))
+        """The model's resolved cells with their citation (and `cited_as`, what it is for
+        this model: `store.provenance.with_cited_as`), one row per benchmark."""
+        return with_cited_as(self.cells.filter(pl.col("model_id") == model_id)
+                             .join(self.benchmarks.select("benchmark_id", "name", "scale",
+                                                          "ordinal"),
+                                   on="benchmark_id", how="left").sort("ordinal"),
+                             self.contracts)
 
     def observations(self, model_id: str, benchmark_id: str | None = None) -> pl.DataFrame:
-        """Every observation (all sources) of a model, or of one of its cells."""
+        """Every observation (all sources) of a model, or of one of its cells, with
+        `cited_as`."""
         rows = self.scores.filter(pl.col("model_id") == model_id)
         if benchmark_id is not None:
             rows = rows.filter(pl.col("benchmark_id") == benchmark_id)
-        return rows.select("benchmark_id", "score", "source_id", "source_type", "reference_url",
-                           "reported_setting", "audit_status", "observed_at", "row")
+        measured = ["measured_by"] if "measured_by" in rows.columns else []
+        return with_cited_as(rows.select(
+            "benchmark_id", "score", "source_id", "source_type", *measured, "reference_url",
+            "reported_setting", "audit_status", "observed_at", "row"), self.contracts)
 
     def benchmark_names(self) -> list[dict]:
         """Every benchmark with its name and aliases (for autocompletion)."""

@@ -31,19 +31,21 @@ from benchpress.store.tables import registry_exists
 
 from benchpress.app import views
 from benchpress.app.guard import AllowedHosts, Busy, SqlGate, cut
-from benchpress.app.jobs import Jobs
+from benchpress.app.jobs import CLIENT, Jobs
 from benchpress.app.model import Engine, load_model, unknown_names_logged
 from benchpress.app.extras_views import compare_csv, glossary, predict_csv
 from benchpress.app.pretrained import PretrainedView, served_label
 from benchpress.app.registry import EXAMPLE_SQL, RegistryView
 
-__all__ = ["build_state", "create_app", "PAGES"]
+__all__ = ["build_state", "create_app", "PAGES", "JOB_PATHS"]
 
 log = logging.getLogger("benchpress.app")
 HERE = Path(__file__).parent
 PAGES = [("predict", "Predict"), ("models", "Models"), ("compare", "Compare"),
          ("matrix", "Matrix"), ("versions", "Versions"), ("sql", "SQL"), ("probes", "Probes"),
          ("help", "Help")]
+#: the routes that start background work: refused to a cross-site caller (`guard.cross_site`)
+JOB_PATHS = ("/api/probes", "/api/drift")
 
 
 def build_state(home: Home, snapshot: str | None = None, *, sources: list[str] | None = None,
@@ -108,7 +110,8 @@ def _fault(exc: Exception) -> str:
 
 def create_app(state: views.AppState, *, hosts=None) -> Starlette:
     """The ASGI app serving `state` (see `build_state`), answering requests whose Host
-    header is one of `hosts` (default: the loopback names; see `guard.allowed_hosts`)."""
+    header is one of `hosts` (default: the loopback names; see `guard.allowed_hosts`);
+    a cross-site caller of `JOB_PATHS` is refused (`guard.AllowedHosts`)."""
     gate = SqlGate()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["num"] = _fmt
@@ -119,6 +122,7 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
     async def run(compute, request: Request, sql: bool):
         """`compute(request)` in a worker thread (a slow query does not hold up other
         pages); a SQL one first waits its turn at the gate, holding no thread."""
+        CLIENT.set(request.client.host if request.client else "")  # whose jobs (`Jobs`)
         if not sql:
             return await run_in_threadpool(compute, request)
         async with gate():
@@ -154,7 +158,8 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
             ctx = {"data": data, "error": error, "q": dict(request.query_params),
                    "query": request.url.query,
                    "served": state.label, "title": title, "active": template.split(".")[0],
-                   "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots()}
+                   "example_sql": EXAMPLE_SQL, "snapshots": state.registry.snapshots(),
+                   "no_registry": state.no_registry}
             ctx.update({k: cut(v, 200) for k, v in request.path_params.items()})
             return templates.TemplateResponse(request, template, ctx, status_code=status)
         return endpoint
@@ -246,7 +251,7 @@ def create_app(state: views.AppState, *, hosts=None) -> Starlette:
         state.jobs.shutdown()
 
     app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(AllowedHosts, hosts=hosts)])
+                    middleware=[Middleware(AllowedHosts, hosts=hosts, guarded=JOB_PATHS)])
     app.state.bp = state
     return app
 

@@ -19,6 +19,7 @@ from benchpress.validate.text import csv_safe_frame
 
 from benchpress.app.jobs import Jobs
 from benchpress.app.model import Engine
+from benchpress.app.pretrained import NO_REGISTRY
 from benchpress.app.registry import RegistryView
 from benchpress.predict.probes.search import sample_cap
 from benchpress.predict.models.covariates import parse_metadata
@@ -52,6 +53,12 @@ class AppState:
     @property
     def label(self) -> str:
         return self.served or self.snapshot or "current registry"
+
+    @property
+    def no_registry(self) -> str | None:
+        """What the pages that need a registry (SQL, Versions) say before anything is
+        asked of them when the pre-fit model is served; None when a registry is."""
+        return NO_REGISTRY if self.served else None
 
 
 def clean(obj):
@@ -91,8 +98,9 @@ def models(state: AppState) -> dict:
 
 
 def resolve(state: AppState, names: str | None) -> dict:
+    """Each name -> its benchmark id (None: unknown), and the unknown ones' suggestions."""
     given = [n.strip() for n in (names or "").split(",") if n.strip()]
-    return {"resolved": state.engine.resolve(given)}
+    return {"resolved": state.engine.resolve(given), "suggestions": state.engine.suggest(given)}
 
 
 # -- predict -----------------------------------------------------------------------------
@@ -172,6 +180,7 @@ def compare(state: AppState, models_text: str | None, new: list[str] | None = No
     notes = [contradicted_note(found, name) for name, found in result.contradicted.items()]
     return _timed(clean({"models": shown, "rows": rows,
                          "uncertainty": result.uncertainty_source,
+                         "p_ahead_note": result.p_ahead_note,
                          "provenance": result.provenance,
                          "contradicted": result.contradicted,
                          "contradicted_notes": notes}), t0)

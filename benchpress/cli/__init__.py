@@ -29,7 +29,9 @@ COMMANDS = {
     **dict.fromkeys(["intervals", "drift", "report"], "trust_cmds"),
     "serve": "serve_cmds",
     "fit": "fit_cmds",
+    "identity": "identity_cmds",
     **dict.fromkeys(["replay", "forecasts"], "replay_cmds"),
+    "suspects": "suspects_cmds",
 }
 
 

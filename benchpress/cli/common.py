@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -21,9 +22,10 @@ from rich.text import Text
 
 from benchpress.errors import BadInputError, BenchPressError, UsageError, missing_extra
 from benchpress.home import Home, find_home
+from benchpress.validate.text import visible
 
-__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "key_first", "terminal_width", "natural_width", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
-           "stderr"]
+__all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "key_first", "terminal_width", "natural_width", "wrapped", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
+           "stderr", "one_line"]
 
 stderr = Console(stderr=True, soft_wrap=True)
 
@@ -126,8 +128,10 @@ def emit_json(document, out: Path | None = None) -> None:
 
 
 def emit(text: str, out: Path | None = None) -> None:
-    """Print ``text`` (CSV or JSON) as is; with ``out``, write the same bytes there too."""
-    click.echo(text, nl=False)
+    """Print ``text`` (CSV or JSON) as is (on a terminal, control characters but line
+    ends written out: `validate.text.visible`); with ``out``, write the same bytes there."""
+    shown = "\n".join(map(visible, text.split("\n"))) if sys.stdout.isatty() else text
+    click.echo(shown, nl=False)
     if out is not None:
         _write_text(out, text)
 
@@ -185,12 +189,28 @@ def terminal_width() -> int:
     return 80
 
 
+def wrapped(text: str, width: int | None = None) -> str:
+    """`text` (`one_line`: data in it can neither split it nor reach the terminal as a
+    command) wrapped to `width` (default: the terminal's), later lines indented by two,
+    never breaking a word or an id at a hyphen.
+
+    >>> print(wrapped("note: one two three four", 12))
+    note: one
+      two three
+      four
+    """
+    return textwrap.fill(one_line(text), width=width or terminal_width(),
+                         subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
+
+
 def _cell_text(v) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
         return f"{v:.4g}"
-    return " ".join(str(v).split())  # one line: newlines and tabs become spaces
+    # one line: newlines and tabs become spaces, other control characters escapes
+    return visible(" ".join(str(v).split()))
 
 
 def _cut(text: str, width: int) -> str:
@@ -211,29 +231,52 @@ def _column_widths(rows: pl.DataFrame, cells: list[list[str]], whole=()) -> list
 
 
 def _print_table(columns: list[str], cells: list[list[str]], widths: list[int], width: int,
-                 title: str | None, wrap: int = 0) -> None:
-    """The first `wrap` columns (the key) wrap their long cells onto more lines; the others
-    cut them with an ellipsis."""
+                 title: str | None, wrap: int = 0, fixed=frozenset()) -> None:
+    """The first `wrap` columns (the key) wrap their long cells onto more lines, but those
+    whose index is in `fixed` (whole at their natural width); the others cut them with an
+    ellipsis."""
     table = Table(title=title, show_lines=False)
     for j, (name, w) in enumerate(zip(columns, widths)):
-        table.add_column(Text(_cut(name, w)), no_wrap=j >= wrap,
-                         overflow="fold" if j < wrap else "ellipsis", min_width=w, max_width=w)
+        folds = j < wrap and j not in fixed
+        head = "\n".join(_cut(part, w) for part in name.split("\n"))
+        table.add_column(Text(head), no_wrap=not folds,
+                         overflow="fold" if folds else "ellipsis", min_width=w, max_width=w)
     for row in cells:
         table.add_row(*(Text(v if j < wrap else _cut(v, w))
                         for j, (v, w) in enumerate(zip(row, widths))))
     Console(file=sys.stdout, width=width, soft_wrap=False).print(table)
 
 
-def _fit_key(widths: list[int], n_key: int, width: int) -> list[int]:
-    """Narrow the widest of the first `n_key` columns, a character at a time (not below
-    MIN_WIDTH), until they fit in `width` together: the key is shown at any width.
+def _two_lines(name: str) -> str:
+    """A header on two lines, split after the underscore that makes the longer line shortest
+    (unchanged without one).
+
+    >>> _two_lines("resolved_score").splitlines(), _two_lines("n_conflicting_cells").splitlines()
+    (['resolved_', 'score'], ['n_conflicting_', 'cells'])
+    >>> _two_lines("gap")
+    'gap'
+    """
+    cuts = [k + 1 for k, ch in enumerate(name) if ch == "_" and 0 < k < len(name) - 1]
+    if not cuts:
+        return name
+    k = min(cuts, key=lambda c: max(c, len(name) - c))
+    return name[:k] + "\n" + name[k:]
+
+
+def _fit_key(widths: list[int], n_key: int, width: int, fixed=frozenset()) -> list[int]:
+    """Narrow the widest of the first `n_key` columns but those in `fixed` (indices), a
+    character at a time (not below MIN_WIDTH), until they fit in `width` together: the key
+    is shown at any width.
 
     >>> _fit_key([30, 20, 8], 2, 40)
     [16, 17, 8]
+    >>> _fit_key([30, 20, 8], 2, 40, fixed={1})
+    [13, 20, 8]
     """
     w = list(widths)
-    while n_key and sum(w[:n_key]) + 3 * n_key + 1 > width:
-        j = max(range(n_key), key=lambda i: w[i])
+    narrowable = [i for i in range(n_key) if i not in fixed]
+    while narrowable and sum(w[:n_key]) + 3 * n_key + 1 > width:
+        j = max(narrowable, key=lambda i: w[i])
         if w[j] <= MIN_WIDTH:
             break
         w[j] -= 1
@@ -269,7 +312,7 @@ def key_first(rows: pl.DataFrame, key) -> pl.DataFrame:
 
 
 def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
-           out: Path | None = None, key=()) -> None:
+           out: Path | None = None, key=(), whole=()) -> None:
     """Print a frame as a table readable at the terminal's width, as CSV, or as JSON.
 
     The table keeps as many columns (left to right) as fit in ``terminal_width()``, never
@@ -288,6 +331,8 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         The command's key columns: in the table format they come first, in this order, so
         they are shown at any width, and their cells are not cut at MAX_CELL (a probe set
         is shown whole, up to the terminal's width). CSV and JSON keep the frame's order.
+    whole : sequence of str, optional
+        Key columns never narrowed nor wrapped (scores): the other key columns give way.
     """
     if fmt == "json":
         emit_json(rows.to_dicts(), out)
@@ -310,10 +355,25 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         _print_table(["column", "value"], long, [name_w, value_w], width, title)
         return
     n_key = len([c for c in dict.fromkeys(key) if c in rows.columns])
-    widths = _fit_key(widths, n_key, width)
-    keep = n_key
-    while keep < len(widths) and fits(widths[: keep + 1]):
-        keep += 1
+    fixed = frozenset(j for j, c in enumerate(rows.columns[:n_key]) if c in whole)
+    widths = _fit_key(widths, n_key, width, fixed)
+    headers = list(rows.columns)
+
+    def kept(ws):
+        k = n_key
+        while k < len(ws) and fits(ws[: k + 1]):
+            k += 1
+        return k
+
+    keep = kept(widths)
+    if keep < len(widths):  # a column left out: headers wider than their cells take two lines
+        longest = [max((len(r[j]) for r in cells), default=0) for j in range(len(headers))]
+        split = [h if j < n_key or len(h) <= longest[j] else _two_lines(h)
+                 for j, h in enumerate(headers)]
+        narrow = [w if j < n_key else min(w, max(longest[j], *map(len, split[j].split("\n"))))
+                  for j, w in enumerate(widths)]
+        if kept(narrow) > keep:
+            headers, widths, keep = split, narrow, kept(narrow)
     if keep == 0:  # even the first column is wider than the terminal: cut it to fit
         keep, widths = 1, [max(MIN_WIDTH, width - 4)]
     elif keep < len(widths):  # use the room left for one more column, cut, if it is readable
@@ -321,14 +381,22 @@ def render(rows: pl.DataFrame, fmt: str, *, title: str | None = None,
         if room >= max(MIN_WIDTH, min(len(rows.columns[keep]), MAX_HEADER)):  # header whole
             widths = widths[:keep] + [room]
             keep += 1
-    _print_table(rows.columns[:keep], [r[:keep] for r in cells], widths[:keep], width, title,
-                 wrap=n_key)
+    _print_table(headers[:keep], [r[:keep] for r in cells], widths[:keep], width, title,
+                 wrap=n_key, fixed=fixed)
     hidden = len(rows.columns) - keep
     if hidden:
-        stderr.print(f"note: {hidden} of {len(rows.columns)} columns not shown at width {width} "
-                     f"({', '.join(rows.columns[keep:keep + 5])}{', ...' if hidden > 5 else ''}); "
-                     "--format csv or --format json prints every column", markup=False,
-                     highlight=False)
+        stderr.print(wrapped(
+            f"note: {hidden} of {len(rows.columns)} columns not shown at width {width} "
+            f"({', '.join(rows.columns[keep:keep + 5])}{', ...' if hidden > 5 else ''}); "
+            "--format csv or --format json prints every column", width), markup=False,
+            highlight=False, soft_wrap=True)
+
+
+def one_line(text: str) -> str:
+    """`text` for one terminal line: whitespace runs (newlines too) one space, any other
+    control character written out (`validate.text.visible`), so data in a message can
+    neither split it nor reach the terminal as a command."""
+    return visible(" ".join(str(text).split()))
 
 
 def split_list(text: str | None) -> list[str] | None:
@@ -344,10 +412,11 @@ def handle_errors(f):
         try:
             return f(*args, **kwargs)
         except UsageError as exc:
-            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            click.echo(f"Error: {one_line(str(exc))}", err=True)
             sys.exit(2)
         except BenchPressError as exc:
-            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
+            for line in getattr(exc, "lines", None) or [str(exc)]:  # BadRowsError: a line each
+                click.echo(f"Error: {one_line(line)}", err=True)
             sys.exit(1)
         except ImportError as exc:
             missing = missing_extra(exc)

@@ -9,11 +9,22 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
+from benchpress.cli.notes import say_once
 from benchpress.errors import RegistryError, UsageError, listed
 from benchpress.predict.methods import available_methods, make_predictor
 
 __all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields",
+           "method_choice",
            "provenance_fields", "pretrained_note", "param_option"]
+
+
+def method_choice(help_text: str) -> dict:
+    """The `click.option` keywords of an option that names a predictor: one of
+    `available_methods()`, listed in the help text (wrapped to the terminal), not in the
+    metavar (one line of 100 columns)."""
+    names = available_methods()
+    return {"type": click.Choice(names), "metavar": "METHOD",
+            "help": f"{help_text} METHOD: {', '.join(names)}."}
 
 
 def parse_params(pairs, *methods: str) -> dict:
@@ -122,15 +133,16 @@ def provenance_fields(bp) -> dict:
     return {**bp.provenance(), **method_fields(bp)}
 
 
-def pretrained_note(bp, fmt: str) -> dict:
+def pretrained_note(bp, fmt: str, home=None) -> dict:
     """When `bp` predicts from other sources than `BenchPress.from_pretrained()` (see
-    `BenchPress.pretrained_difference`): for people (table format) one line on stderr, for
-    programs ``{"pretrained_note": ...}`` to put in the JSON; else nothing."""
+    `BenchPress.pretrained_difference`): for people (table format) a note on stderr, once
+    per session in `home` (`benchpress.cli.notes`), for programs ``{"pretrained_note":
+    ...}`` to put in the JSON (always); else nothing."""
     note = bp.pretrained_difference()
     if note is None:
         return {}
     if fmt == "table":
-        click.echo(f"note: {note}", err=True)
+        say_once(f"note: {note}", home)
     return {"pretrained_note": note}
 
 
@@ -164,7 +176,7 @@ def matrix_options(f=None, *, stored_fit_answers=None, pretrained: bool = False)
     @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
     @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,epoch'.")
     @click.option("--method", default="default", show_default=True,
-                  type=click.Choice(available_methods()), help="Predictor.")
+                  **method_choice("Predictor."))
     @param_option
     @click.option("--ignore-unknown", is_flag=True,
                   help="Leave out unknown model/benchmark names with a warning (default: error).")

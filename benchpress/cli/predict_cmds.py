@@ -11,6 +11,7 @@ from benchpress.cli.common import (
     csv_text, executor_option, format_option, out_option, progress_bar, render, split_list, stderr,
     write_or_emit,
 )
+from benchpress.cli.notes import say, say_once
 from benchpress.cli.scores import read_scores_file, score_with_interval
 from benchpress.cli.fit_cmds import fit_now
 from benchpress.cli.matrix import (
@@ -71,20 +72,21 @@ def predict(scores_text, scores_file, model_id, models_file, benchmarks, metadat
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
                          metadata=metadata))
-    for note in (bp.metadata_note(metadata, result.with_covariates), result.contradicted_note):
+    for note in (bp.metadata_note(metadata, result.with_covariates), result.contradicted_note,
+                 result.interval_note):
         if note:
-            stderr.print(f"note: {note}", markup=False)
+            say(f"note: {note}")
     frame = result.frame  # full precision in csv/json (README, "Output contract")
     if wanted is not None:
         frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
-    doc = {**provenance_fields(bp), **pretrained_note(bp, fmt), "unknown": result.unknown,
+    doc = {**provenance_fields(bp), **pretrained_note(bp, fmt, home), "unknown": result.unknown,
            "resolved": result.resolved, "contradicted": result.contradicted}
     if metadata is not None:
         doc |= {"metadata": metadata, "with_covariates": result.with_covariates}
     if not write_or_emit({**doc, "predictions": frame.to_dicts()}, out, fmt, rows=frame):
         render(_predict_table(frame), fmt, title=f"predicted scores ({bp.method})")
-        stderr.print("score: given, or predicted with its 90% interval [lower, upper]; trust: "
-                     "P(within 10 points)", markup=False)
+        say_once("score: given, or predicted with its 90% interval [lower, upper]; trust: "
+                 "P(within 10 points)", home)
 
 
 def _predict_file(bp, models_file: Path, wanted, fmt: str, out) -> None:

@@ -9,10 +9,11 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    executor_option, format_option, natural_width, out_option, progress_bar, render, split_list,
-    stderr, terminal_width, write_or_emit,
+    executor_option, format_option, out_option, progress_bar, render, split_list, stderr,
+    wrapped, write_or_emit,
 )
-from benchpress.cli.scores import score_with_interval
+from benchpress.cli.compare_table import DEFAULT_LIMIT, compare_summary, compare_view
+from benchpress.cli.notes import say, say_once
 from benchpress.cli.matrix import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
@@ -264,10 +265,14 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @click.option("--scores-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="New models' known scores: JSON {model: {benchmark: score}} or CSV "
                    "model_id,benchmark_id,score.")
+@click.option("--limit", type=click.IntRange(min=1), default=DEFAULT_LIMIT, show_default=True,
+              help="The table shows this many benchmarks, the biggest gaps first (csv and "
+                   "json: every benchmark).")
+@click.option("--all", "show_all", is_flag=True, help="The table shows every benchmark.")
 @format_option()
 @out_option()
 @matrix_options(pretrained=True)
-def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
+def compare(model_ids, benchmarks, scores_file, limit, show_all, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
     from benchpress.api.facade import contradicted_note
     from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
@@ -278,49 +283,29 @@ def compare(model_ids, benchmarks, scores_file, fmt, out, bp, home):
     result = bp.compare(list(model_ids), benchmarks=bench, new_models=new)
     frame, sure_from = result.frame, result.uncertainty_source
     for name, found in result.contradicted.items():
-        stderr.print(f"note: {contradicted_note(found, name)}", markup=False)
-    if write_or_emit({**provenance_fields(bp), **pretrained_note(bp, fmt), "sure_from": sure_from,
-                      "contradicted": result.contradicted, "rows": frame.to_dicts()},
-                     out, fmt, rows=frame):
+        say(f"note: {contradicted_note(found, name)}")
+    extra = {"p_ahead_note": result.p_ahead_note} if result.p_ahead_note else {}
+    if write_or_emit({**provenance_fields(bp), **pretrained_note(bp, fmt, home),
+                      "sure_from": sure_from, **extra, "contradicted": result.contradicted,
+                      "rows": frame.to_dicts()}, out, fmt, rows=frame):
+        if result.p_ahead_note:
+            say(f"note: {result.p_ahead_note}")
         return
     names = [c[: -len("_src")] for c in frame.columns if c.endswith("_src")]  # resolved ids
-    wide = _compare_table(frame, names)
-    if natural_width(wide) <= terminal_width():
-        render(wide, fmt, title=f"side by side ({bp.method})")
-    else:  # too wide for the terminal: one row per benchmark and model, the leader first
-        render(_compare_long(wide, names), fmt,
-               title=f"side by side ({bp.method}): the leader first, with gap and p_ahead",
-               key=("benchmark_id", "model", "score", "gap", "p_ahead"))
-    stderr.print(f"each score is observed (obs) or predicted with its 90% interval [lower, upper]; "
-                 f"p_ahead: chance the leader is ahead of the runner-up, from {sure_from}",
-                 markup=False)
-
-
-def _compare_table(frame: pl.DataFrame, names) -> pl.DataFrame:
-    """Who is ahead first (leader, gap, p_ahead), then one text column per model: "85.0 obs"
-    or "71.2 [65.0, 77.9]" (rounded); a narrow terminal hides the last models' columns."""
-    def cell(name):
-        bounds = (f"{name}_lower", f"{name}_upper") if f"{name}_lower" in frame.columns else ()
-        return score_with_interval(name, pl.col(f"{name}_src") == "observed", "obs",
-                                   *bounds).alias(name)
-    return frame.select("benchmark_id", "leader", pl.col("gap").round(2),
-                        pl.col("p_ahead").round(2), *[cell(n) for n in names])
-
-
-def _compare_long(wide: pl.DataFrame, names) -> pl.DataFrame:
-    """The table of :func:`_compare_table` in long form (fits 80 columns): one row per
-    benchmark and model, the leader's row first and holding the gap and p_ahead."""
-    rows = []
-    for r in wide.iter_rows(named=True):
-        order = sorted(names, key=lambda n: n != r["leader"])  # stable: the leader first
-        for n in order:
-            lead = n == r["leader"]
-            rows.append({"benchmark_id": r["benchmark_id"], "model": n, "score": r[n],
-                         "gap": r["gap"] if lead else None,
-                         "p_ahead": r["p_ahead"] if lead else None})
-    return pl.DataFrame(rows, schema={"benchmark_id": pl.String, "model": pl.String,
-                                      "score": pl.String, "gap": pl.Float64,
-                                      "p_ahead": pl.Float64})
+    rows, key, whole = compare_view(frame, names, limit=None if show_all else limit)
+    shown = min(frame.height, frame.height if show_all else limit)
+    title = f"side by side ({bp.method}): " + (
+        f"the {shown} biggest gaps of {frame.height}" if shown < frame.height
+        else f"{frame.height} benchmarks, biggest gaps first")
+    render(rows, fmt, title=title, key=key, whole=whole)
+    click.echo(wrapped(compare_summary(frame, names, shown=shown)))
+    if result.p_ahead_note:
+        say(f"note: {result.p_ahead_note}")
+    say_once("score: observed, or predicted ± half its 90% interval (csv and json hold the "
+             "bounds); * the leader; gap: leader minus runner-up; p_ahead: the chance the "
+             "leader is ahead, "
+             "counting each benchmark's measurement noise for observed scores and "
+             f"{sure_from} for predicted ones", home)
 
 
 @click.command()

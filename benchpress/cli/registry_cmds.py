@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import shutil
-import textwrap
 import subprocess
 import sys
 from collections import Counter
@@ -15,11 +13,12 @@ from typing import TYPE_CHECKING
 import click
 
 from benchpress.cli.common import (
-    executor_option, format_option, handle_errors, home_option, mirror_option, out_option,
-    progress_bar, render, stderr, terminal_width, write_or_emit,
+    executor_option, format_option, handle_errors, home_option, mirror_option, one_line,
+    out_option, progress_bar, render, stderr, wrapped, write_or_emit,
 )
+from benchpress.cli.notes import say
 from benchpress.api.typed_scores import parse_scores
-from benchpress.cli.shown import grouped_warnings, headline_figures, order_by_columns
+from benchpress.cli.shown import counts_line, grouped_warnings, headline_figures, order_by_columns
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.diff import diff_tables, read_tables
@@ -60,10 +59,11 @@ def _print_rejections(s, limit: int | None) -> None:
         return
     counts = Counter(rejection_reason(line) for line in s.reasons)
     stderr.print(f"  rejected {len(s.reasons)}: " + "; ".join(
-        f"{n} {reason}" for reason, n in counts.most_common()), highlight=False, markup=False)
+        f"{n} {one_line(reason)}" for reason, n in counts.most_common()), highlight=False,
+        markup=False)
     shown = s.reasons if limit is None else s.reasons[:limit]
     for line in shown:
-        stderr.print(f"  rejected: {line}", highlight=False, markup=False)
+        stderr.print(f"  rejected: {one_line(line)}", highlight=False, markup=False)
     if len(shown) < len(s.reasons):
         more = f"{len(s.reasons) - len(shown)} more" if shown else "each row"
         stderr.print(f"  ({more}: --verbose, or SELECT * FROM quarantine)", highlight=False,
@@ -84,15 +84,15 @@ def _print_report(report: BuildReport, only: set[str] | None = None, *,
                      f"{s.rows_accepted}, merged by normalization {s.rows_merged}, "
                      f"quarantined {s.rows_quarantined}")
         for note in s.notes:
-            stderr.print(f"  note: {note}", highlight=False, markup=False)
+            stderr.print(f"  note: {one_line(note)}", highlight=False, markup=False)
         _print_rejections(s, None if verbose else limit)
         rejected += s.rows_quarantined
     for line in grouped_warnings(report.warnings, verbose=verbose):
-        stderr.print(f"warning: {line}", highlight=False, markup=False)
+        stderr.print(f"warning: {one_line(line)}", highlight=False, markup=False)
     for line in report.notes:
-        stderr.print(line, highlight=False, markup=False)
-    counts = ", ".join(f"{k} {v}" for k, v in report.counts.items())
-    stderr.print(f"registry: {counts}")
+        stderr.print(one_line(line), highlight=False, markup=False)
+    counts = counts_line(report.counts, len({s.source_id for s in report.sources}))
+    stderr.print(f"registry: {counts}", highlight=False, markup=False)
     return rejected
 
 
@@ -161,7 +161,8 @@ def init(directory: Path, no_git: bool):
 
 @click.command()
 @click.argument("location", required=False)
-@click.option("--adapter", help="Adapter name (default: detected from the content).")
+@click.option("--adapter", help="Adapter name, a code adapter or a spec of sources/specs/ "
+              "(default: detected from the content).")
 @click.option("--source", "source", help="A saved source LOCATION is a new version of (an error "
               "if there is no such source; the error lists them).")
 @click.option("--id", "source_id", help="Id of a new source (default: adapter and content hash).")
@@ -219,15 +220,18 @@ def ingest(location, adapter, source, source_id, version, licence, url, all_sour
 @handle_errors
 @executor_option
 def build(verbose, mirror, home, executor):
-    """Rebuild the registry from every source under sources/ (what `dvc repro` runs).
+    """Rebuild the registry from every source under sources/ (what `dvc repro` runs), then
+    check it for suspect values (one line; `benchpress suspects` lists them).
 
     With --executor ADDRESS the sources are read and checked on a Dask cluster whose
     workers see this home at the same path; the tables are the same."""
+    from benchpress.cli.suspects_cmds import check_after_build
     from benchpress.store.build import build as build_registry
 
     with progress_bar("building") as update:
         report = build_registry(home, mirror=mirror, on_source=update, executor=executor)
     _print_report(report, verbose=verbose)
+    check_after_build(home)
 
 
 @click.command()
@@ -235,17 +239,20 @@ def build(verbose, mirror, home, executor):
 @home_option
 @handle_errors
 def pull(mirror, home):
-    """Fetch every configured source's raw file into the cache (verifying pinned hashes)."""
+    """Fetch every configured source's raw files into the cache (every version of a
+    versioned source; verifying pinned hashes)."""
     from benchpress.store.build import materialize
-    from benchpress.store.sources import load_configs
+    from benchpress.store.sources import config_versions, load_configs
 
     home.cache.mkdir(parents=True, exist_ok=True)  # a DVC output even when nothing is fetched
-    configs = load_configs(home.sources)
+    steps = [(config, version) for config in load_configs(home.sources)
+             for version in config_versions(config)]
     with progress_bar("pulling") as update:
-        for n, config in enumerate(configs, start=1):
-            path, digest, _ = materialize(home, config, mirror=mirror)
-            update(n, len(configs), config.id)
-            click.echo(f"{config.id}\t{digest[:12]}\t{path}")
+        for n, (config, version) in enumerate(steps, start=1):
+            path, digest, _ = materialize(home, version, mirror=mirror)
+            label = f"{config.id}@{version.version}" if config.versions else config.id
+            update(n, len(steps), label)
+            click.echo(f"{label}\t{digest[:12]}\t{path}")
 
 
 @click.command(name="add-model")
@@ -399,8 +406,8 @@ def sql(sql_text, params, snapshot, timeout, max_rows, fmt, out, home):
         sys.exit(130)
     render(result.frame, fmt, out=out, key=order_by_columns(sql_text, result.frame.columns))
     if result.truncated:
-        stderr.print(f"note: showing the first {max_rows} rows; more matched (--max-rows to "
-                     "show more, or narrow the query)", highlight=False, markup=False)
+        say(f"note: showing the first {max_rows} rows; more matched (--max-rows to show "
+            "more, or narrow the query)")
 
 
 @click.command()
@@ -426,15 +433,13 @@ def summary(fmt, out, home):
            "latest_snapshot": snapshots[-1].id if snapshots else None, "metrics": metrics}
     if write_or_emit(doc, out, fmt, rows=sources):
         return
-    wrap = functools.partial(textwrap.fill, width=terminal_width(), subsequent_indent="  ",
-                             break_long_words=False, break_on_hyphens=False)
-    click.echo(wrap(f"registry {home.registry}: "
-                    + ", ".join(f"{k} {v}" for k, v in manifest["counts"].items())))
+    click.echo(wrapped(f"registry {home.registry}: "
+                       + counts_line(manifest["counts"], sources["source_id"].n_unique())))
     render(sources, "table", title="sources")
-    click.echo(wrap(f"snapshots: {len(snapshots)}"
+    click.echo(wrapped(f"snapshots: {len(snapshots)}"
                     + (f", latest {snapshots[-1].id} in {home.snapshots}" if snapshots else "")))
     for name, figures in metrics.items():
         shown, left = headline_figures(figures)
-        click.echo(wrap(f"{name}: " + ", ".join(
+        click.echo(wrapped(f"{name}: " + ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items())
             + (f" (+{left} more: --format json)" if left else "")))

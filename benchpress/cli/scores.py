@@ -12,7 +12,7 @@ import polars as pl
 from benchpress import limits
 from benchpress.errors import BadInputError, shown
 
-__all__ = ["read_scores_file", "score_with_interval"]
+__all__ = ["read_scores_file", "score_with_interval", "score_text"]
 
 
 def read_scores_file(path: Path) -> dict[str, float]:
@@ -50,17 +50,22 @@ def read_scores_file(path: Path) -> dict[str, float]:
     return scores
 
 
+def score_text(value: pl.Expr) -> pl.Expr:
+    """A score as people read it: rounded to 0.1, from 1,000 up to whole numbers ("2141")."""
+    whole = value.round(0).cast(pl.Int64, strict=False).cast(pl.String)
+    return pl.when(value.abs() >= 1000).then(whole).otherwise(value.round(1).cast(pl.String))
+
+
 def score_with_interval(score: str, known: pl.Expr, word: str, lower: str | None = None,
-                        upper: str | None = None) -> pl.Expr:
-    """A text cell for people: "85.0 <word>" where ``known`` (observed or given), "71.2
-    [65.0, 77.9]" with the 90% interval in columns ``lower`` / ``upper`` (None: no
-    intervals), else "71.2"; rounded to 0.1, from 1,000 up to whole numbers ("2141")."""
-    def text(c):
-        whole = pl.col(c).round(0).cast(pl.Int64, strict=False).cast(pl.String)
-        return pl.when(pl.col(c).abs() >= 1000).then(whole).otherwise(
-            pl.col(c).round(1).cast(pl.String))
-    shown = pl.when(known).then(text(score) + pl.lit(f" {word}"))
+                        upper: str | None = None, *, plus_minus: bool = False) -> pl.Expr:
+    """A text cell for people: "85.0 <word>" where ``known`` (observed or given; an empty
+    `word`: "85.0"), "71.2 [65.0, 77.9]" with the 90% interval in columns ``lower`` /
+    ``upper`` (None: no intervals; `plus_minus`: "71.2 ±6.5", half the interval's width),
+    else "71.2" (`score_text`)."""
+    text = lambda c: score_text(pl.col(c))  # noqa: E731
+    shown = pl.when(known).then(text(score) + pl.lit(f" {word}" if word else ""))
     if lower is not None:
-        bounds = pl.lit(" [") + text(lower) + pl.lit(", ") + text(upper) + pl.lit("]")
+        bounds = (pl.lit(" ±") + score_text((pl.col(upper) - pl.col(lower)) / 2) if plus_minus
+                  else pl.lit(" [") + text(lower) + pl.lit(", ") + text(upper) + pl.lit("]"))
         shown = shown.when(pl.col(lower).is_not_null()).then(text(score) + bounds)
     return shown.otherwise(text(score))

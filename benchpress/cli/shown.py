@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["order_by_columns", "grouped_warnings", "headline_figures"]
+__all__ = ["order_by_columns", "grouped_warnings", "headline_figures", "counts_line"]
 
 _ORDER_BY = re.compile(r"\border\s+by\b(.*?)(?:\blimit\b|\boffset\b|;|$)", re.I | re.S)
 
@@ -22,6 +22,21 @@ def order_by_columns(sql_text: str, columns) -> list[str]:
     found = _ORDER_BY.findall(sql_text)
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", found[-1]) if found else []
     return [w for w in dict.fromkeys(words) if w in columns]
+
+
+def counts_line(counts: dict, n_sources: int) -> str:
+    """A registry's table counts as one line, its sources and their versions apart (the
+    `sources` table holds a row per version of a source).
+
+    >>> counts_line({"models": 3, "sources": 2}, 1)
+    'models 3, sources 1 (2 versions)'
+    >>> counts_line({"models": 3, "sources": 2}, 2)
+    'models 3, sources 2'
+    """
+    versions = counts.get("sources", 0)
+    shown = {**counts, "sources": f"{n_sources}" + (f" ({versions} versions)"
+                                                     if versions > n_sources else "")}
+    return ", ".join(f"{k} {v}" for k, v in shown.items() if k in counts)
 
 
 _WARNING = re.compile(r"^(model|benchmark|source) '([^']+)': ([^;]+)(?:;.*)?$")

@@ -24,14 +24,19 @@ __all__ = ["snapshot", "diff", "stats"]
 
 
 def _row(s: Snapshot) -> dict:
+    """A snapshot's line of `snapshot list`: sources (ids) and their versions apart."""
+    listed_sources = s.manifest.get("sources") or []
     return {"id": s.id, "created_at": s.created_at, "tags": ", ".join(s.tags),
             "models": s.counts.get("models"), "benchmarks": s.counts.get("benchmarks"),
             "cells": s.counts.get("cells"), "scores": s.counts.get("scores"),
-            "sources": s.counts.get("sources")}
+            "sources": len({r.get("source_id") for r in listed_sources}) if listed_sources
+            else s.counts.get("sources"),
+            "versions": s.counts.get("sources")}  # a row of the sources table per version
 
 
 _LIST_SCHEMA = {"id": pl.String, "created_at": pl.String, "tags": pl.String, "models": pl.Int64,
-                "benchmarks": pl.Int64, "cells": pl.Int64, "scores": pl.Int64, "sources": pl.Int64}
+                "benchmarks": pl.Int64, "cells": pl.Int64, "scores": pl.Int64, "sources": pl.Int64,
+                "versions": pl.Int64}
 
 
 @click.group()
@@ -134,9 +139,11 @@ def diff(ref_a, ref_b, sql_text, out_dir, limit, fmt, out, home):
         if out is not None:
             write_or_emit(result.to_dict(), out, "table")
         render(result.summary, fmt, title=f"{result.a} -> {result.b}")
-        for name, df in (("models", result.models), ("benchmarks", result.benchmarks)):
-            if df.height:
-                render(df, fmt, title=f"{name} added and removed")
+        if result.models.height:  # a rename: one row, the old id and name beside the new
+            render(result.models, fmt, title="models added, removed and renamed",
+                   key=("change", "model_id", "old_model_id"))
+        if result.benchmarks.height:
+            render(result.benchmarks, fmt, title="benchmarks added and removed")
         if result.merged.height:
             render(result.merged, fmt, title="kept by normalization (raw spellings differ)")
         if result.cells.height:

@@ -14,10 +14,11 @@ from benchpress.cli.common import (
     format_option, handle_errors, home_option, progress_bar, render, split_list, stderr,
     write_or_emit,
 )
-from benchpress.cli.matrix import matrix_options, method_fields, param_option, parse_params
+from benchpress.cli.matrix import (
+    matrix_options, method_choice, method_fields, param_option, parse_params,
+)
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict import available_methods
 from benchpress.predict.evaluation.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
 
@@ -109,11 +110,10 @@ def threshold_options(f):
     (the `drift:` section of params.yaml)."""
     fields = dataclasses.fields(DriftThresholds)
     for fd in reversed(fields):
-        kind = (click.Choice(available_methods()) if fd.name.endswith("method")
-                else type(fd.default))
-        f = click.option(f"--{fd.name.replace('_', '-')}", fd.name, type=kind,
-                         default=fd.default, show_default=True,
-                         help=_THRESHOLD_HELP.get(fd.name))(f)
+        kind = (method_choice(_THRESHOLD_HELP.get(fd.name, "")) if fd.name.endswith("method")
+                else {"type": type(fd.default), "help": _THRESHOLD_HELP.get(fd.name)})
+        f = click.option(f"--{fd.name.replace('_', '-')}", fd.name, default=fd.default,
+                         show_default=True, **kind)(f)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -234,10 +234,10 @@ def _newest_timeline(home) -> Path | None:
 @click.option("--snapshot", default=None, help="Snapshot id, tag or 'latest' (default: live registry).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("report"), show_default=True, help="Folder for index.html.")
-@click.option("--method", default="default", show_default=True, type=click.Choice(available_methods()),
-              help="Predictor of the matrix, interval and drift figures.")
+@click.option("--method", default="default", show_default=True,
+              **method_choice("Predictor of the matrix, interval and drift figures."))
 @click.option("--probe-method", default="default", show_default=True,
-              type=click.Choice(available_methods()), help="Predictor of the probe search.")
+              **method_choice("Predictor of the probe search."))
 @click.option("--probes-k", type=click.IntRange(min=1), default=5, show_default=True,
               help="Largest probe-set size in the probe curve.")
 @click.option("--drift", "drift_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),

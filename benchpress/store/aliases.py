@@ -24,18 +24,20 @@ import io
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 from rapidfuzz import fuzz, process
 
 from benchpress.errors import BadInputError
 from benchpress.store.sources import names_source
 from benchpress.store.tables import locked, write_atomic
-from benchpress.validate.contracts import ALIAS_COLUMNS
+from benchpress.validate.contracts import ALIAS_COLUMNS, alias_graph_problem
 from benchpress.validate.model_identity import parse_model
 from benchpress.validate.normalize import canonical_benchmark_id, canonical_model_id
 from benchpress.validate.text import identifier_problem
 
-__all__ = ["suggest_aliases", "accept_alias", "source_filter", "unresolved_benchmarks"]
+__all__ = ["suggest_aliases", "accept_alias", "source_filter", "unresolved_benchmarks",
+           "entry_ids", "closest_models"]
 
 _SUGGESTION_SCHEMA = {
     "kind": pl.String, "alias": pl.String, "canonical_id": pl.String, "similarity": pl.Float64,
@@ -46,6 +48,14 @@ _SUGGESTION_SCHEMA = {
 def source_filter(source: str, source_ids) -> pl.Expr:
     """Rows of the sources that `source` names (see `store.sources.names_source`)."""
     return pl.col("source_id").is_in([s for s in set(source_ids) if names_source(source, s)])
+
+
+def entry_ids(models: pl.DataFrame) -> pl.DataFrame:
+    """The `model_id` of every row that is not a bare model (an agent system or a submission,
+    `schemas.ENTRY_KINDS`); none in a registry built before entry kinds."""
+    if "entry_kind" not in models.columns:
+        return models.select("model_id").clear()
+    return models.filter(pl.col("entry_kind").fill_null("model") != "model").select("model_id")
 
 
 def _identity(models: pl.DataFrame, ids: list[str]) -> dict[str, tuple]:
@@ -68,36 +78,83 @@ def _compatible(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b
 
 
+_ROWS_PER_BLOCK = 256  # aliases scored at once (a block of scores is rows x candidates floats)
+
+
+def _top(scores: np.ndarray, k: int, cutoff: float) -> list[list[tuple[int, float]]]:
+    """Per row of `scores` (shape (n_rows, n_choices)), the best `k` (choice, score) with a
+    score of at least `cutoff`, best first, ties in choice order (what rapidfuzz's
+    `process.extract` returns for one query)."""
+    out = []
+    for row in scores:
+        hits = np.flatnonzero(row >= cutoff) if cutoff > 0 else np.arange(row.size)
+        order = hits[np.lexsort((hits, -row[hits]))][:k]
+        out.append([(int(j), float(row[j])) for j in order])
+    return out
+
+
 def _model_candidates(left: list[str], right: list[str], ident: dict[str, tuple],
                       min_score: float, limit: int) -> list[dict]:
     """Candidates by family (parsed) and by whole id, whichever is closer; contradicting
-    efforts or snapshot dates are left out."""
+    efforts or snapshot dates are left out. The scores of a block of aliases against every
+    candidate are computed at once (`process.cdist`), so thousands of ids take seconds."""
     rows = []
     families: dict[str, list[str]] = {}
     for mid in right:
         families.setdefault(ident[mid][0], []).append(mid)
     names = list(families)
-    for alias in left:
-        fam, date, effort = ident[alias]
-        best: dict[str, float] = {}
+    if not left or not right:
+        return rows
+    for start in range(0, len(left), _ROWS_PER_BLOCK):
+        block = left[start:start + _ROWS_PER_BLOCK]
         # families by plain edit-distance ratio (WRatio's partial matching overrates short
         # families: "o3" in "o3mini-hi"); whole ids by WRatio
-        for family, similarity, _ in process.extract(fam, names, scorer=fuzz.ratio,
-                                                     limit=limit * 3, score_cutoff=min_score):
-            for cand in families[family]:
-                best[cand] = max(best.get(cand, 0.0), similarity)
-        for cand, similarity, _ in process.extract(alias, right, scorer=fuzz.WRatio,
-                                                   limit=limit * 5, score_cutoff=min_score):
-            best[cand] = max(best.get(cand, 0.0), similarity)
-        for cand, similarity in best.items():
-            c_family, c_date, c_effort = ident[cand]
-            if not (_compatible(effort, c_effort) and _compatible(date, c_date)):
-                continue  # a different effort or snapshot is a different row
-            rows.append({"kind": "model", "alias": alias, "canonical_id": cand,
-                         "similarity": round(float(similarity), 1),
-                         "match": "identity" if c_family == fam else "fuzzy",
-                         "alias_effort": effort, "canonical_effort": c_effort})
+        by_family = _top(process.cdist([ident[a][0] for a in block], names, scorer=fuzz.ratio,
+                                       score_cutoff=min_score, dtype=np.float64, workers=-1),
+                         limit * 3, min_score)
+        by_id = _top(process.cdist(block, right, scorer=fuzz.WRatio, score_cutoff=min_score,
+                                   dtype=np.float64, workers=-1), limit * 5, min_score)
+        for alias, fams, ids in zip(block, by_family, by_id):
+            fam, date, effort = ident[alias]
+            best: dict[str, float] = {}
+            for j, similarity in fams:
+                for cand in families[names[j]]:
+                    best[cand] = max(best.get(cand, 0.0), similarity)
+            for j, similarity in ids:
+                best[right[j]] = max(best.get(right[j], 0.0), similarity)
+            for cand, similarity in best.items():
+                c_family, c_date, c_effort = ident[cand]
+                if not (_compatible(effort, c_effort) and _compatible(date, c_date)):
+                    continue  # a different effort or snapshot is a different row
+                rows.append({"kind": "model", "alias": alias, "canonical_id": cand,
+                             "similarity": round(float(similarity), 1),
+                             "match": "identity" if c_family == fam else "fuzzy",
+                             "alias_effort": effort, "canonical_effort": c_effort})
     return rows
+
+
+def closest_models(names: list[str], models: pl.DataFrame, *,
+                   min_score: float = 85.0) -> pl.DataFrame:
+    """The closest bare model (`entry_kind` model) of each of `names` by the suggestion rules
+    (parsed identity first, then edit distance; never a contradicting effort or snapshot):
+    ``name, candidate, similarity, match`` (candidate null when none scores `min_score`)."""
+    known = models.join(entry_ids(models), on="model_id", how="anti")["model_id"].to_list()
+    ident = _identity(models, sorted(set(names) | set(known)))
+    best: dict[str, dict] = {}
+    def rank(row: dict) -> tuple:  # the same family, then the same effort, then closeness
+        return (row["match"] == "identity", row["alias_effort"] == row["canonical_effort"],
+                row["similarity"])
+
+    for row in _model_candidates(names, known, ident, min_score, limit=3):
+        held = best.get(row["alias"])
+        if row["alias"] != row["canonical_id"] and (held is None or rank(row) > rank(held)):
+            best[row["alias"]] = row
+    return pl.DataFrame(
+        [{"name": n, "candidate": best[n]["canonical_id"] if n in best else None,
+          "similarity": best[n]["similarity"] if n in best else None,
+          "match": best[n]["match"] if n in best else None} for n in names],
+        schema={"name": pl.String, "candidate": pl.String, "similarity": pl.Float64,
+                "match": pl.String})
 
 
 def unresolved_benchmarks(quarantine: pl.DataFrame | None, source: str | None = None) -> list[str]:
@@ -121,6 +178,8 @@ def suggest_aliases(models: pl.DataFrame, cells: pl.DataFrame, scores: pl.DataFr
     module docstring)."""
     key = "model_id" if kind == "model" else "benchmark_id"
     per_source = scores.select(key, "source_id").unique()
+    if kind == "model":  # an agent or submission is linked to its model, never aliased to one
+        per_source = per_source.join(entry_ids(models), on=key, how="anti")
     unresolved = unresolved_benchmarks(quarantine, source) if kind == "benchmark" else []
     if source is not None:
         picked = source_filter(source, per_source["source_id"])
@@ -202,6 +261,11 @@ def accept_alias(schemas_dir: Path, kind: str, alias: str, canonical_id: str, no
         existing = list(csv.DictReader(io.StringIO(text, newline="")))
         if any(r["kind"] == kind and r["alias"] == alias for r in existing):
             raise BadInputError(f"{path}: {kind} alias '{alias}' is already in the table")
+        problem = alias_graph_problem(
+            [(r["alias"], r["canonical_id"], k + 2) for k, r in enumerate(existing)
+             if r["kind"] == kind] + [(alias, canonical_id, len(existing) + 2)], kind)
+        if problem:
+            raise BadInputError(f"{path}: refused: with this row, {problem}")
         line = io.StringIO()
         csv.DictWriter(line, fieldnames=ALIAS_COLUMNS, lineterminator="\n").writerow(
             {"kind": kind, "alias": alias, "canonical_id": canonical_id,

@@ -28,6 +28,7 @@ from benchpress.store.provenance import with_measured_by
 from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
 from benchpress.store.renames import apply_renames, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
+from benchpress.store.verdicts import apply_reviews
 from benchpress.store.sources import SourceConfig, check_source_id, config_versions, load_configs
 from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
@@ -36,7 +37,8 @@ from benchpress.validate.schemas import (
     Benchmarks, Models, Quarantine, Sources, StoredScores, validate_table,
 )
 
-__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared"]
+__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared",
+           "declared_methods"]
 
 
 
@@ -82,6 +84,20 @@ def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None)
     return got.path, got.sha256, config.retrieved_at or config.published or got.retrieved_at
 
 
+def declared_methods(configs: list[SourceConfig], home: Home) -> dict[str, dict]:
+    """{source_id: {benchmark_id: [start, ...]}}: each source's declared changes of method,
+    its config's `method_changes` and those its adapter's format declares (a spec's
+    regimes)."""
+    declared = {}
+    for config in configs:
+        changes = {b: list(v) for b, v in (config.method_changes or {}).items()}
+        for bench, starts in (get_adapter(config.adapter, home.specs).method_changes or {}).items():
+            changes[bench] = sorted({*changes.get(bench, []), *starts})
+        if changes:
+            declared[config.id] = changes
+    return declared
+
+
 def _provider_conflicts(described: pl.DataFrame) -> list[str]:
     """One warning per model that two sources give different providers (case aside)."""
     given = (described.filter(pl.col("provider").is_not_null())
@@ -110,7 +126,8 @@ def _models_table(parts: list[pl.DataFrame], scores: pl.DataFrame) -> tuple[pl.D
     # (a different provider from a later source is reported, not silently dropped)
     table = (merged.group_by("model_id", maintain_order=True)
              .agg(pl.col(c).drop_nulls().first() for c in cols)
-             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"))
+             .with_columns(pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
+                           pl.col("entry_kind").fill_null("model"))
              .select(list(Models.to_schema().columns)))
     return table, _provider_conflicts(described)
 
@@ -208,7 +225,7 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     adapter's raw frames are dropped here. ``candidate`` is ``(read_from, extra)``: read
     that file in place of ``extra``'s own (add-model's new releases file)."""
     config, vconf = step
-    adapter = get_adapter(config.adapter)
+    adapter = get_adapter(config.adapter, home.specs)
     read_from, extra = candidate if candidate is not None else (None, None)
     if extra is not None and config.id == extra.id and vconf.version == extra.version:
         path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
@@ -313,8 +330,10 @@ def build_locked(home: Home, *, mirror: Path | None = None,
         f"'{old},{new},table,...' to schemas/provider_aliases.csv to merge them"
         for sid, old, new in provider_renames(identities)]
     del identities
+    renamed_base = dict(zip(renames["alias"], renames["canonical_id"]))
     for part in parts:
-        model_parts.append(apply_renames(part["models"], renames))
+        model_parts.append(apply_renames(part["models"], renames).with_columns(
+            pl.col("base_model_id").replace(renamed_base)))  # an entry follows its model's rename
         declared.append(part["declared"])
         listed += part["listed"]
         score_parts.append(part["scores"])
@@ -328,16 +347,18 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     scores = apply_renames(scores, renames)
     # a source's change of method files its later values under a new benchmark version
     scores = split_methods(scores, method_starts(
-        scores, {c.id: c.method_changes for c in configs if c.method_changes},
-        versioned={c.id for c in configs if c.versions}))
+        scores, declared_methods(configs, home), versioned={c.id for c in configs if c.versions}))
     # newer sources rank higher in conflicts: by published (else retrieval) date, then order
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
+    # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
+    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews)
+    quarantine_parts.append(reviewed_out)
     models, warnings = _models_table(model_parts, scores)
     scores = with_measured_by(scores, models, contracts)  # who measured each value
     cells = resolve_cells(scores, contracts.source_priority,
                           {c.id: k + 1 for k, c in enumerate(by_age)})
-    warnings += warnings_renamed
+    warnings += warnings_renamed + warnings_reviews
     tables = {
         "models": models,
         "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),

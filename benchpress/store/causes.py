@@ -8,14 +8,16 @@ Every added, changed and removed cell names one `cause` (`CAUSES`), the first th
   `first_value` (model, benchmark and source were all in A, the cell was not: a first
   value, never a revision);
 - changed: `revised` (the same source, a newer version gave another value), `reread` (the
-  same source and version, read again: an adapter or contract changed), `new_source`,
+  same source and version, read again: an adapter or contract changed), `reviewed` (A's
+  value was taken out by a reviewed verdict, `schemas/cell_reviews.csv`), `new_source`,
   `setting` (another source's value, measured under another evaluation setting), `priority`
   (another source, already in A, now wins the cell: source priority or recency);
 - removed: `renamed` (the model id is gone from B, whose alias table maps it to a model B
   has), `model_removed`, `benchmark_removed` (the id is gone from B), `source_dropped`
   (the source is gone from B), `estimated` (the source's newest version flags the value as
   estimated, which makes no cell), `retracted` (retracted or superseded by its source),
-  `quarantined` (the newest version's value was refused by validation), `method_change` (B
+  `reviewed` (a reviewed verdict took the value out, `store.verdicts`), `quarantined` (the
+  newest version's value was refused by validation), `method_change` (B
   holds the cell under a new method version of the benchmark), `withdrawn` (the source's
   newest version no longer lists it).
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import polars as pl
 
 from benchpress.store.methods import base_id
+from benchpress.store.verdicts import REVIEW_FIELD
 
 __all__ = ["CAUSES", "with_causes"]
 
@@ -32,9 +35,9 @@ _KEY = ["model_id", "benchmark_id"]
 CAUSES = {
     "added": ("renamed", "new_model", "method_change", "new_benchmark", "new_source",
               "first_value"),
-    "changed": ("revised", "reread", "new_source", "setting", "priority"),
+    "changed": ("revised", "reread", "reviewed", "new_source", "setting", "priority"),
     "removed": ("renamed", "model_removed", "benchmark_removed", "source_dropped", "estimated",
-                "retracted", "quarantined", "method_change", "withdrawn"),
+                "retracted", "reviewed", "quarantined", "method_change", "withdrawn"),
 }
 _base = base_id  # the benchmark id without its method version
 
@@ -50,7 +53,7 @@ def _newest_rows(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
 
 def _removal_flags(cells: pl.DataFrame, ta: dict[str, pl.DataFrame],
                    tb: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """`cells` with `_estimated`, `_retracted`, `_quarantined` and `_moved`: what B's newest
+    """`cells` with `_estimated`, `_retracted`, `_quarantined`, `_reviewed` and `_moved`: what B's newest
     version of the cell's A source says about the cell (see the module docstring)."""
     key = [*_KEY, "source_id"]
     newest = _newest_rows(tb).select(*key, pl.col("audit_status").fill_null(""))
@@ -73,15 +76,23 @@ def _removal_flags(cells: pl.DataFrame, ta: dict[str, pl.DataFrame],
     quarantined = (ta["scores"].select(*key, "raw_model_id", "raw_benchmark_id")
                    .join(refused, on=["source_id", "raw_model_id", "raw_benchmark_id"])
                    .select(key).unique().with_columns(pl.lit(True).alias("_quarantined")))
+    # a value a reviewed verdict took out: B's quarantine holds it by its registry ids
+    reviewed = (tb["quarantine"].filter(pl.col("field") == REVIEW_FIELD)
+                .select(pl.col("record").str.json_path_match("$.model_id").alias("model_id"),
+                        pl.col("record").str.json_path_match("$.benchmark_id")
+                        .alias("benchmark_id"), "source_id")
+                .unique().with_columns(pl.lit(True).alias("_reviewed")))
     moved = (tb["cells"].filter(pl.col("benchmark_id").str.contains("@", literal=True))
              .select("model_id", _base(pl.col("benchmark_id")).alias("_base")).unique()
              .with_columns(pl.lit(True).alias("_moved")))
     return (cells.with_columns(pl.col("source_id_a").alias("source_id"),
                                _base(pl.col("benchmark_id")).alias("_base"))
             .join(flags, on=key, how="left").join(quarantined, on=key, how="left")
+            .join(reviewed, on=key, how="left")
             .join(moved, on=["model_id", "_base"], how="left")
             .with_columns(pl.col(c).fill_null(False)
-                          for c in ("_estimated", "_retracted", "_quarantined", "_moved"))
+                          for c in ("_estimated", "_retracted", "_quarantined", "_moved",
+                                    "_reviewed"))
             .drop("source_id"))
 
 
@@ -115,6 +126,7 @@ def with_causes(cells: pl.DataFrame, ta: dict[str, pl.DataFrame],
                     == pl.col("source_version_b").fill_null(""))
     changed = (pl.when((src_a == src_b) & ~same_version).then(pl.lit("revised"))
                .when(src_a == src_b).then(pl.lit("reread"))
+               .when(pl.col("_reviewed")).then(pl.lit("reviewed"))
                .when(~old_source).then(pl.lit("new_source"))
                .when(pl.col("setting_changed")).then(pl.lit("setting"))
                .otherwise(pl.lit("priority")))
@@ -126,6 +138,7 @@ def with_causes(cells: pl.DataFrame, ta: dict[str, pl.DataFrame],
                .when(~src_a.is_in(ids(tb, "sources", "source_id"))).then(pl.lit("source_dropped"))
                .when(pl.col("_estimated")).then(pl.lit("estimated"))
                .when(pl.col("_retracted")).then(pl.lit("retracted"))
+               .when(pl.col("_reviewed")).then(pl.lit("reviewed"))
                .when(pl.col("_quarantined")).then(pl.lit("quarantined"))
                .when(pl.col("_moved")).then(pl.lit("method_change"))
                .otherwise(pl.lit("withdrawn")))

@@ -2,14 +2,16 @@
 
 `diff_folders(a, b)` compares two folders of registry tables and returns a `RegistryDiff`:
 
-- `models` / `benchmarks`: ids added in B or removed from A (a model a source renamed,
-  `store.renames`, names its other id in `renamed`);
+- `models` / `benchmarks`: ids added in B or removed from A; a model a source renamed under
+  its own upstream id (`store.renames`) is one `renamed` row (new id and name, the old ones
+  in `old_model_id` and `old_name`), never one added plus one removed;
 - `merged`: ids present in both whose raw spellings in the sources differ (for instance
   `hmmt_2025` in A and `hmmt_feb_2025` in B): normalization and the alias table kept them
   from showing up as one removal plus one addition;
 - `cells`: resolved cells added, removed and changed (value moved by more than 1e-9), each
   with old and new value, source, citation and evaluation setting;
-- `summary`: one row per table with the counts.
+- `summary`: one row per table with the counts; `sources` counts source ids and
+  `source_versions` their versions (one source ingested twice: 1 source, 2 versions).
 
 A cell's evaluation setting is its observation's `reported_setting` (mode and effort), else
 the model's own canonical setting in that version, else its `is_reasoning` flag (thinking
@@ -76,7 +78,7 @@ class RegistryDiff:
             "a": self.a,
             "b": self.b,
             "summary": self.counts(),
-            "models": {"added": rows(self.models, "added"), "removed": rows(self.models, "removed")},
+            "models": {c: rows(self.models, c) for c in ("added", "removed", "renamed")},
             "benchmarks": {"added": rows(self.benchmarks, "added"),
                            "removed": rows(self.benchmarks, "removed")},
             "merged": self.merged.to_dicts(),
@@ -133,21 +135,23 @@ def _entity_changes(a: pl.DataFrame, b: pl.DataFrame, key: str, keep: list[str])
 
 
 def _renamed_models(models: pl.DataFrame, tb: dict[str, pl.DataFrame]) -> pl.DataFrame:
-    """`models` with `renamed`: for a removed id that B's alias table maps to an added one,
-    the new id on the removed row and the old id on the added row (else null)."""
+    """`models` (added and removed ids) with each rename folded into one row: a removed id
+    that B's alias table maps to an added one (a source renamed the model under its own
+    upstream id, `store.renames`) is `renamed`, under the new id and name, with the old id
+    and name in `old_model_id` and `old_name` (null on the other rows)."""
     pairs = (tb["aliases"].filter(pl.col("kind") == "model")
-             .select("alias", "canonical_id")
-             .join(models.filter(pl.col("change") == "removed").select(alias="model_id"),
-                   on="alias")
-             .join(models.filter(pl.col("change") == "added").select(canonical_id="model_id"),
-                   on="canonical_id"))
-    old_to_new = pairs.select(pl.lit("removed").alias("change"), pl.col("alias").alias("model_id"),
-                              pl.col("canonical_id").alias("renamed"))
-    new_to_old = pairs.select(pl.lit("added").alias("change"),
-                              pl.col("canonical_id").alias("model_id"),
-                              pl.col("alias").alias("renamed"))
-    return models.join(pl.concat([old_to_new, new_to_old]).unique(["change", "model_id"]),
-                       on=["change", "model_id"], how="left")
+             .select(old_model_id="alias", model_id="canonical_id")
+             .join(models.filter(pl.col("change") == "removed")
+                   .select(old_model_id="model_id", old_name="name"), on="old_model_id")
+             .join(models.filter(pl.col("change") == "added").drop("change"), on="model_id")
+             .unique("old_model_id", keep="first", maintain_order=True)
+             .unique("model_id", keep="first", maintain_order=True))
+    kept = (models.join(pairs.select("model_id"), on="model_id", how="anti")
+            .join(pairs.select(model_id="old_model_id"), on="model_id", how="anti")
+            .with_columns(pl.lit(None, dtype=pl.String).alias("old_model_id"),
+                          pl.lit(None, dtype=pl.String).alias("old_name")))
+    renamed = pairs.with_columns(pl.lit("renamed").alias("change")).select(kept.columns)
+    return pl.concat([kept, renamed]).sort("change", "model_id")
 
 
 def _spellings(scores: pl.DataFrame, kind: str) -> pl.DataFrame:
@@ -251,6 +255,17 @@ def _cell_changes(tables_a: dict[str, pl.DataFrame],
     )
 
 
+_VERSION = ["source_id", "source_version"]
+
+
+def _versions(sources: pl.DataFrame) -> pl.DataFrame:
+    """The `sources` table with a `source_version` column (null in a table written before
+    versions existed: one version per source)."""
+    if "source_version" in sources.columns:
+        return sources
+    return sources.with_columns(pl.lit(None, dtype=pl.String).alias("source_version"))
+
+
 def _summary(tables_a: dict[str, pl.DataFrame], tables_b: dict[str, pl.DataFrame],
              models, benchmarks, merged, cells) -> pl.DataFrame:
     def n(df: pl.DataFrame, **eq) -> int:
@@ -262,15 +277,25 @@ def _summary(tables_a: dict[str, pl.DataFrame], tables_b: dict[str, pl.DataFrame
     for table, changes in (("models", models), ("benchmarks", benchmarks)):
         rows.append({"table": table, "a": tables_a[table].height, "b": tables_b[table].height,
                      "added": n(changes, change="added"), "removed": n(changes, change="removed"),
+                     "renamed": n(changes, change="renamed") if table == "models" else None,
                      "merged": n(merged, kind=table[:-1]), "changed": None,
+                     "setting_changed": None, "citation_changed": None})
+    # sources and their versions apart: one source ingested twice is 1 source, 2 versions
+    for table, key in (("sources", ["source_id"]), ("source_versions", _VERSION)):
+        a, b = (_versions(t["sources"]).select(key).unique() for t in (tables_a, tables_b))
+        rows.append({"table": table, "a": a.height, "b": b.height,
+                     "added": b.join(a, on=key, how="anti", nulls_equal=True).height,
+                     "removed": a.join(b, on=key, how="anti", nulls_equal=True).height,
+                     "renamed": None, "merged": None, "changed": None,
                      "setting_changed": None, "citation_changed": None})
     rows.append({"table": "cells", "a": tables_a["cells"].height, "b": tables_b["cells"].height,
                  "added": n(cells, change="added"), "removed": n(cells, change="removed"),
-                 "merged": None, "changed": n(cells, change="changed"),
+                 "renamed": None, "merged": None, "changed": n(cells, change="changed"),
                  "setting_changed": n(cells, change="changed", setting_changed=True),
                  "citation_changed": n(cells, change="changed", citation_changed=True)})
     return pl.DataFrame(rows, schema={"table": pl.String, "a": pl.Int64, "b": pl.Int64,
-                                      "added": pl.Int64, "removed": pl.Int64, "merged": pl.Int64,
+                                      "added": pl.Int64, "removed": pl.Int64,
+                                      "renamed": pl.Int64, "merged": pl.Int64,
                                       "changed": pl.Int64, "setting_changed": pl.Int64,
                                       "citation_changed": pl.Int64})
 

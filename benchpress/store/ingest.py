@@ -17,6 +17,12 @@ Without a label, the version is read from the input where it carries a date
 an input without one is refused in one line. A new source is labelled the same way, its
 first version by the input's date, else by the day it was retrieved.
 
+A copy taken from a mirror's dated folder (`../shared/data/<source>-history/<date>/...`) is
+cited as the upstream file at its commit and labelled by the folder's date, both read from
+the `VERSIONS.csv` beside it (`store.upstream`), never as a local `file://` path. A file a
+spec recognises (`adapters.spec_schema`) becomes, without --id, the source named as the spec,
+so each later copy of that leaderboard is a version of one source.
+
 Only http and https URLs are ingested (a local file is given as a plain path), and every
 message names the file or URL as the user gave it, never its copy in the cache.
 """
@@ -29,11 +35,12 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from benchpress.adapters import detect_adapter, get_adapter
+from benchpress.adapters import detect_adapter, get_adapter, spec_of
 from benchpress.adapters.fetch import FetchResult, fetch, url_scheme
 from benchpress.errors import BadInputError, BenchPressError, FetchError, UsageError, shown
 from benchpress.home import Home
 from benchpress.store.build import BuildReport, build
+from benchpress.store.upstream import upstream_of
 from benchpress.store.sources import (
     SourceConfig, add_version, check_source_id, config_versions, load_configs, slug,
 )
@@ -89,7 +96,7 @@ def _is_date_label(label: str) -> bool:
 
 
 def with_version(home: Home, config: SourceConfig, version: str | None, given: Path,
-                 name: str | None = None) -> SourceConfig:
+                 name: str | None = None, inferred: str | None = None) -> SourceConfig:
     """`config` (a new flat config) as a version of the saved source with its id, if any.
 
     With an explicit `version`, the saved source (if there is one) gains it as a version. A
@@ -108,13 +115,14 @@ def with_version(home: Home, config: SourceConfig, version: str | None, given: P
         pins = {(v.sha256 or v.path) for v in config_versions(existing)}
         if (config.sha256 or config.path) in pins:
             return existing
-        version = infer_version(given, name)
+        version = inferred or infer_version(given, name)
         if version is None:
             raise BadInputError(f"source '{config.id}' exists and {name or given} carries no "
                                 "date; give --version LABEL to add it as a version, or --id "
                                 "NEW_ID for a new source")
     if version is None:  # a new source's first version
-        version = infer_version(given, name) or (config.retrieved_at or date.today().isoformat())[:10]
+        version = inferred or infer_version(given, name) \
+            or (config.retrieved_at or date.today().isoformat())[:10]
     config = replace(config, version=version, published=config.published or version[:10])
     if existing is None:
         return config
@@ -144,6 +152,12 @@ def _named(exc: BenchPressError, location: str, aliases) -> BenchPressError:
     # one pass, longest spelling first, so that the location itself is never rewritten
     text = re.sub("|".join(map(re.escape, spellings)), lambda m: location, str(exc))
     return exc if text == str(exc) else type(exc)(text)
+
+
+def _default_id(home: Home, adapter: str, tag: str) -> str:
+    """The id of a new source: a spec's leaderboard is its spec's name (so that each later
+    copy ingested is a version of it), else the adapter's name and `tag`."""
+    return adapter if spec_of(adapter, home.specs) is not None else slug(f"{adapter}-{tag}")
 
 
 def _drop_refused(home: Home, got: FetchResult) -> None:
@@ -189,16 +203,22 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                          "as a plain path")
     is_url = bool(scheme)
     local = Path(location)
+    # a copy from a mirror's dated folder cites the upstream file at its commit
+    upstream = None if is_url or url else upstream_of(local)
+    if upstream is not None:
+        url = upstream.url
     if not is_url and local.is_dir():
         # a folder (an unzipped leaderboard export) is read in place
         try:
-            chosen = get_adapter(adapter) if adapter else detect_adapter(local)
-            config = SourceConfig(id=source_id or slug(f"{chosen.name}-{local.name}"),
+            chosen = get_adapter(adapter, home.specs) if adapter else \
+                detect_adapter(local, home.specs)
+            config = SourceConfig(id=source_id or _default_id(home, chosen.name, local.name),
                                   adapter=chosen.name, path=str(local.resolve()), url=url,
                                   licence=licence, order=order)
             check_source_id(config.id, "--id" if source_id else
                             "the source id made from the folder's name (give --id NAME)")
-            config = with_version(home, config, version, local, location)
+            config = with_version(home, config, version, local, location,
+                                  upstream.version if upstream else None)
             return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
                                            executor=executor)
         except BenchPressError as exc:
@@ -207,13 +227,14 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
                 name=location)
     aliases = [got.path] if is_url else [got.path, local.resolve().as_uri(), local.resolve()]
     try:
-        chosen = get_adapter(adapter) if adapter else detect_adapter(got.path)
+        chosen = get_adapter(adapter, home.specs) if adapter else \
+            detect_adapter(got.path, home.specs)
         if chosen.needs_citation and not is_url and url_scheme(url or "") not in ("http", "https"):
             raise UsageError(f"{location}: a {chosen.name} table cites nothing itself; give its "
                              "citation with --source-url URL (http or https)"
                              + (f", not {url[:60]!r}" if url else ""))
         config = SourceConfig(
-            id=source_id or slug(f"{chosen.name}-{got.sha256[:8]}"),
+            id=source_id or _default_id(home, chosen.name, got.sha256[:8]),
             adapter=chosen.name,
             url=location if is_url else (url or local.resolve().as_uri()),
             final_url=got.final_url if got.final_url and got.final_url != location else None,
@@ -222,7 +243,8 @@ def ingest(home: Home, location: str, *, adapter: str | None = None, source_id: 
             retrieved_at=got.retrieved_at,
             order=order,
         )
-        config = with_version(home, config, version, got.path, location)
+        config = with_version(home, config, version, got.path, location,
+                              upstream.version if upstream else None)
         return config.id, rebuild_with(home, config, mirror=mirror, on_source=on_source,
                                        executor=executor)
     except BaseException as exc:

@@ -28,6 +28,7 @@ import polars as pl
 from benchpress import limits
 from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.scales import BenchmarkScales
+from benchpress.store.noise import measurement_noise
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
@@ -41,7 +42,9 @@ class ScoreMatrix:
     `scales` (the benchmarks' kind and range, aligned with the columns) is built from
     `benchmarks` when not given; `label` names the version (a snapshot tag in drift).
     A registry's matrix lists in `benchmarks["sources"]` the sources of each column's
-    cells (`source_reach`).
+    cells (`source_reach`), and in `benchmarks["noise"]` each benchmark's measurement noise
+    (score units, null when unknown; `store.noise`), which `compare` counts for observed
+    scores.
     """
 
     values: np.ndarray          # (n_models, n_benchmarks), NaN = not observed
@@ -135,7 +138,7 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
         The matrix would hold more than `limits.MAX_FIT_MODELS` models or
         `limits.MAX_FIT_CELLS` cells.
     """
-    cells = read_table(folder, "cells")
+    cells = every_cell = read_table(folder, "cells")
     if sources:
         known = read_table(folder, "sources")["source_id"].to_list()
         chosen = list(dict.fromkeys(match_sources(known, sources)))  # first-named first
@@ -148,8 +151,12 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
               .sort("ordinal"))
     reported = cells.group_by("benchmark_id").agg(pl.col("source_id").unique().sort()
                                                   .alias("sources"))
-    benchmarks = (read_table(folder, "benchmarks").join(reported, on="benchmark_id")
-                  .sort("ordinal"))
+    benchmarks = read_table(folder, "benchmarks")
+    # each benchmark's measurement noise, from every source's disagreements in the folder
+    # (the whole cells table, whatever `sources` picks): `compare` counts it in `p_ahead`
+    noise = measurement_noise(every_cell, benchmarks)
+    benchmarks = (benchmarks.join(reported, on="benchmark_id")
+                  .join(noise, on="benchmark_id", how="left").sort("ordinal"))
     model_ids, bench_ids = models["model_id"].to_list(), benchmarks["benchmark_id"].to_list()
     _check_size(len(model_ids), len(bench_ids), label or str(folder))
     at = (cells.join(models.select("model_id").with_row_index("i"), on="model_id")

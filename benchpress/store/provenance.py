@@ -13,6 +13,11 @@ Every observation gets `measured_by` (`MEASURED_BY`), from its source type and i
   rules);
 - `third_party`: third parties, aggregators and their papers; `unknown` otherwise.
 
+A citation is shown to people as what it is for the model it cites (`with_cited_as`): a
+vendor's blog is "official blog" only on its own maker's models; on another maker's it is
+that maker's ("official blog of Zhipu AI (another maker)": GLM-4.7's blog post quoting
+GPT-5's BrowseComp-ZH score is not GPT-5's official blog).
+
 Priority respects it (`store.resolve`): a vendor card is first-hand only for its own models,
 so an `other_vendor` observation ranks as `third_party`, below the leaderboard that measured
 the value; a leaderboard's own URL ranks as `leaderboard`. The `conflicts` view shows each
@@ -25,7 +30,7 @@ import polars as pl
 
 from benchpress.validate.schemas import MEASURED_BY
 
-__all__ = ["MEASURED_BY", "VENDOR_TYPES", "with_measured_by", "ranked_type"]
+__all__ = ["MEASURED_BY", "VENDOR_TYPES", "with_measured_by", "ranked_type", "with_cited_as"]
 
 VENDOR_TYPES = ("official_blog", "official_paper", "tech_report", "model_card")
 _THIRD = ("third_party", "third_party_aggregator", "academic_paper")
@@ -67,3 +72,30 @@ def ranked_type() -> pl.Expr:
     return (pl.when(measured == "other_vendor").then(pl.lit("third_party"))
             .when(measured == "leaderboard").then(pl.lit("leaderboard"))
             .otherwise(pl.col("source_type")))
+
+
+def with_cited_as(frame: pl.DataFrame, contracts=None) -> pl.DataFrame:
+    """`frame` (observations or cells: `source_type`, `measured_by`, `reference_url`) with
+    `cited_as`, the citation's kind for the model it cites, in words (see the module
+    docstring): the source type for a maker's own publication, "leaderboard" for one the
+    leaderboard published, "<type> of <maker> (another maker)" for another maker's (the
+    maker named by the URL rules of `contracts`, when given and one matches).
+
+    >>> rows = pl.DataFrame({"source_type": ["official_blog", "official_blog", "tech_report"],
+    ...     "measured_by": ["own_vendor", "other_vendor", "vendor"],
+    ...     "reference_url": ["https://openai.com/x", "https://z.ai/blog/glm-4.7", None]})
+    >>> with_cited_as(rows)["cited_as"].to_list()
+    ['official blog', 'official blog of another maker', 'tech report']
+    """
+    urls = frame["reference_url"].drop_nulls().unique().to_list() if contracts else []
+    makers = {u: v[0][0] for u in urls
+              if (v := contracts.vendor_for_url(u)) is not None and v[1] == "maker"}
+    kind = pl.col("source_type").fill_null("unknown").str.replace_all("_", " ")
+    maker = pl.col("reference_url").replace_strict(makers, default=None, return_dtype=pl.String)
+    measured = pl.col("measured_by") if "measured_by" in frame.columns else pl.lit(None)
+    other = kind + pl.lit(" of ") + pl.when(maker.is_not_null()).then(
+        maker + pl.lit(" (another maker)")).otherwise(pl.lit("another maker"))
+    return frame.with_columns(
+        pl.when(measured == "other_vendor").then(other)
+        .when(measured == "leaderboard").then(pl.lit("leaderboard"))
+        .otherwise(kind).alias("cited_as"))

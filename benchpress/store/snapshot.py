@@ -138,7 +138,8 @@ def registry_metrics(folder: Path) -> dict:
 
     Returns a flat-ish dict: `n_models`, `n_models_scored` (those with at least one cell:
     the rows of the score matrix that predictors fit), `n_benchmarks`, `n_cells`,
-    `n_scores`, `n_sources`, `n_quarantined`, `n_conflicting_cells`, `fill` (cells over
+    `n_scores`, `n_sources` (source ids), `n_source_versions` (their versions: one source
+    ingested twice is 1 source, 2 versions), `n_quarantined`, `n_conflicting_cells`, `fill` (cells over
     models x benchmarks) and `per_source` (scores per source).
     """
     return _metrics({name: read_table(folder, name) for name in TABLE_NAMES})
@@ -154,7 +155,8 @@ def _metrics(tables: dict[str, pl.DataFrame]) -> dict:
         "n_benchmarks": benchmarks.height,
         "n_cells": cells.height,
         "n_scores": scores.height,
-        "n_sources": tables["sources"].height,
+        "n_sources": tables["sources"]["source_id"].n_unique(),
+        "n_source_versions": tables["sources"].height,  # a row per version of a source
         "n_quarantined": tables["quarantine"].height,
         "n_conflicting_cells": int((cells["n_disagreeing"] > 0).sum()) if cells.height else 0,
         "fill": round(cells.height / size, 6) if size else 0.0,

@@ -191,6 +191,22 @@ def config_path(sources_dir: Path, source_id: str) -> Path:
 _FIELDS = frozenset(f.name for f in fields(SourceConfig))
 
 
+def _check_types(doc: dict) -> None:
+    """TypeError naming the first field of a source config whose value has the wrong type
+    (`order` a whole number, `id` and `adapter` text, the other plain fields text or
+    empty)."""
+    for name in ("id", "adapter"):
+        if not isinstance(doc.get(name), str) or not doc[name].strip():
+            raise TypeError(f"field '{name}' must be text, not {shown(doc.get(name))}")
+    order = doc.get("order", 100)
+    if isinstance(order, bool) or not isinstance(order, int):
+        raise TypeError(f"field 'order' must be a whole number, not {shown(order)}")
+    for name in ("url", "final_url", "path", "mirror_path", "licence", "sha256",
+                 "retrieved_at", "published", "description", "version"):
+        if doc.get(name) is not None and not isinstance(doc[name], str):
+            raise TypeError(f"field '{name}' must be text, not {shown(doc[name])}")
+
+
 def load_configs(sources_dir: Path) -> list[SourceConfig]:
     """Every `*.yaml` under `sources_dir`, in build order (order, then id)."""
     configs = []
@@ -219,6 +235,7 @@ def load_configs(sources_dir: Path) -> list[SourceConfig]:
             unknown = [str(k) for k in doc if k not in _FIELDS]
             if unknown:
                 raise TypeError(unknown_message("field", unknown, sorted(_FIELDS)))
+            _check_types(doc)
             configs.append(SourceConfig(**doc))
         except (yaml.YAMLError, TypeError) as exc:
             raise BadInputError(f"{file}: not a valid source config "

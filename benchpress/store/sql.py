@@ -131,10 +131,14 @@ def _with_derived(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     own columns (a second conversion doubled the peak: 14 GB for 12 million scores)."""
     out = {}
     for name, table in tables.items():
-        # a registry built before versions (source_version) or provenance (measured_by)
-        for col in {"scores": ("source_version", "measured_by"), "cells": ("measured_by",)}.get(name, ()):
+        # a registry built before versions (source_version), provenance (measured_by) or
+        # entry kinds (every row then a model)
+        for col in {"scores": ("source_version", "measured_by"), "cells": ("measured_by",),
+                    "models": ("entry_kind", "base_model_id")}.get(name, ()):
             if col not in table.column_names:
-                table = table.append_column(col, pa.nulls(table.num_rows, pa.string()))
+                table = table.append_column(col, pa.array(["model"] * table.num_rows, pa.string())
+                                            if col == "entry_kind"
+                                            else pa.nulls(table.num_rows, pa.string()))
         out[name] = table
     if "scores" in out:
         rows = pa.array(np.arange(out["scores"].num_rows, dtype=np.uint32))

@@ -299,7 +299,20 @@ def _decode(answer: bytes, returncode: int, memory_limit: str, tail: bytes):
         last = tail.decode(errors="replace").strip().splitlines()
         how = f"exit code {returncode}" + (f": {last[-1][:200]}" if last else "")
     raise BadInputError(f"SQL error: the query's process ended without an answer ({how}); "
-                        f"a query past the memory limit ({memory_limit}) can end so")
+                        f"a query past the memory limit ({memory_limit}) can end so"
+                        + _address_space_note())
+
+
+def _address_space_note() -> str:
+    """What a hard address-space limit set from outside (`ulimit -v`) adds to a failure
+    message: the child cannot go above it, and DuckDB needs room beyond its memory limit."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY:
+        return ""
+    return (f", and this process may use only {hard / 2**30:.1f} GiB of address space "
+            "(`ulimit -v`): raise that limit (DuckDB needs a few GiB) or lower the memory limit")
 
 
 # -- the child --------------------------------------------------------------------------------
@@ -316,12 +329,16 @@ def _address_space() -> int | None:
 
 def _limit_address_space(extra: int) -> None:
     """Let this process hold at most `extra` bytes of address space beyond what it holds
-    now (where the platform says how much that is; DuckDB's own limit holds elsewhere)."""
+    now (where the platform says how much that is; DuckDB's own limit holds elsewhere),
+    never above a hard limit set from outside (`ulimit -v`), which only root could raise:
+    under one, the query has what that limit leaves."""
     import resource
 
     now = _address_space()
     if now is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (now + extra, now + extra))
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        cap = now + extra if hard == resource.RLIM_INFINITY else min(now + extra, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
 def _answer(request: dict, tables: dict):

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import glob
 import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -26,7 +28,8 @@ import polars as pl
 from benchpress.digest import sha256_of
 from benchpress.errors import RegistryError
 
-__all__ = ["views_sql", "TABLE_NAMES", "write_registry", "write_folder_atomic", "write_atomic",
+__all__ = ["views_sql", "TABLE_NAMES", "write_registry", "write_folder_atomic", "settle_swap",
+           "write_atomic",
            "write_json_atomic", "fsync_path", "read_table", "read_arrow", "table_schema",
            "readable", "recover", "locked", "registry_exists", "require_registry"]
 
@@ -47,8 +50,9 @@ def recover(registry: Path) -> None:
             if registry.exists():
                 shutil.rmtree(registry)
             os.replace(old, registry)
-    for leftover in registry.parent.glob(f".{registry.name}.tmp-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+    for pattern in (".{}.tmp-*", ".{}.trash-*"):
+        for leftover in registry.parent.glob(pattern.format(glob.escape(registry.name))):
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 @contextmanager
@@ -74,8 +78,11 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
     gives the JSON written last as `marker` (a folder holding its marker is complete).
     Every file and the folder are fsynced, and the folder is renamed into place: onto a
     missing `target` with one rename, else by two renames (the old folder waits in
-    `<target>.old` until the new one is in; `recover` finishes or undoes a swap cut short).
-    The temporary folder is removed when any step before the renames fails.
+    `<target>.old` until the new one is in, then is renamed aside to a hidden
+    `.<target name>.trash-*` and removed). A swap cut short is finished or undone by the
+    next write of `target` (`settle_swap`, as `recover` does for the registry), which also
+    removes the trash of earlier writes. The temporary folder is removed when any step
+    before the renames fails.
 
     Parameters
     ----------
@@ -91,7 +98,9 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
         Name prefix of the temporary folder (default ``.<target name>.tmp-``).
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=prefix or f".{target.name}.tmp-"))
+    settle_swap(target, marker)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent,
+                                prefix=prefix or f".{target.name}.tmp-{os.getpid()}-"))
     try:
         fill(tmp)
         doc = document(tmp)
@@ -110,12 +119,60 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
     old = _old(target)
     try:
         os.replace(target, old)
-    except BaseException:  # the old folder could not move aside: nothing changed
+    except BaseException as exc:  # the old folder could not move aside: nothing changed
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and old.exists():
+            raise RegistryError(f"{old}: in the way of replacing {target} (not a folder "
+                                "benchpress set aside); move or remove it") from None
         raise
     os.replace(tmp, target)
     fsync_path(target.parent)
-    shutil.rmtree(old, ignore_errors=True)
+    _trash(old, target)
+
+
+def _trash(folder: Path, target: Path) -> None:
+    """Remove `folder` by renaming it aside first (a kill during the removal leaves a
+    hidden `.<target name>.trash-*` that the next write of `target` removes, never a
+    half-removed `<target>.old` in the way of the next swap)."""
+    aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.trash-"))
+    os.replace(folder, aside)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` exists (a write's temporary folder names its writer)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def settle_swap(target: Path, marker: str) -> None:
+    """Finish or undo a swap of `write_folder_atomic` into `target` that was cut short, and
+    remove the trash of earlier writes: `<target>.old` holding its `marker` is a folder a
+    swap set aside (a `<target>.old` without one is not ours, and is left alone: the swap
+    then stops on it); with `target` whole it goes, else it is put back. The temporary
+    folder of a write whose process is gone (its name carries the writer's pid) goes too."""
+    for trash in target.parent.glob(f".{glob.escape(target.name)}.trash-*"):
+        shutil.rmtree(trash, ignore_errors=True)
+    for tmp in target.parent.glob(f".{glob.escape(target.name)}.tmp-*"):
+        writer = re.match(r"\d+-", tmp.name[len(target.name) + 6:])
+        if writer and not _alive(int(writer.group()[:-1])):  # a killed write's folder
+            shutil.rmtree(tmp, ignore_errors=True)
+    old = _old(target)
+    if old.is_symlink() or not (old / marker).is_file():
+        return
+    if (target / marker).is_file():
+        _trash(old, target)
+        return
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.exists():
+        _trash(target, target)
+    os.replace(old, target)
 
 
 def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: dict,

@@ -38,11 +38,13 @@ CREATE OR REPLACE VIEW score_history AS
 -- conflicts: every observation of a source's newest version that lost to the resolved
 -- cell's winner (a value its publisher revised is history, not a conflict; a value
 -- superseded by a newer citation or retracted is kept in scores for audit, not a conflict),
--- with who measured each side (`measured_by`, see store/provenance.py)
+-- with who measured each side (`measured_by`, see store/provenance.py); the two values and
+-- their difference come right after the ids, so a table at 80 columns shows both
 CREATE OR REPLACE VIEW conflicts AS
-    SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, c.source_id AS resolved_source,
-           s.score AS other_score, s.source_id AS other_source, s.source_type AS other_source_type,
-           s.reference_url AS other_reference_url, s.score - c.score AS difference,
+    SELECT s.model_id, s.benchmark_id, c.score AS resolved_score, s.score AS other_score,
+           s.score - c.score AS difference, c.source_id AS resolved_source,
+           s.source_id AS other_source, s.source_type AS other_source_type,
+           s.reference_url AS other_reference_url,
            c.measured_by AS resolved_measured_by, s.measured_by AS other_measured_by
     FROM latest_scores s JOIN cells c USING (model_id, benchmark_id)
     WHERE abs(s.score - c.score) > 1e-9
@@ -92,3 +94,22 @@ CREATE OR REPLACE VIEW source_disagreements AS
     SELECT * FROM source_comparison
     WHERE abs_difference > 5 AND scale IN ('percent', 'index')
     ORDER BY abs_difference DESC, model_id, benchmark_id;
+-- entries: the rows of `models` that are not bare models (entry_kind agent: a SWE-bench
+-- scaffold running a model, submission: a tau2-bench run), each with the model it runs
+-- (base_model_id) and that model's name where the registry has it. An agent or submission
+-- keeps its own cells, never merged into its model's: this view is the link.
+CREATE OR REPLACE VIEW entries AS
+    SELECT e.model_id, e.name, e.entry_kind, e.base_model_id, b.name AS base_model_name,
+           b.model_id IS NOT NULL AS base_in_registry, e.provider, e.source_id
+    FROM models e LEFT JOIN models b ON b.model_id = e.base_model_id
+    WHERE e.entry_kind <> 'model';
+-- entry_scores: each agent's or submission's cells beside the cell of the model it runs on
+-- the same benchmark (null where that model has none): what a scaffold, an effort or a user
+-- simulator makes of the bare model.
+CREATE OR REPLACE VIEW entry_scores AS
+    SELECT e.model_id AS entry_id, e.entry_kind, e.base_model_id, c.benchmark_id,
+           c.score AS entry_score, m.score AS base_score, c.score - m.score AS difference,
+           c.source_id AS entry_source, m.source_id AS base_source
+    FROM models e JOIN cells c ON c.model_id = e.model_id
+    LEFT JOIN cells m ON m.model_id = e.base_model_id AND m.benchmark_id = c.benchmark_id
+    WHERE e.entry_kind <> 'model';

@@ -162,10 +162,13 @@ def _check_entry(e: dict, where: str) -> None:
 
 
 def replay_home(home: Home, plan: Plan) -> Home:
-    """The replay's own workspace, `<home>/replay/<plan name>/`, with `home`'s contracts."""
+    """The replay's own workspace, `<home>/replay/<plan name>/`, with `home`'s contracts and
+    leaderboard spec files."""
     root = home.root / "replay" / plan.name
     (root / "sources").mkdir(parents=True, exist_ok=True)
     shutil.copytree(home.schemas, root / "schemas", dirs_exist_ok=True)
+    if home.specs.is_dir():
+        shutil.copytree(home.specs, root / "sources" / "specs", dirs_exist_ok=True)
     return Home(root)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 from benchpress.adapters._effort import EFFORT_LEVELS, LEVEL_PATTERN, thinking_budget
@@ -93,6 +94,7 @@ def _claude_family(family: str) -> str:
     return family
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a history repeats the same names version after version
 def parse_model(raw: str | None) -> ModelIdentity:
     """Family, version date and effort of a model name or id (see the module docstring)."""
     if raw is None or not raw.strip():

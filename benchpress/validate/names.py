@@ -181,6 +181,17 @@ class NameResolver:
                               canonical=self.canonical_benchmark, ignore_unknown=ignore)
         return self._ignored("benchmark", found)
 
+    def unknown_benchmarks_note(self, names) -> str | None:
+        """The one line an unknown benchmark name gets, with the closest ids as
+        suggestions (`unknown_message`: "unknown benchmark 'gpqa_diamnd'; did you mean
+        'gpqa_diamond'?"), for names left out under `ignore_unknown`; None for none."""
+        names = [n for n in names if n.strip()]
+        return unknown_message("benchmark", names, self.benchmark_ids) if names else None
+
+    def benchmark_suggestions(self, names) -> dict[str, list[str]]:
+        """Each name -> the closest benchmark ids (`suggest`; [] when none is close)."""
+        return {n: suggest(n, self.benchmark_ids) for n in names}
+
     @cached_property
     def _model_aliases(self) -> dict[str, str]:
         return model_alias_map(load_contracts(self.contracts_dir)) if self.contracts_dir else {}

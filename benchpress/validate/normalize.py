@@ -14,6 +14,7 @@ Fuzzy matches are only ever suggested (`benchpress aliases suggest`), never appl
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import polars as pl
 
@@ -38,6 +39,7 @@ _FOOTNOTE = re.compile(r"(\[\d+\]|\^\d+|[*†‡§¶#¹²³⁴⁵⁶⁷⁸⁹⁰
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a history repeats the same names version after version
 def canonical_model_id(raw: str | None) -> str | None:
     if raw is None:
         return None

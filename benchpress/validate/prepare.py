@@ -9,7 +9,9 @@ quarantine with the field and the reason, so nothing is lost.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
+from urllib.parse import urljoin
 
 import pandera.polars as pa
 import polars as pl
@@ -24,9 +26,10 @@ from benchpress.validate.normalize import (
     model_alias_map,
 )
 from benchpress.validate.schemas import CHECK_MESSAGES, Models, Quarantine, ScoreCheck, Scores
-from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release
+from benchpress.validate.text import MAX_FUTURE_YEARS, identifier_problem, latest_release, visible
 
-__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns"]
+__all__ = ["SourceInfo", "PreparedSource", "prepare_source", "validate_rows", "identity_columns",
+           "cited_url"]
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,10 @@ def _quarantine(raw: pl.DataFrame, failures: pl.DataFrame, kind: str, info: Sour
     return pl.DataFrame({
         "source_id": [info.source_id] * bad.height,
         "kind": [kind] * bad.height,
-        "row": bad["row"].fill_null("?"),
+        "row": [visible(r) for r in bad["row"].fill_null("?")],
         "record": records,
         "field": bad["field"],
-        "reason": bad["reason"],
+        "reason": [visible(r) for r in bad["reason"]],  # data in a message: shown escaped
         "ingest_id": [info.ingest_id] * bad.height,
     }, schema=_QUARANTINE_SCHEMA)
 
@@ -130,6 +133,14 @@ def identity_columns(model_ids: list[str | None], settings: list[str | None] | N
     }
 
 
+def _canonical_ids(raw: pl.Series, aliases: dict[str, str]) -> pl.Series:
+    """Canonical model ids (`canonical_model_id`, then the alias table) of raw names, each
+    distinct name once."""
+    found = {m: aliases.get(c, c) for m in raw.drop_nulls().unique().to_list()
+             for c in (canonical_model_id(m),)}
+    return raw.replace_strict(found, default=None, return_dtype=pl.String)
+
+
 def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInfo,
                     providers: dict[str, str] | None = None):
     """Canonical model rows; a second row for the same canonical id in one source is merged.
@@ -144,6 +155,8 @@ def _prepare_models(out: AdapterOutput, aliases: dict[str, str], info: SourceInf
     models = out.models.with_columns(
         pl.Series("model_id", ids, dtype=pl.String),
         pl.coalesce("name", "model_id").alias("name"),
+        pl.col("entry_kind").str.strip_chars().str.to_lowercase().fill_null("model"),
+        _canonical_ids(out.models["base_model_id"], aliases).alias("base_model_id"),
         *identity.values(),
         pl.lit(info.source_id).alias("source_id"),
         pl.int_range(pl.len()).cast(pl.Int64).alias("ordinal"),
@@ -180,10 +193,26 @@ def _late_releases(dates: pl.Series, info: SourceInfo) -> list[tuple[int, str, s
             if f is not None and f > latest]
 
 
+def _declared_scale(b: dict, contracts: Contracts) -> str | None:
+    """The scale of a benchmark a source declares: the one it names (an unknown one is a
+    mistake in the source's description, refused in one line naming where it is declared),
+    else the one its metric label implies (None: unknown, its rows are quarantined)."""
+    scale = b.get("scale")
+    if scale is None:
+        return contracts.scale_for_metric(b["metric"])
+    if scale not in contracts.scales:
+        raise BadInputError(f"{b.get('row') or b['benchmark_id']}: benchmark "
+                            f"'{b['benchmark_id']}': field 'scale': unknown scale '{scale}'; "
+                            f"known (schemas/scales.yaml): {', '.join(sorted(contracts.scales))}")
+    return scale
+
+
 def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: BenchmarkResolver):
-    """Benchmarks a source declares that the contract lacks, with a scale from their metric,
-    and the canonical ids of the source's whole benchmark list, in its order. A benchmark
-    listed again (each part of a folder lists its own) counts once: its first listing."""
+    """Benchmarks a source declares that the contract lacks, with the scale kind, unit,
+    direction and bounds the source declares (else a scale from their metric label, higher
+    is better, the scale's bounds), and the canonical ids of the source's whole benchmark
+    list, in its order. A benchmark listed again (each part of a folder lists its own)
+    counts once: its first listing."""
     rows, listed, seen = [], [], set()
     for b in out.benchmarks.iter_rows(named=True):
         bid, how = resolver.resolve(b["benchmark_id"])
@@ -193,12 +222,16 @@ def _new_benchmarks(out: AdapterOutput, contracts: Contracts, resolver: Benchmar
         listed.append(bid)
         if how != "unknown" or bid is None:
             continue
-        scale = contracts.scale_for_metric(b["metric"])
+        scale = _declared_scale(b, contracts)
         spec = contracts.scales.get(scale, {}) if scale else {}
+        declared_direction = "higher_is_better" in b and b.get("scale") is not None
         rows.append({
             "benchmark_id": bid, "name": b["name"] or bid, "category": b["category"],
-            "scale": scale, "lower": spec.get("lower"), "upper": spec.get("upper"),
-            "higher_is_better": True, "cost": None,
+            "scale": scale,
+            "lower": spec.get("lower") if b.get("lower") is None else b["lower"],
+            "upper": spec.get("upper") if b.get("upper") is None else b["upper"],
+            "higher_is_better": b["higher_is_better"] if declared_direction else True,
+            "cost": None, "unit": b.get("unit") or spec.get("unit"),
         })
     # the same columns as the contract's benchmarks.csv, so the two stack
     return pl.DataFrame(rows, schema=contracts.benchmarks.schema), listed
@@ -227,11 +260,48 @@ def _resolve_ids(raw: pl.DataFrame, resolver: BenchmarkResolver,
     )
 
 
+_GITHUB_TREE = re.compile(r"^(https://github\.com/[^/]+/[^/]+)/tree/(.+?)/?$")
+
+
+def cited_url(base: str | None, relative: str) -> str | None:
+    """The URL of a file a source cites by its path relative to the source's URL `base`:
+    beside the file `base` names (``.../blob/<commit>/mbpp.csv`` + ``humaneval.csv``), or
+    inside the folder a GitHub ``tree`` URL names (``.../tree/<commit>/web/public`` +
+    ``submissions/x/submission.json`` -> that file's ``blob`` URL). None without an http(s)
+    `base`, or for a path that climbs out (``..``).
+
+    >>> cited_url("https://github.com/o/r/tree/abc/web/public", "subs/x/submission.json")
+    'https://github.com/o/r/blob/abc/web/public/subs/x/submission.json'
+    >>> cited_url("https://github.com/o/r/blob/abc/csv/a.csv", "b.csv")
+    'https://github.com/o/r/blob/abc/csv/b.csv'
+    """
+    if not base or not re.match(r"^https?://", base) or ".." in relative.split("/"):
+        return None
+    tree = _GITHUB_TREE.match(base)
+    if tree:
+        return f"{tree.group(1)}/blob/{tree.group(2)}/{relative.lstrip('/')}"
+    return urljoin(base, relative)
+
+
+def _cited(refs: pl.Series, info: SourceInfo) -> pl.Series:
+    """The citations of a source whose rows cite the source itself (`cites_source`): an
+    empty one is the source's URL, a relative one (a file of a multi-file version,
+    ``mbpp.csv``) that file at the source's URL (`cited_url`: ``.../blob/<commit>/mbpp.csv``).
+    Other sources' citations are left as they are."""
+    if not info.cites_source:
+        return refs
+    relative = {r: cited_url(info.url, r)
+                for r in refs.drop_nulls().unique().to_list() if "://" not in r}
+    return refs.replace(relative).fill_null(pl.lit(info.url, dtype=pl.String)) \
+        .alias("reference_url")
+
+
 def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
                    scales: pl.DataFrame) -> pl.DataFrame:
     """Step 2: the numeric `score` in the benchmark's unit, citations and source types
     filled in, the source's provenance columns, and each benchmark's scale bounds."""
     factor = {u: spec["factor"] for u, spec in contracts.units.items()}
+    scores = scores.with_columns(_cited(scores["reference_url"], info))
     urls = {*scores["reference_url"].drop_nulls(), info.url}
     return (
         scores.with_columns(
@@ -248,8 +318,6 @@ def _convert_units(scores: pl.DataFrame, contracts: Contracts, info: SourceInfo,
             # a converted value drops the float noise of the product (0.553 * 100)
             pl.when(pl.col("_factor") != 1).then((pl.col("_value") * pl.col("_factor")).round(10))
             .otherwise(pl.col("_value")).alias("score"),
-            pl.col("reference_url").fill_null(pl.lit(info.url if info.cites_source else None,
-                                                      dtype=pl.String)),
         )
         .with_columns(
             # (the URLs as filled in above: a model card's rows cite the card itself)
@@ -269,9 +337,13 @@ def _with_scales(scores: pl.DataFrame, scales: pl.DataFrame) -> pl.DataFrame:
     steps, which name rows by position, would then quarantine the wrong ones)."""
     scales = scales.unique("benchmark_id", keep="first", maintain_order=True)
     keys = scales["benchmark_id"]
+    # a benchmark version an adapter names (`tau2_bench_airline@user-gpt-5.2`, `store.methods`)
+    # that no row describes is on its base benchmark's scale
+    bench = pl.col("benchmark_id")
+    key = pl.when(bench.is_in(keys.implode())).then(bench).otherwise(
+        bench.str.split("@").list.first())
     return scores.with_columns(
-        pl.col("benchmark_id").replace_strict(keys, scales[c], default=None,
-                                              return_dtype=scales.schema[c]).alias(c)
+        key.replace_strict(keys, scales[c], default=None, return_dtype=scales.schema[c]).alias(c)
         for c in scales.columns if c != "benchmark_id")
 
 

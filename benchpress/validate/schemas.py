@@ -19,7 +19,10 @@ __all__ = [
     "ID_PATTERN",
     "BENCHMARK_ID_PATTERN",
     "MEASURED_BY",
+    "ENTRY_KINDS",
     "CHECK_MESSAGES",
+    "SCALES",
+    "MAX_ABS_SCORE",
     "Models",
     "Benchmarks",
     "Scores",
@@ -38,15 +41,22 @@ ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*$"
 BENCHMARK_ID_PATTERN = r"^[a-z0-9][a-z0-9._+\-]*(@[0-9a-z][0-9a-z._\-]*)?$"
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
 
+# The largest score magnitude accepted on any scale: far above every real one (Elo ratings
+# in the thousands, dollars earned in the hundreds of thousands); beyond it a value is an
+# error (1e308 overflows the predictor's transforms), as inf and NaN are.
+MAX_ABS_SCORE = 1e9
+
 # What a failed named check means, keyed by the check's name (pandera reports a check by
 # its function name when it has no `error=` text): (the field a table-level check blames
 # in the quarantine, or None for a column check's own column; the message).
 CHECK_MESSAGES = {
     "known_scale": ("benchmark_id", "benchmark has no known scale"),
+    "finite_score": ("score", f"score is not a finite number within ±{MAX_ABS_SCORE:,.0f}"),
     "within_range": ("score", "score outside the benchmark's range"),
     "not_duplicate": ("row", "duplicate of an earlier row"),
     "calendar_date": (None, "not a date; expected format YYYY-MM-DD"),
     "clean_model_id": ("model_id", "model id refused"),
+    "not_own_base": ("base_model_id", "an entry cannot run itself: base_model_id is its own id"),
 }
 
 
@@ -60,7 +70,17 @@ def _calendar_date(column: str) -> pl.Expr:
     ).otherwise(False)
 
 
+# What a row of `models` is: a bare model (under one evaluation setting: effort, mode), an
+# agent system (a scaffold running one or more models: a SWE-bench entry) or a submission (one
+# evaluation run a leaderboard lists: a tau2-bench submission with its user simulator). An
+# agent or submission is never merged into its model's cells; `base_model_id` links it.
+ENTRY_KINDS = ("model", "agent", "submission")
+
+
 class Models(pa.DataFrameModel):
+    """One row per entry (see `ENTRY_KINDS`); `entry_kind` and `base_model_id` are absent in
+    registries built before they existed (read as "model" and null)."""
+
     model_id: str = pa.Field(str_matches=ID_PATTERN, unique=True)
     name: str
     provider: str = pa.Field(nullable=True)
@@ -74,6 +94,9 @@ class Models(pa.DataFrameModel):
     effort: str = pa.Field(nullable=True)
     source_id: str  # the source that first described the model
     ordinal: int = pa.Field(ge=0)
+    entry_kind: Optional[str] = pa.Field(isin=list(ENTRY_KINDS))
+    # the model an agent or submission runs (canonical id; null: not stated, or several)
+    base_model_id: Optional[str] = pa.Field(nullable=True, str_matches=ID_PATTERN)
 
     class Config:
         strict = True
@@ -82,17 +105,35 @@ class Models(pa.DataFrameModel):
     def calendar_date(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(_calendar_date(data.key))
 
+    @pa.dataframe_check(name="not_own_base")
+    def not_own_base(cls, data) -> pl.LazyFrame:
+        """An entry is not the model it runs (a bare model names no base)."""
+        if "base_model_id" not in data.lazyframe.collect_schema().names():
+            return data.lazyframe.select(pl.lit(True))
+        return data.lazyframe.select(
+            pl.col("base_model_id").is_null() | (pl.col("base_model_id") != pl.col("model_id")))
+
+
+#: the scale kinds of schemas/scales.yaml (`validate.contracts` refuses a benchmark of another)
+SCALES = ["percent", "index", "elo", "rating", "dollars", "score", "normalized", "trueskill",
+          "bradley_terry", "glicko", "rank", "words", "seconds", "count"]
+
 
 class Benchmarks(pa.DataFrameModel):
+    """Every benchmark with its scale kind, bounds, direction (`higher_is_better`; null:
+    none, a descriptive measure such as a summary's length in words) and unit label ("%",
+    "words", "TrueSkill mu"; absent in registries built before units were recorded)."""
+
     benchmark_id: str = pa.Field(str_matches=BENCHMARK_ID_PATTERN, unique=True)
     name: str
     category: str = pa.Field(nullable=True)
-    scale: str = pa.Field(isin=["percent", "index", "elo", "rating", "dollars", "score"])
+    scale: str = pa.Field(isin=SCALES)
     lower: float = pa.Field(nullable=True)
     upper: float = pa.Field(nullable=True)
-    higher_is_better: bool
+    higher_is_better: bool = pa.Field(nullable=True)
     cost: float = pa.Field(nullable=True, ge=0)
     ordinal: int = pa.Field(ge=0)
+    unit: Optional[str] = pa.Field(nullable=True)
 
     class Config:
         strict = True
@@ -146,6 +187,13 @@ class ScoreCheck(Scores):
     @pa.dataframe_check
     def known_scale(cls, data) -> pl.LazyFrame:
         return data.lazyframe.select(pl.col("scale").is_not_null())
+
+    @pa.dataframe_check
+    def finite_score(cls, data) -> pl.LazyFrame:
+        """inf, NaN (as text in any source: "inf", "Infinity", "NaN") and absurd magnitudes
+        stop here, on every adapter's rows: the predictor never sees them."""
+        s = pl.col("score")
+        return data.lazyframe.select(s.is_null() | (s.is_finite() & (s.abs() <= MAX_ABS_SCORE)))
 
     @pa.dataframe_check
     def within_range(cls, data) -> pl.LazyFrame:

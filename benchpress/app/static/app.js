@@ -20,6 +20,8 @@ const BP = {
       for (const v of pick(body)) { const o = document.createElement("option"); o.value = v; list.appendChild(o); }
     } catch (e) { BP.showError(e.message); }
   },
+  // "1 cell", "2 cells" (`many`: the plural when it is not `one` + "s")
+  count(n, one, many) { return `${Number(n).toLocaleString("en")} ${n === 1 ? one : many || one + "s"}`; },
   fmt(v, d = 1) { return v === null || v === undefined ? "" : Number(v).toFixed(d); },
   el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; },
   link(href, text) { const a = document.createElement("a"); a.href = href; a.textContent = text; return a; },

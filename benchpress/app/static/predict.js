@@ -3,6 +3,7 @@
   const tbody = document.querySelector("#score-rows tbody");
   const known = new Map(); // lower-cased id, name or alias -> canonical id
   const resolvedByServer = new Map();
+  const suggestedByServer = new Map(); // unknown name -> the resolver's closest ids
   let timer = null, seq = 0;
 
   function addRow(name = "", value = "") {
@@ -27,6 +28,7 @@
         try {
           const { body } = await BP.getJSON("/api/resolve?names=" + encodeURIComponent(name));
           resolvedByServer.set(name, body.resolved[name]);
+          suggestedByServer.set(name, body.suggestions[name] || []);
         } catch (e) { BP.showError(e.message); return; }
       }
       id = resolvedByServer.get(name);
@@ -34,7 +36,9 @@
     if (input.value.trim() !== name) return; // typed on meanwhile
     const bad = name !== "" && !id;
     input.classList.toggle("unknown", bad);
-    out.textContent = bad ? "unknown benchmark" : (id && id !== name ? "→ " + id : "");
+    const near = suggestedByServer.get(name) || [];
+    out.textContent = bad ? "unknown benchmark" + (near.length ? `; did you mean ${near.join(" or ")}?` : "")
+      : (id && id !== name ? "→ " + id : "");
   }
 
   function scoresText() {
@@ -86,7 +90,7 @@
       if (mine !== seq) return;
       document.getElementById("meta-note").textContent = body.metadata_note ||
         (body.with_covariates ? "used: the prediction takes these details into account" : "");
-      BP.showError(body.unknown.length ? `not a benchmark of this registry (ignored): ${body.unknown.join(", ")}` : "");
+      BP.showError(body.unknown_note ? `${body.unknown_note} (left out)` : "");
       const contradicted = document.getElementById("contradicted-note");
       contradicted.textContent = body.contradicted_note || "";
       contradicted.hidden = !body.contradicted_note;

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from benchpress.errors import BadInputError, import_extra
+from benchpress.errors import BadInputError, MissingExtraError, import_extra
 
-__all__ = ["RankingPreservation", "ranking_preservation", "compare_models", "MARGINS", "NORMAL_Q95"]
+__all__ = ["RankingPreservation", "ranking_preservation", "compare_models", "p_ahead_missing",
+           "MARGINS", "NORMAL_Q95"]
 
 #: Margins (score points) of the published table.
 MARGINS = (0.0, 1.0, 2.0, 5.0)
@@ -150,8 +151,19 @@ def ranking_preservation(Y, fold, model_index, benchmark_index, predicted, *,
         n_benchmarks=tuple(int(x) for x in (n_pairs > 0).sum(axis=1)), per_benchmark=rows)
 
 
-def compare_models(names, values, observed, higher_is_better, *, sigma=None,
-                   intervals: dict | None = None, benchmark_ids=None) -> pl.DataFrame:
+def p_ahead_missing() -> str | None:
+    """Why `compare_models` leaves ``p_ahead`` empty on this install, as one line (None when
+    it can compute it): its normal CDF is scipy's, which the core install lacks."""
+    try:
+        import_extra("scipy.special")
+    except MissingExtraError as exc:
+        return f"p_ahead left out: {exc}"
+    return None
+
+
+def compare_models(names, values, observed, higher_is_better, *, sigma=None, noise=None,
+                   ranges=None, intervals: dict | None = None,
+                   benchmark_ids=None) -> pl.DataFrame:
     """Models side by side per benchmark: who is ahead, by how much, and how sure.
 
     Parameters
@@ -162,8 +174,14 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
     observed : array_like of bool, shape (n_cmp, n_benchmarks)
     higher_is_better : array_like of bool, shape (n_benchmarks,)
     sigma : array_like, shape (n_cmp, n_benchmarks), optional
-        Uncertainty (std, score units) of each predicted value; observed cells count as
-        exact. Without it ``p_ahead`` is left empty.
+        Uncertainty (std, score units) of each predicted value. Without it ``p_ahead`` is
+        left empty where a predicted value takes part.
+    noise : array_like, shape (n_benchmarks,), optional
+        Each benchmark's measurement noise (std, score units; `store.noise`): the
+        uncertainty of an observed value (NaN or not given: exact).
+    ranges : array_like, shape (n_benchmarks,), optional
+        What a gap is measured against (score units; the scale's width): gives
+        ``relative_gap`` (NaN or not given: null).
     intervals : dict, optional
         ``lower``, ``upper`` (score units) and ``trust`` arrays shaped like ``values``:
         each predicted value's 90% interval and trust probability (ignored where
@@ -176,9 +194,11 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
         predicted), with ``intervals`` also ``<name>_lower``, ``<name>_upper`` and
         ``<name>_trust`` (null for observed scores); then ``leader``, ``gap`` (leader
         minus runner-up, score points) and ``p_ahead`` (normal approximation of
-        P(leader ahead of runner-up); 1 when both are observed).
+        P(leader ahead of runner-up), each value's uncertainty its sigma or noise; 1 for
+        two exact values apart; empty without scipy, see `p_ahead_missing`), and
+        ``relative_gap``, the gap as a share of the benchmark's range (how big it is
+        there: the people's table lists the biggest first).
     """
-    ndtr = import_extra("scipy.special").ndtr  # here: slow to import, and not in the core
 
     V = np.atleast_2d(np.asarray(values, dtype=float))
     O = np.atleast_2d(np.asarray(observed, dtype=bool))
@@ -193,12 +213,16 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
     finite = np.isfinite(V[lead, cols]) & np.isfinite(V[second, cols]) & (n_cmp > 1)
     gap = np.where(finite, np.abs(V[lead, cols] - V[second, cols]), np.nan)
     p = np.full(n_b, np.nan)
-    if sigma is not None:
-        S = np.where(O, 0.0, np.atleast_2d(np.asarray(sigma, dtype=float)))
+    if (sigma is not None or noise is not None) and p_ahead_missing() is None:
+        ndtr = import_extra("scipy.special").ndtr  # here: slow to import, and not in the core
+        exact = np.zeros(n_b) if noise is None else np.nan_to_num(np.asarray(noise, float))
+        spread = (np.full(V.shape, np.nan) if sigma is None
+                  else np.atleast_2d(np.asarray(sigma, dtype=float)))
+        S = np.where(O, exact[None, :], spread)
         sd = np.sqrt(S[lead, cols] ** 2 + S[second, cols] ** 2)
         with np.errstate(divide="ignore", invalid="ignore"):
             zz = np.where(sd > 0, gap / sd, np.where(gap > 0, np.inf, 0.0))
-        p = np.where(finite, ndtr(zz), np.nan)
+        p = np.where(finite & np.isfinite(sd), ndtr(zz), np.nan)
     bids = list(benchmark_ids) if benchmark_ids is not None else [str(j) for j in range(n_b)]
     data = {"benchmark_id": bids}
     for k, name in enumerate(names):
@@ -211,6 +235,9 @@ def compare_models(names, values, observed, higher_is_better, *, sigma=None,
     data["leader"] = [names[int(x)] if f else None for x, f in zip(lead, finite)]
     data["gap"] = gap
     data["p_ahead"] = p
+    width = np.full(n_b, np.nan) if ranges is None else np.asarray(ranges, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data["relative_gap"] = np.where(width > 0, gap / width, np.nan)
     frame = pl.DataFrame(data)
     return frame.with_columns([pl.col(c).fill_nan(None) for c, t in frame.schema.items()
                                if t == pl.Float64])

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import BadInputError, NotFittedError, UsageError
+from benchpress.errors import NotFittedError, TooLittleData, UsageError
 from benchpress.predict.base import BasePredictor, check_scores, clone
 from benchpress.predict.intervals.cells_support import SPARSE_CANDIDATES, CellsSupport, pair_corr_moments
 from benchpress.predict.evaluation.heldout import fold_fits
@@ -71,6 +71,9 @@ EXACT_MAX_MODELS = LIMITS.support_exact_max_models
 BLOCK_ROWS = LIMITS.support_block_rows
 MAX_CANDIDATES = LIMITS.support_max_candidates
 CALIBRATION_MAX_MODELS = LIMITS.calibration_max_models
+#: the least a matrix must hold for held-out fits to calibrate intervals on (`calibrate`)
+MIN_CALIBRATION_MODELS = 3
+MIN_CALIBRATION_CELLS = 20
 #: What held-out data a calibrator is fitted on: missing cells of known models, or new
 #: models folded in from a few scores.
 REGIMES = ("cells", "new_models")
@@ -254,8 +257,9 @@ class IntervalCalibrator:
         r = np.asarray(residual_z, dtype=float)
         X = np.asarray(X, dtype=float)
         ok = np.isfinite(r) & np.isfinite(X).all(axis=1)
-        if ok.sum() < 20:
-            raise BadInputError(f"need at least 20 held-out cells to calibrate, got {int(ok.sum())}")
+        if ok.sum() < MIN_CALIBRATION_CELLS:
+            raise TooLittleData(f"need at least {MIN_CALIBRATION_CELLS} held-out cells to "
+                                f"calibrate, got {int(ok.sum())}")
         r, X = r[ok], X[ok]
         cols = None if cols is None else np.asarray(cols, dtype=np.int64)[ok]
         self.x_mean_, self.x_std_ = X.mean(axis=0), X.std(axis=0) + 1e-9
@@ -469,7 +473,7 @@ def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, 
 
     ``scores`` (n_benchmarks,) or (n_rows, n_benchmarks) are known scores (NaN =
     unknown); ``predictor`` is fitted and ``calibrator`` calibrated for the same method
-    (:func:`calibrate`); ``support`` may reuse a :class:`MatrixSupport` of ``predictor``.
+    (:func:`calibrate`; None: no intervals, lower, upper and trust NaN); ``support`` may reuse a :class:`MatrixSupport` of ``predictor``.
     ``covariates`` reach the fold-in of predictors that accept them: (n_rows, n_features),
     or per row a covariate row or None (that row is folded in without, as a model given
     without metadata is; see :func:`fold_in_rows`).
@@ -477,8 +481,11 @@ def fold_in_intervals(predictor: BasePredictor, calibrator: IntervalCalibrator, 
     """
     S = np.asarray(scores, dtype=float)
     S2 = np.atleast_2d(S)
-    support = support or MatrixSupport(predictor)
     P, spread = fold_in_rows(predictor, S2, covariates)
+    if calibrator is None:  # point predictions alone (a matrix too small to calibrate on)
+        out = {"predicted": P, **{k: np.full(S2.shape, np.nan) for k in ("lower", "upper", "trust")}}
+        return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
+    support = support or MatrixSupport(predictor)
     zhat, X = support.new_rows(S2, P, spread)
     out = {"predicted": P, **_intervals(support, calibrator, zhat, X, S2.shape)}
     return {k: v[0] for k, v in out.items()} if S.ndim == 1 else out
@@ -712,6 +719,13 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     Y = check_scores(Y, scales)
     if regime not in REGIMES:
         raise UsageError(f"unknown regime {regime!r}; choose 'cells' or 'new_models'")
+    # held-out fits of one or two models are no fits (a side fit of one model has no
+    # covariate to learn from): said at once, before any of them runs
+    measured = int(((~np.isnan(Y)).sum(axis=1) >= 2).sum())
+    if measured < MIN_CALIBRATION_MODELS or (~np.isnan(Y)).sum() < MIN_CALIBRATION_CELLS:
+        raise TooLittleData(f"calibrating intervals needs at least {MIN_CALIBRATION_MODELS} "
+                            f"models with 2 or more scores and {MIN_CALIBRATION_CELLS} scores; "
+                            f"the matrix has {measured} and {int((~np.isnan(Y)).sum())}")
     if folds is None and use_sparse(*Y.shape) and Y.shape[0] > CALIBRATION_MAX_MODELS:
         keep = np.sort(np.random.default_rng(seed).choice(Y.shape[0], CALIBRATION_MAX_MODELS,
                                                            replace=False))

@@ -17,6 +17,9 @@ import numpy as np
 
 from benchpress.predict.models.als import fold_in_batched
 
+#: the least noise variance (z units squared) the Gaussian covariate prior assumes
+NOISE_VAR_FLOOR = 1e-9
+
 __all__ = ["CovariatePriorMixin", "ridge", "masked_grams"]
 
 
@@ -63,7 +66,10 @@ class CovariatePriorMixin:
         self.prior_precision_ = np.linalg.inv(cov + 1e-9 * np.eye(r + 1))
         obs = ~np.isnan(Z)
         res = np.where(obs, Z, 0.0)[None] - np.where(obs, ens.predict_starts(), 0.0)
-        self.noise_var_ = (res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1)
+        # floored: a registry of one model is fitted exactly (no residual), and a zero
+        # noise would divide by zero in every fold-in
+        self.noise_var_ = np.maximum((res ** 2).sum(axis=(1, 2)) / max(int(obs.sum()), 1),
+                                     NOISE_VAR_FLOOR)
 
     def _row_z_gauss(self, Z_rows, Xs, with_var=False):
         """Per-start posterior-mean z rows under the Gaussian covariate prior, (S, n_rows,
