@@ -114,9 +114,13 @@ def make_predictor(method: str = "default", /, **params) -> BasePredictor:
     if "method" in params:
         raise UsageError("'method' is not a parameter; choose the method by name")
     cls, defaults = METHODS[method]
-    # fresh parts for each predictor (a blend's halves are objects of their own)
-    made = cls(**{k: _copy(v) if _is_part(v) else v for k, v in defaults.items()})
-    return set_params(made, params)
+    own = {k: v for k, v in params.items() if k in cls._param_names()}
+    # fresh parts for each predictor (a blend's halves are objects of their own); a part's
+    # parameters are routed to it, then every part is built again by its constructor,
+    # which checks them
+    made = cls(**{k: _copy(v) if _is_part(v) else v for k, v in defaults.items()}, **own)
+    rest = {k: v for k, v in params.items() if k not in own}
+    return _copy(set_params(made, rest)) if rest else made
 
 
 def param_overrides(predictor: BasePredictor) -> dict:

@@ -96,11 +96,16 @@ def make_estimator(method: str, params: dict):
     try:
         takes = flat_params(make_predictor(method))
         given = {**{k: v for k, v in PARAMS_SINCE.items() if k in takes}, **given}
-        made = make_predictor(method, **{k: tuple(v) if isinstance(v, list) else v
-                                         for k, v in given.items()})
+        made = make_predictor(method, **{k: _tuples(v) for k, v in given.items()})
     except UsageError as exc:
         raise BadInputError(f"artifact: {exc}") from None
     return made
+
+
+def _tuples(value):
+    """A JSON list (of lists) as the tuple (of tuples) a parameter holds, so that a restored
+    parameter compares equal to the default it was stored from."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 def _put(arrays: dict, prefix: str, obj, names) -> None:
