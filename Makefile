@@ -2,25 +2,27 @@
 # Chromium, which `system-deps` installs with apt-get where it can):
 #   make main        - install, then run the whole pipeline (dvc repro) offline on the default data;
 #                      on a fresh clone it re-makes what dvc.lock records, byte for byte (git
-#                      status stays clean; README: "A fresh clone and dvc.lock")
-#   make test        - install, then run the whole test suite with the package's doctests (CI)
+#                      status stays clean; docs/guide/pipeline.md: "A fresh clone and dvc.lock")
+#   make test        - install, build the docs (strict), then run the whole test suite with the
+#                      package's doctests (CI)
 #   make test-quick  - the same without the tests marked slow (the end-to-end DVC runs, the
 #                      browser, kill loops, replays), on two workers: 1.4-4.7 minutes, by the machine's speed
-#                      (README: "Set-up" has the measurements)
-# Data come from the mirror folder in params.yaml, ../shared/data (see README: "Offline use").
+#                      (docs/development.md has the measurements)
+#   make docs        - the documentation site (docs/, mkdocs.yml) in site/, strict
+# Data come from the mirror folder in params.yaml, ../shared/data (docs/install.md: "Offline use").
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # empty: the pipeline reads params.yaml's data.mirror; `make main MIRROR=DIR` overrides it
 MIRROR ?=
 
-.PHONY: install system-deps main test test-quick pretrained clean replay
+.PHONY: install system-deps main test test-quick docs pretrained clean replay
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	-$(PY) -m pip uninstall -q -y benchpress-registry 2>/dev/null  # the distribution's old name
-	$(PY) -m pip install -q -e '.[all,test]'
+	$(PY) -m pip install -q -e '.[all,test,docs]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -29,7 +31,7 @@ main: install
 	$(if $(MIRROR),BENCHPRESS_MIRROR=$(MIRROR)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/dvc repro
 	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/benchpress summary
 	@if git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet -- dvc.lock metrics plots; then \
-	  echo "make main: dvc.lock or metrics/ changed (git diff): they were recorded by other code than this checkout's, or on another CPU (its BLAS moves the last digits); see README, 'A fresh clone and dvc.lock'" >&2; fi
+	  echo "make main: dvc.lock or metrics/ changed (git diff): they were recorded by other code than this checkout's, or on another CPU (its BLAS moves the last digits); see docs/guide/pipeline.md, 'A fresh clone and dvc.lock'" >&2; fi
 
 # The one system package the tests need: headless Chromium, in which tests/test_report.py opens
 # the HTML report to check that every figure renders. Any of these names on PATH will do;
@@ -55,11 +57,18 @@ system-deps:
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
-test: install system-deps
+# The documentation site in site/ (MkDocs; mkdocstrings reads the docstrings, mkdocs-click
+# the commands, docs/hooks/figures.py draws the figures from metrics/ and dvc.yaml):
+# strict, so a broken link or anchor, a page left out of the nav, an API object that moved
+# or a figure whose metric is gone fails the build. Offline: nothing is fetched.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+test: install system-deps docs
 	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # everything but the tests marked slow (see pyproject.toml's markers)
-test-quick: install
+test-quick: install docs
 	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
 # The pre-fit model shipped in the package (BenchPress.from_pretrained()): the predictor of
@@ -76,7 +85,7 @@ pretrained: install
 # what a run makes and git does not keep (metrics/ and plots/ are in git; snapshots/ is
 # precious: every snapshot ever made, restored by `dvc pull`)
 clean:
-	rm -rf $(VENV) .cache registry fit probes drift report
+	rm -rf $(VENV) .cache registry fit probes drift report site
 
 # The registry's life over the whole shared history (sources/replay/history.yaml: 51 LiveBench
 # versions, 4 Artificial Analysis snapshots, 65 NYT Connections copies, the static sources at

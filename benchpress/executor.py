@@ -9,7 +9,7 @@ that has such a list asks for an executor and maps over it::
 
 ``map`` always returns results in input order, so the numbers do not depend on where the
 work ran. ``spec`` may also be the address of a Dask distributed scheduler
-(``tcp://host:8786``, see README "Running on a cluster"): the calls then run on its
+(``tcp://host:8786``, see docs/guide/cluster.md): the calls then run on its
 workers, which must have this package installed and (for the replay) see the same home
 folder. ``fn`` must be a module-level function (it travels to the workers by reference)
 and its arguments and results plain data (arrays, predictors, frames).

@@ -1,4 +1,4 @@
-"""The output contract (README, "Output contract"), for every command that prints results:
+"""The output contract (docs/guide/output.md), for every command that prints results:
 --format table|csv|json, JSON valid with a trailing newline (and the user's --param values
 under "params"), CSV parseable, --out FILE holding the bytes printed; and tables that stay
 readable at 80 columns."""

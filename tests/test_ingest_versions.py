@@ -67,15 +67,15 @@ def test_a_version_without_a_date_is_refused_in_one_line(home, tmp_path):
     assert saved["version"] == "2026-05-08"
 
 
-def test_the_readme_example_adds_a_version_of_the_repos_livebench(tmp_path):
-    """The README's `ingest <history folder> --source livebench-2026-01-08` on a workspace
-    holding the repo's LiveBench config: a version of it, not a 13th source."""
+def test_the_docs_example_adds_a_version_of_the_repos_livebench(tmp_path):
+    """The docs' `ingest <history folder> --source livebench-2026-01-08` (guide/versions.md)
+    on a workspace holding the repo's LiveBench config: a version of it, not a 13th source."""
     from tests.conftest import build_repo_sources
 
     home, _ = build_repo_sources(tmp_path / "ws", ["livebench-2026-01-08"])
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "2026-06-19T0954 --source livebench-2026-01-08" in readme
-    assert "--source livebench --version" not in readme
+    guide = (REPO / "docs" / "guide" / "versions.md").read_text(encoding="utf-8")
+    assert "2026-06-19T0954 --source livebench-2026-01-08" in guide
+    assert "--source livebench --version" not in guide
     res = _ingest(home, SHARED_DATA / "livebench-history" / "2026-06-19T0954",
                   "--source", "livebench-2026-01-08", "--mirror", SHARED_DATA)
     assert res.exit_code == 0, res.output

@@ -238,10 +238,41 @@ def test_init_and_ingest_from_the_installed_wheel(installed):
     assert doc[0]["n"] > 2000
 
 
+def test_readme_core_blocks_run_in_the_core_install(core, tmp_path):
+    """The README's core-install tour on `pip install benchpress-llm` alone: each console
+    command prints what the README shows, within 80 columns, and the Python block passes as
+    a doctest (tests/readme_blocks.py has the markers)."""
+    from tests.readme_blocks import blocks, console_steps, matches, run_console, too_wide
+
+    run = {"cwd": core["cwd"], "env": core["env"]}
+    core_blocks = [b for b in blocks() if b.kind == "core"]
+    assert core_blocks
+    for b in core_blocks:
+        if b.lang == "console":
+            for cmd, shown in console_steps(b.body):
+                result = run_console(cmd, **run)
+                assert result.returncode == 0, f"{b.where()}: {cmd}\n{result.stderr[-2000:]}"
+                got = result.stdout.splitlines()
+                assert matches(shown, got), (
+                    f"{b.where()}: `{cmd}` printed\n{result.stdout}\nnot what the README shows "
+                    "(after `make pretrained`, update the README)")
+                wide = too_wide(result.stdout) + too_wide(result.stderr)
+                assert not wide, f"{b.where()}: {cmd} prints wider than 80 columns:\n" + \
+                    "\n".join(wide)
+        elif b.lang == "python":
+            script = tmp_path / f"readme_{b.line}.txt"
+            script.write_text(b.body)
+            result = subprocess.run([str(core["python"]), "-m", "doctest", "-o", "ELLIPSIS",
+                                     str(script)], capture_output=True, text=True, **run)
+            assert result.returncode == 0, f"{b.where()}:\n{result.stdout}{result.stderr}"
+        else:
+            raise AssertionError(f"{b.where()}: a core block is console or python")
+
+
 # `pip install benchpress-llm` alone, counted as the `core` fixture does: 233 MiB (polars 1.31
 # 110, numpy 68, rapidfuzz 12, rich with pygments 11, PyYAML 3, click 1; the venv with pip,
 # setuptools and the package 28). It was 300 with polars 2.1 and its runtime (179), 436 with
-# scipy too: the core pins polars<1.32 (pyproject.toml; README, "Set-up").
+# scipy too: the core pins polars<1.32 (pyproject.toml; docs/install.md).
 CORE_LIMIT_MB = 250
 
 

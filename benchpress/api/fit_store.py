@@ -64,6 +64,15 @@ _KEY = re.compile(r"[0-9a-f]{24}-[0-9a-f]{16}")  # a fit folder's name (`FitStor
 _LEFTOVER = re.compile(r"(\.[0-9a-f]{24}-[0-9a-f]{16}\.tmp-.+|[0-9a-f]{24}-[0-9a-f]{16}\.old)")
 
 
+def _remove_aside(path: Path, why: str) -> None:
+    """Remove the fit folder `path` by renaming it aside first: a process killed while
+    deleting leaves a leftover the next write lock sweeps, never a half-deleted fit under
+    its key's name."""
+    aside = path.with_name(f".{path.name}.tmp-{why}-{os.getpid()}")
+    os.replace(path, aside)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def fit_cache_dir(home) -> Path | None:
     """Where fits of unchanged registries are kept: `<home>/.cache/fits/` (env:
     BENCHPRESS_FIT_CACHE; an empty value turns the disk cache off: None)."""
@@ -249,9 +258,7 @@ class FitStore:
                 if path.is_symlink() or path.is_file():
                     path.unlink()
                 elif path.is_dir():
-                    aside = path.with_name(f".{path.name}.tmp-discarded-{os.getpid()}")
-                    os.replace(path, aside)
-                    shutil.rmtree(aside, ignore_errors=True)
+                    _remove_aside(path, "discarded")
         except (OSError, TimeoutError):
             pass
 
@@ -312,7 +319,7 @@ class FitStore:
                       key=lambda d: d.stat().st_mtime, reverse=True)
         for old in fits[self.keep:]:
             if old != keep:
-                shutil.rmtree(old, ignore_errors=True)
+                _remove_aside(old, "pruned")
 
     def _index(self, folder_key: str, key: str) -> None:
         """Note that the fit `key` belongs to the registry folder whose current files

@@ -91,7 +91,7 @@ def mirror_option(f):
 
 
 FORMAT_HELP = ("table: for people, fitted to the terminal; csv or json: every row and column, "
-               "for programs (see README, 'Output contract').")
+               "for programs (docs/guide/output.md).")
 
 
 def format_option(default: str = "table", choices=("table", "csv", "json")):
@@ -439,8 +439,8 @@ def executor_option(f):
                   envvar=ENV, metavar="local|ADDRESS",
                   help="Where the independent work runs (folds, probe fits, replay dates, "
                        "sources): 'local' (this process) or a Dask "
-                       "scheduler address, e.g. tcp://127.0.0.1:8786 (see README, 'Running "
-                       f"on a cluster'; env: {ENV}). The results are the same.")
+                       "scheduler address, e.g. tcp://127.0.0.1:8786 (docs/guide/cluster.md; "
+                       f"env: {ENV}). The results are the same.")
     @functools.wraps(f)
     def wrapper(*args, executor_spec, **kwargs):
         from benchpress.executor import LocalExecutor, get_executor

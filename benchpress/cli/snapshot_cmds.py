@@ -64,7 +64,8 @@ def create(tag, move_tag, home):
     what = "created" if created else "unchanged data; kept"
     stderr.print(f"{what} snapshot {snap.id} ({snap.counts.get('models')} models, "
                  f"{snap.counts.get('benchmarks')} benchmarks, {snap.counts.get('cells')} cells)"
-                 + (f" tags: {', '.join(snap.tags)}" if snap.tags else ""), highlight=False)
+                 + (f" tags: {', '.join(snap.tags)}" if snap.tags else ""), highlight=False,
+                 soft_wrap=False)  # wrapped at the terminal's width (80 off a terminal)
     click.echo(snap.id)
 
 
