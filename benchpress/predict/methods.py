@@ -118,7 +118,7 @@ def make_predictor(method: str = "default", /, **params) -> BasePredictor:
     # fresh parts for each predictor (a blend's halves are objects of their own); a part's
     # parameters are routed to it, then every part is built again by its constructor,
     # which checks them
-    made = cls(**{k: _copy(v) if _is_part(v) else v for k, v in defaults.items()}, **own)
+    made = cls(**{**{k: _copy(v) if _is_part(v) else v for k, v in defaults.items()}, **own})
     rest = {k: v for k, v in params.items() if k not in own}
     return _copy(set_params(made, rest)) if rest else made
 
