@@ -20,7 +20,7 @@ import numpy as np
 
 from benchpress.api import BenchPress
 from benchpress.predict import make_predictor
-from benchpress.predict.base import check_scores, clone
+from benchpress.predict.estimator import check_scores, clone
 from benchpress.predict.evaluation.temporal import monthly_cutoffs
 
 

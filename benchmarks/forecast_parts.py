@@ -40,7 +40,7 @@ import yaml
 from benchpress.api import BenchPress
 from benchpress.errors import run_script
 from benchpress.predict import make_predictor
-from benchpress.predict.base import check_scores, clone
+from benchpress.predict.estimator import check_scores, clone
 from benchpress.predict.intervals.calibration import fold_in_rows
 from benchpress.predict.models.knn import local_regression
 from benchpress.predict.evaluation.new_models import new_model_split
@@ -126,7 +126,7 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
     als4 = make_predictor("als4").fit(Ytr, scales)
     knn = make_predictor("knn").fit(Ytr, scales)
     tf = default.transform_
-    mix = default.knn_
+    mix = default.neighbours_
     newest = max(d for d in dates_tr if d) if any(dates_tr) else ""
     t_tr = np.array([_years(d) for d in dates_tr])
     t_new = np.nanmax(t_tr) if np.isfinite(t_tr).any() else np.nan

@@ -1,4 +1,4 @@
-"""How often the given-score check (`benchpress.predict.consistency`) speaks, on the
+"""How often the given-score check (`benchpress.predict.checks.consistency`) speaks, on the
 temporal yardstick: for every later model folded in from k revealed scores (the pipeline's
 cutoffs, random and popular orders, seed 42), the share of reveals whose scores, as
 published, get a note, and the share of typos it names when one revealed percent score of
@@ -23,7 +23,7 @@ from benchpress.api import BenchPress
 from benchpress.cli.predict_cmds import known_counts
 from benchpress.errors import UsageError, run_script
 from benchpress.predict import make_predictor
-from benchpress.predict.consistency import check_space, leave_one_out, most_contradicted
+from benchpress.predict.checks.consistency import check_space, leave_one_out, most_contradicted
 
 
 class CheckedFoldIn:

@@ -13,8 +13,8 @@ median width (points, percent-scale cells) for split-conformal intervals built o
 different risk estimates ``s``:
 
 - ``no risk model``: one width for every cell (in the interval space);
-- ``shipped``: :class:`~benchpress.predict.intervals.calibration.IntervalCalibrator`, a ridge model of
-  ``log |r|`` on the seven features of :data:`~benchpress.predict.intervals.calibration.FEATURES`;
+- ``shipped``: :class:`~benchpress.predict.intervals.calibrator.IntervalCalibrator`, a ridge model of
+  ``log |r|`` on the seven features of :data:`~benchpress.predict.intervals.features.FEATURES`;
 - ``+ held-out scale of benchmark and model``: adds each benchmark's and each model's
   mean ``log |r|`` over the calibration cells (leave-the-cell-out, shrunk to the mean);
 - ``asymmetric``: the shipped risk with separate lower and upper quantiles of ``r / s``;
@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO))
 from benchpress.api import BenchPress  # noqa: E402
 from benchpress.predict import make_folds, make_predictor  # noqa: E402
 from benchpress.blas_threads import single_blas_thread  # noqa: E402
-from benchpress.predict.intervals.calibration import IntervalCalibrator, heldout_records, score_bounds  # noqa: E402
+from benchpress.predict.intervals.calibration import heldout_records  # noqa: E402
+from benchpress.predict.intervals.calibrator import IntervalCalibrator, score_bounds  # noqa: E402
 from tests.predict_data import PUBLISHED_FOLDS  # noqa: E402
 
 ALPHA, FLOOR = 0.1, 0.01

@@ -28,7 +28,7 @@ KNOWN = {"b0000": 50.0, "b0001": 60.0, "b0002": 40.0, "b0003": 55.0, "b0004": 45
 
 def measure(home: Path, repeat: int, method: str = "default", known=None) -> dict:
     """``load_s``, ``first_ms``, ``median_ms``, ``p90_ms`` and ``n_models`` for one home."""
-    from benchpress.api import BenchPress, _home
+    from benchpress.api.facade import BenchPress, _home
     from benchpress.api.fit_store import FitStore
     from benchpress.predict import make_predictor
 

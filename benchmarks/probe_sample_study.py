@@ -21,7 +21,7 @@ fits::
 Rows: the sample sizes alone (one fit per scored model, all other models trained on);
 the sample with its default group fits (``n_groups`` "-": ten groups); every model
 scored with ``n_groups`` group fits; every model scored with one fit per model on at most
-``max_train`` models; both bounds together (``N_GROUPS`` groups with each ``--train``).
+``max_train`` models; both bounds together (``LIMITS.probe_groups`` groups with each ``--train``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import argparse
 import time
 
 from benchpress.api import BenchPress
-from benchpress.predict.probes.search import N_GROUPS, ProbeSearch
+from benchpress.predict.probes.search import ProbeSearch
+from benchpress.predict.size_limits import LIMITS
 
 __all__ = ["main"]
 
@@ -80,7 +81,7 @@ def main(argv=None) -> int:
     configs += [dict(max_models=ref, n_groups=g, max_train=None) for g in _ints(a.groups)]
     configs += [dict(max_models=ref, n_groups=ref, max_train=t) for t in _ints(a.train)
                 if ref is None]  # one fit per model on a big matrix: too slow to be a row
-    configs += [dict(max_models=ref, n_groups=N_GROUPS, max_train=t) for t in _ints(a.train)]
+    configs += [dict(max_models=ref, n_groups=LIMITS.probe_groups, max_train=t) for t in _ints(a.train)]
     for cfg in configs:
         is_exact = cfg == ref_cfg or (
             ref is None and (cfg["max_models"] is None or cfg["max_models"] >= n)

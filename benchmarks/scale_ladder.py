@@ -75,7 +75,7 @@ def write_json(path: Path, n_models: int, n_benchmarks: int, rows, cols, scores,
 
     With ``part_rows`` > 0 and more cells than that, ``path`` (without its suffix) becomes a
     folder of ``part-000.json``, ``part-001.json`` ... of at most ``part_rows`` scores each
-    (so that every file stays under the per-file cap, ``limits.MAX_MEMBER_BYTES``; the models
+    (so that every file stays under the per-file cap, ``InputLimits.max_member_bytes``; the models
     and benchmarks are listed in the first), which is ingested as one source; else one file.
     Each part is written and released before the next.
     """

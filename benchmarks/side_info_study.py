@@ -114,7 +114,8 @@ def risk_covariates(bp, X) -> None:
     model's standardised covariates as extra features (cells regime; calibrated on seeds
     1001-1002 as `calibrate` does). Prints coverage and median width (percent cells) with
     and without them, on seeds 1003-1005 (choice), 2001-2005 and the published folds."""
-    from benchpress.predict.intervals.calibration import IntervalCalibrator, heldout_records
+    from benchpress.predict.intervals.calibration import heldout_records
+    from benchpress.predict.intervals.calibrator import IntervalCalibrator
 
     m = bp.matrix
     Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
@@ -233,7 +234,8 @@ def interval_spaces(bp, X) -> None:
     the logit: measured only), then per band of predicted score on 2001-2005, and the
     median width at exactly 90% coverage."""
     from benchpress.predict.evaluation.coverage import coverage_json, evaluate_intervals
-    from benchpress.predict.intervals.calibration import calibrate, heldout_records, score_bounds
+    from benchpress.predict.intervals.calibration import calibrate, heldout_records
+    from benchpress.predict.intervals.calibrator import score_bounds
 
     m = bp.matrix
     Y, scales, obs = m.values, m.scales, ~np.isnan(m.values)
@@ -328,7 +330,8 @@ def benchmark_scale(bp, X, shrinks=(10.0, 30.0, 100.0)) -> None:
     with weight ``shrink`` cells, rescales each benchmark's risk; the global quantile is
     then taken on the rescaled ratios. Calibrated on seeds 1001-1002; coverage and median
     width (percent cells) on 1003-1005 (choice) and 2001-2005 (reported)."""
-    from benchpress.predict.intervals.calibration import IntervalCalibrator, heldout_records, score_bounds
+    from benchpress.predict.intervals.calibration import heldout_records
+    from benchpress.predict.intervals.calibrator import IntervalCalibrator, score_bounds
 
     m = bp.matrix
     Y, scales, obs, nb = m.values, m.scales, ~np.isnan(m.values), m.values.shape[1]
@@ -387,7 +390,7 @@ def benchmark_scale(bp, X, shrinks=(10.0, 30.0, 100.0)) -> None:
 def _width_at(rec, sel, s, level=0.9) -> float:
     """Median width (score units) of the cells ``sel`` of held-out records ``rec`` with
     half-widths ``q * s`` (z units), ``q`` the ``level`` quantile of their own ``|r / s|``."""
-    from benchpress.predict.intervals.calibration import score_bounds
+    from benchpress.predict.intervals.calibrator import score_bounds
 
     q = np.quantile(np.abs(rec["residual_z"][sel] / s[sel]), level)
     w = np.empty(0)

@@ -1,4 +1,4 @@
-"""How well the suspect-cell check (`benchpress.predict.suspects`, `benchpress suspects`)
+"""How well the suspect-cell check (`benchpress.predict.checks.suspects`, `benchpress suspects`)
 names wrong values, on the registry's own cells.
 
 1. As built: how many cells it flags, per threshold.
@@ -30,7 +30,7 @@ import polars as pl
 
 from benchpress.errors import run_script
 from benchpress.home import find_home
-from benchpress.predict.suspects import SLIPS, SUSPECT_Z, SuspectCheck
+from benchpress.predict.checks.suspects import SLIPS, SUSPECT_Z, SuspectCheck
 from benchpress.store.build import build
 from benchpress.store.matrix import load_matrix
 from benchpress.api.suspect_report import citation_groups, find_suspects, higher_is_better

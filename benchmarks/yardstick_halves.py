@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api import BenchPress
-from benchpress.cli.matrix import parse_params
+from benchpress.cli.fit_options import parse_params
 from benchpress.cli.predict_cmds import known_counts
 from benchpress.errors import run_script
 from benchpress.predict import make_predictor

@@ -4,7 +4,7 @@
 build reads, against 0.9 ms for the same safe loader in C (``CSafeLoader``). Both refuse
 the tags that would build Python objects, so nothing in a data folder runs as code. This
 is the one place that picks the loader, and that reads the project's YAML files (source
-configs, replay plans, ``scales.yaml``) under a size cap (it imports only `limits` and
+configs, replay plans, ``scales.yaml``) under a size cap (it imports only `input_limits` and
 `errors`, so any layer may use it).
 
 >>> safe_load("a: [1, 2]\\nb: x")
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.errors import BadInputError
 
 __all__ = ["safe_load", "read_file", "describe", "line_numbers"]
@@ -48,7 +48,7 @@ def safe_load(text: str):
 
 def read_file(path: Path):
     """`safe_load` of the file at ``path``, refused before it is read when it holds more
-    than `limits.MAX_CONFIG_BYTES`, or when it is not UTF-8 text.
+    than `InputLimits.max_config_bytes`, or when it is not UTF-8 text.
 
     Raises
     ------
@@ -57,11 +57,12 @@ def read_file(path: Path):
     OSError, yaml.YAMLError
         Unreadable, or not YAML (the caller names what the file should have been).
     """
+    limits = input_limits()
     path = Path(path)
     size = path.stat().st_size
-    if size > limits.MAX_CONFIG_BYTES:
+    if size > limits.max_config_bytes:
         raise BadInputError(f"{path}: {size:,} bytes is more than a YAML settings file may hold "
-                            f"({limits.MAX_CONFIG_BYTES:,}; env BENCHPRESS_MAX_CONFIG_BYTES)")
+                            f"({limits.max_config_bytes:,}; env BENCHPRESS_MAX_CONFIG_BYTES)")
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from benchpress.app import build_state, create_app
 from benchpress.cli import main
 from benchpress.errors import UsageError
-from benchpress.predict.intervals.calibration import point_size
+from benchpress.predict.intervals.features import point_size
 from benchpress.store.diff import diff as registry_diff
 from benchpress.store.ingest import ingest
 from benchpress.store.snapshot import create_snapshot

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from benchpress.app import build_state, create_app
 from benchpress.home import Home
-from benchpress.predict.intervals.calibration import TRUST_POINTS
+from benchpress.predict.intervals.calibrator import TRUST_POINTS
 
 SCORES = "gpqa_diamond:71.2,hle:20.1"
 

@@ -167,10 +167,9 @@ def test_a_bad_source_config_is_one_line_naming_it(seeded, monkeypatch, text, me
     """A source config that is not one, however it fails, is refused in one line naming the
     file (never an internal error), read no further than its size allows, and the build
     leaves the registry as it was."""
-    from benchpress import limits
     from benchpress.store.build import build
 
-    monkeypatch.setattr(limits, "MAX_CONFIG_BYTES", 10_000)
+    monkeypatch.setenv("BENCHPRESS_MAX_CONFIG_BYTES", str(10_000))
     before = _snapshot_of(seeded)
     config = seeded.sources / "bp2.yaml"
     (config.write_bytes if isinstance(text, bytes) else config.write_text)(text)

@@ -7,7 +7,7 @@ import pytest
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import SPREAD_PRIOR, Z_BOUND, make_predictor
-from benchpress.predict.base import BasePredictor, clone, flat_params
+from benchpress.predict.estimator import BasePredictor, clone, flat_params
 from benchpress.predict.models import als_predictor as predictor_mod
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.blend import MANY_KNOWN, NeighbourBlend, NeighbourMix

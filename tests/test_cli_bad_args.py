@@ -198,14 +198,14 @@ def test_a_bare_group_still_shows_its_help():
     ("2,3", (2, 3)), (" 2 , 3 ", (2, 3)), ("[2, 3]", (2, 3)), ("3", (3,)), ("", ()),
 ])
 def test_a_tuple_parameter_is_typed_as_integers_with_commas(typed, expected):
-    from benchpress.cli.matrix import parse_params
+    from benchpress.cli.fit_options import parse_params
 
     assert parse_params([f"extra_ranks={typed}"], "side") == {"extra_ranks": expected}
 
 
 @pytest.mark.parametrize("typed", ["two", "2.5", "true", "2,x"])
 def test_a_tuple_parameter_of_the_wrong_type_says_what_it_takes(typed):
-    from benchpress.cli.matrix import parse_params
+    from benchpress.cli.fit_options import parse_params
     from benchpress.errors import UsageError
 
     with pytest.raises(UsageError, match="'extra_ranks' of method 'side' must be integers "

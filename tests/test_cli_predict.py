@@ -448,16 +448,14 @@ def test_predict_metadata_errors_are_one_line(run, metadata, message, code):
 
 
 def test_a_huge_scores_file_is_refused_before_it_is_read(run, tmp_path, monkeypatch):
-    from benchpress import limits
-
     big = tmp_path / "big.json"
     big.write_text('{"gpqa_diamond": 80, "pad": "' + "x" * 5000 + '"}')
-    monkeypatch.setattr(limits, "MAX_SCORES_FILE_BYTES", 4096)
+    monkeypatch.setenv("BENCHPRESS_MAX_SCORES_FILE_BYTES", str(4096))
     refused = run("predict", "--scores-file", big)
     assert refused.exit_code == 1 and refused.stderr.count("\n") == 1
     size = f"{big.stat().st_size:,}"
     assert f"{size} bytes is more than a scores file may hold (4,096" in refused.stderr
-    monkeypatch.setattr(limits, "MAX_SCORES_FILE_BYTES", 1 << 20)
+    monkeypatch.setenv("BENCHPRESS_MAX_SCORES_FILE_BYTES", str(1 << 20))
     cut = run("predict", "--scores-file", big)  # read now: the bad value is cut in the message
     assert cut.exit_code == 1 and "score of 'pad' is 'xxx" in cut.stderr
     assert len(cut.stderr) < 300 and "…" in cut.stderr
@@ -533,20 +531,18 @@ def test_predict_file_errors_name_the_row_and_field(run, tmp_path, text, message
 
 
 def test_predict_file_usage_and_limits(run, tmp_path, monkeypatch):
-    from benchpress import limits
-
     models = _models_csv(tmp_path / "models.csv")
     both = run("predict", "--file", models, "--scores", "hle=20")
     assert both.exit_code == 2 and "give one of" in both.stderr
     meta = run("predict", "--file", models, "--metadata", "provider=OpenAI")
     assert meta.exit_code == 2 and "in its row" in meta.stderr
-    monkeypatch.setattr(limits, "MAX_MODELS_FILE_ROWS", 1)
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_ROWS", "1")
     many = run("predict", "--file", models)
     assert many.exit_code == 1 and "2 models are more than one call may predict" in many.stderr
-    monkeypatch.setattr(limits, "MAX_MODELS_FILE_BYTES", 10)
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_BYTES", "10")
     big = run("predict", "--file", models)
     assert big.exit_code == 1 and "is more than a models file may hold" in big.stderr
     listed = tmp_path / "models.json"
     listed.write_text(json.dumps([{"id": "x", "scores": {"hle": 20, "gpqa_diamond": 70}}]))
-    monkeypatch.setattr(limits, "MAX_MODELS_FILE_BYTES", 10**6)
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_BYTES", str(10**6))
     assert run("predict", "--file", listed, "--format", "json").exit_code == 0

@@ -1,4 +1,4 @@
-"""The given-score check (`benchpress.predict.consistency`): each given score predicted
+"""The given-score check (`benchpress.predict.checks.consistency`): each given score predicted
 from the others; the one most at odds with its prediction is named past the threshold."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from benchpress.errors import NotFittedError
 from benchpress.predict import make_predictor
-from benchpress.predict.consistency import (CONTRADICTION_Z, MIN_GIVEN, check_space,
+from benchpress.predict.checks.consistency import (CONTRADICTION_Z, MIN_GIVEN, check_space,
                                             leave_one_out, most_contradicted)
 from benchpress.scales import BenchmarkScales
 

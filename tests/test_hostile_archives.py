@@ -1,6 +1,7 @@
 """Hostile archives and folders (issue 14, item 6): zip bombs, sizes that lie, too many
 members, unsafe or duplicate member paths, nested and damaged archives. Every archive is
-generated here; limits are lowered with monkeypatch so every case stays fast.
+generated here; limits are lowered (their environment variables, set with monkeypatch) so
+every case stays fast.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchpress import limits
 from benchpress.adapters import epoch
 from benchpress.adapters._files import member_chunks, read_members, zip_digests
 from benchpress.adapters.fetch import fetch, tree_sha256
@@ -71,7 +71,7 @@ def test_a_member_that_hides_its_size_is_stopped(tmp_path, monkeypatch):
     with pytest.raises(BadInputError, match="cannot be unpacked"):
         read_members(archive, lambda name: True)
     # and the streamed count stops a member on its own, whatever the archive declares
-    monkeypatch.setattr(limits, "MAX_MEMBER_BYTES", 1 << 20)
+    monkeypatch.setenv("BENCHPRESS_MAX_MEMBER_BYTES", str(1 << 20))
     with zipfile.ZipFile(tmp_path / "big.zip", "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("a.csv", bytes(8 << 20))
     with zipfile.ZipFile(tmp_path / "big.zip") as zf:
@@ -98,8 +98,8 @@ def _zip(path: Path, members: list[tuple[str, bytes]]) -> Path:
     ([("a.csv", bytes(600)), ("b.csv", bytes(600))], "unpacks to 1,200 bytes"),
 ])
 def test_unsafe_or_ambiguous_archives_are_refused(tmp_path, monkeypatch, members, message):
-    monkeypatch.setattr(limits, "MAX_MEMBERS", 10)
-    monkeypatch.setattr(limits, "MAX_TOTAL_UNPACKED", 1000)
+    monkeypatch.setenv("BENCHPRESS_MAX_MEMBERS", str(10))
+    monkeypatch.setenv("BENCHPRESS_MAX_TOTAL_UNPACKED", str(1000))
     archive = _zip(tmp_path / "a.zip", members)
     with pytest.raises(BadInputError, match=message) as err:
         read_members(archive, lambda name: True)
@@ -136,17 +136,20 @@ def test_a_damaged_zip_is_one_line(tmp_path):
 
 
 def test_limits_can_be_set_from_the_environment(tmp_path):
-    code = "from benchpress import limits; print(limits.MAX_MEMBERS, limits.DOWNLOAD_DEADLINE_S)"
+    """Read when a bound is applied, not at import: the same process sees a change."""
+    code = ("import os; from benchpress.input_limits import input_limits; "
+            "print(input_limits().max_members, input_limits().download_deadline_s); "
+            "os.environ['BENCHPRESS_MAX_MEMBERS'] = '9'; print(input_limits().max_members)")
     env = dict(os.environ, BENCHPRESS_MAX_MEMBERS="7", BENCHPRESS_DOWNLOAD_DEADLINE_S="2.5")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["7", "2.5"]
+    assert out.stdout.split() == ["7", "2.5", "9"]
     env["BENCHPRESS_MAX_MEMBERS"] = "lots"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode != 0 and "BENCHPRESS_MAX_MEMBERS='lots'" in out.stderr
 
 
 def test_a_hostile_zip_pinned_by_tree_digest_is_named_as_asked(tmp_path, monkeypatch):
-    monkeypatch.setattr(limits, "MAX_MEMBERS", 3)
+    monkeypatch.setenv("BENCHPRESS_MAX_MEMBERS", str(3))
     archive = _zip(tmp_path / "many.zip", [(f"f{k}.csv", b"") for k in range(5)])
     with pytest.raises(FetchError, match=r"^.*many\.zip: the archive lists 5 members") as err:
         fetch(str(archive), tmp_path / "cache", expected_sha256="0" * 64, name="many.zip")
@@ -154,7 +157,7 @@ def test_a_hostile_zip_pinned_by_tree_digest_is_named_as_asked(tmp_path, monkeyp
 
 
 def test_a_folder_member_over_the_cap_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(limits, "MAX_MEMBER_BYTES", 1000)
+    monkeypatch.setenv("BENCHPRESS_MAX_MEMBER_BYTES", str(1000))
     (tmp_path / "benchmarks_runs.csv").write_bytes(b"x" * 1001)
     with pytest.raises(BadInputError, match="benchmarks_runs.csv holds 1,001 bytes"):
         read_members(tmp_path, lambda name: True)

@@ -21,7 +21,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from benchpress import limits
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.cli import main
 from benchpress.errors import BadInputError, FetchError, UnknownFormatError
@@ -200,8 +199,8 @@ def test_only_abandoned_parts_are_swept(server, tmp_path):
     assert sorted(p.name for p in _parts(tmp_path)) == sorted([mine.name, new_unnamed.name])
 
 
-def test_the_deadline_defaults_to_the_limits_module(server, tmp_path, monkeypatch):
-    monkeypatch.setattr(limits, "DOWNLOAD_DEADLINE_S", 1.0)
+def test_the_deadline_defaults_to_the_input_limits(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHPRESS_DOWNLOAD_DEADLINE_S", str(1.0))
     start = time.monotonic()
     with pytest.raises(FetchError, match="1-second download deadline"):
         fetch(f"{server}/trickle/10", tmp_path)

@@ -89,9 +89,7 @@ def test_the_docs_example_adds_a_version_of_the_repos_livebench(tmp_path):
 
 
 def test_a_large_registry_is_not_read_twice_for_the_summary(home, monkeypatch):
-    from benchpress import limits
-
-    monkeypatch.setattr(limits, "MAX_INGEST_DIFF_SCORES", 100)
+    monkeypatch.setenv("BENCHPRESS_MAX_INGEST_DIFF_SCORES", str(100))
     res = _ingest(home, AA / "llms_2026-04-10.json", "--id", "aa")
     assert res.exit_code == 0 and "changed cells" not in res.stderr
     assert "benchpress diff" in res.stderr

@@ -14,8 +14,10 @@ from benchpress.cli import main
 from benchpress.errors import BadInputError, NotFittedError
 from benchpress.predict import BenchmarkScales, ScaleTransform, make_folds, make_predictor
 from benchpress.predict.intervals.calibration import (
-    IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals, point_size,
+    calibrate, complete_intervals, fold_in_intervals,
 )
+from benchpress.predict.intervals.calibrator import IntervalCalibrator
+from benchpress.predict.intervals.features import point_size
 from benchpress.predict.evaluation.coverage import interval_coverage
 
 ALPHA = 0.1
@@ -180,13 +182,17 @@ def test_cli_intervals_by_source_on_a_registry_of_two_sources(built_both):
     assert r.exit_code == 0 and "percent cells out of reach" in r.stdout
 
 
-def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monkeypatch):
+def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated):
     """The row blocks that bound memory on a large registry change no number."""
-    import benchpress.predict.intervals.calibration as intervals
+    import dataclasses
+
+    from benchpress.predict.intervals.support import MatrixSupport
+    from benchpress.predict.size_limits import LIMITS
 
     one = complete_intervals(bp05.predictor, calibrated)  # 84 models: one block
-    monkeypatch.setattr(intervals, "BLOCK_ROWS", 10)
-    blocks = complete_intervals(bp05.predictor, calibrated)
+    ten = dataclasses.replace(LIMITS, support_block_rows=10)
+    blocks = complete_intervals(bp05.predictor, calibrated,
+                                MatrixSupport(bp05.predictor, limits=ten))
     for k in ("predicted", "lower", "upper", "trust"):
         np.testing.assert_allclose(blocks[k], one[k], rtol=1e-12, atol=0, equal_nan=True)
     rows = complete_intervals(bp05.predictor, calibrated, rows=[3, 50, 7])
@@ -194,11 +200,11 @@ def test_complete_intervals_in_row_blocks_equal_one_block(bp05, calibrated, monk
 
 
 def test_sparse_support_features_equal_the_dense_ones_on_a_small_matrix(monkeypatch):
-    """With at most SPARSE_CANDIDATES models the candidate sample is every model, so the
+    """With at most `support_cells_candidates` models the candidate sample is every model, so the
     sparse path's on-demand features equal the dense path's arrays (up to float sums)."""
     import benchpress.predict.models.als_predictor as predictor_mod
     from benchpress.predict import make_predictor
-    from benchpress.predict.intervals.calibration import MatrixSupport
+    from benchpress.predict.intervals.support import MatrixSupport
     from benchpress.scales import BenchmarkScales
 
     rng = np.random.default_rng(5)
@@ -229,7 +235,7 @@ def test_new_model_intervals_give_each_benchmark_its_own_factor(paper_matrix):
     less there and more elsewhere); a benchmark without calibration cells keeps 1; the
     factors survive an artifact."""
     from benchpress.predict.state import fitted_state, restore_state
-    from benchpress.predict.intervals.calibration import FEATURES
+    from benchpress.predict.intervals.features import FEATURES
 
     def draw(seed, n):
         rng = np.random.default_rng(seed)
@@ -279,7 +285,8 @@ def _two_sources(seed: int, n: int = 150, per: int = 8):
 
 
 def test_source_block_folds_hide_one_whole_source_of_each_model_scored_in_two():
-    from benchpress.predict.intervals.calibration import out_of_reach, source_block_folds
+    from benchpress.predict.intervals.calibration import source_block_folds
+    from benchpress.predict.intervals.calibrator import out_of_reach
 
     Y, _, reach = _two_sources(0)
     reach[0, 8] = True  # benchmark 8 reported by both sources

@@ -1,4 +1,5 @@
-"""Every size threshold in one documented object (`benchpress.predict.size_limits`, issue 25)."""
+"""Every size threshold in one documented object, passed where it applies
+(`benchpress.predict.size_limits`, issues 25 and 44)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,18 @@ import ast
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-import benchpress.api.next_steps as next_steps
-from benchpress.predict.evaluation import new_models
-from benchpress.predict.intervals import calibration as intervals
-from benchpress.predict.intervals import cells_support
-from benchpress.predict.models import als_predictor as predictor
-from benchpress.predict.models import blend, knn, sparse_als
-from benchpress.predict.probes import fits as probe_fits
-from benchpress.predict.probes import search as probes
+import benchpress
 from benchpress.predict.size_limits import LIMITS, SizeLimits
 
-PREDICT = Path(predictor.__file__).resolve().parents[1]
+PACKAGE = Path(benchpress.__file__).resolve().parent
+PREDICT = PACKAGE / "predict"
+
+
+def _modules(root: Path):
+    return {p: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.py"))}
 
 
 def test_each_threshold_is_documented_once_and_frozen():
@@ -29,26 +29,29 @@ def test_each_threshold_is_documented_once_and_frozen():
         LIMITS.cells_solver_min_cells = 1
 
 
-@pytest.mark.parametrize("module, name, field", [
-    (sparse_als, "SPARSE_MIN_CELLS", "cells_solver_min_cells"),
-    (intervals, "EXACT_MAX_MODELS", "support_exact_max_models"),
-    (intervals, "MAX_CANDIDATES", "support_max_candidates"),
-    (intervals, "BLOCK_ROWS", "support_block_rows"),
-    (intervals, "CALIBRATION_MAX_MODELS", "calibration_max_models"),
-    (cells_support, "SPARSE_CANDIDATES", "support_cells_candidates"),
-    (blend, "KNN_CANDIDATES", "knn_candidates"),
-    (knn, "_BLOCK_FLOATS", "knn_block_floats"),
-    (predictor, "_BLOCK_FLOATS", "completion_block_floats"),
-    (probes, "MAX_MODELS", "probe_max_models"),
-    (probes, "N_GROUPS", "probe_groups"),
-    (probes, "MAX_TRAIN", "probe_max_train"),
-    (probes, "CHUNK_CELLS", "probe_chunk_cells"),
-    (probe_fits, "MIN_SCORES", "probe_min_benchmark_scores"),
-    (new_models, "MIN_SCORES", "new_model_min_scores"),
-    (next_steps, "MAX_CANDIDATES", "next_step_candidates"),
-])
-def test_modules_apply_the_one_value(module, name, field):
-    assert getattr(module, name) == getattr(LIMITS, field)
+def test_no_module_copies_a_limit_into_a_name_of_its_own():
+    """`X = LIMITS.field` at a module's top level (or as a class attribute) was how 14
+    modules held their bounds: two names for one value, and a test narrowing one module's
+    copy. Now the object itself is read, or passed."""
+    copies = []
+    for path, tree in _modules(PACKAGE).items():
+        # (an annotated field of a class is a dataclass's parameter default, as a function's)
+        classes = [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        for body, kinds in [(tree.body, (ast.Assign, ast.AnnAssign))] + [
+                (c, ast.Assign) for c in classes]:
+            for node in body:
+                value = node.value if isinstance(node, kinds) else None
+                if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) \
+                        and value.value.id == "LIMITS":
+                    copies.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert not copies
+
+
+def test_every_limit_is_applied_somewhere():
+    read = {node.attr for tree in _modules(PACKAGE).values() for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)}
+    unused = [f.name for f in dataclasses.fields(SizeLimits) if f.name not in read]
+    assert not unused
 
 
 def test_no_size_threshold_is_written_outside_the_limits_object():
@@ -56,13 +59,31 @@ def test_no_size_threshold_is_written_outside_the_limits_object():
     belongs in SizeLimits, unless it is a modelling choice (listed here)."""
     modelling = {"COLUMN_PRIOR"}  # intervals: a per-benchmark factor's prior weight, in cells
     found = []
-    for path in PREDICT.rglob("*.py"):
+    for path, tree in _modules(PREDICT).items():
         if path.name == "size_limits.py":
             continue
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in tree.body:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Constant) \
                     and isinstance(node.value.value, int) and not isinstance(node.value.value, bool) \
                     and node.value.value >= 100 and not (
                         isinstance(node, ast.Assign) and node.targets[0].id in modelling):
                 found.append(f"{path.name}:{node.lineno}")
     assert not found
+
+
+def test_a_limit_passed_in_changes_the_path_not_the_numbers():
+    """The nearest-model feature under tiny bounds (blocks of 3 rows, the block path from 5
+    models on) equals the one-product path; a candidate cap of 4 changes it (a sample)."""
+    from benchpress.predict.intervals.features import nearest_similarity
+
+    rng = np.random.default_rng(7)
+    Z = rng.normal(size=(30, 6)) + rng.normal(size=(30, 1))
+    Z[rng.random(Z.shape) < 0.3] = np.nan
+    obs = ~np.isnan(Z)
+    exact = nearest_similarity(Z, Z, obs, exclude_self=True)
+    small = SizeLimits(support_block_rows=3, support_exact_max_models=5)
+    np.testing.assert_allclose(nearest_similarity(Z, Z, obs, exclude_self=True, limits=small),
+                               exact, rtol=1e-12, atol=1e-12)
+    sampled = nearest_similarity(Z, Z, obs, exclude_self=True,
+                                 limits=SizeLimits(support_max_candidates=4))
+    assert np.all(sampled <= exact + 1e-12) and not np.allclose(sampled, exact)

@@ -167,13 +167,13 @@ def test_edge_cases(paper_matrix):
 
 def test_predictor_and_side_do_not_import_each_other():
     """Issue 25: predictor.py (now models/als_predictor.py) imported side.py at its bottom to
-    register "side"; the registry (predict/methods.py) imports every method's module now, so
+    register "side"; the registry (predict/factory.py) imports every method's module now, so
     the import goes one way (side builds on the ALS predictor)."""
     import ast
     import subprocess
     import sys
 
-    from benchpress.predict import methods
+    from benchpress.predict import factory
     from benchpress.predict.models import als_predictor as predictor
     from benchpress.predict.models import side_info as side
 
@@ -183,12 +183,12 @@ def test_predictor_and_side_do_not_import_each_other():
 
     assert "benchpress.predict.models.als_predictor" in imported(side)
     assert "benchpress.predict.models.side_info" not in imported(predictor)
-    assert not {m for m in imported(predictor) | imported(side) if m.endswith(".methods")}
-    assert "benchpress.predict.models.side_info" in imported(methods)
+    assert not {m for m in imported(predictor) | imported(side) if m.endswith(".factory")}
+    assert "benchpress.predict.models.side_info" in imported(factory)
     # whichever module a program imports first, "side" is a method
     for first in ("benchpress.predict.models.als_predictor", "benchpress.predict.models.side_info"):
         code = (f"import {first}; "
-                "from benchpress.predict.methods import make_predictor; "
+                "from benchpress.predict.factory import make_predictor; "
                 "print(type(make_predictor('side')).__name__)")
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True)

@@ -4,6 +4,7 @@ and the executor."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -14,9 +15,9 @@ from benchpress.cli import main
 from benchpress.errors import UsageError
 from benchpress.executor import Executor
 from benchpress.predict import make_predictor
-from benchpress.predict.probes import search as probes_module
-from benchpress.predict.probes.fits import MIN_SCORES, slim, split_groups, train_sample
+from benchpress.predict.probes.fits import slim, split_groups, train_sample
 from benchpress.predict.probes.search import ProbeSearch
+from benchpress.predict.size_limits import LIMITS
 from tests.test_probes import FAST, synthetic
 
 
@@ -93,7 +94,7 @@ def test_cli_json_records_the_sample_size(built_2026_05):
     assert doc["sample_size"] == 10 and doc["models_scored"] == 10
     assert doc["n_models_with_scores"] == doc["n_models"] == 84
     assert doc["selection"]["n_models"] == 10
-    # 10 scored models in N_GROUPS=10 groups: one per model, each fit on the other 83
+    # 10 scored models in LIMITS.probe_groups=10 groups: one per model, each fit on the other 83
     assert doc["fits"] == 10 and doc["train_models"] == 83 and not doc["train_bounded"]
     exact = json.loads(run("--format", "json").stdout)
     assert exact["sample_size"] is None and exact["models_scored"] == 84
@@ -137,10 +138,10 @@ def test_group_fits_leave_each_group_out_of_one_fit(data):
             row = other.fold_in(np.where(mask, Y[i], np.nan))
             np.testing.assert_allclose(pred[sel], np.where(mask[js], Y[i, js], row[js]),
                                        rtol=1e-10)
-    # default groups: N_GROUPS for a sampled search, one per model for an exact one
+    # default groups: LIMITS.probe_groups for a sampled search, one per model for an exact one
     assert len(split_groups(np.arange(40), None, 0)) == 40
-    cut = split_groups(np.arange(40), probes_module.N_GROUPS, 0)
-    assert len(cut) == probes_module.N_GROUPS and sorted(np.concatenate(cut)) == list(range(40))
+    cut = split_groups(np.arange(40), LIMITS.probe_groups, 0)
+    assert len(cut) == LIMITS.probe_groups and sorted(np.concatenate(cut)) == list(range(40))
     assert all(np.all(np.diff(g) > 0) for g in cut)
 
 
@@ -160,7 +161,7 @@ def test_training_sample_is_bounded_and_keeps_every_benchmark():
     train = train_sample(obs, active, scored, 60, seed=1)
     assert train is not None and np.all(np.diff(train) > 0) and np.isin(train, active).all()
     counts = obs[train].sum(axis=0)
-    assert np.all(counts >= np.minimum(MIN_SCORES, obs.sum(axis=0)))
+    assert np.all(counts >= np.minimum(LIMITS.probe_min_benchmark_scores, obs.sum(axis=0)))
     assert counts[7] == 3
     assert train.size >= 60 and train.size < active.size
     np.testing.assert_array_equal(train, train_sample(obs, active, scored, 60, seed=1))
@@ -216,7 +217,7 @@ class _Reversed(Executor):
         return [fn(x, **common) for x in items[::-1]][::-1]
 
 
-def test_executor_and_chunking_leave_the_numbers_unchanged(data, monkeypatch):
+def test_executor_and_chunking_leave_the_numbers_unchanged(data):
     Y, scales, ids = data
     ex = _Reversed()
     local = _search(Y, scales, ids, max_models=9, n_groups=3)
@@ -227,7 +228,8 @@ def test_executor_and_chunking_leave_the_numbers_unchanged(data, monkeypatch):
     assert [s.to_json() for s in a.steps] == [s.to_json() for s in b.steps]
     masks = np.eye(Y.shape[1], dtype=bool)
     whole = local.objective_values(masks)
-    monkeypatch.setattr(probes_module, "CHUNK_CELLS", local.actual_.size * 2)  # 2 sets a chunk
+    # 2 sets a chunk (`limits` is a constructor parameter of the search)
+    remote.limits = dataclasses.replace(LIMITS, probe_chunk_cells=local.actual_.size * 2)
     seen = ex.n_items
     np.testing.assert_array_equal(remote.objective_values(masks), whole)
     assert ex.n_items - seen == (Y.shape[1] + 1) // 2

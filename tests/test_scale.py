@@ -4,6 +4,7 @@ with a pointer to `matrix_of`, and the scale ladder runs end to end on a tiny ru
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import subprocess
@@ -14,8 +15,9 @@ import numpy as np
 import pytest
 
 from benchpress.errors import BadInputError
-from benchpress.predict.intervals import calibration as intervals
-from benchpress.predict.intervals.calibration import MatrixSupport, _pair_corr
+from benchpress.predict.intervals.features import nearest_similarity
+from benchpress.predict.intervals.features import pair_corr as _pair_corr
+from benchpress.predict.size_limits import LIMITS
 from benchpress.store import sql
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,15 +33,16 @@ def _ladder():
 
 
 class _Stub:
-    """Just what MatrixSupport._near_of reads."""
+    """The nearest-model feature of a support on `Z` under the given size limits."""
 
     def __init__(self, Z, **kw):
         self.Z, self.obs = Z, ~np.isnan(Z)
-        self.block_rows = kw.get("block_rows", intervals.BLOCK_ROWS)
-        self.exact_max_models = kw.get("exact_max_models", intervals.EXACT_MAX_MODELS)
-        self.max_candidates = kw.get("max_candidates", intervals.MAX_CANDIDATES)
+        self.limits = dataclasses.replace(LIMITS, **{
+            f"support_{k}": v for k, v in kw.items()})
 
-    near_of = MatrixSupport._near_of
+    def near_of(self, Zr, *, exclude_self=False):
+        return nearest_similarity(Zr, self.Z, self.obs, exclude_self=exclude_self,
+                                  limits=self.limits)
 
 
 def _dense_near(Z, Zr=None):
@@ -144,20 +147,19 @@ def test_a_matrix_past_the_fit_caps_is_refused_in_one_line_before_it_is_made(tin
     models and 479 cells (and of 60 and 480, which it fits)."""
     from click.testing import CliRunner
 
-    from benchpress import limits
     from benchpress.cli import main
     from benchpress.store.matrix import load_matrix
 
-    monkeypatch.setattr(limits, "MAX_FIT_MODELS", 60)
-    monkeypatch.setattr(limits, "MAX_FIT_CELLS", 480)
+    monkeypatch.setenv("BENCHPRESS_MAX_FIT_MODELS", str(60))
+    monkeypatch.setenv("BENCHPRESS_MAX_FIT_CELLS", str(480))
     assert load_matrix(tiny_home).values.shape == (60, 8)
-    monkeypatch.setattr(limits, "MAX_FIT_CELLS", 479)
+    monkeypatch.setenv("BENCHPRESS_MAX_FIT_CELLS", str(479))
     with pytest.raises(BadInputError, match=r"^the score matrix \(current\) has 60 models x 8 "
                                             r"benchmarks \(480 cells\), more than the 479 cells "
                                             r".*BENCHPRESS_MAX_FIT_CELLS$"):
         load_matrix(tiny_home, label="current")
-    monkeypatch.setattr(limits, "MAX_FIT_CELLS", 480)
-    monkeypatch.setattr(limits, "MAX_FIT_MODELS", 59)
+    monkeypatch.setenv("BENCHPRESS_MAX_FIT_CELLS", str(480))
+    monkeypatch.setenv("BENCHPRESS_MAX_FIT_MODELS", str(59))
     with pytest.raises(BadInputError, match=r"more than the 59 models .*BENCHPRESS_MAX_FIT_MODELS$"):
         load_matrix(tiny_home, label="current")
     home = str(tiny_home.parent)

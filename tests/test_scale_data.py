@@ -12,7 +12,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from benchpress import limits
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.store import snapshot, sql, tables, wide
@@ -85,7 +84,7 @@ def test_a_part_over_the_cap_is_refused_whole_and_nothing_is_saved(tmp_path, mon
     parts = _ladder().write_json(tmp_path / "p.json", 90, 12, rows, cols, scores, part_rows=400)
     home = _home(tmp_path)
     biggest = max(p.stat().st_size for p in parts.iterdir())
-    monkeypatch.setattr(limits, "MAX_MEMBER_BYTES", biggest - 1)
+    monkeypatch.setenv("BENCHPRESS_MAX_MEMBER_BYTES", str(biggest - 1))
     with pytest.raises(BadInputError) as info:
         ingest(home, str(parts), source_id="syn")
     message = str(info.value)
@@ -106,7 +105,7 @@ def test_a_file_prepared_once_is_refused_when_the_cap_is_lowered(tmp_path, monke
         assert report.counts["cells"] > 0
         before = (home.registry / "build.json").read_bytes()
         biggest = max(p.stat().st_size for p in parts.iterdir())
-        monkeypatch.setattr(limits, "MAX_MEMBER_BYTES", biggest - 1)
+        monkeypatch.setenv("BENCHPRESS_MAX_MEMBER_BYTES", str(biggest - 1))
         with pytest.raises(BadInputError, match="cap per file"):
             build(home)
     assert (home.registry / "build.json").read_bytes() == before

@@ -462,8 +462,10 @@ def test_spread_grows_with_the_posterior_variance_weight():
 
 
 def test_interval_space_is_the_predictors_own_only_with_covariates():
-    from benchpress.predict.intervals.calibration import (EPS, LOGIT_RULE, IntervalCalibrator,
-                                              MatrixSupport, complete_intervals)
+    from benchpress.predict.intervals.calibration import complete_intervals
+    from benchpress.predict.intervals.calibrator import IntervalCalibrator
+    from benchpress.predict.intervals.features import EPS, LOGIT_RULE
+    from benchpress.predict.intervals.support import MatrixSupport
 
     Y, scales, X = _synthetic()
     logit = dict(interval_logit_rule=LOGIT_RULE)

@@ -10,8 +10,9 @@ from benchpress.predict.models.als import fit_batched, fold_in_batched, init_fac
 from benchpress.predict.models.ensemble import ALSEnsemble
 from benchpress.predict.models.als import ALSConfig
 from benchpress.predict.models.sparse_als import (
-    SPARSE_MIN_CELLS, Cells, cell_values, fit_sparse, fold_in_sparse, use_sparse,
+    Cells, cell_values, fit_sparse, fold_in_sparse, use_sparse,
 )
+from benchpress.predict.size_limits import LIMITS, SizeLimits
 from benchpress.scales import BenchmarkScales
 
 
@@ -25,8 +26,9 @@ def _matrix(n=60, m=25, miss=0.6, seed=0):
 
 def test_threshold_chooses_the_path():
     assert not use_sparse(100, 100)
-    assert use_sparse(SPARSE_MIN_CELLS, 1)
+    assert use_sparse(LIMITS.cells_solver_min_cells, 1)
     assert use_sparse(2, 2, True) and not use_sparse(10**6, 10**3, False)
+    assert use_sparse(100, 100, limits=SizeLimits(cells_solver_min_cells=10_000))  # passed in
 
 
 @pytest.mark.parametrize("rank", [1, 2, 4])

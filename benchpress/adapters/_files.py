@@ -2,10 +2,10 @@
 CSV records with their line numbers, and the files of a folder or zip archive.
 
 Archives are untrusted: before any member is read, the archive as a whole is checked (at most
-`limits.MAX_MEMBERS` entries, no absolute or `..` member paths, no name listed twice, declared
-sizes within `limits.MAX_MEMBER_BYTES` each and `limits.MAX_TOTAL_UNPACKED` together, and
-together at most `limits.MAX_UNPACK_RATIO` times the compressed bytes beyond
-`limits.RATIO_EXEMPT_BYTES`, since parsing is what takes time and memory); members
+`InputLimits.max_members` entries, no absolute or `..` member paths, no name listed twice, declared
+sizes within `InputLimits.max_member_bytes` each and `InputLimits.max_total_unpacked` together, and
+together at most `InputLimits.max_unpack_ratio` times the compressed bytes beyond
+`InputLimits.ratio_exempt_bytes`, since parsing is what takes time and memory); members
 are then streamed in chunks and the bytes actually unpacked are counted against the same caps,
 so a small zip that claims or hides a huge member fails fast in constant memory. Archives
 inside an archive are never opened (nesting depth 0): a member is only ever bytes.
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.digest import CHUNK
 from benchpress.errors import BadInputError
 
@@ -95,10 +95,11 @@ def open_zip(path: Path) -> Iterator[zipfile.ZipFile]:
 def zip_files(zf: zipfile.ZipFile, name) -> list[zipfile.ZipInfo]:
     """The file (not folder) members of `zf`, once the archive as a whole passes the checks in
     the module docstring; `name` is what error messages call the archive."""
+    limits = input_limits()
     infos = zf.infolist()
-    if len(infos) > limits.MAX_MEMBERS:
+    if len(infos) > limits.max_members:
         raise BadInputError(f"{name}: the archive lists {len(infos):,} members; at most "
-                            f"{limits.MAX_MEMBERS:,} are read")
+                            f"{limits.max_members:,} are read")
     seen: set[str] = set()
     total = packed = 0
     for info in infos:
@@ -111,19 +112,19 @@ def zip_files(zf: zipfile.ZipFile, name) -> list[zipfile.ZipInfo]:
             raise BadInputError(f"{name}: archive member {member!r} is listed twice; refused as "
                                 "ambiguous")
         seen.add(member)
-        if info.file_size > limits.MAX_MEMBER_BYTES:
+        if info.file_size > limits.max_member_bytes:
             raise BadInputError(f"{name}: archive member {member!r} unpacks to {info.file_size:,} "
-                                f"bytes, more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
+                                f"bytes, more than the {limits.max_member_bytes:,}-byte cap")
         total += info.file_size
         packed += info.compress_size
-    if total > limits.MAX_TOTAL_UNPACKED:
+    if total > limits.max_total_unpacked:
         raise BadInputError(f"{name}: the archive unpacks to {total:,} bytes, more than the "
-                            f"{limits.MAX_TOTAL_UNPACKED:,}-byte cap")
+                            f"{limits.max_total_unpacked:,}-byte cap")
     if zf.filename:  # a member's declared compressed size cannot count past the file's
         packed = min(packed, Path(zf.filename).stat().st_size)
-    if total > max(limits.MAX_UNPACK_RATIO * packed, limits.RATIO_EXEMPT_BYTES):
+    if total > max(limits.max_unpack_ratio * packed, limits.ratio_exempt_bytes):
         raise BadInputError(f"{name}: the archive unpacks to {total:,} bytes, more than "
-                            f"{limits.MAX_UNPACK_RATIO} times its {packed:,} compressed bytes; "
+                            f"{limits.max_unpack_ratio} times its {packed:,} compressed bytes; "
                             "refused as a likely zip bomb (BENCHPRESS_MAX_UNPACK_RATIO to "
                             "allow more)")
     return [i for i in infos if not i.is_dir()]
@@ -133,18 +134,19 @@ def member_chunks(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name,
                   unpacked: list[int]) -> Iterator[bytes]:
     """The bytes of one member in chunks, counted against the member cap and (through the
     one-element running total `unpacked`, shared by the members of one archive) the total cap."""
+    limits = input_limits()
     size = 0
     try:
         with zf.open(info) as fh:
             while chunk := fh.read(CHUNK):
                 size += len(chunk)
                 unpacked[0] += len(chunk)
-                if size > limits.MAX_MEMBER_BYTES:
+                if size > limits.max_member_bytes:
                     raise BadInputError(f"{name}: archive member {info.filename!r} unpacks to more "
-                                        f"than the {limits.MAX_MEMBER_BYTES:,}-byte cap; stopped")
-                if unpacked[0] > limits.MAX_TOTAL_UNPACKED:
+                                        f"than the {limits.max_member_bytes:,}-byte cap; stopped")
+                if unpacked[0] > limits.max_total_unpacked:
                     raise BadInputError(f"{name}: the archive unpacks to more than the "
-                                        f"{limits.MAX_TOTAL_UNPACKED:,}-byte cap; stopped")
+                                        f"{limits.max_total_unpacked:,}-byte cap; stopped")
                 yield chunk
     except _UNPACK_ERRORS as exc:
         raise BadInputError(f"{name}: archive member {info.filename!r} cannot be unpacked "
@@ -177,11 +179,12 @@ def _unique(pairs, path: Path) -> dict[str, bytes]:
 
 
 def _read_capped(file: Path, folder: Path) -> bytes:
+    limits = input_limits()
     size = file.stat().st_size
-    if size > limits.MAX_MEMBER_BYTES:
+    if size > limits.max_member_bytes:
         member = file.relative_to(folder).as_posix()
         raise BadInputError(f"{folder}: {member} holds {size:,} bytes, "
-                            f"more than the {limits.MAX_MEMBER_BYTES:,}-byte cap")
+                            f"more than the {limits.max_member_bytes:,}-byte cap")
     return file.read_bytes()
 
 

@@ -4,7 +4,7 @@ deadline, and a redirect policy.
 The deadline is kept by a watchdog timer that shuts down the download's sockets when it
 passes, so it holds in every phase (connecting, headers, body) however slowly a server
 trickles bytes; the per-read timeout alone would let a server that sends one byte every few
-seconds hold a download forever. Redirects are followed at most `limits.MAX_REDIRECTS` times,
+seconds hold a download forever. Redirects are followed at most `InputLimits.max_redirects` times,
 only to http or https and never from https to http; the final address is returned, and one
 that lies on another host is reported on the `benchpress.adapters.fetch` logger.
 """
@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.digest import CHUNK, HashingWriter
 from benchpress.errors import FetchError
 
@@ -76,24 +76,26 @@ class _Watchdog:
         self._timer.cancel()
 
 
-class _Watched:
-    """Mixin: a connection whose socket the watchdog shuts at the deadline."""
+def _watched(connection: type) -> type:
+    """A subclass of the connection class `connection` (HTTP or HTTPS) whose socket, once
+    connected (for HTTPS: once wrapped in TLS), the watchdog given to its constructor shuts
+    at the deadline."""
 
-    def __init__(self, *args, watchdog: _Watchdog, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._watchdog = watchdog
+    class Watched(connection):
+        def __init__(self, *args, watchdog: _Watchdog, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._watchdog = watchdog
 
-    def connect(self):
-        super().connect()
-        self._watchdog.add(self.sock)
+        def connect(self):
+            super().connect()
+            self._watchdog.add(self.sock)
+
+    Watched.__name__ = Watched.__qualname__ = f"Watched{connection.__name__}"
+    return Watched
 
 
-class _WatchedHTTP(_Watched, http.client.HTTPConnection):
-    pass
-
-
-class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
-    pass
+_WatchedHTTP = _watched(http.client.HTTPConnection)
+_WatchedHTTPS = _watched(http.client.HTTPSConnection)
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
@@ -116,11 +118,12 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
 
 
 class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Follow at most `limits.MAX_REDIRECTS` redirects, only to http(s), never https -> http."""
+    """Follow at most `InputLimits.max_redirects` redirects, only to http(s), never https -> http."""
 
     def __init__(self):
+        limits = input_limits()
         super().__init__()
-        self.max_redirections = limits.MAX_REDIRECTS
+        self.max_redirections = limits.max_redirects
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         old, new = url_scheme(req.full_url), url_scheme(newurl)

@@ -6,7 +6,7 @@ Each score: model_id, benchmark_id, score, reference_url (and optionally source_
 reported_setting, audit_status, notes).
 
 A folder of such files (``part-000.json``, ``part-001.json`` ... : a large export split so
-that each file stays under `limits.MAX_MEMBER_BYTES`) is one source: its files are read one
+that each file stays under `InputLimits.max_member_bytes`) is one source: its files are read one
 at a time in name order, each parsed, turned into columns and released before the next, and
 a row pointer names its file (``part-001.json scores[12]``). A single file's pointers stay
 ``scores[12]``.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.adapters._json import benchmark_rows, json_text, load_json, model_rows, text_or_none
 from benchpress.adapters.base import (
     BENCHMARK_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS, Adapter, AdapterOutput, frame,
@@ -47,10 +47,11 @@ def part_files(folder: Path) -> list[Path]:
 
 
 def _part_bytes(file: Path, folder: Path) -> bytes:
+    limits = input_limits()
     size = file.stat().st_size
-    if size > limits.MAX_MEMBER_BYTES:
+    if size > limits.max_member_bytes:
         raise BadInputError(f"{folder}: {file.name} holds {size:,} bytes, more than the "
-                            f"{limits.MAX_MEMBER_BYTES:,}-byte cap per file; split it into "
+                            f"{limits.max_member_bytes:,}-byte cap per file; split it into "
                             "several files")
     return file.read_bytes()
 

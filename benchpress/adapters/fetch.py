@@ -12,11 +12,11 @@ and fetched again from the mirror or the URL; if neither can give it, the fetch 
 
 Only http and https URLs are downloaded; a `file://` URL is read only to restore a pinned copy
 (what `ingest` records for a local file), other schemes are refused. Redirects are followed
-(at most `limits.MAX_REDIRECTS`, never to another scheme or from https to http); one that ends
+(at most `InputLimits.max_redirects`, never to another scheme or from https to http); one that ends
 on another host is followed but reported in one line, and the final address is returned as
 `FetchResult.final_url`, which `ingest` records with the source. A pinned source stays safe
 across a redirect because its content is checked against the pin. Each `fetch` has an overall
-deadline (`limits.DOWNLOAD_DEADLINE_S`, retries included) besides the per-read timeout, kept
+deadline (`InputLimits.download_deadline_s`, retries included) besides the per-read timeout, kept
 by a watchdog in every phase of a download (see `_http`), so a server that trickles bytes
 cannot hold it; partial files (`.part-*`) are removed on every failure. A process killed
 outright (SIGKILL) cannot do that, so a partial file's name carries its writer's pid
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.adapters._files import zip_digests
 from benchpress.adapters._http import download, url_scheme
 from benchpress.digest import CHUNK, HashingWriter, sha256_of
@@ -93,7 +93,7 @@ def _skip(name: str) -> bool:
 
 def tree_sha256(path: Path) -> str:
     """Tree digest of a folder or a zip (see the module docstring); hidden files are skipped.
-    A zip is streamed under the archive caps of `benchpress.limits`."""
+    A zip is streamed under the archive caps of `benchpress.input_limits`."""
     if path.is_dir():
         return _tree_lines((p.relative_to(path).as_posix(), sha256_of(p)) for p in path.rglob("*")
                            if p.is_file() and not _skip(p.relative_to(path).as_posix()))
@@ -219,8 +219,9 @@ def store_file(path: Path, cache: Path, *, expected_sha256: str | None = None,
                max_bytes: int | None = None, name: str | None = None) -> tuple[Path, str]:
     """Copy a local file into the cache; returns (cached path, sha256). `name` is what messages
     call the file (default: `path`); the copy stops at `max_bytes` whatever the file claims."""
+    limits = input_limits()
     name = name or str(path)
-    max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
+    max_bytes = limits.max_download_bytes if max_bytes is None else max_bytes
     if not path.is_file():
         raise FetchError(f"{name}: no such file")
     tmp = _part(cache)
@@ -261,9 +262,10 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
     else the mirror, else the file or the network.
 
     `max_bytes`, `timeout` (per read) and `deadline` (seconds for the whole network fetch,
-    retries included) default to `benchpress.limits`; `name` is what messages call the input
+    retries included) default to `benchpress.input_limits`; `name` is what messages call the input
     (default: `url`).
     """
+    limits = input_limits()
     label = name or url
     scheme = url_scheme(url)
     if scheme not in ("", "http", "https", "file") or (scheme == "file" and not expected_sha256):
@@ -271,7 +273,7 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
                          "as a plain path")
     if expected_sha256 is not None and not _HEX64.fullmatch(expected_sha256):
         raise FetchError(f"{label}: the pinned sha256 {expected_sha256!r} is not 64 hex digits")
-    max_bytes = limits.MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
+    max_bytes = limits.max_download_bytes if max_bytes is None else max_bytes
     if expected_sha256 and (hit := _from_cache(cache, expected_sha256, label)):
         return hit
     mirror = mirror or (Path(os.environ["BENCHPRESS_MIRROR"]) if os.environ.get("BENCHPRESS_MIRROR") else None)
@@ -289,8 +291,8 @@ def fetch(url: str, cache: Path, *, expected_sha256: str | None = None,
                                   max_bytes=max_bytes, name=name)
         return FetchResult(path, digest, utc_now(), f"file:{local}")
 
-    timeout = limits.READ_TIMEOUT_S if timeout is None else timeout
-    deadline_s = limits.DOWNLOAD_DEADLINE_S if deadline is None else deadline
+    timeout = limits.read_timeout_s if timeout is None else timeout
+    deadline_s = limits.download_deadline_s if deadline is None else deadline
     ends = time.monotonic() + deadline_s
     last: Exception | None = None
     for attempt in range(retries):

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress import limits
 from benchpress.adapters._files import decode_text
 from benchpress.adapters._markdown import markdown_tables
 from benchpress.adapters.spec_schema import MODEL_KEY, DetectRule, Spec, TableSpec, header_key
 from benchpress.errors import BadInputError
+from benchpress.input_limits import InputLimits, input_limits
 
 __all__ = ["version_tables", "version_files", "detect_spec", "column_of"]
 
@@ -38,17 +38,18 @@ def version_files(path: Path) -> list[tuple[str | None, Path]]:
         return [(None, path)]
     files = sorted((p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")),
                    key=lambda p: p.name)
-    if len(files) > limits.MAX_MEMBERS:
+    most = input_limits().max_members
+    if len(files) > most:
         raise BadInputError(f"{path}: {len(files):,} files; a version folder may hold "
-                            f"{limits.MAX_MEMBERS:,} (env BENCHPRESS_MAX_MEMBERS)")
+                            f"{most:,} (env {InputLimits.variable('max_members')})")
     return [(p.name, p) for p in files]
 
 
 def _read_bytes(file: Path, label: str) -> bytes:
-    size = file.stat().st_size
-    if size > limits.MAX_MEMBER_BYTES:
+    size, most = file.stat().st_size, input_limits().max_member_bytes
+    if size > most:
         raise BadInputError(f"{label}: {size:,} bytes; one file may hold "
-                            f"{limits.MAX_MEMBER_BYTES:,} (env BENCHPRESS_MAX_MEMBER_BYTES)")
+                            f"{most:,} (env {InputLimits.variable('max_member_bytes')})")
     return file.read_bytes()
 
 
@@ -203,7 +204,7 @@ def _rule_holds(spec: Spec, rule: DetectRule, name: str | None, content: bytes) 
         if not _has_header([c.strip() for c in first], rule.header):
             return False
     if rule.keys:
-        if fmt != "json" or len(content) > limits.MAX_MEMBER_BYTES:
+        if fmt != "json" or len(content) > input_limits().max_member_bytes:
             return False
         try:
             doc = json.loads(content.decode("utf-8-sig"))

@@ -43,10 +43,10 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress import limits
 from benchpress.adapters._files import decode_text, head_bytes
 from benchpress.adapters.base import Adapter, AdapterOutput
 from benchpress.errors import BadInputError
+from benchpress.input_limits import input_limits
 
 __all__ = ["ADAPTER", "read", "simulator_label", "benchmark_base", "DEFAULT_SIMULATOR"]
 
@@ -103,10 +103,9 @@ def _folder(path: Path) -> tuple[Path, str] | None:
 
 
 def _load(file: Path, name: str):
-    size = file.stat().st_size
-    if size > limits.MAX_MEMBER_BYTES:
-        raise BadInputError(f"{name}: {size:,} bytes, more than the {limits.MAX_MEMBER_BYTES:,}-"
-                            "byte cap")
+    size, most = file.stat().st_size, input_limits().max_member_bytes
+    if size > most:
+        raise BadInputError(f"{name}: {size:,} bytes, more than the {most:,}-byte cap")
     try:
         return json.loads(decode_text(file.read_bytes(), name))
     except json.JSONDecodeError as exc:

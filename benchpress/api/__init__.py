@@ -8,7 +8,7 @@
 - :mod:`~benchpress.api.artifact`: a fit as a folder of open-format files, and back;
 - :mod:`~benchpress.api.analyses`: `Analyses`, the evaluations, probe searches and
   backtests of one estimator on one matrix;
-- :mod:`~benchpress.api.notes`: the one-line notes printed beside predictions;
+- :mod:`~benchpress.api.prediction_notes`: the one-line notes printed beside predictions;
 - :mod:`~benchpress.api.next_steps`: which benchmark to run next, the nearest models;
 - :mod:`~benchpress.api.typed_scores`: known scores as people type them;
 - :mod:`~benchpress.api.models_file`: several new models from one file (`predict --file`);

@@ -37,7 +37,7 @@ from benchpress.version import __version__
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MANIFEST", "MANIFEST_DIGEST", "DEFAULT_ARTIFACT",
            "save_artifact", "load_artifact", "read_manifest", "verify_artifact", "matrix_digest",
-           "manifest_digest", "cache_key", "code_digest", "check_out_folder"]
+           "manifest_digest", "cache_key", "code_digest", "check_out_folder", "pretrained_path"]
 
 FORMAT = "benchpress-fit"
 FORMAT_VERSION = 1
@@ -69,6 +69,18 @@ def matrix_digest(matrix) -> str:
                          _nan_none(s.lower), _nan_none(s.upper)]).encode())
     h.update(np.ascontiguousarray(matrix.values, dtype="<f8").tobytes())
     return h.hexdigest()
+
+
+def pretrained_path(path_or_name: str | Path | None = None) -> Path:
+    """The artifact folder `BenchPress.from_pretrained(path_or_name)` loads: a folder, or
+    by name one shipped inside the package (`benchpress/pretrained/<name>/`); with no
+    argument, the shipped "default"."""
+    path = Path(path_or_name) if path_or_name is not None else DEFAULT_ARTIFACT
+    shipped = DEFAULT_ARTIFACT.parent / str(path_or_name)
+    if path_or_name is not None and not path.exists() and path.name == str(path_or_name) \
+            and (shipped / "manifest.json").is_file():
+        path = shipped
+    return path
 
 
 def manifest_digest(doc: dict) -> str:

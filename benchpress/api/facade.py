@@ -44,6 +44,7 @@ from benchpress.errors import BadInputError, TooLittleData, UsageError
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
+from benchpress.api.prediction_notes import contradicted_note
 from benchpress.home import Home, find_home
 from benchpress.predict import (
     BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, check_predictor,
@@ -117,18 +118,6 @@ class Predictions:
         return Prediction(self.frame.filter(pl.col("id") == ident).drop("id"), m["unknown"],
                           m["resolved"], with_covariates=m["with_covariates"],
                           provenance=self.provenance, contradicted=m["contradicted"])
-
-
-def contradicted_note(contradicted: dict | None, model: str | None = None) -> str | None:
-    """One line on a given score the others contradict (`BenchPress.predict`'s
-    `contradicted`; `model`: the new model's name, for `compare`), None for None."""
-    c = contradicted
-    if c is None:
-        return None
-    return ((f"{model}: " if model else "")
-            + f"{c['benchmark_id']}={c['given']:g} is far from what the other given scores "
-            f"imply (about {c['expected']:.1f}; {abs(c['z']):.1f} standard deviations): "
-            "check it (it was used as given)")
 
 
 def _home(home) -> Home:
@@ -225,8 +214,7 @@ class BenchPress:
         equal those of the fit that was saved. A damaged or incompatible artifact raises
         BadInputError (one line). `options`: the constructor's name handling
         (`ignore_unknown`, `on_unknown`)."""
-        from benchpress.api.notes import pretrained_path
-        from benchpress.api.artifact import load_artifact
+        from benchpress.api.artifact import load_artifact, pretrained_path
         from benchpress.api.fit_store import from_artifact
         from benchpress.predict.state import make_estimator
 
@@ -370,8 +358,8 @@ class BenchPress:
         `BenchPress.from_pretrained()` (the shipped fit) does, else None: for a registry
         loaded without `sources` (the CLI's default, every source of the registry), whose
         sources are not the ones the shipped fit names (see
-        `benchpress.api.notes.pretrained_difference`)."""
-        from benchpress.api.notes import pretrained_difference
+        `benchpress.api.prediction_notes.pretrained_difference`)."""
+        from benchpress.api.prediction_notes import pretrained_difference
 
         if self.sources or self.folder is None:
             return None
@@ -589,7 +577,7 @@ class BenchPress:
         """The registry's suspect values with their citations and reviewed verdicts
         (`benchpress.api.suspect_report.find_suspects`, the report of `benchpress suspects`), for
         the whole registry or snapshot this object was loaded from (not `sources`)."""
-        from benchpress.predict.suspects import SuspectCheck
+        from benchpress.predict.checks.suspects import SuspectCheck
         from benchpress.api.suspect_report import find_suspects
 
         if self.folder is None:
@@ -708,8 +696,8 @@ class BenchPress:
 
     def metadata_note(self, metadata: dict | None, used: bool) -> str | None:
         """Why a new model's `metadata` did not reach its prediction (None: it did, or none
-        was given); see `benchpress.api.notes.metadata_note`."""
-        from benchpress.api.notes import metadata_note
+        was given); see `benchpress.api.prediction_notes.metadata_note`."""
+        from benchpress.api.prediction_notes import metadata_note
 
         return metadata_note(metadata, used, method=self.method,
                              takes_covariates=self._covariates is not None,

@@ -120,7 +120,7 @@ class FitStore:
         24 hex digits of the matrix content, 16 of the method, parameters, covariates and
         predictor code."""
         from benchpress.api.artifact import cache_key
-        from benchpress.predict.base import flat_params
+        from benchpress.predict.estimator import flat_params
 
         params = flat_params(estimator)
         if covariates is not None:
@@ -135,7 +135,7 @@ class FitStore:
         predictor code (any change to the files gives another key, so an index entry is
         never stale)."""
         from benchpress.api.artifact import FORMAT_VERSION, code_digest
-        from benchpress.predict.base import flat_params
+        from benchpress.predict.estimator import flat_params
 
         files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
                        for p in Path(folder).iterdir() if p.is_file())

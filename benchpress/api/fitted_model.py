@@ -47,6 +47,7 @@ import polars as pl
 from benchpress.errors import BadInputError, TooLittleData
 from benchpress.predict import BasePredictor, clone, param_overrides
 from benchpress.predict.intervals import calibration as conformal  # (`intervals` names an argument)
+from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.size_limits import LIMITS
 from benchpress.store.matrix import ScoreMatrix
 
@@ -153,29 +154,29 @@ class FittedModel:
                    identity=identity)
 
     @cached_property
-    def support(self) -> conformal.MatrixSupport:
+    def support(self) -> MatrixSupport:
         """Risk features of the fitted predictor's cells (`MatrixSupport`), made once and
         shared by every interval; its `transform` maps scores to z units."""
-        return conformal.MatrixSupport(self.predictor)
+        return MatrixSupport(self.predictor)
 
     @cached_property
     def check_space(self):
         """The z space the given-score check measures in (`consistency.check_space`),
         fitted once on this fit's matrix."""
-        from benchpress.predict.consistency import check_space
+        from benchpress.predict.checks.consistency import check_space
 
         return check_space(self.matrix.values, self.matrix.scales,
                            getattr(self.predictor, "transform_", None))
 
     def contradicted(self, row: np.ndarray, covariates=None) -> dict | None:
         """The given score of `row` (n_benchmarks,) that its other given scores contradict
-        most, when they do (`benchpress.predict.consistency`: each given score predicted
+        most, when they do (`benchpress.predict.checks.consistency`: each given score predicted
         from the others; more than `CONTRADICTION_Z` standardized units away):
         {"benchmark_id", "given", "expected" (its prediction from the others, score
         units), "z"}, else None. 3+ given scores; `covariates`: the row's covariate row
         or None."""
         from benchpress.blas_threads import single_blas_thread
-        from benchpress.predict.consistency import leave_one_out, most_contradicted
+        from benchpress.predict.checks.consistency import leave_one_out, most_contradicted
 
         with single_blas_thread():
             expected, z = leave_one_out(self.predictor, self.check_space, row, covariates)

@@ -20,7 +20,7 @@ folds a model in; a row with some is folded in as `predict --scores ... --metada
 so each row's numbers are those of that one-model command. Everything read is checked
 here, in one line naming the file, the row and the field: a missing or repeated id, a
 score that is not a number, a bad metadata value (`predict.models.covariates.checked_metadata`), a
-file over `limits.MAX_MODELS_FILE_BYTES` or with more than `limits.MAX_MODELS_FILE_ROWS`
+file over `input_limits().max_models_file_bytes` or with more than `input_limits().max_models_file_rows`
 models.
 """
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.errors import BadInputError, shown
 from benchpress.predict.models.covariates import METADATA_FIELDS, checked_metadata
 
@@ -103,9 +103,9 @@ def new_models(rows, *, source: str = "models") -> list[NewModel]:
         except BadInputError as exc:
             raise BadInputError(f"{where}: {exc}") from None
         out.append(NewModel(ident, values, given or None))
-    if len(out) > limits.MAX_MODELS_FILE_ROWS:
+    if len(out) > input_limits().max_models_file_rows:
         raise BadInputError(f"{source}: {len(out):,} models are more than one call may predict "
-                            f"({limits.MAX_MODELS_FILE_ROWS:,}; env "
+                            f"({input_limits().max_models_file_rows:,}; env "
                             "BENCHPRESS_MAX_MODELS_FILE_ROWS)")
     if not out:
         raise BadInputError(f"{source}: no models")
@@ -114,14 +114,14 @@ def new_models(rows, *, source: str = "models") -> list[NewModel]:
 
 def read_models_file(path: Path) -> list[NewModel]:
     """The new models of a CSV or JSON file (module docstring); one line naming the file,
-    row and field for anything wrong, and a file over `limits.MAX_MODELS_FILE_BYTES`
+    row and field for anything wrong, and a file over `input_limits().max_models_file_bytes`
     refused before it is read."""
     path = Path(path)
     try:
         size = path.stat().st_size
-        if size > limits.MAX_MODELS_FILE_BYTES:
+        if size > input_limits().max_models_file_bytes:
             raise BadInputError(f"{path}: {size:,} bytes is more than a models file may hold "
-                                f"({limits.MAX_MODELS_FILE_BYTES:,}; env "
+                                f"({input_limits().max_models_file_bytes:,}; env "
                                 "BENCHPRESS_MAX_MODELS_FILE_BYTES)")
         if path.suffix.lower() == ".csv":
             frame = pl.read_csv(path, infer_schema=False)

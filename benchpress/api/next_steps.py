@@ -12,14 +12,10 @@ import math
 
 import numpy as np
 
-from benchpress.predict.intervals.calibration import point_size
+from benchpress.predict.intervals.features import point_size
 from benchpress.predict.size_limits import LIMITS
 
-__all__ = ["run_next", "nearest_known", "MAX_CANDIDATES"]
-
-#: At most this many unobserved benchmarks are tried as "run this next" (the ones most
-#: models have a score on); each costs one extra fold-in row (`benchpress.predict.size_limits`).
-MAX_CANDIDATES = LIMITS.next_step_candidates
+__all__ = ["run_next", "nearest_known"]
 
 
 def _num(v) -> float | None:
@@ -27,11 +23,12 @@ def _num(v) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def run_next(bp, row: np.ndarray, out: dict, *, top: int = 5, covariates=None) -> dict:
+def run_next(bp, row: np.ndarray, out: dict, *, top: int = 5, covariates=None,
+             max_candidates: int = LIMITS.next_step_candidates) -> dict:
     """Which unobserved benchmark would narrow the other intervals most.
 
-    For each candidate (the `MAX_CANDIDATES` unobserved benchmarks with the most scores in
-    the matrix), the row is folded in again with that benchmark set to its predicted
+    For each candidate (the `max_candidates` unobserved benchmarks with the most scores in
+    the matrix, each one more fold-in row), the row is folded in again with that benchmark set to its predicted
     value; the gain is the summed 90% interval width (in points, 1% of each benchmark's
     range) of the other unobserved benchmarks, before minus after.
 
@@ -49,7 +46,7 @@ def run_next(bp, row: np.ndarray, out: dict, *, top: int = 5, covariates=None) -
     col_count = (~np.isnan(m.values)).sum(axis=0)
     unobs = np.isnan(row) & np.isfinite(out["lower"])
     cand = np.flatnonzero(unobs)
-    cand = cand[np.argsort(-col_count[cand], kind="stable")][:MAX_CANDIDATES]
+    cand = cand[np.argsort(-col_count[cand], kind="stable")][:max_candidates]
     if cand.size == 0:
         return {"best": None, "ranked": [], "n_candidates": 0}
     R = np.tile(row, (cand.size, 1))

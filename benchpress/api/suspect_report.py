@@ -1,7 +1,7 @@
 """The suspect-cell report of a registry or snapshot: `benchpress suspects`, run by
 `benchpress build` too, and `BenchPress.suspects()`.
 
-It joins the check (:class:`benchpress.predict.suspects.SuspectCheck`, fitted on the
+It joins the check (:class:`benchpress.predict.checks.suspects.SuspectCheck`, fitted on the
 folder's cells) with what a reviewer needs: every observation that takes part in cells
 (each source's newest version; a cell's winner and the other sources' values for it) is
 judged, and each suspect one is listed with its citation (source, version, reference URL,
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.predict.suspects import SLIPS, SuspectCheck
+from benchpress.predict.checks.suspects import SLIPS, SuspectCheck
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 from benchpress.store.resolve import NOT_OBSERVED, latest_versions
 from benchpress.store.verdicts import REVIEW_FIELD

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from benchpress.predict.intervals.calibration import TRUST_POINTS
+from benchpress.predict.intervals.calibrator import TRUST_POINTS
 from benchpress.validate.text import csv_safe_frame
 
 from benchpress.app import views

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress.api.facade import contradicted_note
+from benchpress.api.prediction_notes import contradicted_note
 from benchpress.errors import BadInputError
 from benchpress.home import Home
 from benchpress.validate.text import csv_safe_frame

@@ -16,7 +16,19 @@ import click
 from benchpress import __version__
 from benchpress.errors import EXIT_BAD_INPUT, as_os_error, describe_os_error, missing_extra
 
-__all__ = ["main"]
+__all__ = ["main", "start_command"]
+
+#: polars' bundled jemalloc gives freed memory back to the system at once instead of keeping
+#: it reserved (loading a 100k-model registry otherwise leaves ~3 GB of address space
+#: reserved, which counts against an address-space cap). Read when polars loads.
+ALLOCATOR_SETTING = ("_RJEM_MALLOC_CONF", "retain:false,dirty_decay_ms:0,muzzy_decay_ms:0")
+
+
+def start_command() -> None:
+    """What a command sets in its own process before it runs, where it starts (the CLI's
+    `main`, `python -m benchpress.app`): :data:`ALLOCATOR_SETTING`, unless the environment
+    sets it already, before polars loads. Importing the package sets nothing."""
+    os.environ.setdefault(*ALLOCATOR_SETTING)
 
 # command name -> module that defines it (the module's function of the same name,
 # with "-" read as "_"; `list` and friends are click groups)
@@ -50,6 +62,10 @@ def one_line(text: str) -> str:
 
 class LazyGroup(click.Group):
     """A group whose subcommands are imported only when one is run (or help is shown)."""
+
+    def main(self, *args, **kwargs):
+        start_command()  # before a command's module loads polars
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx):
         return sorted(COMMANDS)

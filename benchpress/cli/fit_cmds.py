@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import emit_json, format_option, progress_bar, stderr
-from benchpress.cli.matrix import matrix_options, method_fields
+from benchpress.cli.fit_options import matrix_options, method_fields
 from benchpress.predict.size_limits import LIMITS
 from benchpress.predict.probes.search import sample_cap
 

@@ -14,7 +14,7 @@ from benchpress.cli.common import (
 from benchpress.cli.notes import say, say_once
 from benchpress.cli.scores import read_scores_file, score_with_interval
 from benchpress.cli.fit_cmds import fit_now
-from benchpress.cli.matrix import (
+from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.store.tables import write_atomic, write_json_atomic

@@ -14,7 +14,7 @@ from benchpress.cli.common import (
 )
 from benchpress.cli.compare_table import DEFAULT_LIMIT, compare_summary, compare_view
 from benchpress.cli.notes import say, say_once
-from benchpress.cli.matrix import (
+from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError
@@ -274,7 +274,7 @@ def backtest(cutoff, probes_spec, allowlist, recent_months, out, fmt, bp, home):
 @matrix_options(pretrained=True)
 def compare(model_ids, benchmarks, scores_file, limit, show_all, fmt, out, bp, home):
     """Models side by side: observed and predicted scores, who is ahead, how sure."""
-    from benchpress.api.facade import contradicted_note
+    from benchpress.api.prediction_notes import contradicted_note
     from benchpress.cli.fit_cmds import fit_now  # an unchanged matrix's fit, at once
 
     new = read_model_scores(scores_file) if scores_file else None

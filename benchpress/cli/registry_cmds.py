@@ -19,6 +19,7 @@ from benchpress.cli.common import (
 from benchpress.cli.notes import say
 from benchpress.api.typed_scores import parse_scores
 from benchpress.cli.shown import counts_line, grouped_warnings, headline_figures, order_by_columns
+from benchpress.input_limits import input_limits
 from benchpress.errors import EXIT_LANDED_WITH_REJECTS, BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.diff import diff_tables, read_tables
@@ -113,19 +114,15 @@ def _scores_held(home: Home) -> int:
 
 def _tables_to_compare(home: Home):
     """The registry's tables before an ingest: {} for none yet, None when it is too large to
-    read twice for the summary of changes (`limits.MAX_INGEST_DIFF_SCORES`)."""
-    from benchpress import limits
-
-    if _scores_held(home) > limits.MAX_INGEST_DIFF_SCORES:
+    read twice for the summary of changes (`InputLimits.max_ingest_diff_scores`)."""
+    if _scores_held(home) > input_limits().max_ingest_diff_scores:
         return None
     return read_tables(home.registry) if registry_exists(home.registry) else {}
 
 
 def _print_changes(home: Home, report, sid: str, before) -> None:
     """On stderr: what the ingest changed in the registry's cells, by cause (`store.diff`)."""
-    from benchpress import limits
-
-    if before is None or report.counts.get("scores", 0) > limits.MAX_INGEST_DIFF_SCORES:
+    if before is None or report.counts.get("scores", 0) > input_limits().max_ingest_diff_scores:
         stderr.print("changes by cause: `benchpress diff` between snapshots (the registry is "
                      "too large to compare here)", markup=False, highlight=False)
         return

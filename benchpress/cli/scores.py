@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.errors import BadInputError, shown
 
 __all__ = ["read_scores_file", "score_with_interval", "score_text"]
@@ -18,13 +18,14 @@ __all__ = ["read_scores_file", "score_with_interval", "score_text"]
 def read_scores_file(path: Path) -> dict[str, float]:
     """One model's known scores from a file: JSON ``{benchmark: score}`` (or the
     ``{model: {benchmark: score}}`` form of `compare --scores-file` holding one model) or CSV
-    with columns benchmark_id,score; a file over `limits.MAX_SCORES_FILE_BYTES` is refused
+    with columns benchmark_id,score; a file over `InputLimits.max_scores_file_bytes` is refused
     before it is read."""
+    limits = input_limits()
     try:
         size = path.stat().st_size
-        if size > limits.MAX_SCORES_FILE_BYTES:
+        if size > limits.max_scores_file_bytes:
             raise BadInputError(f"{path}: {size:,} bytes is more than a scores file may hold "
-                                f"({limits.MAX_SCORES_FILE_BYTES:,}; one model's scores are a "
+                                f"({limits.max_scores_file_bytes:,}; one model's scores are a "
                                 "few KB; env BENCHPRESS_MAX_SCORES_FILE_BYTES)")
         if path.suffix.lower() == ".csv":
             frame = pl.read_csv(path, infer_schema=False)

@@ -8,7 +8,7 @@ import logging
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list, stderr
-from benchpress.cli.matrix import method_choice
+from benchpress.cli.fit_options import method_choice
 
 __all__ = ["serve", "forwarding"]
 

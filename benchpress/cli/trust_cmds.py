@@ -14,7 +14,7 @@ from benchpress.cli.common import (
     format_option, handle_errors, home_option, progress_bar, render, split_list, stderr,
     write_or_emit,
 )
-from benchpress.cli.matrix import (
+from benchpress.cli.fit_options import (
     matrix_options, method_choice, method_fields, param_option, parse_params,
 )
 from benchpress.store.tables import write_json_atomic

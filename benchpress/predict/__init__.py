@@ -15,10 +15,10 @@ Subpackages, one concept each: ``models`` (the predictors: bias-ALS and its solv
 information, nearest models, the blends, regression, baselines), ``evaluation`` (held-out
 folds, new models, the temporal yardstick, backtests, rank and ranking diagnostics,
 interval coverage), ``intervals`` (calibrated intervals and their risk features) and
-``probes`` (probe sets). Beside them: ``transform`` (scales, logit/z space), ``base`` (the
+``probes`` (probe sets). Beside them: ``transform`` (scales, logit/z space), ``estimator`` (the
 predictor interface), ``consistency`` (a given score its siblings contradict), ``drift``
 (the low-rank structure across versions), ``state`` (a fit as arrays and back),
-``methods`` (every predictor by name, ``make_predictor``) and ``size_limits`` (every size
+``factory`` (every predictor by name, ``make_predictor``) and ``size_limits`` (every size
 threshold).
 """
 
@@ -29,7 +29,7 @@ from benchpress.predict.models.baselines import (
     ModelNormalizedMean,
     SoftImpute,
 )
-from benchpress.predict.base import BasePredictor, check_predictor, clone
+from benchpress.predict.estimator import BasePredictor, check_predictor, clone
 from benchpress.predict.models.ensemble import ALSEnsemble
 from benchpress.predict.models.knn import KNNModels
 from benchpress.predict.evaluation.heldout import EvaluationResult, evaluate
@@ -37,7 +37,7 @@ from benchpress.predict.evaluation.folds import Folds, folds_to_json, make_folds
 from benchpress.predict.evaluation.metrics import Metrics, compute_metrics
 from benchpress.predict.evaluation.new_models import NewModelEvaluation, evaluate_new_models
 from benchpress.predict.models.als_predictor import ALSPredictor
-from benchpress.predict.methods import (
+from benchpress.predict.factory import (
     METHODS,
     PRESETS,
     SPREAD_PRIOR,
@@ -56,8 +56,9 @@ from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTran
 from benchpress.predict.evaluation.backtest import BacktestResult  # the function keeps its module's name
 from benchpress.predict.drift import DriftReport, DriftThresholds
 from benchpress.predict.intervals.calibration import (
-    IntervalCalibrator, calibrate, complete_intervals, fold_in_intervals,
+    calibrate, complete_intervals, fold_in_intervals,
 )
+from benchpress.predict.intervals.calibrator import IntervalCalibrator
 from benchpress.predict.probes.search import ProbeScore, ProbeSearch, ProbeSelection, refit_transcripts
 from benchpress.predict.evaluation.ranking import RankingPreservation, compare_models, ranking_preservation
 

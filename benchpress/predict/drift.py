@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from benchpress.errors import BadInputError
-from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_scores, clone
 from benchpress.predict.models.side_info import covariate_kwargs, model_covariates
 from benchpress.predict.evaluation.heldout import evaluate
 from benchpress.predict.evaluation.folds import make_folds
-from benchpress.predict.intervals.calibration import point_size
+from benchpress.predict.intervals.features import point_size
 from benchpress.predict.size_limits import LIMITS
-from benchpress.predict.methods import make_predictor
+from benchpress.predict.factory import make_predictor
 from benchpress.predict.probes.search import ProbeSearch, probe_set_change, sample_cap
 from benchpress.predict.evaluation.rank import (
     best_rank, complete_submatrices, rank_errors, submatrix_variance,

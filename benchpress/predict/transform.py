@@ -30,9 +30,11 @@ import numpy as np
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.scales import LOGIT_RULES, BenchmarkScales
 
-__all__ = ["BenchmarkScales", "ScaleTransform", "LOGIT_RULES"]
+__all__ = ["BenchmarkScales", "ScaleTransform", "LOGIT_RULES", "STATE_ARRAYS"]
 
 _STD_FLOOR = 1e-8
+#: The fitted arrays of a transform that a stored fit keeps (:meth:`ScaleTransform.state`).
+STATE_ARRAYS = ("mean", "std", "n_observed")
 #: The columns whose variances pool into the prior of ``spread_prior`` have this many models.
 _POOL_MIN_MODELS = 10
 
@@ -94,6 +96,23 @@ class ScaleTransform:
         """Build from :class:`BenchmarkScales` with a logit rule from :data:`LOGIT_RULES`."""
         return cls(scales.lower, scales.upper, scales.logit_mask(logit_rule), eps=eps,
                    kind=scales.kind, spread_prior=spread_prior, z_bound=z_bound)
+
+    def state(self) -> dict:
+        """The fitted moments as arrays, named as :data:`STATE_ARRAYS` (``mean_`` ->
+        ``"mean"``); :meth:`from_state` restores them."""
+        self._fitted()
+        return {"mean": np.asarray(self.mean_), "std": np.asarray(self.std_),
+                "n_observed": np.asarray(self.n_observed_)}
+
+    @classmethod
+    def from_state(cls, arrays: dict, scales: BenchmarkScales, *, logit_rule: str, eps: float,
+                   spread_prior: float = 0.0, z_bound: float = 0.0) -> "ScaleTransform":
+        """The fitted transform of :meth:`state` ``arrays`` in the space given by ``scales``
+        and the other arguments (as :meth:`from_scales`): the moments as saved, not refitted."""
+        out = cls.from_scales(scales, logit_rule=logit_rule, eps=eps, spread_prior=spread_prior,
+                              z_bound=z_bound)
+        out.mean_, out.std_, out.n_observed_ = (np.asarray(arrays[n]) for n in STATE_ARRAYS)
+        return out
 
     # ------------------------------------------------------------------ helpers
     def _check(self, Y: np.ndarray, cols=None) -> np.ndarray:

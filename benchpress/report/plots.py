@@ -8,13 +8,11 @@ from __future__ import annotations
 import base64
 import io
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import matplotlib.dates as mdates
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 __all__ = ["pattern", "spectrum", "intervals", "coverage_by_count", "coverage_figure",
            "probe_curve", "probe_figure", "ranking", "drift_lines", "drift_figure",
@@ -22,10 +20,18 @@ __all__ = ["pattern", "spectrum", "intervals", "coverage_by_count", "coverage_fi
            "timeline_counts_figure", "timeline_fit_figure", "timeline_forecasts_figure"]
 
 
+def _subplots(nrows: int = 1, ncols: int = 1, *, figsize, layout=None, squeeze: bool = True):
+    """A figure and its axes, as `pyplot.subplots` gives them, but a `Figure` on an Agg
+    canvas of its own: no pyplot, so importing this module or drawing sets no backend or
+    global figure state."""
+    fig = Figure(figsize=figsize, layout=layout)
+    FigureCanvasAgg(fig)  # the figure's own Agg canvas (it measures text as it is drawn)
+    return fig, fig.subplots(nrows, ncols, squeeze=squeeze)
+
+
 def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -33,7 +39,7 @@ def pattern(observed) -> str:
     """Observed cells (n_models, n_benchmarks), rows and columns sorted by count."""
     obs = np.asarray(observed, dtype=bool)
     r, c = np.argsort(-obs.sum(axis=1), kind="stable"), np.argsort(-obs.sum(axis=0), kind="stable")
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = _subplots(figsize=(8, 5))
     ax.imshow(obs[np.ix_(r, c)], aspect="auto", cmap="Greys", interpolation="nearest")
     ax.set_xlabel(f"benchmarks ({obs.shape[1]}, most scored first)")
     ax.set_ylabel(f"models ({obs.shape[0]}, most scored first)")
@@ -43,7 +49,7 @@ def pattern(observed) -> str:
 
 def spectrum(curves: dict) -> str:
     """Share of variance per singular value; ``curves`` maps a label to singular values."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = _subplots(figsize=(6, 4))
     for label, s in curves.items():
         s = np.asarray(s, dtype=float)
         share = s ** 2 / max(float((s ** 2).sum()), 1e-300)
@@ -65,7 +71,7 @@ def intervals(actual, predicted, lower, upper, covered, *, max_points: int = 400
     if a.size > max_points:
         keep = np.random.default_rng(0).choice(a.size, max_points, replace=False)
         a, p, lo, up, cov = a[keep], p[keep], lo[keep], up[keep], cov[keep]
-    fig, ax = plt.subplots(figsize=(6, 6))
+    fig, ax = _subplots(figsize=(6, 6))
     for mask, color, label in ((cov, "tab:blue", "inside interval"),
                                (~cov, "tab:red", "outside interval")):
         ax.errorbar(a[mask], p[mask], yerr=[p[mask] - lo[mask], up[mask] - p[mask]], fmt="o",
@@ -87,7 +93,7 @@ def coverage_by_count(labels, coverage, width, target: float = 0.9) -> str:
 def coverage_figure(labels, coverage, width, target: float = 0.9):
     """The figure of :func:`coverage_by_count`: the bar labels sit in headroom above 100%
     (the axis stops at 1.3, ticks at 0-1), below the title."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = _subplots(figsize=(6, 4))
     x = np.arange(len(labels))
     ax.bar(x, coverage, color="tab:blue")
     ax.axhline(target, color="k", ls="--", lw=0.8)
@@ -109,7 +115,7 @@ def probe_curve(k, medae, medae_hidden) -> str:
 
 def probe_figure(k, medae, medae_hidden):
     """The figure of :func:`probe_curve`: whole numbers of probes on the x axis."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = _subplots(figsize=(6, 4))
     ax.plot(k, medae, marker="o", label="all cells (probes exact)")
     ax.plot(k, medae_hidden, marker="s", label="non-probe cells")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -122,7 +128,7 @@ def probe_figure(k, medae, medae_hidden):
 
 def ranking(margins, accuracy) -> str:
     """Share of model pairs whose order the completed leaderboards keep, per margin."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = _subplots(figsize=(6, 4))
     ax.bar([str(m) for m in margins], accuracy, color="tab:green")
     for i, v in enumerate(accuracy):
         ax.text(i, v + 1, f"{v:.1f}%", ha="center", fontsize=8)
@@ -165,7 +171,7 @@ def drift_figure(labels, series: dict, angles=None, noise=None):
     """The figure of :func:`drift_lines`; each series panel's y axis is set by
     :func:`steady_ylim` (no autoscaled cliff from a tiny change)."""
     n = len(series) + (1 if angles is not None else 0)
-    fig, axes = plt.subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
+    fig, axes = _subplots(1, n, figsize=(3.4 * n, 3.4), squeeze=False)
     x = np.arange(len(labels))
     for ax, (name, values) in zip(axes[0], series.items()):
         ax.plot(x, [np.nan if v is None else v for v in values], marker="o")
@@ -218,7 +224,7 @@ def timeline_counts_figure(dates, models, cells, new_models, revised):
     (n,) per snapshot; new_models and revised (n,) against the date before (None on the
     first date). Integer ticks throughout."""
     days = np.asarray(dates, dtype="datetime64[D]")
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), layout="constrained")
+    fig, axes = _subplots(1, 4, figsize=(13, 3.4), layout="constrained")
     for ax, values, name in ((axes[0], models, "models"), (axes[1], cells, "cells")):
         _steady_line(ax, days, values, floor=0)
         ax.set_title(name, fontsize=9)
@@ -242,7 +248,7 @@ def timeline_fit_figure(dates, var2, heldout_medae):
     """The figure of :func:`timeline_fit`: (n,) values per date, None where not measured;
     y axes by :func:`steady_ylim`."""
     days = np.asarray(dates, dtype="datetime64[D]")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
+    fig, axes = _subplots(1, 2, figsize=(9, 3.4), layout="constrained")
     _steady_line(axes[0], days, var2)
     axes[0].set_title("two-factor variance (largest complete submatrix)", fontsize=9)
     _steady_line(axes[1], days, heldout_medae, floor=0)
@@ -270,7 +276,7 @@ def timeline_forecasts_figure(dates, n_cells, medae, coverage, heldout_medae,
     n = np.nan_to_num(_floats(n_cells)).astype(int)
     m, c = _floats(medae), _floats(coverage)
     m[n == 0], c[n == 0] = np.nan, np.nan
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    fig, axes = _subplots(1, 2, figsize=(10, 3.6), layout="constrained")
     ax = axes[0]
     ax.plot(days, m, marker="o", ls="none", color="tab:red", label="realized MedAE")
     ax.plot(days, _floats(heldout_medae), ls="--", color="grey", lw=1, label="held-out MedAE")

@@ -15,7 +15,7 @@ from typing import Callable
 
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.adapters import get_adapter
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
@@ -171,7 +171,7 @@ _MEMO = {"on": False}
 @contextmanager
 def reuse_prepared():
     """Within this block, builds in this process read and prepare each file (by content
-    digest, contracts, source info and `limits.current()`) once; a replay's date-by-date
+    digest, contracts, source info and the input limits in force) once; a replay's date-by-date
     rebuilds use it."""
     before = _MEMO["on"]
     _MEMO["on"] = True
@@ -235,7 +235,7 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
                       cites_source=adapter.cites_source)
     output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
                                       (contracts_key, adapter.name, digest, repr(info),
-                                       limits.current()))
+                                       input_limits().items()))
     summary = SourceSummary(
         config.id, adapter.name, prepared.rows_read, prepared.scores.height,
         prepared.rows_merged, prepared.quarantine.height,
@@ -352,7 +352,8 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
                                             c.order, c.id))
     # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
-    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews)
+    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews,
+                                                              contracts.aliases)
     quarantine_parts.append(reviewed_out)
     models, warnings = _models_table(model_parts, scores)
     scores = with_measured_by(scores, models, contracts)  # who measured each value

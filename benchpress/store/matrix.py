@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.scales import BenchmarkScales
 from benchpress.store.noise import measurement_noise
@@ -112,13 +112,14 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
 
 
 def _check_size(n_models: int, n_benchmarks: int, what: str) -> None:
-    """Refuse a matrix of more than `limits.MAX_FIT_MODELS` models or `limits.MAX_FIT_CELLS`
+    """Refuse a matrix of more than `InputLimits.max_fit_models` models or `InputLimits.max_fit_cells`
     cells before it is allocated."""
+    limits = input_limits()
     cells = n_models * n_benchmarks
-    if n_models > limits.MAX_FIT_MODELS or cells > limits.MAX_FIT_CELLS:
-        over = (f"more than the {limits.MAX_FIT_MODELS:,} models" if n_models > limits.MAX_FIT_MODELS
-                else f"more than the {limits.MAX_FIT_CELLS:,} cells")
-        name = "MODELS" if n_models > limits.MAX_FIT_MODELS else "CELLS"
+    if n_models > limits.max_fit_models or cells > limits.max_fit_cells:
+        over = (f"more than the {limits.max_fit_models:,} models" if n_models > limits.max_fit_models
+                else f"more than the {limits.max_fit_cells:,} cells")
+        name = "MODELS" if n_models > limits.max_fit_models else "CELLS"
         raise BadInputError(
             f"the score matrix ({what}) has {n_models:,} models x {n_benchmarks:,} benchmarks "
             f"({cells:,} cells), {over} the predictor is sized for; predict from fewer "
@@ -135,8 +136,8 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
     Raises
     ------
     BadInputError
-        The matrix would hold more than `limits.MAX_FIT_MODELS` models or
-        `limits.MAX_FIT_CELLS` cells.
+        The matrix would hold more than `InputLimits.max_fit_models` models or
+        `InputLimits.max_fit_cells` cells.
     """
     cells = every_cell = read_table(folder, "cells")
     if sources:

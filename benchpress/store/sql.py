@@ -8,7 +8,7 @@ decodes the checked file, so ``SELECT count(*) FROM models`` never decodes the 5
 only then defines the views: the package's own `views.sql` (never a copy from a data
 folder). The wide `matrix` (models x benchmarks) is streamed per query in batches of
 models (`store.wide`), so ``SELECT * FROM matrix LIMIT 5`` pivots one batch at any size; a
-query that reads it twice needs it whole, up to `limits.MATRIX_MAX_CELLS` cells;
+query that reads it twice needs it whole, up to `InputLimits.matrix_max_cells` cells;
 `matrix_of(['b1','b2'])` pivots only the benchmarks it lists. So no statement runs before
 the sandbox is sealed, no SQL text comes from the data, and a query can neither read nor
 write a file.
@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from benchpress import limits
+from benchpress.input_limits import input_limits
 from benchpress.errors import BadInputError, BenchPressError
 from benchpress.store import wide
 from benchpress.store.sql_bounds import MAX_STRING_CHARS, oversized_string, to_frame
@@ -234,7 +234,7 @@ def _prepare_wide(con: duckdb.DuckDBPyConnection, tree: dict) -> None:
     cells_of = None if lazy is None else (lambda: read_table(
         lazy.folder, "cells", columns=["model_id", "benchmark_id", "score"]))
     wide.prepare(con, tree, _names(tree, set()), cells_of=cells_of,
-                 max_cells=limits.MATRIX_MAX_CELLS)
+                 max_cells=input_limits().matrix_max_cells)
 
 
 def _names(node, found: set[str]) -> set[str]:

@@ -100,7 +100,7 @@ def run_in_child(registry: Path | None, sql: str, params: dict | list | None = N
     request = {"registry": None if registry is None else os.path.abspath(registry), "sql": sql,
                "params": params, "max_rows": max_rows, "memory_limit": memory_limit,
                "what": what, "tables": list(tables or {}),
-               # the caller's limits (`benchpress.limits`), as set now: the server that
+               # the caller's limits (`benchpress.input_limits`), as set now: the server that
                # forks the query process read its environment when it started
                "environment": {k: v for k, v in os.environ.items() if k.startswith("BENCHPRESS_")}}
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -181,6 +181,7 @@ class _Server:
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
         self._socket: socket.socket | None = None
+        self._hooked = False
 
     def fork(self) -> _QueryProcess:
         pipes = [os.pipe() for _ in range(4)]  # request, answer, stderr, status: (read, write)
@@ -214,6 +215,10 @@ class _Server:
         raise BenchPressError("SQL error: the query server did not start a query process")
 
     def _start(self) -> None:
+        if not self._hooked:  # registered by the first start, not at import
+            atexit.register(self.stop)
+            os.register_at_fork(after_in_child=self.forget)
+            self._hooked = True
         ours, theirs = socket.socketpair()
         ours.settimeout(_START_SECONDS)
         try:
@@ -252,8 +257,6 @@ class _Server:
 
 
 _SERVER = _Server()
-atexit.register(_SERVER.stop)
-os.register_at_fork(after_in_child=_SERVER.forget)
 
 
 def shutdown() -> None:
@@ -344,15 +347,11 @@ def _limit_address_space(extra: int) -> None:
 def _answer(request: dict, tables: dict):
     """The request's result as an Arrow table (run as `run_in_child` describes), over
     its registry folder or, without one, over `tables` (Arrow tables by name)."""
-    import importlib
-
-    from benchpress import limits
     from benchpress.store import sql
 
     for name in [k for k in os.environ if k.startswith("BENCHPRESS_")]:
         del os.environ[name]
-    os.environ.update(request["environment"])
-    importlib.reload(limits)
+    os.environ.update(request["environment"])  # (the input limits are read from it on use)
     if request["registry"] is not None:
         con = sql.connect(Path(request["registry"]), memory_limit=request["memory_limit"])
     else:

@@ -25,7 +25,8 @@ _KEY = ["model_id", "benchmark_id", "source_id"]
 _SAME_VALUE = 1e-6
 
 
-def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None
+def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None,
+                  aliases: pl.DataFrame | None = None
                   ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
     """(scores kept, quarantine rows of the observations taken out, warnings).
 
@@ -33,11 +34,16 @@ def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None
     review by model, benchmark and source, and by value where the review gives one (every
     version of the source that has that value); a review of a source the registry holds
     that matches no observation is a warning (its source may have corrected the value).
+    ``aliases`` (kind, alias, canonical_id): a review written under an id that an alias
+    accepted later still names its observation (scores hold canonical ids).
     """
     quarantine_columns = ["source_id", "kind", "row", "record", "field", "reason", "ingest_id"]
     none = pl.DataFrame(schema={c: pl.String for c in quarantine_columns})
     if reviews is None or reviews.height == 0:
         return scores, none, []
+    if aliases is not None and aliases.height:
+        reviews = reviews.with_columns(
+            pl.col(f"{kind}_id").replace(_alias_map(aliases, kind)) for kind in ("model", "benchmark"))
     indexed = scores.with_row_index("_pos")
     found = indexed.select("_pos", *_KEY, "score").join(
         reviews.rename({"score": "_reviewed"}), on=_KEY)
@@ -69,3 +75,9 @@ def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None
     ).cast({c: pl.String for c in quarantine_columns})
     kept = scores.filter(~pl.int_range(pl.len()).is_in(out["_pos"].implode()))
     return kept, quarantined, warnings
+
+
+def _alias_map(aliases: pl.DataFrame, kind: str) -> dict[str, str]:
+    """alias -> canonical id of the `kind` ('model' or 'benchmark') rows of `aliases`."""
+    rows = aliases.filter(pl.col("kind") == kind)
+    return dict(zip(rows["alias"].to_list(), rows["canonical_id"].to_list()))

@@ -3,7 +3,7 @@
 Two forms, the same rows and values:
 
 * `pivot` builds the whole (n_models, 1 + n_benchmarks) frame (a polars pivot); used for a
-  query that scans the matrix more than once, up to `limits.MATRIX_MAX_CELLS` cells;
+  query that scans the matrix more than once, up to `InputLimits.matrix_max_cells` cells;
 * `matrix_reader` streams it as Arrow record batches of `BATCH_MODELS` models each, in
   registry order, made only when DuckDB asks for the next batch: ``SELECT * FROM matrix
   LIMIT 5`` at 100,000 models makes one batch, a full scan holds one batch at a time. The

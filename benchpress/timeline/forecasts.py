@@ -40,7 +40,7 @@ from benchpress.errors import BadInputError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.home import Home
 from benchpress.predict import make_predictor, param_overrides
-from benchpress.predict.intervals.calibration import out_of_reach
+from benchpress.predict.intervals.calibrator import out_of_reach
 from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import get_snapshot
 from benchpress.store.tables import read_table, write_atomic
@@ -247,7 +247,7 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
 
 def _out_of_reach_cells(matrix) -> pl.DataFrame:
     """The missing cells of ``matrix`` out of their model's source reach
-    (`benchpress.predict.intervals.calibration.out_of_reach`): model_id, benchmark_id, out_of_reach
+    (`benchpress.predict.intervals.calibrator.out_of_reach`): model_id, benchmark_id, out_of_reach
     (True); none for a matrix of one source (each of its models reaches every benchmark)
     or one whose benchmarks do not list their sources."""
     reach, missing = matrix.source_reach(), np.isnan(matrix.values)

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError, UsageError, listed
-from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_scores, clone
 from benchpress.predict.models.side_info import covariate_kwargs
 from benchpress.predict.evaluation.metrics import Metrics, compute_metrics
 from benchpress.predict.probes.search import ProbeSearch

@@ -1,9 +1,9 @@
 """Coverage and width of calibrated prediction intervals on held-out folds.
 
-Scores an :class:`~benchpress.predict.intervals.calibration.IntervalCalibrator` on folds it was not
+Scores an :class:`~benchpress.predict.intervals.calibrator.IntervalCalibrator` on folds it was not
 calibrated on, pooled and broken down by benchmark and by how many scores the model has
 (so under-covered corners show). Widths are in *points* (1% of a benchmark's range, see
-:func:`~benchpress.predict.intervals.calibration.point_size`); the headline row is the percent-scale
+:func:`~benchpress.predict.intervals.features.point_size`); the headline row is the percent-scale
 cells, with all cells beside it.
 """
 
@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.estimator import BasePredictor, check_scores
 from benchpress.predict.evaluation.folds import Folds
-from benchpress.predict.intervals.calibration import (
-    TRUST_POINTS, IntervalCalibrator, calibrate, heldout_records, new_model_records,
-)
+from benchpress.predict.intervals.calibration import calibrate, heldout_records, new_model_records
+from benchpress.predict.intervals.calibrator import TRUST_POINTS, IntervalCalibrator
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["interval_coverage", "summarize", "evaluate_intervals", "coverage_json"]

@@ -1,7 +1,7 @@
 """Held-out evaluation: hide each fold's cells, refit a fresh copy of the predictor, score.
 
-The predictor is an unfitted object (:func:`~benchpress.predict.methods.make_predictor`);
-every fold fits its own :func:`~benchpress.predict.base.clone` of it, so the object passed
+The predictor is an unfitted object (:func:`~benchpress.predict.factory.make_predictor`);
+every fold fits its own :func:`~benchpress.predict.estimator.clone` of it, so the object passed
 in is never fitted and its parameters reach every fit. Folds come from
 :mod:`~benchpress.predict.evaluation.folds`, metrics from :mod:`~benchpress.predict.evaluation.metrics`.
 """
@@ -18,7 +18,7 @@ import polars as pl
 from benchpress.errors import BadInputError
 from benchpress.executor import LocalExecutor, get_executor
 from benchpress.blas_threads import single_blas_thread
-from benchpress.predict.base import BasePredictor, check_predictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_predictor, check_scores, clone
 from benchpress.predict.evaluation.folds import Folds
 from benchpress.predict.evaluation.metrics import Metrics, cell_errors, compute_metrics, group_metrics
 from benchpress.predict.transform import BenchmarkScales

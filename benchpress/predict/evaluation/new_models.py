@@ -27,17 +27,14 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_scores, clone
 from benchpress.predict.evaluation.metrics import cell_errors, group_metrics
 from benchpress.predict.models.covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
-from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.size_limits import LIMITS, SizeLimits
 
-__all__ = ["NewModelEvaluation", "new_model_split", "evaluate_new_models", "MIN_SCORES"]
+__all__ = ["NewModelEvaluation", "new_model_split", "evaluate_new_models"]
 
-#: A model needs at least this many scores to be held out (and 3 more than the largest k;
-#: :mod:`benchpress.predict.size_limits`).
-MIN_SCORES = LIMITS.new_model_min_scores
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,8 @@ class NewModelEvaluation:
                 "seconds": self.seconds}
 
 
-def new_model_split(observed, seed: int, *, n_groups: int = 5, min_scores: int = MIN_SCORES):
+def new_model_split(observed, seed: int, *, n_groups: int = 5,
+                    min_scores: int = LIMITS.new_model_min_scores):
     """The held-out groups and each model's random score order for one seed.
 
     Parameters
@@ -116,7 +114,7 @@ def _check_known(known) -> tuple:
 def evaluate_new_models(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
                         known=(3, 5), seeds=(1001,), n_groups: int = 5,
                         min_scores: int | None = None, covariates=None,
-                        progress=None) -> NewModelEvaluation:
+                        progress=None, limits: SizeLimits = LIMITS) -> NewModelEvaluation:
     """Hold out whole models, fold each in from ``k`` of its scores, score the rest.
 
     Parameters
@@ -133,13 +131,15 @@ def evaluate_new_models(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
     n_groups : int
         Groups per seed: each is held out once (``n_groups`` fits per seed).
     min_scores : int, optional
-        Models with fewer scores are never held out (default: :data:`MIN_SCORES`, or
-        ``max(known) + 3`` if larger, so each held-out model has 3+ scores to score).
+        Models with fewer scores are never held out (default: ``limits.new_model_min_scores``,
+        or ``max(known) + 3`` if larger, so each held-out model has 3+ scores to score).
     covariates : ndarray, shape (n_models, n_features), optional
         Per-model side information: each fit gets the kept rows', each fold-in the
         held-out models' own rows (predictors that accept them only).
     progress : callable, optional
         ``progress(k, n, label)`` after each fit.
+    limits : SizeLimits
+        Size thresholds (:mod:`benchpress.predict.size_limits`).
 
     Returns
     -------
@@ -147,7 +147,8 @@ def evaluate_new_models(predictor: BasePredictor, Y, scales: BenchmarkScales, *,
     """
     Y = check_scores(Y, scales)
     ks = _check_known(known)
-    min_scores = max(MIN_SCORES, max(ks) + 3) if min_scores is None else int(min_scores)
+    least = limits.new_model_min_scores
+    min_scores = max(least, max(ks) + 3) if min_scores is None else int(min_scores)
     obs = ~np.isnan(Y)
     parts, n_fits, t0 = [], len(seeds) * n_groups, time.perf_counter()
     for s, seed in enumerate(seeds):

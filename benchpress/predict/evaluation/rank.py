@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
-from benchpress.predict.base import BasePredictor, check_scores, clone, flat_params
+from benchpress.predict.estimator import BasePredictor, check_scores, clone, flat_params
 from benchpress.predict.models.baselines import SoftImpute
 from benchpress.predict.evaluation.heldout import evaluate
 from benchpress.predict.evaluation.folds import Folds

@@ -43,9 +43,9 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.base import BasePredictor, check_scores, clone
-from benchpress.predict.intervals.calibration import (MatrixSupport, calibrate, fold_in_intervals,
-                                              fold_in_rows)
+from benchpress.predict.estimator import BasePredictor, check_scores, clone
+from benchpress.predict.intervals.calibration import calibrate, fold_in_intervals, fold_in_rows
+from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.models.covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 

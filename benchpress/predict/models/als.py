@@ -33,7 +33,7 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.blas_threads import single_blas_thread
-from benchpress.predict.base import check_scores
+from benchpress.predict.estimator import check_scores
 
 __all__ = [
     "ALSConfig", "BiasALS", "init_factors", "fit_batched", "fit_starts", "fold_in_batched", "reg_diagonal",

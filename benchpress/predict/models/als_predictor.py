@@ -2,7 +2,7 @@
 
 :class:`ALSPredictor` is the low-rank half of every default since the BenchPress paper; its
 named configurations ("published", "als4", ...) and the other methods are registered in
-:mod:`benchpress.predict.methods`.
+:mod:`benchpress.predict.factory`.
 """
 
 from __future__ import annotations
@@ -11,13 +11,16 @@ from dataclasses import fields
 
 import numpy as np
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError, import_extra
 from benchpress.blas_threads import single_blas_thread
-from benchpress.predict.base import BasePredictor, check_scores
+from benchpress.predict.estimator import BasePredictor, check_scores, prefixed, state_part
 from benchpress.predict.models.als import ALSConfig
 from benchpress.predict.models.ensemble import ALSEnsemble
+from benchpress.predict.models.ensemble import STATE_ARRAYS as ENSEMBLE_ARRAYS
 from benchpress.predict.models.regression import PairwiseRegression
+from benchpress.predict.models.regression import STATE_ARRAYS as REGRESSION_ARRAYS
 from benchpress.predict.models.sparse_als import use_sparse
+from benchpress.predict.transform import STATE_ARRAYS as TRANSFORM_ARRAYS
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.size_limits import LIMITS
 
@@ -27,8 +30,6 @@ __all__ = ["ALSPredictor", "SOLVERS"]
 _ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
 #: The solvers of `ALSPredictor` (its ``solver`` parameter).
 SOLVERS = ("auto", "dense", "cells")
-#: Cells solver: rows per block of a completion (see :mod:`benchpress.predict.size_limits`).
-_BLOCK_FLOATS = LIMITS.completion_block_floats
 
 
 class ALSPredictor(BasePredictor):
@@ -47,10 +48,10 @@ class ALSPredictor(BasePredictor):
     spread_prior : float, default 0.0
         Each logit benchmark's spread is shrunk toward the pooled spread as if this many
         more models had shown it (:class:`~benchpress.predict.transform.ScaleTransform`;
-        :data:`~benchpress.predict.methods.SPREAD_PRIOR` in the default). 0: each benchmark's own spread.
+        :data:`~benchpress.predict.factory.SPREAD_PRIOR` in the default). 0: each benchmark's own spread.
     z_bound : float, default 0.0
         Standardized scores beyond this many standard deviations count as that many
-        (:data:`~benchpress.predict.methods.Z_BOUND` in the default; 0: none).
+        (:data:`~benchpress.predict.factory.Z_BOUND` in the default; 0: none).
     regression_weight : float, default 0.0
         Weight of :class:`~benchpress.predict.models.regression.PairwiseRegression` in a z-unit
         blend ``(1 - w) * ALS + w * regression`` (cells the regression cannot predict
@@ -68,7 +69,7 @@ class ALSPredictor(BasePredictor):
         information) is always dense and refuses "cells".
     method : str, default "als"
         The name this configuration goes by in output (``make_predictor("default")``
-        sets "default"); it travels with :func:`~benchpress.predict.base.clone`.
+        sets "default"); it travels with :func:`~benchpress.predict.estimator.clone`.
 
     Attributes
     ----------
@@ -114,6 +115,63 @@ class ALSPredictor(BasePredictor):
         return ScaleTransform.from_scales(scales, logit_rule=self.logit_rule, eps=self.eps,
                                           spread_prior=self.spread_prior, z_bound=self.z_bound)
 
+    def state(self) -> tuple[dict, dict]:
+        """``(arrays, meta)`` of the fitted predictor, no pickle: the fitted parts' arrays
+        filed by part (``transform_``, ``ensemble_``, ``regression_``; the training rows'
+        regression completion ``regression_z`` on the dense path), and ``meta``
+        (JSON-ready): class, method, parameters, whether there is a regression and (only
+        then, so that the stored fits of small matrices stay as they were) whether the fit
+        used the cells solver. The training matrix is not in it; :meth:`from_state` takes
+        it back."""
+        self._fitted()
+        arrays = {**prefixed("transform_", self.transform_.state()),
+                  **prefixed("ensemble_", self.ensemble_.state())}
+        sparse = self.uses_cells()
+        if self.regression_ is not None:
+            arrays.update(prefixed("regression_", self.regression_.state()))
+            if not sparse:
+                arrays["regression_z"] = np.asarray(self.regression_z_)
+        meta = {"class": type(self).__name__, "method": self.method,
+                "params": self.get_params(), "regression": self.regression_ is not None}
+        if sparse:
+            meta["sparse"] = True
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, params: dict, arrays, meta: dict, Y, scales: BenchmarkScales):
+        """The fitted predictor of :meth:`state` (``arrays``, ``meta``) with all its
+        parameters ``params``, on its training matrix ``Y`` (n_models, n_benchmarks;
+        (0, n_benchmarks) for a fit of the cells solver restored without its training
+        rows, which folds in new models only) and ``scales``. Nothing is refitted: every
+        fitted array is taken as saved, so the predictions are the saved fit's to the bit.
+        BadInputError (one line) for arrays that are missing or do not fit ``Y``."""
+        out = cls(**params)
+        out.Y_, out.scales_ = np.array(Y, dtype=float, copy=True), scales
+        out.transform_ = ScaleTransform.from_state(
+            state_part(arrays, "transform_", TRANSFORM_ARRAYS), scales,
+            logit_rule=out.logit_rule, eps=out.eps, spread_prior=out.spread_prior,
+            z_bound=out.z_bound)
+        out.ensemble_ = ALSEnsemble.from_state(state_part(arrays, "ensemble_", ENSEMBLE_ARRAYS),
+                                               out.als_config())
+        sparse = bool(meta.get("sparse"))
+        out.regression_ = None
+        if meta.get("regression"):
+            out.regression_ = PairwiseRegression.from_state(
+                state_part(arrays, "regression_", REGRESSION_ARRAYS), power=out.regression_power)
+            out.regression_z_ = None if sparse else state_part(arrays, "regression_",
+                                                                ("z",))["z"]
+        out.solver_ = "cells" if sparse else "dense"
+        out.train_z_ = None  # without training rows, nothing to hold
+        n_m, n_b = out.Y_.shape
+        if out.ensemble_.V_.shape[1] != n_b or out.ensemble_.U_.shape[1] != n_m:
+            raise BadInputError(f"artifact arrays do not match its matrix's shape {out.Y_.shape}")
+        if sparse and n_m:
+            sp = import_extra("scipy.sparse")  # here: slow to import, and not in the core
+            r, c = np.nonzero(~np.isnan(out.Y_))
+            out.train_z_ = sp.csr_matrix(
+                (out.transform_.transform(out.Y_[r, c], cols=c), (r, c)), shape=out.Y_.shape)
+        return out
+
     def _fit(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
         if not 0.0 <= self.regression_weight <= 1.0:
             raise UsageError(f"regression_weight must lie in [0, 1], got {self.regression_weight}")
@@ -145,7 +203,7 @@ class ALSPredictor(BasePredictor):
         return "cells" if self.cells_path and use_sparse(*Y.shape) else "dense"
 
     def _fit_cells(self, Y: np.ndarray, scales: BenchmarkScales) -> None:
-        """The sparse path (:data:`~benchpress.predict.models.sparse_als.SPARSE_MIN_CELLS`):
+        """The sparse path (:func:`~benchpress.predict.models.sparse_als.use_sparse`):
         transform, ensemble and regression fitted on the observed cells only."""
         import scipy.sparse as sp  # here, not at the top: slow to import (a predict needs none)
         r, c = np.nonzero(~np.isnan(Y))
@@ -176,7 +234,8 @@ class ALSPredictor(BasePredictor):
 
     def _row_blocks(self, rows):
         rows = np.asarray(rows, dtype=np.int64)
-        step = max(1, _BLOCK_FLOATS // (self.n_starts * max(self.Y_.shape[1], 1)))
+        per_row = self.n_starts * max(self.Y_.shape[1], 1)
+        step = max(1, LIMITS.completion_block_floats // per_row)
         return [rows[k:k + step] for k in range(0, rows.size, step)]
 
     def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
@@ -207,7 +266,7 @@ class ALSPredictor(BasePredictor):
         if not self.uses_cells():
             out = self.complete(keep_observed=False)[rows, cols]
             return (out, self.complete_spread()[rows, cols]) if return_spread else out
-        step = max(1, _BLOCK_FLOATS // self.n_starts)
+        step = max(1, LIMITS.completion_block_floats // self.n_starts)
         if rows.size > step:  # bounded memory: cells in chunks
             parts = [self.predict_cells(rows[k:k + step], cols[k:k + step],
                                         return_spread=return_spread)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor
+from benchpress.predict.estimator import BasePredictor
 from benchpress.predict.models.regression import PairwiseRegression
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 

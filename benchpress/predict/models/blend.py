@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor, check_scores, clone, set_params
+from benchpress.predict.estimator import (BasePredictor, check_scores, clone, flat_params,
+                                          set_params)
 from benchpress.predict.models.covariates import check_covariates, covariate_dates
 from benchpress.predict.models.gate import Gate, gate_features, newness, trend_features
 from benchpress.predict.models.knn import KNNModels, local_regression, nearness
@@ -247,6 +248,43 @@ class NeighbourBlend(BasePredictor):
         out.Y_, out.scales_, out._covariates = check_scores(Y, scales), scales, covariates
         out._hold(low_rank_, out.Y_, scales, dates)
         return out
+
+    # -- stored fits (:mod:`benchpress.predict.state`) ---------------------------------------
+    def state(self) -> tuple[dict, dict]:
+        """``(arrays, meta)`` of the fitted blend: the low-rank half's (its
+        :meth:`state`), and the nearest models' release dates (``blend_dates``; the
+        nearest models themselves are the training rows, which :meth:`from_state` takes
+        back). ``meta`` names the blend (class, method, its parameters flat,
+        :func:`~benchpress.predict.estimator.flat_params`) and the half's class."""
+        self._fitted()
+        arrays, meta = self.low_rank_.state()
+        meta = {**meta, "class": type(self).__name__, "method": self.method,
+                "params": flat_params(self), "low_rank_class": type(self.low_rank_).__name__}
+        if self.neighbours_.dates_ is not None:
+            arrays["blend_dates"] = np.asarray(self.neighbours_.dates_, dtype=float)
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, params: dict, arrays, meta: dict, Y, scales) -> "NeighbourBlend":
+        """The fitted blend of :meth:`state` with its parameters ``params`` (its parts
+        unfitted, as ``get_params()`` holds them), on its training matrix ``Y``: the
+        low-rank half restored as saved (its own ``from_state``), the nearest models
+        ``Y`` in its z space. Nothing is refitted."""
+        blend = cls(**params)
+        low = clone(blend.low_rank)
+        kind = meta.get("low_rank_class", type(low).__name__)
+        if kind != type(low).__name__:  # a fit of the cells solver: the same ALS
+            from benchpress.predict.models.als_predictor import ALSPredictor
+
+            low = ALSPredictor(**{k: v for k, v in low.get_params().items()
+                                  if k in ALSPredictor._param_names()})
+        half = type(low).from_state(low.get_params(), arrays, {**meta, "class": kind}, Y,
+                                    scales)
+        dates = arrays.get("blend_dates")
+        return cls.from_fitted_half(
+            blend, half, half.Y_, scales,
+            dates=None if dates is None else np.asarray(dates, dtype=float),
+            covariates=getattr(half, "_raw_covariates", None))
 
     # -- what the rest of the package reads of a fitted predictor --------------------------
     @property

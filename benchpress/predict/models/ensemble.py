@@ -12,10 +12,10 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.predict.models.als import ALSConfig, fit_starts, fold_in_batched, weights_from
-from benchpress.predict.base import check_scores
+from benchpress.predict.estimator import check_scores
 from benchpress.predict.models.sparse_als import cell_values, fit_cells, use_sparse
 
-__all__ = ["ALSEnsemble", "start_seeds"]
+__all__ = ["ALSEnsemble", "start_seeds", "STATE_ARRAYS"]
 
 
 def start_seeds(random_state: int | None, n_starts: int) -> list[int]:
@@ -25,6 +25,11 @@ def start_seeds(random_state: int | None, n_starts: int) -> list[int]:
     if random_state is None:
         random_state = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
     return [int(random_state) + k for k in range(int(n_starts))]
+
+
+#: The arrays of a fitted ensemble that a stored fit keeps (:meth:`ALSEnsemble.state`), in
+#: order: its fitted attributes without their trailing underscore, and the starts' seeds.
+STATE_ARRAYS = ("mu", "model_bias", "benchmark_bias", "U", "V", "seeds")
 
 
 class ALSEnsemble:
@@ -76,6 +81,22 @@ class ALSEnsemble:
          self.V_) = fit_cells(rows, cols, z, shape, self.seeds_, cfg.reg_diagonal(),
                               n_iter=cfg.n_iter, init_scale=cfg.init_scale, w=w)
         return self
+
+    def state(self) -> dict:
+        """The fitted arrays, named without their trailing underscore (``U_`` -> ``"U"``),
+        and the starts' seeds (``"seeds"``); :meth:`from_state` restores them."""
+        self._fitted()
+        return {**{n: np.asarray(getattr(self, n + "_")) for n in STATE_ARRAYS[:-1]},
+                "seeds": np.asarray(self.seeds_, dtype=np.int64)}
+
+    @classmethod
+    def from_state(cls, arrays: dict, config: ALSConfig | None = None) -> "ALSEnsemble":
+        """The fitted ensemble of :meth:`state` ``arrays`` with ``config``, as saved."""
+        out = cls(config)
+        for n in STATE_ARRAYS[:-1]:
+            setattr(out, n + "_", np.asarray(arrays[n]))
+        out.seeds_ = [int(s) for s in arrays["seeds"]]
+        return out
 
     def cells_starts(self, rows, cols) -> np.ndarray:
         """Per-start predictions at cells ``(rows, cols)`` (n_cells,), shape (n_starts,

@@ -130,7 +130,7 @@ class Gate:
 
     def set_params(self, **params) -> "Gate":
         """Change ``coef`` or ``shift``; another name raises UsageError."""
-        from benchpress.predict.base import set_params
+        from benchpress.predict.estimator import set_params
 
         return set_params(self, params)
 

@@ -25,15 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor
+from benchpress.predict.estimator import BasePredictor
 from benchpress.predict.models.baselines import model_offset
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
-from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.size_limits import LIMITS, SizeLimits
 
 __all__ = ["KNNModels", "neighbour_average", "local_regression", "nearness"]
 
-#: Query rows per block (see :mod:`benchpress.predict.size_limits`).
-_BLOCK_FLOATS = LIMITS.knn_block_floats
 WEIGHTINGS = ("uniform", "distance")
 
 
@@ -81,7 +79,7 @@ def nearness(Zq: np.ndarray, Z: np.ndarray, *, min_shared: int = 3, radii=(0.3, 
 
 def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: int = 3,
                       offset: bool = False, weighting: str = "uniform", candidates: int = 0,
-                      exclude=None, prior=None) -> np.ndarray:
+                      exclude=None, prior=None, limits: SizeLimits = LIMITS) -> np.ndarray:
     """Average of the ``k`` nearest fitted models per benchmark, z units.
 
     Parameters
@@ -102,6 +100,9 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
         -1 for none.
     prior : ndarray (n_models,) or (n_queries, n_models), optional
         A weight per fitted model (per query), multiplied into each neighbour's weight.
+    limits : SizeLimits
+        Queries run in blocks whose (rows, candidates, n_benchmarks) arrays stay under
+        ``limits.knn_block_floats`` floats (same numbers).
 
     Returns
     -------
@@ -112,7 +113,7 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
     Mf, z2 = M.astype(float), z * z
     out = np.full(Zq.shape, np.nan)
     L = Z.shape[0] if not candidates else min(int(candidates), Z.shape[0])
-    step = max(1, _BLOCK_FLOATS // max(L * Z.shape[1], 1))
+    step = max(1, limits.knn_block_floats // max(L * Z.shape[1], 1))
     for lo in range(0, Zq.shape[0], step):
         q = Zq[lo:lo + step]
         Mq = ~np.isnan(q)

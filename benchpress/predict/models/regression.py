@@ -22,7 +22,12 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 
-__all__ = ["PairwiseRegression"]
+__all__ = ["PairwiseRegression", "STATE_ARRAYS"]
+
+
+#: The arrays of a fitted regression that a stored fit keeps (:meth:`PairwiseRegression.state`),
+#: in order: its fitted attributes without their trailing underscore.
+STATE_ARRAYS = ("slope", "intercept", "r2", "weight")
 
 
 class PairwiseRegression:
@@ -101,6 +106,21 @@ class PairwiseRegression:
         self.r2_ = np.where(ok, r2, 0.0)
         self.weight_ = self.r2_ ** float(self.power)
         return self
+
+    def state(self) -> dict:
+        """The fitted lines as arrays, named without their trailing underscore
+        (``slope_`` -> ``"slope"``); :meth:`from_state` restores them."""
+        if not hasattr(self, "r2_"):
+            raise NotFittedError("PairwiseRegression is not fitted; call fit(Z) first")
+        return {n: np.asarray(getattr(self, n + "_")) for n in STATE_ARRAYS}
+
+    @classmethod
+    def from_state(cls, arrays: dict, *, power: float = 4.0) -> "PairwiseRegression":
+        """The fitted regression of :meth:`state` ``arrays`` (with its ``power``), as saved."""
+        out = cls(power=power)
+        for n in STATE_ARRAYS:
+            setattr(out, n + "_", np.asarray(arrays[n]))
+        return out
 
     def predict_csr(self, Zs, M) -> np.ndarray:
         """:meth:`predict` (with ``k=None``) of rows given sparse: ``Zs`` and ``M``, CSR

@@ -42,22 +42,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.blas_threads import single_blas_thread
-from benchpress.predict.base import check_scores
+from benchpress.predict.estimator import check_scores, prefixed, state_part
+from benchpress.predict.models.als import ALSConfig
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.covariates import (FAMILY_LEVEL, METADATA_FIELDS,
                                                 check_covariates, covariate_kwargs,
                                                 metadata_covariates, model_covariates,
                                                 model_family, name_tier)
-from benchpress.predict.models.covariate_prior import CovariatePriorMixin, masked_grams, ridge
+from benchpress.predict.models.covariate_prior import STATE_ARRAYS as PRIOR_ARRAYS
+from benchpress.predict.models.covariate_prior import CovariatePrior, masked_grams
 from benchpress.scales import LOGIT_RULES
 
 __all__ = ["SideInfoPredictor", "model_covariates", "metadata_covariates", "check_covariates",
-           "covariate_kwargs", "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier"]
+           "covariate_kwargs", "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier",
+           "SIDE_ARRAYS"]
+
+#: The fitted arrays of a side fit with covariates that a stored fit keeps (each one the fit
+#: made), by the names its ``meta["side_arrays"]`` lists (:meth:`SideInfoPredictor.state`).
+SIDE_ARRAYS = ("covariates_", "x_mean_", "x_scale_", "x_min_", "x_max_", "x_weight_",
+               "theta_mean_", "theta_coef_", "prior_precision_", "noise_var_", "base_z_",
+               "effects_")
 
 
-class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
+_ALS = ALSConfig()  # the defaults of the bias-ALS hyperparameters
+
+
+class SideInfoPredictor(ALSPredictor):
     """The default predictor plus per-model covariates (see the module docstring).
 
     Parameters
@@ -109,20 +121,27 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
     interval_logit_rule : str, default "none"
         Which benchmarks the interval space of a fit with covariates puts through a logit
         (one of :data:`~benchpress.scales.LOGIT_RULES`; ``interval_logit_rule_``, read by
-        :class:`~benchpress.predict.intervals.calibration.MatrixSupport`). "none": intervals are made
+        :class:`~benchpress.predict.intervals.support.MatrixSupport`). "none": intervals are made
         in z-scores of the scores themselves and clipped to each benchmark's range (the
         default predictor's intervals use a logit on percent scales, margin 0.05).
     interval_eps : float, default 0.5
         Logit margin (percentage points) of that space when the rule has a logit
         (``interval_eps_``; the predictor's own margin).
-    **als_params
-        :class:`~benchpress.predict.models.als_predictor.ALSPredictor` parameters (the default
-        preset's values when made by ``make_predictor("side")``).
+    rank, regularization, bias_regularization, n_iter, init_scale, n_starts
+        The ALS half's parameters, as
+        :class:`~benchpress.predict.models.als_predictor.ALSPredictor`'s (the default
+        preset's values when made by ``make_predictor("side")``); ``rank`` 4 here.
+    random_state, logit_rule, eps, spread_prior, z_bound, regression_weight
+        The same.
+    regression_power, solver, method
+        The same; ``method`` "side" here.
 
     Attributes
     ----------
     covariates_ : ndarray (n_models, n_features) or None
         Standardised training covariates (NaN -> 0).
+    prior_ : CovariatePrior or None
+        The fitted covariate prior of the model rows (with covariates and ``prior_alpha``).
     interval_logit_rule_, interval_eps_ : str or None, float or None
         ``interval_logit_rule`` and ``interval_eps`` with covariates, None without (the
         default's interval space).
@@ -131,20 +150,32 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
     accepts_covariates = True
     cells_path = False  # reads dense per-start completions
 
-    def __init__(self, rank: int = 4, *, prior_alpha: float | None = 3.0,
+    def __init__(self, rank: int = 4, *, regularization: float = _ALS.regularization,
+                 bias_regularization: float | None = _ALS.bias_regularization,
+                 n_iter: int = _ALS.n_iter, init_scale: float = _ALS.init_scale,
+                 n_starts: int = _ALS.n_starts, random_state: int | None = _ALS.random_state,
+                 logit_rule: str = "percent", eps: float = 0.5, spread_prior: float = 0.0,
+                 z_bound: float = 0.0, regression_weight: float = 0.0,
+                 regression_power: float = 4.0, solver: str = "auto", method: str = "side",
+                 prior_alpha: float | None = 3.0,
                  prior_in_fit: bool = True, prior_weight: float = 3.0,
                  effect_alpha: float | None = 5.0, prior_decay: float = 0.0,
                  prior_n: float = 5.0, prior_cov_scale: float | None = 0.5,
                  outside_range: str = "clip", spread_disagreement: float = 0.5,
                  covariate_regression_weight: float | None = 0.5, family_scale: float = 0.3,
                  spread_posterior: float = 1.0, interval_logit_rule: str = "none",
-                 interval_eps: float = 0.5, extra_ranks: tuple = (), **als_params):
+                 interval_eps: float = 0.5, extra_ranks: tuple = ()):
         if outside_range not in ("default", "clip"):
             raise UsageError(f"outside_range must be 'default' or 'clip', got {outside_range!r}")
         if interval_logit_rule not in LOGIT_RULES:
             raise UsageError(f"interval_logit_rule must be one of {', '.join(LOGIT_RULES)}, "
                              f"got {interval_logit_rule!r}")
-        super().__init__(rank, **als_params)
+        super().__init__(rank, regularization=regularization,
+                         bias_regularization=bias_regularization, n_iter=n_iter,
+                         init_scale=init_scale, n_starts=n_starts, random_state=random_state,
+                         logit_rule=logit_rule, eps=eps, spread_prior=spread_prior,
+                         z_bound=z_bound, regression_weight=regression_weight,
+                         regression_power=regression_power, solver=solver, method=method)
         self.prior_alpha = prior_alpha
         self.prior_in_fit = prior_in_fit
         self.prior_weight = prior_weight
@@ -161,14 +192,6 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
         self.interval_eps = interval_eps
         self.extra_ranks = tuple(int(r) for r in extra_ranks)
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        return ALSPredictor._param_names() + [
-            "prior_alpha", "prior_in_fit", "prior_weight", "effect_alpha", "prior_decay",
-            "prior_n", "prior_cov_scale", "outside_range", "spread_disagreement",
-            "covariate_regression_weight", "family_scale", "spread_posterior",
-            "interval_logit_rule", "interval_eps", "extra_ranks"]
-
     def fit(self, Y, scales, covariates=None) -> "SideInfoPredictor":
         """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
         (n_models, n_features); without covariates this is the default predictor."""
@@ -182,6 +205,78 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
                              for r in self.extra_ranks if r != self.rank]
         return self
 
+    def state(self) -> tuple[dict, dict]:
+        """:meth:`ALSPredictor.state` plus the side fit's own arrays, filed under ``side_``
+        (those of :data:`SIDE_ARRAYS` the fit made, and the raw training covariates), and
+        their names (``meta["side_arrays"]``; empty for a fit without covariates). A fit
+        with ``extra_ranks`` (its members are not stored) cannot be stored (UsageError)."""
+        if self.extra_ranks:
+            raise UsageError("a side fit with extra_ranks cannot be stored")
+        arrays, meta = super().state()
+        names = [n for n in SIDE_ARRAYS
+                 if self.covariates_ is not None and self._side_array(n) is not None]
+        arrays.update(prefixed("side_", {n.rstrip("_"): np.asarray(self._side_array(n))
+                                         for n in names}))
+        if names:
+            arrays["side_raw_covariates"] = np.asarray(self._raw_covariates)
+        meta["side_arrays"] = names
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, params: dict, arrays, meta: dict, Y, scales):
+        """The side fit of :meth:`state`, as saved (see :meth:`ALSPredictor.from_state`);
+        BadInputError (one line) for side arrays it does not know or of the wrong shape."""
+        out = super().from_state(params, arrays, meta, Y, scales)
+        names = meta.get("side_arrays", [])
+        if not isinstance(names, list) or not set(names) <= set(SIDE_ARRAYS):
+            raise BadInputError(f"artifact names unknown side arrays: {names!r}")
+        saved = {n: a for n, a in zip(names, state_part(
+            arrays, "side_", [n.rstrip("_") for n in names]).values())}
+        for n in SIDE_ARRAYS:
+            if n not in PRIOR_ARRAYS:
+                setattr(out, n, saved.get(n))
+        out.prior_ = None
+        if any(n in saved for n in PRIOR_ARRAYS):
+            out.prior_ = CovariatePrior.from_state(
+                {n: saved[n] for n in PRIOR_ARRAYS if n in saved},
+                out.als_config().reg_diagonal(), **out._prior_params())
+        with_covariates = bool(names)
+        out._raw_covariates = (state_part(arrays, "side_", ("raw_covariates",))["raw_covariates"]
+                               if with_covariates else None)
+        if with_covariates:
+            out._check_side_shapes()
+        out.members_, out.base_postvar_ = [], None  # (the posterior variance: made on demand)
+        out.interval_logit_rule_ = out.interval_logit_rule if with_covariates else None
+        out.interval_eps_ = float(out.interval_eps) if with_covariates else None
+        return out
+
+    def _check_side_shapes(self) -> None:
+        """Every restored side array has the shape the fit would have given it."""
+        S, n_m, r = self.ensemble_.U_.shape
+        n_b, p = self.ensemble_.V_.shape[1], np.shape(self.covariates_)[-1]
+        want = {"covariates_": (n_m, p), "_raw_covariates": (n_m, p), "x_mean_": (p,),
+                "x_scale_": (p,), "x_min_": (p,), "x_max_": (p,), "x_weight_": (p,),
+                "theta_mean_": (S * (r + 1),), "theta_coef_": (p, S * (r + 1)),
+                "prior_precision_": (S, r + 1, r + 1), "noise_var_": (S,),
+                "base_z_": (S, n_m, n_b), "effects_": (p, n_b)}
+        for n, shape in want.items():
+            a = self._side_array(n)
+            if a is not None and (a.shape != shape or a.dtype.kind != "f"):
+                raise BadInputError(f"artifact array side_{n.strip('_')} has shape {a.shape}, "
+                                    f"expected {shape}")
+
+    def _side_array(self, name: str):
+        """The fitted array of a :data:`SIDE_ARRAYS` name (or ``_raw_covariates``), the
+        prior's held by ``prior_``; None when the fit made none."""
+        if name in PRIOR_ARRAYS:
+            return None if self.prior_ is None else getattr(self.prior_, name, None)
+        return getattr(self, name, None)
+
+    def _prior_params(self) -> dict:
+        """The :class:`CovariatePrior` parameters of this predictor's (besides ``alpha``)."""
+        return {"alpha": self.prior_alpha, "cov_scale": self.prior_cov_scale,
+                "weight": self.prior_weight, "decay": self.prior_decay, "n_ref": self.prior_n}
+
     def _standardise(self, X):
         """Standardised covariates, NaN -> 0; values outside the training range are clipped
         to it (they reach this only with ``outside_range="clip"``)."""
@@ -192,6 +287,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
         super()._fit(Y, scales)
         X = self._raw_covariates
         self.covariates_ = self.interval_eps_ = self.interval_logit_rule_ = None
+        self.prior_ = None
         if X is None:
             return
         self.interval_logit_rule_ = self.interval_logit_rule
@@ -210,18 +306,13 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
         family = coded.all(axis=0) & (X == FAMILY_LEVEL).any(axis=0)
         self.x_weight_ = np.where(family, float(self.family_scale), 1.0)
         Xs = self.covariates_ = self._standardise(X)
-        ens = self.ensemble_
-        S, n_m, r = ens.U_.shape
-        if self.prior_alpha is not None:
-            T = np.concatenate([ens.model_bias_[:, :, None], ens.U_], axis=2)  # (S, n_m, r+1)
-            T = T.transpose(1, 0, 2).reshape(n_m, S * (r + 1))
-            self.theta_mean_ = T.mean(axis=0)
-            self.theta_coef_ = ridge(Xs, T - self.theta_mean_, self.prior_alpha)
         Z = self.transform_.transform(Y)
-        if self.prior_alpha is not None and self.prior_cov_scale is not None:
-            self._fit_prior_covariance(Z, Xs)
+        if self.prior_alpha is not None:
+            self.prior_ = CovariatePrior(**self._prior_params()).fit(
+                self.ensemble_, Xs, Z, self.als_config().reg_diagonal())
         # the training rows' posterior variance: made when a spread is first asked for
-        self.base_z_ = self._row_z(Z, Xs)[0] if self._use_prior_in_fit() else None
+        self.base_z_ = (self.prior_.row_z(self.ensemble_, Z, Xs)[0] if self._use_prior_in_fit()
+                        else None)
         self.base_postvar_ = None
         self.effects_ = None
         if self.effect_alpha is not None:
@@ -294,14 +385,15 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
                             self._base_postvar() if self.base_z_ is not None else None)
 
     def _base_postvar(self):
-        """The training rows' Gaussian posterior variance (see :meth:`_row_z_gauss`),
+        """The training rows' Gaussian posterior variance (see :class:`CovariatePrior`),
         (n_models, n_benchmarks), made on first use and kept in ``base_postvar_``; None
         without it."""
         if (self.base_postvar_ is None and self.spread_posterior
                 and self.prior_cov_scale is not None):
             with single_blas_thread():
                 W = (~np.isnan(self.Y_)).astype(float)
-                self.base_postvar_ = self._posterior_var(*self._gauss_system(W))
+                self.base_postvar_ = self.prior_.posterior_var(
+                    *self.prior_.gauss_system(self.ensemble_, W))
         return self.base_postvar_
 
     def _spread(self, Zs, reg, effects, postvar=None, blend=None):
@@ -412,7 +504,7 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
             postvar = None
             if self.spread_posterior and self.prior_alpha is not None and self.prior_cov_scale:
                 W = (~np.isnan(Z_new)).astype(float)
-                postvar = self._posterior_var(*self._gauss_system(W))
+                postvar = self.prior_.posterior_var(*self.prior_.gauss_system(self.ensemble_, W))
         out = self.transform_.to_scores(self._blend(Zs, reg).mean(axis=0))
         return out, self._spread(Zs, reg, None, postvar, blend=self._blend)
 
@@ -422,7 +514,9 @@ class SideInfoPredictor(CovariatePriorMixin, ALSPredictor):
         (n_rows, n_benchmarks)."""
         Z_new = self.transform_.transform(S2)
         with single_blas_thread():
-            Zs, postvar = (self._row_z(Z_new, Xs, with_spread) if self.prior_alpha is not None
+            with_var = with_spread and bool(self.spread_posterior)
+            Zs, postvar = (self.prior_.row_z(self.ensemble_, Z_new, Xs, with_var)
+                           if self.prior_ is not None
                            else (self.ensemble_.fold_in_starts(Z_new), None))
             reg = self.regression_.predict(Z_new) if self.regression_ is not None else None
             effects = None if self.effects_ is None else Xs @ self.effects_

@@ -9,8 +9,12 @@ The same model, updates and solver as :func:`benchpress.predict.models.als.fit_b
 ``(n_models + n_benchmarks) * n_starts * (rank + 1) * (rank + 4) / 2`` floats.
 
 The results equal the dense path's up to the order of floating-point sums (about 1e-12
-relative; ``tests/test_sparse_als.py``). :data:`SPARSE_MIN_CELLS` decides which path a fit
-takes (:func:`use_sparse`).
+relative; ``tests/test_sparse_als.py``). ``SizeLimits.cells_solver_min_cells`` decides which
+path a fit takes (:func:`use_sparse`): fits of matrices with at least that many cells
+(n_models * n_benchmarks, observed or not) run on the observed cells (:func:`fit_sparse`)
+when their solver is "auto"; smaller ones keep the dense path
+(:func:`~benchpress.predict.models.als.fit_batched`), so every figure of the 2026-05
+matrices (at most 1124 x 208 = 233,792 cells with every source) stays bit-identical.
 """
 
 from __future__ import annotations
@@ -18,26 +22,19 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.predict.models.als import _cholesky_solve, _triu
-from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.size_limits import LIMITS, SizeLimits
 
-__all__ = ["SPARSE_MIN_CELLS", "use_sparse", "Cells", "fit_sparse", "fold_in_sparse",
-           "cell_values"]
-
-#: Fits of matrices with at least this many cells (n_models * n_benchmarks, observed or
-#: not) run on the observed cells (:func:`fit_sparse`) when their solver is "auto";
-#: smaller ones keep the dense path (:func:`~benchpress.predict.models.als.fit_batched`), so
-#: every figure of the 2026-05 matrices (at most 1124 x 208 = 233,792 cells with every
-#: source) stays bit-identical (:mod:`benchpress.predict.size_limits`).
-SPARSE_MIN_CELLS = LIMITS.cells_solver_min_cells
+__all__ = ["use_sparse", "Cells", "fit_sparse", "fold_in_sparse", "cell_values"]
 
 
-def use_sparse(n_models: int, n_benchmarks: int, sparse: bool | None = None) -> bool:
+def use_sparse(n_models: int, n_benchmarks: int, sparse: bool | None = None, *,
+               limits: SizeLimits = LIMITS) -> bool:
     """Whether a fit of an (n_models, n_benchmarks) matrix takes the sparse path:
     ``sparse`` when given (True/False forces it), else ``n_models * n_benchmarks >=
-    SPARSE_MIN_CELLS``."""
+    limits.cells_solver_min_cells``."""
     if sparse is not None:
         return bool(sparse)
-    return int(n_models) * int(n_benchmarks) >= SPARSE_MIN_CELLS
+    return int(n_models) * int(n_benchmarks) >= limits.cells_solver_min_cells
 
 
 class Cells:

@@ -25,18 +25,14 @@ import copy
 import numpy as np
 
 from benchpress.blas_threads import single_blas_thread
-from benchpress.predict.base import BasePredictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_scores, clone
 from benchpress.predict.evaluation.metrics import abs_errors
 from benchpress.predict.models.side_info import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 from benchpress.predict.size_limits import LIMITS
 
 __all__ = ["refit_transcripts", "split_groups", "train_sample", "slim", "fit_group", "unique_rows",
-           "predict_block", "objective_block", "MIN_SCORES"]
-
-#: Each benchmark keeps at least this many scores (or all it has) in a bounded training
-#: set (:mod:`benchpress.predict.size_limits`).
-MIN_SCORES = LIMITS.probe_min_benchmark_scores
+           "predict_block", "objective_block"]
 
 
 def split_groups(scored: np.ndarray, n_groups: int | None, seed: int) -> list[np.ndarray]:
@@ -52,7 +48,8 @@ def split_groups(scored: np.ndarray, n_groups: int | None, seed: int) -> list[np
 
 
 def train_sample(obs: np.ndarray, active: np.ndarray, scored: np.ndarray,
-                 max_train: int | None, seed: int, min_scores: int = MIN_SCORES):
+                 max_train: int | None, seed: int,
+                 min_scores: int = LIMITS.probe_min_benchmark_scores):
     """Model rows every fit may train on (ascending), or None for every model.
 
     Parameters

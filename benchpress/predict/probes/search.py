@@ -8,7 +8,7 @@ Pooled over all observed cells of all models, with probe cells counting as exact
 ``*_hidden`` figures use the non-probe cells alone.
 
 The predictor is an unfitted object; every fit here is a
-:func:`~benchpress.predict.base.clone` of it. Speed: held-out fits made once
+:func:`~benchpress.predict.estimator.clone` of it. Speed: held-out fits made once
 (:meth:`ProbeSearch.fit`), then scoring any number of candidate sets is a batched fold-in
 per scored model against the benchmark parameters of the fit that left it out (what
 ``benchpress predict --scores`` does). Up to ``max_models`` models with scores, that is
@@ -36,18 +36,17 @@ import numpy as np
 
 from benchpress.errors import BadInputError, NotFittedError, UsageError, listed
 from benchpress.executor import get_executor
-from benchpress.predict.base import BasePredictor, check_predictor, check_scores
+from benchpress.predict.estimator import BasePredictor, check_predictor, check_scores
 from benchpress.predict.evaluation.metrics import abs_errors
 from benchpress.predict.probes.results import ProbeScore, ProbeSelection, probe_set_change
-from benchpress.predict.probes.fits import (MIN_SCORES, fit_group, objective_block, predict_block,
+from benchpress.predict.probes.fits import (fit_group, objective_block, predict_block,
                                            refit_transcripts, split_groups, train_sample)
 from benchpress.predict.models.side_info import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
-from benchpress.predict.size_limits import LIMITS
+from benchpress.predict.size_limits import LIMITS, SizeLimits
 
 __all__ = ["ProbeScore", "ProbeSelection", "ProbeSearch", "refit_transcripts", "probe_set_change",
-           "OBJECTIVES", "SCOPES", "PAPER_SETS", "MAX_MODELS", "SAMPLE_SEED", "N_GROUPS",
-           "MAX_TRAIN", "CHUNK_CELLS"]
+           "OBJECTIVES", "SCOPES", "PAPER_SETS", "SAMPLE_SEED"]
 
 #: The BenchPress paper's two five-probe sets (arXiv 2606.24020, section 5.1).
 PAPER_SETS = {
@@ -55,9 +54,6 @@ PAPER_SETS = {
     "paper (low-cost allowlist)": ["gpqa_diamond", "mmlu_pro", "aider_polyglot_diff",
                                    "math_500", "aime_2026"],
 }
-#: Default cap on the models left out and scored (above it: a seeded sample of this size;
-#: this and the other size thresholds: :mod:`benchpress.predict.size_limits`).
-MAX_MODELS = LIMITS.probe_max_models
 #: Seed of that sample (fixed, so a sampled search is reproducible).
 SAMPLE_SEED = 0
 
@@ -76,9 +72,6 @@ def sample_cap(max_models: int, what: str = "max_models") -> int | None:
     if max_models < 0 or 0 < max_models < 3:
         raise UsageError(f"{what} must be 0 (every model) or at least 3, got {max_models}")
     return max_models or None
-N_GROUPS = LIMITS.probe_groups
-MAX_TRAIN = LIMITS.probe_max_train
-CHUNK_CELLS = LIMITS.probe_chunk_cells
 #: Greedy objectives: pooled median absolute error (score points) or median APE (%).
 OBJECTIVES = ("medae", "medape")
 #: Cells in the objective: all observed, probe cells exact ("all", paper) or non-probe only.
@@ -91,14 +84,14 @@ class ProbeSearch:
     Parameters
     ----------
     predictor : BasePredictor
-        Unfitted predictor (:func:`~benchpress.predict.methods.make_predictor`); each
+        Unfitted predictor (:func:`~benchpress.predict.factory.make_predictor`); each
         leave-one-model-out fit is a clone of it.
     objective : {"medae", "medape"}, default "medae"
         What the greedy search minimises.
     scope : {"all", "hidden"}, default "all"
         Cells in the objective: all observed cells, probe cells exact (paper), or the
         non-probe cells only.
-    max_models : int or None, default :data:`MAX_MODELS`
+    max_models : int or None, default ``LIMITS.probe_max_models``
         With more models with observations than this, only a seeded random sample of
         ``max_models`` of them is left out and scored; None or fewer models: every model
         (exact).
@@ -106,13 +99,18 @@ class ProbeSearch:
         Seed of that sample, of the groups and of the training sample.
     n_groups : int or None, default None
         Held-out fits: the scored models are split into this many seeded groups, each
-        left out of one fit. None: :data:`N_GROUPS` for a sampled search, one fit per
+        left out of one fit. None: ``limits.probe_groups`` for a sampled search, one fit per
         model (LOMO) for an exact one; at least the number of scored models: LOMO.
-    max_train : int or None, default :data:`MAX_TRAIN`
+    max_train : int or None, default ``LIMITS.probe_max_train``
         With more models with observations than this, each fit trains on a seeded sample
         of this many (plus the fewest needed for every benchmark to keep ``min_scores``
         scores, or all it has), minus its held-out group; None: every model but the group.
-    min_scores : int, default :data:`~benchpress.predict.probes.fits.MIN_SCORES`
+    min_scores : int, default ``LIMITS.probe_min_benchmark_scores``
+        Each benchmark keeps at least this many scores (or all it has) in that bounded
+        training set.
+    limits : SizeLimits
+        ``probe_groups`` (above) and ``probe_chunk_cells``: candidate sets are scored in
+        chunks of at most this many predicted cells (memory, never a number).
     executor : str or Executor, optional
         Where the fits and the candidate scoring run
         (:func:`benchpress.executor.get_executor`; None: in this process).
@@ -134,10 +132,11 @@ class ProbeSearch:
     """
 
     def __init__(self, predictor: BasePredictor, *, objective: str = "medae",
-                 scope: str = "all", max_models: int | None = MAX_MODELS,
+                 scope: str = "all", max_models: int | None = LIMITS.probe_max_models,
                  seed: int = SAMPLE_SEED, n_groups: int | None = None,
-                 max_train: int | None = MAX_TRAIN, min_scores: int = MIN_SCORES,
-                 executor=None):
+                 max_train: int | None = LIMITS.probe_max_train,
+                 min_scores: int = LIMITS.probe_min_benchmark_scores,
+                 limits: SizeLimits = LIMITS, executor=None):
         self.predictor = predictor
         self.objective = objective
         self.scope = scope
@@ -146,6 +145,7 @@ class ProbeSearch:
         self.n_groups = n_groups
         self.max_train = max_train
         self.min_scores = min_scores
+        self.limits = limits
         self.executor = executor
 
     @property
@@ -200,7 +200,8 @@ class ProbeSearch:
         active = np.flatnonzero(self.obs_.any(axis=1))
         self.scored_, self.sampled_ = self._sample(active)
         groups = split_groups(self.scored_, self.n_groups if self.n_groups is not None
-                              else (N_GROUPS if self.sampled_ else None), self.seed)
+                              else (self.limits.probe_groups if self.sampled_ else None),
+                              self.seed)
         train = train_sample(self.obs_, active, self.scored_, self.max_train, self.seed,
                              self.min_scores)
         self.train_bounded_ = train is not None
@@ -296,10 +297,10 @@ class ProbeSearch:
         """The search objective (``objective`` over ``scope``) of each probe set, shape
         (n_sets,), for ``masks`` (n_sets, n_benchmarks); ``target`` (n_cells,) of bool
         restricts the cells counted. The sets are scored in chunks of at most
-        :data:`CHUNK_CELLS` predicted cells, each chunk one call of the executor's ``map``."""
+        ``limits.probe_chunk_cells`` predicted cells, each chunk one call of the executor's ``map``."""
         self._fitted()
         masks = np.atleast_2d(np.asarray(masks, dtype=bool))
-        size = max(1, CHUNK_CELLS // max(self.actual_.size, 1))
+        size = max(1, self.limits.probe_chunk_cells // max(self.actual_.size, 1))
         block = self._block()
         chunks = [masks[s:s + size] for s in range(0, masks.shape[0], size)]
         return np.concatenate(get_executor(self.executor).map(

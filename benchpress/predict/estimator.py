@@ -36,8 +36,8 @@ from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.blas_threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
-__all__ = ["BasePredictor", "check_scores", "check_predictor", "clone", "flat_params",
-           "set_params"]
+__all__ = ["BasePredictor", "check_scores", "check_predictor", "clone", "state_part",
+           "prefixed", "flat_params", "set_params"]
 
 
 def check_scores(Y, scales: BenchmarkScales | None = None) -> np.ndarray:
@@ -62,7 +62,7 @@ class BasePredictor:
     units, NaN where no prediction is possible).
     """
 
-    #: The method name (:func:`~benchpress.predict.methods.make_predictor`); a class
+    #: The method name (:func:`~benchpress.predict.factory.make_predictor`); a class
     #: attribute of the baselines, a constructor argument of the ALS predictor.
     method: str = "base"
 
@@ -192,6 +192,25 @@ class BasePredictor:
 
     def _predict(self) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+
+def prefixed(prefix: str, arrays: dict) -> dict:
+    """``arrays`` with each name prefixed: how a fitted part's ``state()`` is filed in the
+    flat dict of arrays of a stored fit (``prefixed("ensemble_", {"U": ...})`` ->
+    ``{"ensemble_U": ...}``)."""
+    return {prefix + name: value for name, value in arrays.items()}
+
+
+def state_part(arrays, prefix: str, names) -> dict:
+    """The arrays ``names`` of a stored fit filed under ``prefix`` (see :func:`prefixed`),
+    without it; BadInputError (one line) naming the first one ``arrays`` lacks."""
+    out = {}
+    for name in names:
+        key = prefix + name
+        if key not in arrays:
+            raise BadInputError(f"artifact arrays lack {key!r}")
+        out[name] = np.asarray(arrays[key])
+    return out
 
 
 def check_predictor(estimator) -> BasePredictor:

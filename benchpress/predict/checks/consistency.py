@@ -23,7 +23,7 @@ import numpy as np
 
 from benchpress.errors import NotFittedError
 from benchpress.predict.intervals.calibration import fold_in_rows
-from benchpress.predict.methods import make_predictor
+from benchpress.predict.factory import make_predictor
 from benchpress.predict.transform import ScaleTransform
 
 __all__ = ["CONTRADICTION_Z", "MIN_GIVEN", "check_space", "leave_one_out", "most_contradicted"]

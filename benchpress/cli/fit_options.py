@@ -11,7 +11,7 @@ import click
 from benchpress.cli.common import handle_errors, home_option, split_list
 from benchpress.cli.notes import say_once
 from benchpress.errors import RegistryError, UsageError, listed
-from benchpress.predict.methods import available_methods, make_predictor
+from benchpress.predict.factory import available_methods, make_predictor
 
 __all__ = ["matrix_options", "folds_options", "parse_params", "check_params", "method_fields",
            "method_choice",
@@ -92,7 +92,7 @@ def check_params(method: str, params: dict) -> None:
     """
     import difflib
 
-    from benchpress.predict.base import flat_params
+    from benchpress.predict.estimator import flat_params
 
     flat = flat_params(make_predictor(method))
     flat.pop("method", None)

@@ -19,7 +19,7 @@ parameter is named ``part__name`` or, where one part has it, by its name alone:
 from __future__ import annotations
 
 from benchpress.errors import UsageError
-from benchpress.predict.base import BasePredictor, _copy, _is_part, flat_params, set_params
+from benchpress.predict.estimator import BasePredictor, _copy, _is_part, flat_params, set_params
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.baselines import (
     BenchmarkMean,

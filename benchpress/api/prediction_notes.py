@@ -1,33 +1,16 @@
-"""Where a `BenchPress` fit comes from, and the notes printed beside its predictions.
+"""The one-line notes printed beside a `BenchPress` prediction, by the CLI and the app.
 
-Free functions for :class:`benchpress.api.BenchPress`: `pretrained_path` (the artifact
-`from_pretrained` loads), `pretrained_difference` (the one line saying when a registry's
-sources are not the shipped fit's) and `metadata_note` (why a new model's metadata did or
-did not reach its prediction). The fits themselves live in :mod:`benchpress.api.fitted_model`
-(`FittedModel`) and :mod:`benchpress.api.fit_store` (`FitStore`).
+Free functions for :class:`benchpress.api.BenchPress`: `pretrained_difference` (when a
+registry's sources are not the shipped fit's), `metadata_note` (why a new model's metadata
+did or did not reach its prediction) and `contradicted_note` (a given score the others
+contradict).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from benchpress.errors import BadInputError, UsageError
 
-__all__ = ["pretrained_path", "pretrained_difference", "metadata_note"]
-
-
-def pretrained_path(path_or_name: str | Path | None = None) -> Path:
-    """The artifact folder `BenchPress.from_pretrained(path_or_name)` loads: a folder, or
-    by name one shipped inside the package (`benchpress/pretrained/<name>/`); with no
-    argument, the shipped "default"."""
-    from benchpress.api.artifact import DEFAULT_ARTIFACT
-
-    path = Path(path_or_name) if path_or_name is not None else DEFAULT_ARTIFACT
-    shipped = DEFAULT_ARTIFACT.parent / str(path_or_name)
-    if path_or_name is not None and not path.exists() and path.name == str(path_or_name) \
-            and (shipped / "manifest.json").is_file():
-        path = shipped
-    return path
+__all__ = ["pretrained_difference", "metadata_note", "contradicted_note"]
 
 
 def pretrained_difference(used: list[str]) -> str | None:
@@ -78,3 +61,15 @@ def metadata_note(metadata: dict | None, used: bool, *, method: str, takes_covar
         why = f"release_date {given} is after every registered model's (latest {latest})"
     return (f"the metadata was not used: {why}; predicted from the scores alone (with "
             "outside_range='default', side information does not extrapolate)")
+
+
+def contradicted_note(contradicted: dict | None, model: str | None = None) -> str | None:
+    """One line on a given score the others contradict (`BenchPress.predict`'s
+    `contradicted`; `model`: the new model's name, for `compare`), None for None."""
+    c = contradicted
+    if c is None:
+        return None
+    return ((f"{model}: " if model else "")
+            + f"{c['benchmark_id']}={c['given']:g} is far from what the other given scores "
+            f"imply (about {c['expected']:.1f}; {abs(c['z']):.1f} standard deviations): "
+            "check it (it was used as given)")

@@ -6,7 +6,7 @@ a hallucination rate, 2.8), a fraction in a percent column, a dropped digit. Thi
 names such values for review; it never changes or drops one (reviewed verdicts do that,
 ``schemas/cell_reviews.csv``, applied by the store).
 
-The space is the given-score check's (:func:`~benchpress.predict.consistency.check_space`:
+The space is the given-score check's (:func:`~benchpress.predict.checks.consistency.check_space`:
 the default predictor's z space without its bound; a bounded percent benchmark's logit,
 each benchmark divided by its spread over the registered models), each column turned to
 its declared direction (``higher_is_better`` false: sign flipped), so that a model's
@@ -46,7 +46,7 @@ import numpy as np
 from benchpress.errors import BadInputError, NotFittedError, UsageError
 from benchpress.blas_threads import single_blas_thread
 from benchpress.predict.models.als import fit_batched, init_factors, reg_diagonal
-from benchpress.predict.consistency import check_space
+from benchpress.predict.checks.consistency import check_space
 from benchpress.scales import BenchmarkScales
 
 __all__ = ["SUSPECT_Z", "SLIP_Z", "SLIPS", "Slip", "SuspectCheck", "slip_values"]
