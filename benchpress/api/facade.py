@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api.analyses import Analyses
-from benchpress.errors import BadInputError, TooLittleData, UsageError
+from benchpress.errors import BadInputError, TooLittleData, UsageError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds

@@ -58,17 +58,17 @@ def _distances(q, z, Mf, z2, min_shared: int, exclude=None):
 
 
 def nearness(Zq: np.ndarray, Z: np.ndarray, *, min_shared: int = 3, radii=(0.3, 0.6),
-             exclude=None) -> tuple[np.ndarray, np.ndarray]:
+             exclude=None, limits: SizeLimits = LIMITS) -> tuple[np.ndarray, np.ndarray]:
     """How near the fitted models lie to each query row (z units, as
     :func:`neighbour_average` measures it): the nearest one's distance (inf: none
     qualifies) (n_queries,), and how many lie within each of ``radii`` (n_queries,
-    len(radii)). ``exclude`` as there."""
+    len(radii)). ``exclude`` and ``limits`` (``knn_block_floats`` per block) as there."""
     M = ~np.isnan(Z)
     z = np.where(M, Z, 0.0)
     Mf, z2 = M.astype(float), z * z
     nearest = np.full(Zq.shape[0], np.inf)
     counts = np.zeros((Zq.shape[0], len(radii)), dtype=np.int64)
-    step = max(1, _BLOCK_FLOATS // max(Z.shape[0] * Z.shape[1], 1))
+    step = max(1, limits.knn_block_floats // max(Z.shape[0] * Z.shape[1], 1))
     for lo in range(0, Zq.shape[0], step):
         dist, _ = _distances(Zq[lo:lo + step], z, Mf, z2, min_shared,
                              None if exclude is None else exclude[lo:lo + step])
