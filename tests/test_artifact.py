@@ -270,8 +270,10 @@ def force_sparse(monkeypatch):
     """Every fit takes the sparse path (as a large registry's would)."""
     import benchpress.predict.intervals.calibration as intervals_mod
     import benchpress.predict.models.als_predictor as predictor_mod
+    import benchpress.predict.models.blend as blend_mod
 
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
+    monkeypatch.setattr(blend_mod, "use_sparse", lambda *a, **k: True)  # the default's half
     monkeypatch.setattr(intervals_mod, "use_sparse", lambda *a, **k: True)
 
 

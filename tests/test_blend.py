@@ -11,7 +11,7 @@ from benchpress.predict.estimator import BasePredictor, clone, flat_params
 from benchpress.predict.models import als_predictor as predictor_mod
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.blend import MANY_KNOWN, NeighbourBlend, NeighbourMix
-from benchpress.predict.models.gate import FEATURES, PARTS, Gate, gate_features
+from benchpress.predict.models.gate import FEATURES, PARTS, TREND, Gate, gate_features
 from benchpress.predict.models.knn import local_regression, nearness
 from benchpress.predict.models.side_info import SideInfoPredictor
 from benchpress.predict.state import fitted_state, restore_state, storable
@@ -35,10 +35,10 @@ def _matrix(seed=0, n_models=80, n_bench=20):
 
 
 def _leading(part: str) -> Gate:
-    """A gate whose every cell goes to ``part`` where it answers."""
+    """A gate whose every cell goes to ``part`` where it answers (no new-model offset)."""
     coef = np.zeros((len(PARTS), len(FEATURES)))
     coef[PARTS.index(part), 0] = 60.0
-    return Gate(tuple(map(tuple, coef)))
+    return Gate(tuple(map(tuple, coef)), shift=(0.0,) * len(TREND))
 
 
 def test_the_blends_are_composed_of_estimator_objects():

@@ -210,8 +210,11 @@ class FitStore:
             fit = from_artifact(load_artifact(path, lite=rows_apart(doc)))
         except (OSError, BadInputError):
             return None
-        asked = (estimator.method, estimator.get_params())
-        if (fit.predictor.method, fit.predictor.get_params()) != asked or \
+        from benchpress.predict.estimator import flat_params
+
+        # (flat: a blend's parts are objects, equal by their parameters, not by identity)
+        asked = (estimator.method, flat_params(estimator))
+        if (fit.predictor.method, flat_params(fit.predictor)) != asked or \
                 not doc["matrix_sha256"].startswith(name[:24]):
             return None  # another fit's content under this name: `fitted` replaces it
         return fit

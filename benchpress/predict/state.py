@@ -190,7 +190,9 @@ def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
     S, _, rank = np.shape(arrays["ensemble_V"])
     empty = {"ensemble_U": np.zeros((S, 0, rank)), "ensemble_model_bias": np.zeros((S, 0)),
              "support_row_count": np.zeros(0, dtype=np.int64), "support_row_rms": np.zeros(0)}
-    return {**arrays, **empty}
+    # (a blend's release dates are per model too; a fit of the cells solver has no nearest
+    # models to date)
+    return {**{k: v for k, v in arrays.items() if k != "blend_dates"}, **empty}
 
 
 def _near_from_correlations(arrays, Y) -> dict:

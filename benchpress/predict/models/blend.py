@@ -217,7 +217,8 @@ class NeighbourBlend(BasePredictor):
         self.gate.matrix()  # (its shape checked before any work)
         low = clone(self.low_rank)
         X = self._covariates
-        cells = use_sparse(*Y.shape) if low.get_params().get("solver", "auto") == "auto" \
+        auto = low.get_params().get("solver", "auto") == "auto"
+        cells = use_sparse(*Y.shape) if auto \
             else low.get_params()["solver"] == "cells"
         if cells and not low.cells_path:  # the same ALS on the cells, without covariates
             from benchpress.predict.models.als_predictor import ALSPredictor
