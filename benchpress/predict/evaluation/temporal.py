@@ -44,7 +44,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.estimator import BasePredictor, check_scores
-from benchpress.predict.fit_memo import FitMemo
+from benchpress.predict.evaluation.fit_memo import FitMemo
 from benchpress.predict.intervals.calibration import calibrate, fold_in_intervals, fold_in_rows
 from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.models.covariates import covariate_kwargs
@@ -375,7 +375,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
     """Fit ``est`` on ``Ytr``, fold each later model in from k revealed scores (each order
     and k, with and without its metadata where ``est`` takes it), and return one frame of
     scored cells per (order, k, metadata run). ``memo`` (a
-    :class:`~benchpress.predict.fit_memo.FitMemo`) hands out fits made before on the same
+    :class:`~benchpress.predict.evaluation.fit_memo.FitMemo`) hands out fits made before on the same
     rows (the same numbers)."""
     popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
     trained = (popularity > 0) & (scales.left_out() == "")  # what the fit can predict
