@@ -107,7 +107,7 @@ def part_grams(bp, rows: dict, rows_of: str) -> None:
 
 def part_temporal(bp, rows: dict) -> None:
     import benchpress.predict.evaluation.temporal as temporal
-    from benchpress.predict.fit_memo import FitMemo
+    from benchpress.predict.evaluation.fit_memo import FitMemo
 
     kw = dict(methods=("als4", "knn", "regression"), known=(1, 3, 5), seed=1001)
     t = {}

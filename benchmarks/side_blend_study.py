@@ -4,10 +4,11 @@
 provider, family, release date, reasoning) and the nearest models (`--method blend`, the
 rank-4 ALS under the shifted nearest models, the default of 2026-12-01) help in different
 places. The default since 2026-12-02 puts the nearest models on top of side information
-exactly as `blend` puts them on top of als4 (same kNN weights by known-score count, same
-spread; `benchpress/predict/models/blend.py`); since the evening of 2026-12-02 the nearest models
-also give a local regression (``reg_weights``) and weigh less (``knn_weights``). This study
-measures them side by side, each blend as it is now and as it was that morning:
+exactly as `blend` puts them on top of als4 (the same parts and gate,
+`benchpress/predict/models/blend.py`; since 2026-12-06 a gate learned on the yardstick's
+early cutoffs weighs the parts, README / docs "Forecasts that hold up"). This study
+measures them side by side (the rows of the blends as they were on the morning of
+2026-12-02 are in the table of the README; their parameters are gone):
 
 * own random partitions (per-model 3 folds, seeds 1001-1003, `--sources
   benchpress,releases`): where a choice may be made;
@@ -30,11 +31,7 @@ from benchpress.api import BenchPress
 from benchpress.predict import make_predictor
 
 PUBLISHED = Path("../shared/data/benchpress-2026-05/folds_s10_f3_bs42_ms1.json")
-#: The blends as they were on the morning of 2026-12-02: no local regression, the kNN
-#: weights of then.
-MORNING = dict(knn_weights=(0.9, 0.9, 0.8, 0.6, 0.35), reg_weights=(0, 0, 0, 0, 0))
-METHODS = (("blend (morning)", "blend", MORNING), ("blend", "blend", {}), ("side", "side", {}),
-           ("default (morning)", "default", MORNING), ("default", "default", {}))
+METHODS = (("blend", "blend", {}), ("side", "side", {}), ("default", "default", {}))
 
 
 def main() -> None:
@@ -51,7 +48,8 @@ def main() -> None:
     res = whole.evaluate_temporal(known=(1, 3, 5))
     print("temporal yardstick, default (whole registry, percent cells):")
     for r in res.summary().iter_rows(named=True):
-        print(f"  k={r['k']}: MedAE {r['medae']:.2f}, 90% coverage {r['coverage90']:.1f}%")
+        print(f"  k={r['k']}, metadata {r['metadata']}: MedAE {r['medae']:.2f}, 90% coverage "
+              f"{r['coverage90']:.1f}%")
 
 
 if __name__ == "__main__":

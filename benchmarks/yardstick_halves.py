@@ -21,8 +21,7 @@ nothing more, would reach).
 
 Run from the repository root after `make main` (about 5 s per variant on 2 cores)::
 
-    python benchmarks/yardstick_halves.py --variant "" \\
-        --variant "reg_weights=0.5,0.5,0.5,0.5,0 reg_alpha=0.3 reg_noise=0"
+    python benchmarks/yardstick_halves.py --variant "" --variant "neighbours__k=8"
 """
 
 from __future__ import annotations
@@ -84,6 +83,7 @@ def main(argv=None) -> None:
         bp = BenchPress.from_snapshot(args.home, args.snapshot,
                                       predictor=make_predictor("default", **params))
         res = bp.evaluate_temporal(methods=(), known=known, orders=("random", "popular"),
+                                   metadata=("given",),
                                    seed=42, intervals=False)
         cells.append(res.cells.with_columns(pl.lit(f"v{i}").alias("method")))
         h = halves(res.cells, args.split)

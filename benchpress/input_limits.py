@@ -48,6 +48,9 @@ class InputLimits:
         Entries (files and folders) one archive may list.
     max_scores_file_bytes : int
         Bytes one model's scores file (``predict`` / ``compare --scores-file``) may hold.
+    max_models_file_bytes, max_models_file_rows : int
+        Bytes one file of several new models (``predict --file``) may hold, and the models
+        it may list.
     download_deadline_s : float
         Seconds one ``fetch`` may take over the network in all, retries included.
     read_timeout_s : float
@@ -81,6 +84,8 @@ class InputLimits:
     ratio_exempt_bytes: int = 16 * 1024 * 1024
     max_members: int = 10_000
     max_scores_file_bytes: int = 1024 * 1024
+    max_models_file_bytes: int = 16 * 1024 * 1024
+    max_models_file_rows: int = 10_000
     download_deadline_s: float = 600.0
     read_timeout_s: float = 30.0
     max_redirects: int = 5

@@ -232,3 +232,31 @@ def test_one_predictor_object_reaches_every_fit(built_2026_05):
     by_hand = loop_heldout_predictions(lambda: make_predictor("published"), bp.matrix.values,
                                        bp.scales, folds.test_cells)
     np.testing.assert_allclose(slow.cells["predicted"].to_numpy(), by_hand, rtol=1e-12)
+
+
+def test_predict_many_is_predict_one_at_a_time(built_2026_05):
+    """Several new models from one fit give each model what `predict` gives it alone."""
+    from benchpress.api.models_file import NewModel
+
+    bp = BenchPress.from_snapshot(built_2026_05.root)
+    models = [NewModel("a", {"gpqa_diamond": 80, "hle": 20, "mmlu_pro": 85},
+                       {"provider": "OpenAI", "release_date": "2026-03-01"}),
+              {"id": "b", "scores": {"gpqa_diamond": 60, "livecodebench": 50}},
+              {"id": "c", "scores": {"gpqa_diamond": 70, "hle": 10, "ifeval": 85},
+               "metadata": {"model_id": "acme-3-mini"}}]
+    many = bp.predict_many(models)
+    assert many.frame["id"].unique(maintain_order=True).to_list() == ["a", "b", "c"]
+    for m in models:
+        ident = m.id if isinstance(m, NewModel) else m["id"]
+        scores = m.scores if isinstance(m, NewModel) else m["scores"]
+        meta = m.metadata if isinstance(m, NewModel) else m.get("metadata")
+        one, got = bp.predict(scores, metadata=meta), many.prediction(ident)
+        assert one.with_covariates == got.with_covariates == (meta is not None)
+        for col in ("predicted", "lower", "upper", "trust"):
+            a = one.frame[col].fill_null(np.nan).to_numpy()
+            b = got.frame[col].fill_null(np.nan).to_numpy()
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
+    with pytest.raises(BadInputError, match="no model 'z'"):
+        many.prediction("z")
+    with pytest.raises(BadInputError, match=r"model 'x' \(row 1\): score for 'hle' is 200"):
+        bp.predict_many([{"id": "x", "scores": {"hle": 200}}])

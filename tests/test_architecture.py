@@ -111,14 +111,6 @@ def test_no_two_modules_share_a_name_across_the_layers():
 
 
 # -- classes: no mixins ----------------------------------------------------------------------
-#: The one known exception: the blends are built from `_NeighbourBlend`, a base that finds its
-#: low-rank host through the MRO and reads the host's attributes. Issue 46 redesigns the
-#: default blend (the halves as parameters, as scikit-learn's meta-estimators compose theirs)
-#: and removes them; then delete this set (the test fails while it names classes that no
-#: longer break the rule).
-KNOWN_MIXIN_USERS = {"benchpress.predict.models.blend._NeighbourBlend",
-                     "benchpress.predict.models.blend.BlendPredictor",
-                     "benchpress.predict.models.blend.SideBlendPredictor"}
 #: Bases that never count as a second parent: the language's own exceptions and ABC/typing
 #: scaffolding (`class MissingExtraError(BenchPressError, ImportError)` is one class that is
 #: both a library error and the exception Python raises for a missing module).
@@ -192,9 +184,7 @@ def test_no_class_in_the_package_is_or_uses_a_mixin():
     assert len(classes) > 100  # every module was walked, not a handful
     package_bases = {b for c in classes for b in c.__bases__ if b in set(classes)}
     found = {_qualname(c): p for c in classes if (p := mixin_problems(c, package_bases))}
-    assert not {k: v for k, v in found.items() if k not in KNOWN_MIXIN_USERS}
-    stale = sorted(KNOWN_MIXIN_USERS - set(found))
-    assert not stale, f"no longer break the rule, drop them from KNOWN_MIXIN_USERS: {stale}"
+    assert not found
 
 
 def test_the_mixin_rule_catches_each_kind():

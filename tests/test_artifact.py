@@ -45,14 +45,14 @@ def test_loaded_predictor_is_bit_identical(fitted):
     assert a.equals(b)
     assert np.array_equal(loaded.predictor.fold_in(np.full(133, np.nan)),
                           bp.predictor.fold_in(np.full(133, np.nan)), equal_nan=True)
-    assert loaded.method == "default" and loaded.params == {"n_starts": 5}
+    assert loaded.method == "default" and loaded.params == {"low_rank__n_starts": 5}
 
 
 def test_manifest_records_what_was_fitted(fitted):
     bp, folder = fitted
     doc = read_manifest(folder)
     assert doc["format_version"] == FORMAT_VERSION and doc["method"] == "default"
-    assert doc["params"]["n_starts"] == 5 and doc["probes"] == ["gpqa_diamond"]
+    assert doc["params"]["low_rank__n_starts"] == 5 and doc["probes"] == ["gpqa_diamond"]
     assert set(doc["calibrators"]) == {"cells", "new_models"}
     assert doc["model_ids"] == bp.matrix.model_ids and doc["matrix_sha256"] == matrix_digest(bp.matrix)
     assert {"arrays.npz", "matrix.parquet", "contracts/benchmarks.csv"} <= set(doc["files"])
@@ -270,8 +270,10 @@ def force_sparse(monkeypatch):
     """Every fit takes the sparse path (as a large registry's would)."""
     import benchpress.predict.intervals.calibration as intervals_mod
     import benchpress.predict.models.als_predictor as predictor_mod
+    import benchpress.predict.models.blend as blend_mod
 
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)
+    monkeypatch.setattr(blend_mod, "use_sparse", lambda *a, **k: True)  # the default's half
     monkeypatch.setattr(intervals_mod, "use_sparse", lambda *a, **k: True)
 
 

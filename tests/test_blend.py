@@ -1,22 +1,28 @@
-"""The two blends (benchpress/predict/models/blend.py): the default, side information under the
-nearest models, and `blend`, als4 under them."""
+"""The blends (benchpress/predict/models/blend.py): a low-rank half and the nearest
+models, composed as estimator objects and mixed by a gate. The default is side information
+under the nearest models; `blend` is als4 under them."""
 
 import numpy as np
 import pytest
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import SPREAD_PRIOR, Z_BOUND, make_predictor
+from benchpress.predict.estimator import BasePredictor, clone, flat_params
 from benchpress.predict.models import als_predictor as predictor_mod
+from benchpress.predict.models.als_predictor import ALSPredictor
+from benchpress.predict.models.blend import MANY_KNOWN, NeighbourBlend, NeighbourMix
+from benchpress.predict.models.gate import FEATURES, PARTS, TREND, Gate, gate_features
+from benchpress.predict.models.knn import local_regression, nearness
+from benchpress.predict.models.side_info import SideInfoPredictor
 from benchpress.predict.state import fitted_state, restore_state, storable
-from benchpress.predict.models.blend import BlendPredictor, NeighbourMix, SideBlendPredictor
-from benchpress.predict.models.knn import local_regression
 from benchpress.scales import BenchmarkScales
 
 FAST = dict(n_starts=3)
 
 
 def _matrix(seed=0, n_models=80, n_bench=20):
-    """Low-rank logit scores with a binary covariate that moves every benchmark."""
+    """Low-rank logit scores with a binary covariate that moves every benchmark, and a
+    release date (the covariates' first column)."""
     rng = np.random.default_rng(seed)
     x = (rng.random(n_models) < 0.5).astype(float)
     U, V = rng.normal(size=(n_models, 2)), rng.normal(size=(n_bench, 2))
@@ -25,52 +31,91 @@ def _matrix(seed=0, n_models=80, n_bench=20):
     Y[rng.random(Y.shape) < 0.3] = np.nan
     scales = BenchmarkScales(np.array(["percent"] * n_bench), np.zeros(n_bench),
                              np.full(n_bench, 100.0))
-    return Y, scales, x[:, None]
+    return Y, scales, np.column_stack([np.linspace(0.0, 2.0, n_models), x])
 
 
-def test_the_default_is_side_information_under_the_nearest_models():
-    assert type(make_predictor("default")) is SideBlendPredictor
-    assert type(make_predictor("blend")) is BlendPredictor
-    # each blend takes its low-rank half's parameters and the nearest models' ones
-    for blended, low_rank in (("blend", "als4"), ("default", "side")):
-        params = set(make_predictor(blended).get_params())
-        assert params == set(make_predictor(low_rank).get_params()) | {
-            "knn_weights", "knn_k", "knn_min_shared", "reg_weights", "reg_alpha",
-            "reg_bandwidth", "reg_noise"}, blended
+def _leading(part: str) -> Gate:
+    """A gate whose every cell goes to ``part`` where it answers (no new-model offset)."""
+    coef = np.zeros((len(PARTS), len(FEATURES)))
+    coef[PARTS.index(part), 0] = 60.0
+    return Gate(tuple(map(tuple, coef)), shift=(0.0,) * len(TREND))
+
+
+def test_the_blends_are_composed_of_estimator_objects():
+    default, blend = make_predictor("default"), make_predictor("blend")
+    assert NeighbourBlend.__mro__ == (NeighbourBlend, BasePredictor, object)  # no mixin
+    assert type(default.low_rank) is SideInfoPredictor and type(blend.low_rank) is ALSPredictor
+    for p in (default, blend):
+        assert isinstance(p.neighbours, NeighbourMix) and isinstance(p.gate, Gate)
+        assert set(p.get_params()) == {"low_rank", "neighbours", "gate", "method"}
+    # a part's parameter by part__name, or by its name where one part has it
+    made = make_predictor("default", n_starts=3, neighbours__k=8, date_alpha=None)
+    assert (made.low_rank.n_starts, made.neighbours.k, made.neighbours.date_alpha) == (3, 8, None)
+    with pytest.raises(UsageError, match="no parameter 'knn_weights'"):
+        make_predictor("default", knn_weights=(0.5,) * 5)
+    # every value spelled out, and back: the same configuration
+    flat = flat_params(made)
+    assert flat["low_rank__method"] == "side" and flat["neighbours__k"] == 8
+    again = make_predictor("default", **{k: v for k, v in flat.items() if k != "method"})
+    assert flat_params(again) == flat
+    # a clone copies the parts, it does not share them
+    twin = clone(made)
+    assert twin.low_rank is not made.low_rank and flat_params(twin) == flat
+    twin.set_params(neighbours__k=3)
+    assert made.neighbours.k == 8
+
+
+def test_without_metadata_the_default_is_blend_and_with_it_moves():
     Y, scales, X = _matrix()
     default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
-    side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
-    blend = make_predictor("blend", **FAST).fit(Y, scales)
+    blend = make_predictor("blend", **FAST).fit(Y, scales, covariates=X)
     new = np.full((2, Y.shape[1]), np.nan)
     new[:, :3] = Y[:2, :3]
-    # without covariates a new row is blend's, to the bit; with them it moves
     np.testing.assert_array_equal(default.fold_in(new), blend.fold_in(new))
-    with_x = default.fold_in(new, covariates=X[:2])
-    assert np.abs(with_x - blend.fold_in(new)).max() > 0.1
-    # the nearest models are mixed into the side half's rows by known-score count
-    P_side, spread = side.fold_in(new, covariates=X[:2], return_spread=True)
-    want, gap = default.knn_.mix(P_side, default.transform_.transform(new))
-    np.testing.assert_allclose(with_x, want, rtol=0, atol=1e-12)
-    _, got_spread = default.fold_in(new, covariates=X[:2], return_spread=True)
-    np.testing.assert_allclose(got_spread, np.sqrt(spread ** 2 + 0.25 * gap ** 2), atol=1e-12)
+    assert np.abs(default.fold_in(new, covariates=X[:2]) - blend.fold_in(new)).max() > 0.1
     # a fitted model's completion does not use itself as its neighbour
+    side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
     D = default.complete(keep_observed=False)
     assert np.isfinite(D).all() and not np.allclose(D, side.complete(keep_observed=False))
 
 
-def test_weights_are_checked_when_fitted():
+def test_the_mix_is_the_gates_weighted_average_of_the_parts():
     Y, scales, X = _matrix()
-    with pytest.raises(UsageError, match=r"knn_weights must be 5 numbers in \[0, 1\]"):
-        make_predictor("default", knn_weights=(0.9, 1.5, 0.8, 0.6, 0.35), **FAST).fit(Y, scales)
-    with pytest.raises(UsageError, match=r"reg_weights must be 5 numbers in \[0, 1\]"):
-        make_predictor("blend", reg_weights=(0.5, 0.5), **FAST).fit(Y, scales)
-    with pytest.raises(UsageError, match="reg_bandwidth > 0"):
-        make_predictor("blend", reg_bandwidth=0.0, **FAST).fit(Y, scales)
-    # weight 0 everywhere: the side half alone
-    none = make_predictor("default", knn_weights=(0, 0, 0, 0, 0), reg_weights=(0, 0, 0, 0, 0),
-                          **FAST).fit(Y, scales, covariates=X)
-    side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
-    np.testing.assert_allclose(none.complete(), side.complete(), rtol=0, atol=1e-12)
+    default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
+    low, tf = default.low_rank_, default.transform_
+    new = np.full((3, Y.shape[1]), np.nan)
+    new[:, :3] = Y[:3, :3]
+    P_low, spread = low.fold_in(new, covariates=X[:3], return_spread=True)
+    P_plain = low.fold_in(new)
+    ans = default.neighbours_.answers(tf.transform(new), query_dates=X[:3, 0])
+    parts = np.stack([tf.transform(P_low), tf.transform(P_plain), ans["neighbours"],
+                      ans["regression"]], axis=2)
+    F = gate_features(np.full(3, 3), ans["nearest"], ans["near"][:, 0], ans["near"][:, 1],
+                      Y.shape[0], np.ones(3, bool), ans["noise"],
+                      (~np.isnan(Y)).sum(axis=0))
+    W = default.gate.weights(F, np.isfinite(parts))
+    np.testing.assert_allclose(W.sum(axis=2), 1.0)
+    want = tf.to_scores((W * np.nan_to_num(parts)).sum(axis=2))
+    got, got_spread = default.fold_in(new, covariates=X[:3], return_spread=True)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+    assert (got_spread >= spread - 1e-12).all() and (got_spread > spread + 1e-6).any()
+    # a gate that hands every cell to one part gives that part's numbers
+    only_low = make_predictor("default", gate=_leading("low_rank"), **FAST).fit(
+        Y, scales, covariates=X)
+    np.testing.assert_allclose(only_low.fold_in(new, covariates=X[:3]), P_low, atol=1e-9)
+    only_knn = make_predictor("default", gate=_leading("neighbours"), **FAST).fit(
+        Y, scales, covariates=X)
+    Zk = ans["neighbours"]
+    np.testing.assert_allclose(only_knn.fold_in(new, covariates=X[:3])[np.isfinite(Zk)],
+                               tf.to_scores(Zk)[np.isfinite(Zk)], atol=1e-9)
+    # rows with many known scores are mixed as before the gate, whatever the gate says
+    many = np.full(Y.shape[1], np.nan)
+    seen = np.flatnonzero(~np.isnan(Y[0]))[:MANY_KNOWN + 2]
+    many[seen] = Y[0, seen]
+    np.testing.assert_array_equal(only_low.fold_in(many), default.fold_in(many))
+    assert np.abs(only_low.fold_in(many) - low.fold_in(many)).max() > 0.1
+    with pytest.raises(UsageError, match="gate coef must be 4 rows"):
+        make_predictor("default", gate=Gate(((0.0,),)), **FAST).fit(Y, scales)
 
 
 def test_the_default_on_the_cells_solver_is_als4_and_stores(monkeypatch):
@@ -79,15 +124,17 @@ def test_the_default_on_the_cells_solver_is_als4_and_stores(monkeypatch):
     default's z space)."""
     Y, scales, X = _matrix(n_models=120)
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)  # as if large
+    monkeypatch.setattr("benchpress.predict.models.blend.use_sparse", lambda *a, **k: True)
     default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
     als4 = make_predictor("als4", spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND,
                           **FAST).fit(Y, scales)
     assert default.solver_ == als4.solver_ == "cells"
-    assert default.covariates_ is None and default.knn_.models_ is None
+    assert type(default.low_rank_) is ALSPredictor and default.neighbours_.models_ is None
     np.testing.assert_array_equal(default.complete(), als4.complete())
     np.testing.assert_array_equal(default.complete_spread(), als4.complete_spread())
     assert storable(default)
     arrays, meta = fitted_state(default)
+    assert meta["low_rank_class"] == "ALSPredictor"
     twin = restore_state(arrays, meta, Y, scales)["predictor"]
     new = np.full(Y.shape[1], np.nan)
     new[:4] = Y[0, :4]
@@ -98,31 +145,54 @@ def test_a_stored_default_restores_bit_identical_with_its_neighbours():
     Y, scales, X = _matrix()
     default = make_predictor("default", **FAST).fit(Y, scales, covariates=X)
     arrays, meta = fitted_state(default)
-    assert meta["class"] == "SideBlendPredictor" and meta["side_arrays"]
+    assert meta["class"] == "NeighbourBlend" and meta["side_arrays"]
+    assert meta["params"]["low_rank__n_starts"] == 3  # every value, spelled out
     twin = restore_state(arrays, meta, Y, scales)["predictor"]
-    assert isinstance(twin.knn_, NeighbourMix) and twin.knn_.models_ is not None
+    assert twin.neighbours_.models_ is not None
+    np.testing.assert_array_equal(twin.neighbours_.dates_, X[:, 0])
     new = np.full((3, Y.shape[1]), np.nan)
     new[:, 2:6] = Y[3:6, 2:6]
     np.testing.assert_array_equal(twin.fold_in(new, covariates=X[3:6]),
                                   default.fold_in(new, covariates=X[3:6]))
     np.testing.assert_array_equal(twin.complete(), default.complete())
     np.testing.assert_array_equal(twin.complete_spread(), default.complete_spread())
-    # stored before the regression's weight followed its fit and before the z space had a
-    # spread prior and a bound (no reg_noise, spread_prior, z_bound): restored as it
-    # predicted then, not with today's defaults
-    then_fit = make_predictor("default", reg_noise=0.0, spread_prior=0.0, z_bound=0.0,
-                              **FAST).fit(Y, scales, covariates=X)
-    arrays0, meta0 = fitted_state(then_fit)
-    old = {k: v for k, v in meta0["params"].items()
-           if k not in ("reg_noise", "spread_prior", "z_bound")}
-    then = restore_state(arrays0, {**meta0, "params": old}, Y, scales)["predictor"]
-    assert (then.reg_noise, then.spread_prior, then.z_bound) == (0.0, 0.0, 0.0)
-    assert min(default.reg_noise, default.spread_prior, default.z_bound) > 0
-    far = new.copy()
-    far[0, 2] = 1e4  # far outside: today's bound would clip it, the old fit does not
-    for rows in (new, far):
-        np.testing.assert_array_equal(then.fold_in(rows, covariates=X[3:6]),
-                                      then_fit.fold_in(rows, covariates=X[3:6]))
+    # a default stored before it was a blend of parts names its old class: refit it
+    with pytest.raises(BadInputError, match="SideBlendPredictor fit of method 'default'"):
+        restore_state(arrays, {**meta, "class": "SideBlendPredictor"}, Y, scales)
+
+
+def test_the_regression_reads_its_line_at_the_models_release_date():
+    """Benchmark 2 rises by 1 z a year at fixed known scores: a line with a date term gives
+    a model released a year after the others 1 z more than one without; where the query
+    leaves the models' dates the line's leverage widens its residual variance."""
+    rng = np.random.default_rng(4)
+    n = 120
+    dates = rng.uniform(0.0, 2.0, n)
+    known = rng.normal(0, 0.3, size=(n, 2))
+    Z = np.column_stack([known, 0.5 * known[:, 0] + (dates - 1.0)
+                         + rng.normal(0, 0.02, n)])
+    q = np.array([[0.1, 0.0, np.nan]])
+    flat, _ = local_regression(q, Z, alpha=1e-3, bandwidth=1.0)
+    at = {t: local_regression(q, Z, alpha=1e-3, bandwidth=1.0, dates=dates,
+                              query_dates=np.array([t]), date_alpha=1e-3)
+          for t in (1.0, 3.0, 5.0)}
+    assert at[1.0][0][0, 2] == pytest.approx(0.05, abs=0.05)
+    assert at[3.0][0][0, 2] - at[1.0][0][0, 2] == pytest.approx(2.0, abs=0.1)
+    assert abs(flat[0, 2] - 0.05) < 0.2  # without the date: the models' average date
+    # extrapolated: less sure, the further the less
+    assert at[1.0][1][0, 2] < at[3.0][1][0, 2] < at[5.0][1][0, 2]
+    # a query without a date (NaN) has no date term: as without dates
+    nodate = local_regression(q, Z, alpha=1e-3, bandwidth=1.0, dates=dates,
+                              query_dates=np.array([np.nan]))[0]
+    np.testing.assert_array_equal(nodate, flat)
+
+
+def test_nearness_counts_the_models_near_a_row():
+    Z = np.array([[0.0, 0.0, 0.0], [0.1, 0.1, 0.1], [0.5, 0.5, 0.5], [3.0, 3.0, np.nan]])
+    nearest, near = nearness(np.array([[0.0, 0.0, np.nan]]), Z, radii=(0.3, 0.6))
+    assert nearest[0] == pytest.approx(0.0) and near.tolist() == [[2, 3]]
+    nearest, near = nearness(Z[:1], Z, radii=(0.3, 0.6), exclude=np.array([0]))
+    assert nearest[0] == pytest.approx(0.1) and near.tolist() == [[1, 2]]
 
 
 def test_local_regression_follows_a_linear_relation_near_the_query():
@@ -157,55 +227,3 @@ def test_local_regression_follows_a_linear_relation_near_the_query():
     # variance 1, unrelated to the known ones) not at all
     assert noise[0, 2] < 1e-3 and 0.5 < noise[0, 3] < 2.0 and np.isnan(noise[0, :2]).all()
     np.testing.assert_array_equal(np.isnan(noise), np.isnan(got))  # a variance where a line
-
-
-def test_the_local_regression_is_mixed_in_by_known_count():
-    """With the nearest models' weight 0 and the regression's 1 up to 5 scores (not shrunk
-    by its fit: ``reg_noise=0``), a new row with 3 scores is the regression wherever it
-    answers, the low-rank half elsewhere; with more than 8 scores (weight 0) the regression
-    is not asked."""
-    Y, scales, _ = _matrix()
-    only_reg = make_predictor("blend", knn_weights=(0, 0, 0, 0, 0),
-                              reg_weights=(1, 1, 1, 0, 0), reg_noise=0, **FAST).fit(Y, scales)
-    als = make_predictor("blend", knn_weights=(0, 0, 0, 0, 0), reg_weights=(0, 0, 0, 0, 0),
-                         **FAST).fit(Y, scales)
-    tf = only_reg.transform_
-    new = np.full((2, Y.shape[1]), np.nan)
-    new[:, :3] = Y[:2, :3]
-    Zr, _ = local_regression(tf.transform(new), only_reg.knn_.models_.Z_,
-                             alpha=only_reg.reg_alpha)
-    assert np.isfinite(Zr).sum() > 20
-    got, base = only_reg.fold_in(new), als.fold_in(new)
-    np.testing.assert_allclose(got[np.isfinite(Zr)], tf.to_scores(Zr)[np.isfinite(Zr)], atol=1e-9)
-    np.testing.assert_array_equal(got[~np.isfinite(Zr)], base[~np.isfinite(Zr)])
-    many = np.full(Y.shape[1], np.nan)
-    many[:10] = Y[0, :10]
-    np.testing.assert_array_equal(only_reg.fold_in(many), als.fold_in(many))
-
-
-def test_the_regression_weighs_less_where_it_fits_the_near_models_loosely():
-    """With ``reg_noise`` v0 a cell's regression weight is v0 / (v0 + v), v its residual
-    variance near the row: between the low-rank half and the regression, nearer the
-    regression where its line fits tightly; a larger v0 trusts it more everywhere."""
-    Y, scales, _ = _matrix()
-    kw = dict(knn_weights=(0, 0, 0, 0, 0), reg_weights=(1, 1, 1, 0, 0), **FAST)
-    full = make_predictor("blend", reg_noise=0, **kw).fit(Y, scales)
-    als = make_predictor("blend", **{**kw, "reg_weights": (0, 0, 0, 0, 0)}).fit(Y, scales)
-    tf = full.transform_
-    new = np.full((2, Y.shape[1]), np.nan)
-    new[:, :3] = Y[:2, :3]
-    Zr, noise = local_regression(tf.transform(new), full.knn_.models_.Z_,
-                                 alpha=full.reg_alpha)
-    cells = np.isfinite(Zr)
-    assert cells.sum() > 20 and (noise[cells] > 0).all()
-    z_als, z_reg = tf.transform(als.fold_in(new)), tf.transform(full.fold_in(new))
-    for v0 in (0.05, 0.5):
-        shrunk = make_predictor("blend", reg_noise=v0, **kw).fit(Y, scales)
-        a = v0 / (v0 + noise[cells])
-        np.testing.assert_allclose(tf.transform(shrunk.fold_in(new))[cells],
-                                   (1 - a) * z_als[cells] + a * z_reg[cells], atol=1e-9)
-    gap = lambda v0: np.abs(tf.transform(make_predictor("blend", reg_noise=v0, **kw)
-                                         .fit(Y, scales).fold_in(new)) - z_reg)[cells]
-    assert (gap(0.5) <= gap(0.05) + 1e-12).all() and gap(0.5).sum() < gap(0.05).sum()
-    with pytest.raises(UsageError, match="reg_noise must be >= 0"):
-        make_predictor("blend", reg_noise=-1, **FAST).fit(Y, scales)

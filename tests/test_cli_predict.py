@@ -475,3 +475,74 @@ def test_metadata_is_checked_whichever_method_it_goes_to(run):
                           ("provder=OpenAI", "did you mean 'provider'?")):
         bad = run("predict", "--scores", "gpqa_diamond=80", "--metadata", meta)
         assert bad.exit_code == 1 and bad.stderr.count("\n") == 1 and message in bad.stderr
+
+
+# -- predict --file: several new models from one fit -------------------------------------
+def _models_csv(path):
+    path.write_text("id,provider,release_date,gpqa_diamond,hle,mmlu_pro\n"
+                    "acme-3,OpenAI,2026-03-01,80,20,85\n"
+                    "acme-3-mini,,,60,,70\n")
+    return path
+
+
+def test_predict_file_answers_each_model_as_its_own_predict(run, tmp_path):
+    models = _models_csv(tmp_path / "models.csv")
+    res = run("predict", "--file", models, "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert [m["id"] for m in doc["models"]] == ["acme-3", "acme-3-mini"]
+    first, second = doc["models"]
+    assert first["metadata"] == {"provider": "OpenAI", "release_date": "2026-03-01"}
+    assert second["metadata"] is None and first["with_covariates"]
+    for m, args in ((first, ["--scores", "gpqa_diamond=80,hle=20,mmlu_pro=85", "--metadata",
+                             "provider=OpenAI,release_date=2026-03-01"]),
+                    (second, ["--scores", "gpqa_diamond=60,mmlu_pro=70"])):
+        one = json.loads(run("predict", *args, "--format", "json").stdout)["predictions"]
+        many = {p["benchmark_id"]: p for p in m["predictions"]}
+        assert len(many) == len(one) == 133
+        for p in one:  # the same numbers (a row folded in with others: float rounding)
+            q = many[p["benchmark_id"]]
+            for key in ("predicted", "lower", "upper"):
+                assert (p[key] is None) == (q[key] is None)
+                assert p[key] is None or abs(p[key] - q[key]) < 1e-9
+    csv_out = run("predict", "--file", models, "--benchmarks", "hle", "--format", "csv")
+    rows = list(csv.DictReader(csv_out.stdout.splitlines()))
+    assert [(r["id"], r["benchmark_id"], r["kind"]) for r in rows] == [
+        ("acme-3", "hle", "given"), ("acme-3-mini", "hle", "predicted")]
+    table = CliRunner(env={"COLUMNS": "80"}).invoke(
+        main, ["predict", "--file", str(models), "--benchmarks", "hle,ifeval", "--home", run.home])
+    assert table.exit_code == 0 and max(map(len, table.stdout.splitlines())) <= 80
+    assert "acme-3-mini" in table.stdout and "2 models" in table.stdout
+
+
+@pytest.mark.parametrize("text, message", [
+    ("provider,gpqa_diamond\nOpenAI,80\n", "needs a column 'id'"),
+    ("id,gpqa_diamond\na,80\na,70\n", "row 2 ('a'): id 'a' is given twice"),
+    ("id,gpqa_diamond\na,eighty\n", "row 1 ('a'), score 'gpqa_diamond': 'eighty' is not a number"),
+    ("id,release_date,gpqa_diamond\na,2026-02-30,80\n", "row 1 ('a'): metadata release_date"),
+    ("id,gpqa_diamnd\na,80\n", "model 'a' (row 1): unknown benchmark"),
+])
+def test_predict_file_errors_name_the_row_and_field(run, tmp_path, text, message):
+    path = tmp_path / "models.csv"
+    path.write_text(text)
+    res = run("predict", "--file", path)
+    assert res.exit_code == 1 and message in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_predict_file_usage_and_limits(run, tmp_path, monkeypatch):
+    models = _models_csv(tmp_path / "models.csv")
+    both = run("predict", "--file", models, "--scores", "hle=20")
+    assert both.exit_code == 2 and "give one of" in both.stderr
+    meta = run("predict", "--file", models, "--metadata", "provider=OpenAI")
+    assert meta.exit_code == 2 and "in its row" in meta.stderr
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_ROWS", "1")
+    many = run("predict", "--file", models)
+    assert many.exit_code == 1 and "2 models are more than one call may predict" in many.stderr
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_BYTES", "10")
+    big = run("predict", "--file", models)
+    assert big.exit_code == 1 and "is more than a models file may hold" in big.stderr
+    listed = tmp_path / "models.json"
+    listed.write_text(json.dumps([{"id": "x", "scores": {"hle": 20, "gpqa_diamond": 70}}]))
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_BYTES", str(10**6))
+    assert run("predict", "--file", listed, "--format", "json").exit_code == 0

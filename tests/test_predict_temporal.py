@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import polars as pl
 import pytest
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict import SPREAD_PRIOR, Z_BOUND, BenchmarkScales, make_predictor
 from benchpress.predict.state import fitted_state, restore_state
 from benchpress.predict.models.knn import neighbour_average
-from benchpress.predict.evaluation.temporal import monthly_cutoffs, temporal_evaluation
+from benchpress.predict.evaluation.temporal import (TemporalResult, monthly_cutoffs,
+                                                    single_benchmarks, temporal_evaluation)
 
 
 def _by_hand(Zq, Z, k, offset):
@@ -64,25 +66,26 @@ def test_knn_fold_in_is_a_search_of_the_fitted_models(paper_matrix):
         make_predictor("knn", weighting="nearest").fit(Y, scales)
 
 
-def test_blend_is_als_at_weight_0_and_the_neighbours_at_weight_1(paper_matrix):
+def test_blend_is_als_or_the_neighbours_where_its_gate_says_so(paper_matrix):
+    from tests.test_blend import _leading
+
     Y, _, _, scales = paper_matrix
     als = make_predictor("als4", n_starts=3, spread_prior=SPREAD_PRIOR,
                          z_bound=Z_BOUND).fit(Y, scales)
-    zero = make_predictor("default", n_starts=3, knn_weights=(0, 0, 0, 0, 0)).fit(Y, scales)
-    np.testing.assert_allclose(zero.complete(), als.complete(), atol=1e-9)
-    row = np.where(np.arange(Y.shape[1]) < 20, Y[7], np.nan)
-    np.testing.assert_allclose(zero.fold_in(row), als.fold_in(row), atol=1e-9)
-    one = make_predictor("default", n_starts=3, knn_weights=(1, 1, 1, 1, 1)).fit(Y, scales)
+    low = make_predictor("default", n_starts=3, gate=_leading("low_rank")).fit(Y, scales)
+    seen = np.flatnonzero(~np.isnan(Y[7]))[:5]
+    row = np.full(Y.shape[1], np.nan)
+    row[seen] = Y[7, seen]
+    np.testing.assert_allclose(low.fold_in(row), als.fold_in(row), atol=1e-9)
+    near = make_predictor("default", n_starts=3, gate=_leading("neighbours")).fit(Y, scales)
     # the same search in the default's z space (its spread prior and bound)
     knn = make_predictor("knn", k=5, offset=True, weighting="distance", candidates=100
-                         ).fit(Y, scales, transform=one.transform_)
+                         ).fit(Y, scales, transform=near.transform_)
     z = knn.predict_z(knn.transform_.transform(row[None]), fallback=False)[0]
     has = ~np.isnan(z)
     assert has.sum() > 50
-    np.testing.assert_allclose(one.fold_in(row)[has], knn.transform_.to_scores(z[None])[0][has],
+    np.testing.assert_allclose(near.fold_in(row)[has], knn.transform_.to_scores(z[None])[0][has],
                                atol=1e-9)
-    with pytest.raises(UsageError, match="knn_weights"):
-        make_predictor("default", knn_weights=(0.5, 2.0)).fit(Y, scales)
 
 
 def test_blend_artifact_restores_the_same_predictions(paper_matrix):
@@ -115,7 +118,7 @@ def test_temporal_fits_only_the_past_and_never_pools_scales():
               model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(1, 3),
               cutoffs=["2025-10-01", "2025-11-01", "2025-12-01"], intervals=False)
     ests = {"default": make_predictor("default", n_starts=3), "knn": make_predictor("knn")}
-    assert type(ests["default"]).__name__ == "SideBlendPredictor"  # (fitted without covariates here)
+    assert type(ests["default"]).__name__ == "NeighbourBlend"  # (fitted without covariates here)
     res = temporal_evaluation(ests, Y, scales, dates, **kw)
     cells = res.cells
     assert set(cells["cutoff"]) == {"2025-10-01", "2025-11-01", "2025-12-01"}
@@ -183,8 +186,15 @@ def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
             "default_k3_coverage90"} <= set(doc)
     assert doc["default_k3_n_cells"] > 50 and 0 < doc["default_k3_medae"] < 15
     # the default over knn per k, its interval around it, and the same figures flat
-    vs = {r["k"]: r for r in doc["vs_baselines"]}
+    vs = {r["k"]: r for r in doc["vs_baselines"] if r["metadata"] == "given"}
     assert set(vs) == {1, 3} and {r["baseline"] for r in vs.values()} == {"knn"}
+    # folded in without the registry's metadata too: its own keys (knn takes none)
+    assert "default_none_k3_medae" in doc and "knn_none_k3_medae" not in doc
+    assert doc["vs_knn_none_k3_ratio"] == pytest.approx(
+        doc["default_none_k3_medae"] / doc["knn_k3_medae"])
+    # per order (single benchmarks among them), the default over the best other method
+    best = {(r["order"], r["k"], r["metadata"]) for r in doc["vs_best"]}
+    assert {("single", 3, "given"), ("single", 3, "none"), ("random", 1, "none")} <= best
     assert vs[3]["ratio"] == pytest.approx(doc["default_k3_medae"] / doc["knn_k3_medae"])
     assert vs[3]["lo"] <= vs[3]["ratio"] <= vs[3]["hi"] and vs[3]["hi"] > vs[3]["lo"]
     assert doc["vs_knn_k3_hi"] == vs[3]["hi"] and vs[3]["n_cells"] == doc["default_k3_n_cells"]
@@ -217,8 +227,70 @@ def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
     assert res.exit_code == 0, res.stderr
     doc = json.loads(res.stdout)
     orders = {r["order"] for r in doc["per_order"]}
-    assert orders == {"reported", "random"} and doc["cutoffs"] == ["current"]
+    assert orders == {"reported", "random", "single"} and doc["cutoffs"] == ["current"]
     assert doc["n_test"]["current"] > 0 and doc["default_k3_n_cells"] > 0
+
+
+def test_single_order_reveals_what_a_user_runs_and_metadata_runs_apart():
+    """The "single" order reveals the popular benchmarks a user runs (no index, no derived
+    aggregate); a predictor that takes covariates is folded in with and without them, one
+    that takes none once for both runs."""
+    Y, dates, scales = _dated_matrix()
+    b = Y.shape[1]
+    single = single_benchmarks(scales.kind, [j == 0 for j in range(b)])  # b0: an aggregate
+    assert not single[0] and not single[-1] and single[1:-1].all()
+    X = np.column_stack([np.arange(Y.shape[0]) % 3 == 0, np.linspace(0, 1, Y.shape[0])])
+    kw = dict(benchmark_ids=[f"b{j}" for j in range(b)],
+              model_ids=[f"m{i}" for i in range(Y.shape[0])], known=(3,),
+              cutoffs=["2025-11-01", "2025-12-01"], intervals=False, single=single,
+              covariates=X.astype(float))
+    ests = {"side": make_predictor("side", n_starts=3), "knn": make_predictor("knn")}
+    res = temporal_evaluation(ests, Y, scales, dates, orders=("single", "popular"), **kw)
+    cells = res.cells
+    # the revealed benchmarks of a single reveal are never b0 nor the index: each later
+    # model's single reveal predicts b0 (hidden), its popular reveal may not
+    sing = cells.filter((pl.col("order") == "single") & (pl.col("method") == "knn")
+                        & (pl.col("metadata") == "given"))
+    hidden_b0 = sing.filter(pl.col("benchmark_id") == "b0")["model_id"].n_unique()
+    has_b0 = int((~np.isnan(Y[[int(m[1:]) for m in sing["model_id"].unique()], 0])).sum())
+    assert hidden_b0 == has_b0 > 0
+    pop = cells.filter((pl.col("order") == "popular") & (pl.col("method") == "knn")
+                       & (pl.col("metadata") == "given"))
+    assert pop.filter(pl.col("benchmark_id") == "b0")["model_id"].n_unique() < hidden_b0
+    # knn: the same cells under both runs; side: other numbers with its covariates
+    for name, same in (("knn", True), ("side", False)):
+        runs = [cells.filter((pl.col("method") == name) & (pl.col("metadata") == m))
+                .sort("cutoff", "order", "model_id", "benchmark_id")["predicted"].to_numpy()
+                for m in ("given", "none")]
+        assert runs[0].shape == runs[1].shape
+        assert np.array_equal(runs[0], runs[1]) == same
+    only = temporal_evaluation(ests, Y, scales, dates, metadata=("none",), **kw)
+    assert set(only.cells["metadata"]) == {"none"}
+    with pytest.raises(UsageError, match="metadata runs"):
+        temporal_evaluation(ests, Y, scales, dates, metadata=("maybe",), **kw)
+
+
+def test_versus_best_picks_the_best_other_method_per_group():
+    models = [f"m{i}" for i in range(40)]
+    truth = np.zeros(40 * 5)
+    def method(name, err, order):
+        return pl.DataFrame({"method": name, "cutoff": "c", "order": order, "k": 3,
+                             "metadata": "given", "model_id": np.repeat(models, 5),
+                             "benchmark_id": np.tile([f"b{j}" for j in range(5)], 40),
+                             "scale": "percent", "actual": truth, "predicted": truth + err,
+                             "abs_error": np.abs(err), "covered": None})
+    rng = np.random.default_rng(0)
+    e = np.abs(rng.normal(size=200))
+    cells = pl.concat([method("default", e, "random"), method("a", 2 * e, "random"),
+                       method("b", 1.5 * e, "random"), method("default", e, "single"),
+                       method("a", 1.2 * e, "single"), method("b", 3 * e, "single")])
+    best = TemporalResult(cells, []).versus_best("default", n_boot=200)
+    rows = {r["order"]: r for r in best.iter_rows(named=True)}
+    assert rows["random"]["baseline"] == "b" and rows["single"]["baseline"] == "a"
+    assert rows["random"]["ratio"] == pytest.approx(1 / 1.5)
+    assert rows["single"]["ratio"] == pytest.approx(1 / 1.2)
+    # every cell the same multiple: the interval is the ratio itself, whichever models
+    assert (rows["single"]["lo"], rows["single"]["hi"]) == pytest.approx((1 / 1.2, 1 / 1.2))
 
 
 def test_cutoffs_with_nothing_to_fit_or_score_say_which():
@@ -381,7 +453,8 @@ def _cells(errors_a, errors_b, models, scale="percent"):
     import polars as pl
 
     n = len(models)
-    common = {"cutoff": ["c"] * n, "order": ["random"] * n, "k": [3] * n, "model_id": models,
+    common = {"cutoff": ["c"] * n, "order": ["random"] * n, "k": [3] * n,
+              "metadata": ["given"] * n, "model_id": models,
               "benchmark_id": [f"b{i}" for i in range(n)], "scale": [scale] * n}
     return pl.concat([pl.DataFrame({**common, "method": [m] * n, "abs_error": e})
                       for m, e in (("new", errors_a), ("old", errors_b))])
@@ -398,7 +471,7 @@ def test_ratio_to_a_baseline_is_paired_and_its_interval_follows_the_models():
     # half the error on every cell: the ratio is 0.5 whichever models are drawn
     same = TemporalResult(_cells(old / 2, old, models), []).ratio("new", ["old"], n_boot=200)
     assert same.row(0, named=True) == pytest.approx(
-        {"baseline": "old", "k": 3, "n_models": 30, "n_cells": 300, "ratio": 0.5, "lo": 0.5,
+        {"baseline": "old", "metadata": "given", "k": 3, "n_models": 30, "n_cells": 300, "ratio": 0.5, "lo": 0.5,
          "hi": 0.5})
     # better on half the models, worse on the rest: the interval is wide and holds the ratio
     factor = np.where(np.arange(300) < 150, 0.5, 1.5)

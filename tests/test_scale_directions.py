@@ -7,7 +7,7 @@ import pytest
 
 from benchpress.predict import BenchmarkScales, ScaleTransform, evaluate, make_folds, make_predictor
 from benchpress.predict.evaluation.temporal import temporal_evaluation
-from benchpress.predict.fit_memo import FitMemo
+from benchpress.predict.evaluation.fit_memo import FitMemo
 from benchpress.predict.intervals.calibrator import score_bounds
 from benchpress.predict.models.covariate_prior import masked_ridge
 

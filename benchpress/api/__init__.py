@@ -11,13 +11,14 @@
 - :mod:`~benchpress.api.prediction_notes`: the one-line notes printed beside predictions;
 - :mod:`~benchpress.api.next_steps`: which benchmark to run next, the nearest models;
 - :mod:`~benchpress.api.typed_scores`: known scores as people type them;
+- :mod:`~benchpress.api.models_file`: several new models from one file (`predict --file`);
 - :mod:`~benchpress.api.drift_versions`: the matrix versions a drift run compares;
 - :mod:`~benchpress.api.fold_files`: reading fold files;
 - :mod:`~benchpress.api.suspect_report`: the registry's suspect values with their
   citations and reviewed verdicts (`benchpress suspects`).
 """
 
-__all__ = ["BenchPress", "Prediction", "Comparison"]
+__all__ = ["BenchPress", "Prediction", "Predictions", "Comparison"]
 
 
 def __getattr__(name):

@@ -170,12 +170,14 @@ class Analyses:
 
     def evaluate_temporal(self, *, methods=(), cutoffs=None, known=(1, 3, 5),
                           orders=("random", "popular"), probes=(), seed: int = 42,
-                          intervals: bool = True, progress=None, values_at=None):
+                          intervals: bool = True, progress=None, values_at=None, single=None,
+                          metadata=("given", "none")):
         """The temporal yardstick (`benchpress.predict.evaluation.temporal`): fit on the models released
         before each cutoff (on `values_at(cutoff)`, the scores as published by then, when
         given), fold in each model of the following month from `known` of its scores, score
         the rest. This predictor is scored under its method name, beside `methods` (other
-        method names, with their default parameters)."""
+        method names, with their default parameters); `single` marks the benchmarks of the
+        "single" order, `metadata` the runs (with the models' metadata, without)."""
         from benchpress.predict import make_predictor
         from benchpress.predict.evaluation.temporal import temporal_evaluation
 
@@ -188,11 +190,12 @@ class Analyses:
                                    cutoffs=cutoffs, known=known, orders=orders, probes=probes,
                                    seed=seed, intervals=intervals, progress=progress,
                                    covariates=self._side_info().get("covariates"),
-                                   values_at=values_at)
+                                   values_at=values_at, single=single, metadata=metadata)
 
     def evaluate_later(self, later, *, methods=(), known=(1, 3, 5),
                        orders=("reported", "random"), probes=(), seed: int = 42,
-                       intervals: bool = True, progress=None):
+                       intervals: bool = True, progress=None, single=None,
+                       metadata=("given", "none")):
         """The snapshot-to-snapshot form of the temporal yardstick: this matrix is the
         earlier version; `later` (a ScoreMatrix of a later version, same sources, plus its
         `scores` table as `later_scores`) brings new models, each folded in from the first
@@ -235,7 +238,7 @@ class Analyses:
             reported=[np.asarray(order.get(new_ids[r], []), dtype=np.int64) for r in keep],
             label=matrix.label or "later", known=known, orders=orders, probes=probes,
             seed=seed, intervals=intervals, covariates=self.covariates,
-            later_covariates=X_later, progress=progress)
+            later_covariates=X_later, single=single, metadata=metadata, progress=progress)
 
     def ranking_preservation(self, folds=None, *, margins=(0.0, 1.0, 2.0, 5.0), cells=None):
         """Pairwise ranking preservation of this method's held-out predictions on `folds`

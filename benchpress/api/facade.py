@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.api.analyses import Analyses
-from benchpress.errors import BadInputError, TooLittleData, UsageError
+from benchpress.errors import BadInputError, TooLittleData, UsageError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
@@ -55,7 +55,11 @@ from benchpress.validate.names import NameResolver, Resolved
 from benchpress.store.matrix import ScoreMatrix, as_published, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
 
-__all__ = ["BenchPress", "Prediction", "Comparison"]
+__all__ = ["BenchPress", "Prediction", "Predictions", "Comparison"]
+
+#: `predict_many` folds new models in this many at a time (the fold-in's working arrays
+#: grow with rows x benchmarks x starts)
+PREDICT_BLOCK_ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,32 @@ class Prediction:
     def contradicted_note(self) -> str | None:
         """One line on `contradicted` (None when nothing is)."""
         return contradicted_note(self.contradicted)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Several new models' predicted rows, from one fit (`BenchPress.predict_many`).
+
+    `frame` has one row per model and benchmark: `id`, then the columns of
+    `Prediction.frame`, models in the order given. `models` holds, per model in that
+    order, what `Prediction` holds beside its frame: `id`, `unknown`, `resolved`,
+    `with_covariates`, `contradicted` and the `metadata` given (None: none).
+    """
+
+    frame: pl.DataFrame
+    models: list = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
+
+    def prediction(self, ident: str) -> Prediction:
+        """One model's answer as `BenchPress.predict` returns it."""
+        found = [m for m in self.models if m["id"] == ident]
+        if not found:
+            raise BadInputError(f"no model {ident!r} among the predicted "
+                                f"({listed([m['id'] for m in self.models])})")
+        m = found[0]
+        return Prediction(self.frame.filter(pl.col("id") == ident).drop("id"), m["unknown"],
+                          m["resolved"], with_covariates=m["with_covariates"],
+                          provenance=self.provenance, contradicted=m["contradicted"])
 
 
 def _home(home) -> Home:
@@ -451,14 +481,67 @@ class BenchPress:
             return self.fitted.predict_rows(S, covariates, intervals=False)
         return self.fitted_with("new_models").predict_rows(S, covariates)
 
+    def predict_many(self, models, *, ignore_unknown: bool | None = None) -> Predictions:
+        """Several new models at once, from one fit: each as `predict(scores,
+        metadata=metadata)` answers it alone (the same numbers), folded in together.
+
+        `models`: `benchpress.api.models_file.NewModel` objects or dicts `{"id", "scores",
+        "metadata"}` (metadata optional); a file of them is `predict_file`. A model's
+        bad name or score is one BadInputError naming the model."""
+        from benchpress.api.models_file import new_models
+
+        given = new_models(models)
+        rows, answers, covs = [], [], []
+        for n, model in enumerate(given, start=1):
+            try:
+                row, unknown, resolved = self._resolve(model.scores, ignore_unknown=ignore_unknown)
+                if np.isnan(row).all():
+                    raise BadInputError("none of the given benchmarks is in the matrix: "
+                                        + listed(unknown, quote=False))
+                cov = self.new_model_covariates(model.metadata)
+            except BadInputError as exc:
+                raise BadInputError(f"model {model.id!r} (row {n}): {exc}") from None
+            rows.append(row)
+            covs.append(cov)
+            answers.append({"id": model.id, "unknown": unknown, "resolved": resolved,
+                            "with_covariates": self.uses_covariates(cov),
+                            "contradicted": self.fitted.contradicted(row, cov),
+                            "metadata": model.metadata})
+        frames = []
+        S = np.vstack(rows)
+        for lo in range(0, S.shape[0], PREDICT_BLOCK_ROWS):  # bounded memory per block
+            block = slice(lo, lo + PREDICT_BLOCK_ROWS)
+            frames.append(self._predicted_rows(S[block], covs[block],
+                                               [m.id for m in given[block]]))
+        return Predictions(pl.concat(frames), answers, self.provenance())
+
+    def predict_file(self, path, *, ignore_unknown: bool | None = None) -> Predictions:
+        """`predict_many` of the models in a CSV or JSON file
+        (`benchpress.api.models_file.read_models_file`: one row per model, id, metadata and
+        known scores)."""
+        from benchpress.api.models_file import read_models_file
+
+        return self.predict_many(read_models_file(Path(path)), ignore_unknown=ignore_unknown)
+
     def _predicted_row(self, row: np.ndarray, covariates=None) -> pl.DataFrame:
-        cov = None if covariates is None else [covariates]
-        out = {k: v[0] for k, v in self._new_model_rows(row[None, :], cov).items()}
-        kind = np.where(np.isnan(row), "predicted", "given")
-        return self.matrix.benchmarks.select("benchmark_id", "name", "scale").with_columns(
-            pl.Series("given", row), pl.Series("predicted", out["predicted"]),
+        return self._predicted_rows(row[None, :], [covariates]).drop("id")
+
+    def _predicted_rows(self, S: np.ndarray, covariates: list, ids=None) -> pl.DataFrame:
+        """The long frame of rows `S` (n_rows, n_benchmarks) of given scores, each with its
+        covariate row or None, `id` first (`ids`, default 0, 1, ...)."""
+        cov = None if all(c is None for c in covariates) else covariates
+        out = self._new_model_rows(S, cov)
+        n_rows, n_b = S.shape
+        ids = list(range(n_rows)) if ids is None else list(ids)
+        kind = np.where(np.isnan(S), "predicted", "given").ravel()
+        bench = self.matrix.benchmarks.select("benchmark_id", "name", "scale")
+        return pl.concat([bench] * n_rows).with_columns(
+            pl.Series("id", np.repeat(np.asarray(ids, dtype=object), n_b).tolist()),
+            pl.Series("given", S.ravel()), pl.Series("predicted", out["predicted"].ravel()),
             pl.Series("kind", kind.tolist(), dtype=pl.String),
-            *(pl.Series(k, out[k]) for k in ("lower", "upper", "trust"))).with_columns(
+            *(pl.Series(k, out[k].ravel()) for k in ("lower", "upper", "trust"))).select(
+            "id", "benchmark_id", "name", "scale", "given", "predicted", "kind", "lower",
+            "upper", "trust").with_columns(
             pl.col("given", "predicted", "lower", "upper", "trust").fill_nan(None)).with_columns(
             ((pl.col("upper") - pl.col("lower")) / 2).alias("pm"))  # the +- of the interval
 
@@ -718,11 +801,32 @@ class BenchPress:
         before it (`store.matrix.as_published`: sources with a history of versions)."""
         if self.folder is not None and "values_at" not in kwargs:
             kwargs["values_at"] = as_published(self.folder, self.matrix, sources=self.sources)
+        kwargs.setdefault("single", self.single_benchmarks())
         return self.analyses.evaluate_temporal(**kwargs)
 
     def evaluate_later(self, later, **kwargs):
         """The snapshot-to-snapshot yardstick; see `Analyses.evaluate_later`."""
+        kwargs.setdefault("single", self.single_benchmarks(later[1]))
         return self.analyses.evaluate_later(later, **kwargs)
+
+    def single_benchmarks(self, scores: pl.DataFrame | None = None) -> np.ndarray:
+        """Which benchmarks (n_benchmarks,) a user runs (the yardstick's "single" order,
+        `predict.evaluation.temporal.single_benchmarks`): percent-scale ones whose scores are not
+        all derived from other scores (an aggregate) in `scores` (default: this registry's
+        scores table; without one, every percent-scale benchmark)."""
+        from benchpress.predict.evaluation.temporal import single_benchmarks
+
+        if scores is None and self.folder is not None:
+            from benchpress.store.tables import read_table
+
+            scores = read_table(self.folder, "scores")
+        derived = None
+        if scores is not None and "derived" in scores.columns:
+            agg = (scores.group_by("benchmark_id")
+                   .agg(pl.col("derived").fill_null(False).all().alias("derived")))
+            found = dict(zip(agg["benchmark_id"].to_list(), agg["derived"].to_list()))
+            derived = [bool(found.get(b, False)) for b in self.matrix.benchmark_ids]
+        return single_benchmarks(self.scales.kind, derived)
 
     def ranking_preservation(self, folds=None, **kwargs):
         """Pairwise ranking preservation; see `Analyses.ranking_preservation`."""

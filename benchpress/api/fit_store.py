@@ -120,8 +120,9 @@ class FitStore:
         24 hex digits of the matrix content, 16 of the method, parameters, covariates and
         predictor code."""
         from benchpress.api.artifact import cache_key
+        from benchpress.predict.estimator import flat_params
 
-        params = estimator.get_params()
+        params = flat_params(estimator)
         if covariates is not None:
             params = {**params, "covariates_sha256": hashlib.sha256(
                 np.ascontiguousarray(covariates, dtype="<f8").tobytes()).hexdigest()}
@@ -134,12 +135,13 @@ class FitStore:
         predictor code (any change to the files gives another key, so an index entry is
         never stale)."""
         from benchpress.api.artifact import FORMAT_VERSION, code_digest
+        from benchpress.predict.estimator import flat_params
 
         files = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
                        for p in Path(folder).iterdir() if p.is_file())
         spec = json.dumps({"folder": str(Path(folder).resolve()), "files": files,
                            "sources": sources, "method": estimator.method,
-                           "params": estimator.get_params(), "code": code_digest(),
+                           "params": flat_params(estimator), "code": code_digest(),
                            "format": FORMAT_VERSION}, sort_keys=True, default=str)
         return hashlib.sha256(spec.encode()).hexdigest()[:32]
 
@@ -208,8 +210,11 @@ class FitStore:
             fit = from_artifact(load_artifact(path, lite=rows_apart(doc)))
         except (OSError, BadInputError):
             return None
-        asked = (estimator.method, estimator.get_params())
-        if (fit.predictor.method, fit.predictor.get_params()) != asked or \
+        from benchpress.predict.estimator import flat_params
+
+        # (flat: a blend's parts are objects, equal by their parameters, not by identity)
+        asked = (estimator.method, flat_params(estimator))
+        if (fit.predictor.method, flat_params(fit.predictor)) != asked or \
                 not doc["matrix_sha256"].startswith(name[:24]):
             return None  # another fit's content under this name: `fitted` replaces it
         return fit

@@ -92,14 +92,21 @@ def check_params(method: str, params: dict) -> None:
     """
     import difflib
 
-    defaults = make_predictor(method).get_params()
-    defaults.pop("method", None)
+    from benchpress.predict.estimator import flat_params
+
+    flat = flat_params(make_predictor(method))
+    flat.pop("method", None)
+    # a part's parameter by its name alone, where one part has it (a blend's n_starts)
+    alone = {}
+    for name in flat:
+        alone.setdefault(name.rsplit("__", 1)[-1], []).append(name)
+    defaults = {**{k: flat[v[0]] for k, v in alone.items() if len(v) == 1}, **flat}
     for key, value in params.items():
         if key not in defaults:
             close = difflib.get_close_matches(key, list(defaults), n=1)
             raise UsageError(f"unknown parameter '{key}' for method '{method}'"
                              + (f"; did you mean '{close[0]}'?" if close else "")
-                             + f" (its parameters: {', '.join(defaults) or 'none'})")
+                             + f" (its parameters: {', '.join(flat) or 'none'})")
         what, types = _kind(defaults[key])
         if isinstance(defaults[key], tuple):
             floats = any(isinstance(v, float) for v in defaults[key])

@@ -31,6 +31,10 @@ __all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 @click.option("--scores-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Known scores from a file: JSON {benchmark: score} or CSV benchmark_id,score.")
 @click.option("--model", "model_id", help="Predict a registered model's row from its own scores.")
+@click.option("--file", "models_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Several new models from one file, all from one fit: CSV with columns id, "
+                   "metadata fields and benchmarks (one row per model), or JSON "
+                   '[{"id", "metadata", "scores"}].')
 @click.option("--benchmarks", default=None, help="Only show these benchmarks, e.g. 'hle,gpqa_diamond'.")
 @click.option("--metadata", "metadata_text", default=None, metavar="KEY=VALUE,...",
               help="What is known about the new model (the default and --method side use "
@@ -41,15 +45,20 @@ __all__ = ["predict", "complete", "evaluate", "rank", "known_counts"]
 @format_option()
 @out_option()
 @matrix_options(stored_fit_answers=lambda kwargs: not kwargs.get("model_id"), pretrained=True)
-def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, out, bp, home):
+def predict(scores_text, scores_file, model_id, models_file, benchmarks, metadata_text, fmt,
+            out, bp, home):
     """Predict every benchmark for a new model from a few known scores.
 
     A model's row is the fold-in of its known scores against the registry's fit, the same
     number `--model`, `--scores` and `compare` give; given scores are shown as given (kind
     "given"). Unknown benchmark names are an error (with suggestions) unless
-    --ignore-unknown."""
-    if sum(map(bool, (scores_text, scores_file, model_id))) != 1:
-        raise UsageError("give one of --scores, --scores-file or --model")
+    --ignore-unknown. `--file` predicts several new models at once (each as its own
+    `--scores ... --metadata ...` would)."""
+    if sum(map(bool, (scores_text, scores_file, model_id, models_file))) != 1:
+        raise UsageError("give one of --scores, --scores-file, --model or --file")
+    if models_file and metadata_text is not None:
+        raise UsageError("--metadata describes one new model: with --file, give each "
+                         "model's metadata in its row")
     metadata = None if metadata_text is None else parse_metadata(metadata_text)
     if metadata is not None and not metadata:
         raise UsageError("--metadata: expected KEY=VALUE pairs, e.g. provider=OpenAI")
@@ -57,6 +66,8 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
         raise UsageError("--metadata describes a new model: --model uses the registered "
                          "model's own metadata")
     wanted = bp.resolve_benchmarks(split_list(benchmarks)).ids if benchmarks else None
+    if models_file:
+        return _predict_file(bp, models_file, wanted, fmt, out)
     fit_now(bp, ("new_models",))  # an unchanged matrix's fit, at once
     result = (bp.predict_model(model_id) if model_id else
               bp.predict(parse_scores(scores_text) if scores_text else read_scores_file(scores_file),
@@ -78,11 +89,38 @@ def predict(scores_text, scores_file, model_id, benchmarks, metadata_text, fmt, 
                  "P(within 10 points)", home)
 
 
+def _predict_file(bp, models_file: Path, wanted, fmt: str, out) -> None:
+    """`predict --file`: every model of the file from one fit, one block of rows each."""
+    from benchpress.api.facade import contradicted_note
+    from benchpress.api.models_file import read_models_file
+
+    models = read_models_file(models_file)  # a bad file fails before any fit
+    fit_now(bp, ("new_models",))
+    result = bp.predict_many(models)
+    for m in result.models:
+        said = bp.metadata_note(m["metadata"], m["with_covariates"])
+        for note in (said and f"{m['id']}: {said}", contradicted_note(m["contradicted"], m["id"])):
+            if note:
+                stderr.print(f"note: {note}", markup=False)
+    frame = result.frame
+    if wanted is not None:
+        frame = frame.filter(pl.col("benchmark_id").is_in(wanted))
+    doc = {**provenance_fields(bp), **pretrained_note(bp, fmt),
+           "models": [{**m, "predictions": frame.filter(pl.col("id") == m["id"]).drop("id").to_dicts()}
+                      for m in result.models]}
+    if not write_or_emit(doc, out, fmt, rows=frame):
+        render(_predict_table(frame).select("id", "benchmark_id", "score",
+                                            *(["trust"] if "trust" in frame.columns else [])),
+               fmt, title=f"predicted scores of {len(result.models)} models ({bp.method})")
+        stderr.print("score: given, or predicted with its 90% interval [lower, upper]; trust: "
+                     "P(within 10 points)", markup=False)
+
+
 def _predict_table(frame: pl.DataFrame) -> pl.DataFrame:
     """The predicted row for people (fits 80 columns): benchmark_id, score ("78.0 given"
     or "42.8 [34.7, 51.3]"), trust and the benchmark's name; csv/json keep every column."""
     bounds = ("lower", "upper") if "lower" in frame.columns else ()
-    return frame.select("benchmark_id",
+    return frame.select(*(["id"] if "id" in frame.columns else []), "benchmark_id",
                         score_with_interval("predicted", pl.col("kind") == "given", "given",
                                             *bounds).alias("score"),
                         *([pl.col("trust").round(2)] if "trust" in frame.columns else []),
@@ -161,8 +199,13 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
               help="With --temporal and no --cutoffs: how many monthly cutoffs, the newest "
                    "months of release dates (the pipeline's bound on its cost).")
 @click.option("--orders", "orders_text", default=None,
-              help="With --temporal: reveal orders (random, popular, probes, reported; "
-                   "default random,popular, with --later reported,random).")
+              help="With --temporal: reveal orders (random, popular, single, probes, "
+                   "reported; default random,popular,single, with --later "
+                   "reported,random,single). single: the popular benchmarks a user runs, no "
+                   "aggregate or index.")
+@click.option("--metadata-runs", "metadata_text", default="given,none", show_default=True,
+              help="With --temporal: fold each later model in with the metadata the "
+                   "registry holds for it (given), without (none), or both.")
 @click.option("--probe-set", "probe_text", default=None,
               help="With --temporal --orders probes: the probe benchmarks, e.g. 'hle,gpqa'.")
 @click.option("--baselines", "baselines_text", default="knn", show_default=True,
@@ -179,8 +222,8 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
 @folds_options
 @executor_option
 def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, months, orders_text,
-             probe_text, baselines_text, later_ref, no_intervals, write_folds, out, fmt, bp,
-             home, executor):
+             metadata_text, probe_text, baselines_text, later_ref, no_intervals, write_folds,
+             out, fmt, bp, home, executor):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5);
     with --new-models, whole models held out and folded in from a few of their scores;
     with --temporal, fit on the past and score the models released after each cutoff."""
@@ -188,7 +231,8 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, month
         if new_models is not None or write_folds:
             raise UsageError("--temporal cannot go with --new-models or --write-folds")
         return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, months,
-                                  orders_text, probe_text, baselines_text, later_ref,
+                                  orders_text, metadata_text, probe_text, baselines_text,
+                                  later_ref,
                                   not no_intervals, out, fmt)
     if new_models is not None:
         return _evaluate_new_models(known_counts(new_models), seeds, write_folds, out, fmt,
@@ -228,9 +272,11 @@ def known_counts(text: str, option: str = "--new-models") -> tuple:
 
 
 def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, months, orders_text,
-                       probe_text, baselines_text, later_ref, intervals, out, fmt) -> None:
-    """`evaluate --temporal`: percent-scale figures per method and k (other scales in the
-    JSON, each in its own units); with --later, the snapshot-to-snapshot form."""
+                       metadata_text, probe_text, baselines_text, later_ref, intervals, out,
+                       fmt) -> None:
+    """`evaluate --temporal`: percent-scale figures per method, metadata run and k (other
+    scales in the JSON, each in its own units), and per reveal order the method's MedAE
+    over the best other's; with --later, the snapshot-to-snapshot form."""
     import datetime as dt
 
     from benchpress.predict import available_methods, unknown_method_message
@@ -239,7 +285,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, months, orders_
     if later_ref is not None and cutoffs_text:
         raise UsageError("--cutoffs and --later are two forms of --temporal: give one")
     if orders_text is None:
-        orders_text = "random,popular" if later_ref is None else "reported,random"
+        orders_text = "random,popular,single" if later_ref is None else "reported,random,single"
     cutoffs = split_list(cutoffs_text) if cutoffs_text else None
     for c in cutoffs or []:
         try:
@@ -256,7 +302,7 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, months, orders_
     probes = bp.resolve_benchmarks(split_list(probe_text)).ids if probe_text else ()
     common = dict(methods=baselines, known=known_counts(known_text, "--known"),
                   orders=tuple(split_list(orders_text) or ()), probes=probes, seed=seed,
-                  intervals=intervals)
+                  intervals=intervals, metadata=tuple(split_list(metadata_text) or ()))
     with progress_bar("temporal evaluation") as update:
         if later_ref is None:
             result = bp.evaluate_temporal(cutoffs=cutoffs, progress=update, **common)
@@ -268,10 +314,14 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, months, orders_
         groups=dict(zip(m.benchmark_ids, m.benchmarks["category"].fill_null("other"))),
         sources=dict(zip(m.model_ids, m.models["source_id"].fill_null("other")))),
         **method_fields(bp)}
-    # how sure: the method's MedAE over each baseline's, with an interval over the models
+    # how sure: the method's MedAE over each baseline's (orders pooled), and per order over
+    # the best other method's, with an interval over the models
     vs = result.ratio(bp.method, [b for b in baselines if b != bp.method], seed=seed)
+    best = result.versus_best(bp.method, seed=seed)
     report["vs_baselines"] = vs.to_dicts()
-    report.update({f"vs_{r['baseline']}_k{r['k']}_{figure}": r[figure]
+    report["vs_best"] = best.to_dicts()
+    report.update({f"vs_{r['baseline']}{'_none' if r['metadata'] == 'none' else ''}"
+                   f"_k{r['k']}_{figure}": r[figure]
                    for r in vs.iter_rows(named=True) for figure in ("ratio", "lo", "hi")})
     summary = result.summary()
     # the file: flat figures only (no breakdown lists), for `dvc metrics diff`
@@ -284,8 +334,12 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, months, orders_
              f"{result.cutoffs[0]})")
     render(summary, "table", title=title)
     if vs.height:
-        render(vs.select("baseline", "k", "n_models", "ratio", "lo", "hi"), "table",
-               title=f"{bp.method}'s MedAE / each baseline's, 90% interval")
+        render(vs.select("baseline", "metadata", "k", "n_models", "ratio", "lo", "hi"), "table",
+               title=f"{bp.method}'s MedAE / each baseline's (orders pooled), 90% interval")
+    if best.height:
+        render(best.drop("best_medae").rename({"baseline": "best_other"}),
+               "table",
+               title=f"per order: {bp.method}'s MedAE / the best other method's, 90% interval")
 
 
 def _later_matrix(bp, home, ref: str):

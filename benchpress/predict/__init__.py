@@ -48,7 +48,8 @@ from benchpress.predict.factory import (
     unknown_method_message,
 )
 from benchpress.predict.models.regression import PairwiseRegression
-from benchpress.predict.models.blend import BlendPredictor, SideBlendPredictor
+from benchpress.predict.models.blend import NeighbourBlend, NeighbourMix
+from benchpress.predict.models.gate import Gate
 from benchpress.predict.evaluation.rank import RankDiagnostics, complete_submatrices, rank_diagnostics
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
 
@@ -64,8 +65,9 @@ from benchpress.predict.evaluation.ranking import RankingPreservation, compare_m
 from benchpress.predict.models.side_info import SideInfoPredictor
 
 __all__ = [
-    "BlendPredictor",
-    "SideBlendPredictor",
+    "NeighbourBlend",
+    "NeighbourMix",
+    "Gate",
     "SideInfoPredictor",
     "ALSConfig",
     "ALSEnsemble",

@@ -37,7 +37,7 @@ from benchpress.blas_threads import single_blas_thread
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["BasePredictor", "check_scores", "check_predictor", "clone", "fit_matrix",
-           "state_part", "prefixed"]
+           "state_part", "prefixed", "flat_params", "set_params"]
 
 
 def check_scores(Y, scales: BenchmarkScales | None = None) -> np.ndarray:
@@ -86,18 +86,15 @@ class BasePredictor:
 
     def get_params(self) -> dict:
         """Constructor arguments, as stored: ``type(self)(**self.get_params())`` is an
-        unfitted copy."""
+        unfitted copy (a part, such as a blend's low-rank half, is the object itself;
+        :func:`flat_params` spells every value out)."""
         return {k: getattr(self, k) for k in self._param_names()}
 
     def set_params(self, **params) -> "BasePredictor":
-        """Change constructor arguments; an unknown name raises UsageError. Returns self."""
-        unknown = sorted(set(params) - set(self._param_names()))
-        if unknown:
-            raise UsageError(f"{type(self).__name__} has no parameter(s) {unknown}; "
-                             f"it takes {self._param_names()}")
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
+        """Change parameters (:func:`set_params`: a part's as ``part__name``, or by its
+        name alone where one part has it); an unknown name raises UsageError. Returns
+        self."""
+        return set_params(self, params)
 
     def fit(self, Y, scales: BenchmarkScales) -> "BasePredictor":
         """Learn from scores ``Y`` (n_models, n_benchmarks), NaN = missing, score units."""
@@ -240,6 +237,62 @@ def check_predictor(estimator) -> BasePredictor:
 
 def clone(estimator: BasePredictor) -> BasePredictor:
     """A fresh, unfitted predictor of the same class with the same parameters (its
-    ``method`` name travels with them); raises UsageError for anything else."""
+    ``method`` name travels with them, and each part, such as a blend's halves, is
+    cloned too); raises UsageError for anything else."""
     check_predictor(estimator)
-    return type(estimator)(**estimator.get_params())
+    return _copy(estimator)
+
+
+def _is_part(value) -> bool:
+    """Whether a parameter's value is an estimator of its own (a part of a composite)."""
+    return hasattr(value, "get_params") and not isinstance(value, type)
+
+
+def _copy(obj):
+    """A fresh, unfitted copy of an estimator object, its parts copied too."""
+    return type(obj)(**{k: _copy(v) if _is_part(v) else v for k, v in obj.get_params().items()})
+
+
+def flat_params(estimator) -> dict:
+    """Every parameter of ``estimator`` as a plain value: its own, and each part's as
+    ``part__name`` (recursively), as scikit-learn names them. What identifies a
+    configuration in a key, an artifact or a table of what ``--param`` changed.
+
+    >>> from benchpress.predict import make_predictor
+    >>> flat = flat_params(make_predictor("default"))
+    >>> flat["low_rank__rank"], flat["low_rank__method"], "low_rank" in flat
+    (4, 'side', False)
+    """
+    out = {}
+    for name, value in estimator.get_params().items():
+        if _is_part(value):
+            out.update({f"{name}__{k}": v for k, v in flat_params(value).items()})
+        else:
+            out[name] = value
+    return out
+
+
+def set_params(obj, params: dict):
+    """Set parameters of ``obj`` (an estimator or a part of one): a name of its own, a
+    part's as ``part__name``, or a part's by its name alone when exactly one part has it
+    (``n_starts`` of the default is its low-rank half's). Unknown or ambiguous names raise
+    UsageError naming them. Returns ``obj``."""
+    own = dict(obj.get_params())
+    parts = {k: v for k, v in own.items() if _is_part(v)}
+    for name, value in params.items():
+        if name in own:
+            setattr(obj, name, value)
+            continue
+        head, sep, rest = name.partition("__")
+        if sep and head in parts:
+            set_params(parts[head], {rest: value})
+            continue
+        owners = [p for p, part in parts.items() if name in flat_params(part)]
+        if len(owners) != 1:
+            taken = sorted([k for k in own if k not in parts]
+                           + [f"{p}__{k}" for p, part in parts.items() for k in flat_params(part)])
+            why = "no" if not owners else f"ambiguous (parts {owners}) as a"
+            raise UsageError(f"{type(obj).__name__} has {why} parameter {name!r}; it takes "
+                             f"{taken}")
+        set_params(parts[owners[0]], {name: value})
+    return obj

@@ -9,14 +9,17 @@ default of 2026-12-01), all chosen on the temporal yardstick (README, "Forecasts
 up"); the baselines of :mod:`benchpress.predict.models.baselines` are selectable by name as
 well. Every predictor has ``fit(Y, scales)``, ``complete()`` and ``fold_in()``.
 
->>> make_predictor("default", n_starts=60).get_params()["n_starts"]
+A blend is built of parts (its low-rank half, its nearest models, its gate); a part's
+parameter is named ``part__name`` or, where one part has it, by its name alone:
+
+>>> make_predictor("default", n_starts=60).low_rank.n_starts
 60
 """
 
 from __future__ import annotations
 
 from benchpress.errors import UsageError
-from benchpress.predict.estimator import BasePredictor
+from benchpress.predict.estimator import BasePredictor, _copy, _is_part, flat_params, set_params
 from benchpress.predict.models.als_predictor import ALSPredictor
 from benchpress.predict.models.baselines import (
     BenchmarkMean,
@@ -24,7 +27,8 @@ from benchpress.predict.models.baselines import (
     ModelNormalizedMean,
     SoftImpute,
 )
-from benchpress.predict.models.blend import BlendPredictor, SideBlendPredictor
+from benchpress.predict.models.blend import NeighbourBlend, NeighbourMix
+from benchpress.predict.models.gate import Gate
 from benchpress.predict.models.knn import KNNModels
 from benchpress.predict.models.side_info import SideInfoPredictor
 
@@ -61,7 +65,9 @@ _ROBUST_Z = {"spread_prior": SPREAD_PRIOR, "z_bound": Z_BOUND}
 #: method name -> (class, default parameters), in the order help and errors list them
 METHODS: dict[str, tuple[type, dict]] = {
     "published": (ALSPredictor, {**PRESETS["published"], "method": "published"}),
-    "default": (SideBlendPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "default"}),
+    "default": (NeighbourBlend, {
+        "low_rank": SideInfoPredictor(**PRESETS["default"], **_ROBUST_Z, method="side"),
+        "neighbours": NeighbourMix(), "gate": Gate(), "method": "default"}),
     "als": (ALSPredictor, {}),
     "benchmark_mean": (BenchmarkMean, {}),
     "model_mean": (ModelNormalizedMean, {}),
@@ -69,7 +75,9 @@ METHODS: dict[str, tuple[type, dict]] = {
     "soft_impute": (SoftImpute, {}),
     "regression": (BenchmarkRegression, {}),
     "side": (SideInfoPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "side"}),
-    "blend": (BlendPredictor, {**PRESETS["default"], **_ROBUST_Z, "method": "blend"}),
+    "blend": (NeighbourBlend, {
+        "low_rank": ALSPredictor(**PRESETS["default"], **_ROBUST_Z, method="als4"),
+        "neighbours": NeighbourMix(), "gate": Gate(), "method": "blend"}),
     "als4": (ALSPredictor, {**PRESETS["default"], "method": "als4"}),
 }
 
@@ -107,15 +115,18 @@ def make_predictor(method: str = "default", /, **params) -> BasePredictor:
     if "method" in params:
         raise UsageError("'method' is not a parameter; choose the method by name")
     cls, defaults = METHODS[method]
-    try:
-        return cls(**{**defaults, **params})
-    except TypeError as exc:
-        raise UsageError(f"bad parameters for method {method!r}: {exc}") from None
+    own = {k: v for k, v in params.items() if k in cls._param_names()}
+    # fresh parts for each predictor (a blend's halves are objects of their own); a part's
+    # parameters are routed to it, then every part is built again by its constructor,
+    # which checks them
+    made = cls(**{**{k: _copy(v) if _is_part(v) else v for k, v in defaults.items()}, **own})
+    rest = {k: v for k, v in params.items() if k not in own}
+    return _copy(set_params(made, rest)) if rest else made
 
 
 def param_overrides(predictor: BasePredictor) -> dict:
     """The parameters of ``predictor`` that differ from its method's defaults (what
     ``--param`` changed), for output."""
-    base = make_predictor(predictor.method).get_params() if predictor.method in METHODS else {}
-    return {k: v for k, v in predictor.get_params().items() if k not in base or base[k] != v}
+    base = flat_params(make_predictor(predictor.method)) if predictor.method in METHODS else {}
+    return {k: v for k, v in flat_params(predictor).items() if k not in base or base[k] != v}
 

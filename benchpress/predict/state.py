@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import BadInputError, UsageError
-from benchpress.predict.estimator import prefixed, state_part
+from benchpress.predict.estimator import flat_params, prefixed, state_part
 from benchpress.predict.intervals.calibrator import IntervalCalibrator
 from benchpress.predict.intervals.cells_support import STATE_ARRAYS as SPARSE_SUPPORT_ARRAYS
 from benchpress.predict.intervals.features import EPS, LOGIT_RULE
@@ -36,7 +36,7 @@ from benchpress.predict.intervals.support import STATE_ARRAYS as SUPPORT_ARRAYS
 from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.factory import make_predictor
 from benchpress.predict.models.als_predictor import ALSPredictor
-from benchpress.predict.models.blend import BlendPredictor, SideBlendPredictor
+from benchpress.predict.models.blend import NeighbourBlend
 from benchpress.predict.models.side_info import SIDE_ARRAYS, SideInfoPredictor
 from benchpress.predict.transform import STATE_ARRAYS as TRANSFORM_ARRAYS
 from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTransform
@@ -53,9 +53,11 @@ def storable(predictor) -> bool:
     """Whether :func:`fitted_state` can store ``predictor`` (fitted or not): an
     ALSPredictor or a blend of one (the nearest-models half is its Y), or a side
     predictor (alone or blended) without ``extra_ranks`` (its members are not stored)."""
-    if type(predictor) in (ALSPredictor, BlendPredictor):
+    if type(predictor) is NeighbourBlend:
+        return predictor.low_rank is not None and storable(predictor.low_rank)
+    if type(predictor) is ALSPredictor:
         return True
-    return type(predictor) in (SideInfoPredictor, SideBlendPredictor) and not predictor.extra_ranks
+    return type(predictor) is SideInfoPredictor and not predictor.extra_ranks
 
 
 def rows_apart(manifest: dict) -> bool:
@@ -70,7 +72,7 @@ def rows_apart(manifest: dict) -> bool:
 #: gives what the code did before it (an artifact stored without it predicts as it did then,
 #: not with the new default): ``reg_noise``, ``spread_prior`` and ``z_bound`` (2026-12-05)
 #: were, in effect, 0.
-PARAMS_SINCE = {"reg_noise": 0.0, "spread_prior": 0.0, "z_bound": 0.0}
+PARAMS_SINCE = {"spread_prior": 0.0, "z_bound": 0.0}
 
 
 def make_estimator(method: str, params: dict):
@@ -80,11 +82,17 @@ def make_estimator(method: str, params: dict):
     A parameter of :data:`PARAMS_SINCE` that ``params`` lacks takes its old value there."""
     given = {k: v for k, v in params.items() if k != "method"}
     try:
-        takes = make_predictor(method).get_params()
+        takes = flat_params(make_predictor(method))
         given = {**{k: v for k, v in PARAMS_SINCE.items() if k in takes}, **given}
-        return make_predictor(method, **given)
+        return make_predictor(method, **{k: _tuples(v) for k, v in given.items()})
     except UsageError as exc:
         raise BadInputError(f"artifact: {exc}") from None
+
+
+def _tuples(value):
+    """A JSON list (of lists) as the tuple (of tuples) a parameter holds, so that a restored
+    parameter compares equal to the default it was stored from."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 def fitted_state(predictor, *, support: MatrixSupport | None = None,
@@ -125,7 +133,7 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
         arrays.update(prefixed(f"calibrator_{regime}_", cal_arrays))
     meta["calibrators"] = cal_meta
     arrays.update(side)
-    if isinstance(predictor, SideInfoPredictor):  # (so do the default's artifacts)
+    if isinstance(getattr(predictor, "low_rank_", predictor), SideInfoPredictor):  # (so do the default's)
         meta["support_space"] = {"logit_rule": getattr(predictor, "interval_logit_rule_", None)
                                  or LOGIT_RULE, "eps": support.transform.eps}
     return arrays, meta
@@ -154,6 +162,7 @@ _SHAPES = {
     **{f"support_{n}": ("m", "b") for n in ("Z", "P", "Zhat", "spread_z", "near")},
     "support_row_count": ("m",), "support_row_rms": ("m",), "support_col_count": ("b",),
     "support_col_rms": ("b",), "support_C": ("m", "m"),
+    "blend_dates": ("m",),
     **{f"calibrator_{r}_reach": ("s", "b") for r in ("cells", "new_models")},
 }
 
@@ -181,7 +190,9 @@ def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
     S, _, rank = np.shape(arrays["ensemble_V"])
     empty = {"ensemble_U": np.zeros((S, 0, rank)), "ensemble_model_bias": np.zeros((S, 0)),
              "support_row_count": np.zeros(0, dtype=np.int64), "support_row_rms": np.zeros(0)}
-    return {**arrays, **empty}
+    # (a blend's release dates are per model too; a fit of the cells solver has no nearest
+    # models to date)
+    return {**{k: v for k, v in arrays.items() if k != "blend_dates"}, **empty}
 
 
 def _near_from_correlations(arrays, Y) -> dict:
@@ -218,10 +229,6 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
     Y = np.array(Y, dtype=float, copy=True)
     check_shapes(arrays, *Y.shape)
     pred = type(estimator).from_state(estimator.get_params(), arrays, meta, Y, scales)
-    if isinstance(pred, (BlendPredictor, SideBlendPredictor)):  # their neighbours are Y
-        # (the blends keep their nearest-models half as a fit of Y, not as saved arrays;
-        # issue 46 gives them a `from_state` of their own when the halves become parameters)
-        pred.knn_ = pred._fit_knn(Y, scales)
     space = _support_space(meta)
     transform = ScaleTransform.from_state(
         state_part(arrays, "support_transform_", TRANSFORM_ARRAYS), scales,

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from benchpress.errors import BadInputError
-from benchpress.predict.estimator import BasePredictor, check_scores, clone
+from benchpress.predict.estimator import BasePredictor, check_scores, clone, flat_params
 from benchpress.predict.models.baselines import SoftImpute
 from benchpress.predict.evaluation.heldout import evaluate
 from benchpress.predict.evaluation.folds import Folds
@@ -60,7 +60,8 @@ def rank_errors(Y, scales: BenchmarkScales, folds: Folds, ranks=range(1, 9), *,
         and, with a ranked ``predictor``, ``method_medae``.
     """
     ranks = [int(r) for r in ranks]
-    ranked = predictor is not None and "rank" in predictor.get_params()
+    ranked = predictor is not None and any(
+        k == "rank" or k.endswith("__rank") for k in flat_params(predictor))
     extra = {} if covariates is None or not getattr(predictor, "accepts_covariates", False) \
         else {"covariates": covariates}
     per_rank = 2 if ranked else 1  # evaluations per rank

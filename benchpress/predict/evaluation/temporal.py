@@ -13,9 +13,18 @@ no refit) with their 90% intervals, and compared with what it scored:
 * ``"popular"``: the k of its benchmarks that most training models report, the ones a
   vendor reports first;
 * ``"probes"``: the given probe benchmarks it has, then popular ones to make up k;
+* ``"single"``: the popular order of single benchmarks alone (``single``: percent-scale
+  benchmarks a user runs; no aggregate derived from other scores, no composite index):
+  what a user who has run GPQA, HLE and IFBench types in;
 * ``"reported"`` (:func:`later_snapshot_evaluation`): the first k its sources show, in
   their own order (:func:`reported_order`: a leaderboard's aggregates, then the file's
   order).
+
+Each later model is folded in twice where the predictor takes covariates: with the
+metadata the registry holds for it (provider, release date, ...: what a user passes to
+``predict --metadata``) and without (``predict --scores`` alone); the cells' ``metadata``
+column says which. A predictor that takes none is folded in once and its cells stand for
+both.
 
 Errors are reported per scale, never pooled across them: ``medae`` is over percent-scale
 cells only (points); Elo, index, dollar and other cells each get their own MedAE in their
@@ -35,16 +44,30 @@ import polars as pl
 
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.estimator import BasePredictor, check_scores
-from benchpress.predict.fit_memo import FitMemo
+from benchpress.predict.evaluation.fit_memo import FitMemo
 from benchpress.predict.intervals.calibration import calibrate, fold_in_intervals, fold_in_rows
 from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.models.covariates import covariate_kwargs
 from benchpress.predict.transform import BenchmarkScales
 
 __all__ = ["TemporalResult", "temporal_evaluation", "later_snapshot_evaluation",
-           "reported_order", "monthly_cutoffs", "ORDERS"]
+           "reported_order", "monthly_cutoffs", "single_benchmarks", "ORDERS", "METADATA_RUNS"]
 
-ORDERS = ("random", "popular", "probes", "reported")
+ORDERS = ("random", "popular", "probes", "reported", "single")
+#: How a later model is folded in: with the metadata the registry holds for it, and without.
+METADATA_RUNS = ("given", "none")
+
+
+def single_benchmarks(kind, derived=None) -> np.ndarray:
+    """Which benchmarks a user runs (the ``"single"`` reveal order): percent-scale ones
+    that are not ``derived`` (an aggregate computed from other scores, e.g. LiveBench's
+    category averages); indices, Elo and other scales are aggregates or ratings.
+
+    >>> single_benchmarks(["percent", "index", "percent"], [False, False, True])
+    array([ True, False, False])
+    """
+    single = np.asarray(kind).astype(str) == "percent"
+    return single if derived is None else single & ~np.asarray(derived, dtype=bool)
 
 
 def monthly_cutoffs(release_dates, n_months: int = 12) -> list[str]:
@@ -68,8 +91,9 @@ class TemporalResult:
     Attributes
     ----------
     cells : polars.DataFrame
-        One row per predicted cell: ``method, cutoff, order, k, model_id, benchmark_id,
-        scale, actual, predicted, lower, upper, abs_error, covered``.
+        One row per predicted cell: ``method, cutoff, order, k, metadata, model_id,
+        benchmark_id, scale, actual, predicted, lower, upper, abs_error, covered``
+        (``metadata``: folded in with the model's metadata, or without).
     cutoffs : list of str
     n_train, n_test : dict cutoff -> int
     """
@@ -79,7 +103,7 @@ class TemporalResult:
     n_train: dict = field(default_factory=dict)
     n_test: dict = field(default_factory=dict)
 
-    def summary(self, by=("method", "k")) -> pl.DataFrame:
+    def summary(self, by=("method", "metadata", "k")) -> pl.DataFrame:
         """Percent-scale figures per group: ``n_cells, medae, bias, within5,
         coverage90`` (bias = mean signed error, points)."""
         pct = self.cells.filter(pl.col("scale") == "percent")
@@ -89,24 +113,24 @@ class TemporalResult:
             ((pl.col("abs_error") <= 5).mean() * 100).alias("within5"),
             (pl.col("covered").mean() * 100).alias("coverage90")).sort(list(by)))
 
-    def per_scale(self, by=("method", "k")) -> pl.DataFrame:
+    def per_scale(self, by=("method", "metadata", "k")) -> pl.DataFrame:
         """MedAE per scale in the scale's own units (never pooled)."""
         return (self.cells.group_by([*by, "scale"]).agg(
             pl.len().alias("n_cells"), pl.col("abs_error").median().alias("medae"),
             (pl.col("covered").mean() * 100).alias("coverage90")).sort([*by, "scale"]))
 
-    def ratio(self, method: str, baselines, by=("k",), *, n_boot: int = 2000,
+    def ratio(self, method: str, baselines, by=("metadata", "k"), *, n_boot: int = 2000,
               seed: int = 0, level: float = 0.9) -> pl.DataFrame:
         """``method``'s percent-cell MedAE over each of ``baselines``' (method names), per
         group of ``by``, with a ``level`` interval from a paired bootstrap over the later
         models: each draw takes models with replacement (a model's cells together, the same
         draw for both methods), so the interval says how much the ratio depends on which
-        models happened to be released. Cells are paired on (cutoff, order, k, model,
-        benchmark); columns ``baseline, *by, n_models, n_cells, ratio, lo, hi`` (``ratio``
+        models happened to be released. Cells are paired on (cutoff, order, k, metadata,
+        model, benchmark); columns ``baseline, *by, n_models, n_cells, ratio, lo, hi`` (``ratio``
         from the plain medians, as :meth:`summary` gives them; 0.9 is 10% lower). Each
         baseline's draws start from ``seed``, so its figures do not depend on the others.
         """
-        keys = ["cutoff", "order", "k", "model_id", "benchmark_id"]
+        keys = ["cutoff", "order", "k", "metadata", "model_id", "benchmark_id"]
         pct = self.cells.filter(pl.col("scale") == "percent")
         tail = (1.0 - float(level)) / 2.0
         rows = []
@@ -130,20 +154,45 @@ class TemporalResult:
                              "hi": float(np.quantile(boot, 1.0 - tail))})
         return pl.DataFrame(rows)
 
+    def versus_best(self, method: str, by=("order", "k", "metadata"), **kwargs) -> pl.DataFrame:
+        """Per group of ``by``, ``method``'s MedAE over the best other method's in that
+        group (the lowest MedAE of the rest), with its paired interval (:meth:`ratio`,
+        ``kwargs`` passed on); columns ``*by, baseline, medae, best_medae, ratio, lo, hi``
+        (``medae``: ``method``'s). Empty when no other method was scored."""
+        table = self.summary(("method", *by))
+        mine = table.filter(pl.col("method") == method).select(*by, "medae")
+        best = (table.filter(pl.col("method") != method).sort("medae")
+                .group_by(list(by), maintain_order=True).first()
+                .select(*by, pl.col("method").alias("baseline"), pl.col("medae").alias("best_medae")))
+        if best.height == 0:
+            return pl.DataFrame()
+        wanted = mine.join(best, on=list(by))
+        parts = []
+        for baseline in wanted["baseline"].unique(maintain_order=True):
+            r = self.ratio(method, [baseline], by, **kwargs)
+            parts.append(r.join(wanted.filter(pl.col("baseline") == baseline), on=[*by, "baseline"]))
+        return (pl.concat(parts).select(*by, "baseline", "medae", "best_medae", "ratio", "lo", "hi")
+                .sort(list(by)))
+
     def to_json(self, *, groups: dict | None = None, sources: dict | None = None) -> dict:
-        """Flat figures per method (``<method>_k<k>_medae``, ``..._coverage90``) for
-        ``dvc metrics``, plus per-scale and per-order breakdowns, and per benchmark group
-        (``groups``: benchmark id -> group) and per source (``sources``: model id -> the
-        source that describes it) when given."""
+        """Flat figures per method (``<method>_k<k>_medae``, ``..._coverage90``: folded in
+        with the models' metadata; ``<method>_none_k<k>_...`` without, for the methods
+        that take it) for ``dvc metrics``, plus per-scale and per-order breakdowns, and per
+        benchmark group (``groups``: benchmark id -> group) and per source (``sources``:
+        model id -> the source that describes it) when given."""
         doc: dict = {"cutoffs": self.cutoffs, "n_train": self.n_train, "n_test": self.n_test}
+        takes = set(self.cells.filter(pl.col("takes_metadata"))["method"].unique()) \
+            if "takes_metadata" in self.cells.columns else set()
         for r in self.summary().iter_rows(named=True):
-            key = f"{r['method']}_k{r['k']}"
+            if r["metadata"] == "none" and r["method"] not in takes:
+                continue  # the same cells as with it
+            key = f"{r['method']}{'_none' if r['metadata'] == 'none' else ''}_k{r['k']}"
             doc[f"{key}_medae"] = r["medae"]
             if r["coverage90"] is not None:  # the methods whose intervals were made
                 doc[f"{key}_coverage90"] = r["coverage90"]
             doc[f"{key}_bias"] = r["bias"]
             doc[f"{key}_n_cells"] = r["n_cells"]
-        doc["per_order"] = self.summary(("method", "order", "k")).to_dicts()
+        doc["per_order"] = self.summary(("method", "metadata", "order", "k")).to_dicts()
         doc["per_scale"] = self.per_scale().to_dicts()
         for name, column, mapping in (("per_group", "benchmark_id", groups),
                                       ("per_source", "model_id", sources)):
@@ -151,7 +200,7 @@ class TemporalResult:
                 cells = self.cells.with_columns(pl.col(column).replace_strict(
                     mapping, default="other", return_dtype=pl.String).alias("key"))
                 doc[name] = TemporalResult(cells, self.cutoffs).summary(
-                    ("method", "key", "k")).to_dicts()
+                    ("method", "metadata", "key", "k")).to_dicts()
         return doc
 
 
@@ -175,13 +224,16 @@ def _weighted_medians(values: np.ndarray, group: np.ndarray, draws: np.ndarray,
     return out
 
 
-def _reveal_order(obs_row: np.ndarray, order: str, popularity: np.ndarray, probes, key):
+def _reveal_order(obs_row: np.ndarray, order: str, popularity: np.ndarray, probes, key,
+                  single=None):
     """Benchmark indices of one later model in the order they are revealed."""
     have = np.flatnonzero(obs_row)
     if order == "random":
         return have[np.random.default_rng(key).permutation(have.size)]
+    if order == "single" and single is not None:
+        have = have[np.asarray(single, dtype=bool)[have]]
     by_pop = have[np.argsort(-popularity[have], kind="stable")]
-    if order == "popular":
+    if order in ("popular", "single"):
         return by_pop
     first = [j for j in probes if obs_row[j]]
     return np.array(first + [j for j in by_pop if j not in set(first)], dtype=np.int64)
@@ -191,7 +243,8 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
                         benchmark_ids, model_ids, cutoffs=None, known=(1, 3, 5),
                         orders=("random", "popular"), probes=(), min_scores: int = 6,
                         seed: int = 42, intervals: bool = True, covariates=None,
-                        values_at=None, progress=None) -> TemporalResult:
+                        values_at=None, single=None, metadata=METADATA_RUNS,
+                        progress=None) -> TemporalResult:
     """Fit on the past, predict the next month's models from ``k`` of their scores.
 
     Parameters
@@ -225,6 +278,12 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
         The scores as published before a cutoff (sources with a history: only their
         versions published by then, ``store.matrix.as_published``); each fit trains on
         them, and the later models are scored against ``Y``, the newest values.
+    single : ndarray of bool (n_benchmarks,), optional
+        The benchmarks of the ``"single"`` order (:func:`single_benchmarks`; default: the
+        percent-scale ones).
+    metadata : tuple of str
+        Which of :data:`METADATA_RUNS` to fold the later models in by: "given" (with
+        their ``covariates`` row) and "none" (without).
     progress : callable(k, n, label), optional
 
     Returns
@@ -233,6 +292,8 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
     """
     Y = check_scores(Y, scales)
     _check_orders(orders)
+    _check_metadata(metadata)
+    single = single_benchmarks(scales.kind) if single is None else np.asarray(single, bool)
     X = None if covariates is None else np.asarray(covariates, dtype=float)
     dates = np.array([str(d)[:10] if d else "" for d in release_dates])
     cutoffs = sorted(cutoffs) if cutoffs else monthly_cutoffs(dates, 12)
@@ -257,7 +318,7 @@ def temporal_evaluation(estimators: dict, Y, scales: BenchmarkScales, release_da
                                    intervals=intervals and m == 0, orders=orders, known=known,
                                    probe_cols=probe_cols, benchmark_ids=benchmark_ids,
                                    train_covariates=None if X is None else X[train],
-                                   memo=memo)
+                                   memo=memo, single=single, metadata=metadata)
             if progress is not None:
                 progress(c * len(estimators) + m + 1, steps, f"{start} {name}")
     if not frames:
@@ -274,6 +335,13 @@ def _check_orders(orders) -> None:
     bad = [o for o in orders if o not in ORDERS]
     if bad:
         raise UsageError(f"unknown reveal order(s) {bad}; choose from {list(ORDERS)}")
+
+
+def _check_metadata(metadata) -> None:
+    bad = [m for m in metadata if m not in METADATA_RUNS]
+    if bad or not metadata:
+        raise UsageError(f"metadata runs must be among {list(METADATA_RUNS)}, got "
+                         f"{list(metadata)}")
 
 
 @dataclass
@@ -302,10 +370,12 @@ def _fold_in(pred, cal, support, S, covariates):
 
 
 def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, intervals, orders,
-                 known, probe_cols, benchmark_ids, train_covariates=None, memo=None) -> list:
+                 known, probe_cols, benchmark_ids, train_covariates=None, memo=None,
+                 single=None, metadata=METADATA_RUNS) -> list:
     """Fit ``est`` on ``Ytr``, fold each later model in from k revealed scores (each order
-    and k), and return one frame of scored cells per (order, k). ``memo`` (a
-    :class:`~benchpress.predict.fit_memo.FitMemo`) hands out fits made before on the same
+    and k, with and without its metadata where ``est`` takes it), and return one frame of
+    scored cells per (order, k, metadata run). ``memo`` (a
+    :class:`~benchpress.predict.evaluation.fit_memo.FitMemo`) hands out fits made before on the same
     rows (the same numbers)."""
     popularity = (~np.isnan(Ytr)).sum(axis=0).astype(float)
     trained = (popularity > 0) & (scales.left_out() == "")  # what the fit can predict
@@ -315,6 +385,7 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
     cal = calibrate(est, Ytr, scales, regime="new_models", release_dates=train_dates,
                     memo=memo, **fit_extra) if intervals else None
     X_later = later.covariates if getattr(est, "accepts_covariates", False) else None
+    takes = X_later is not None and any(x is not None for x in X_later)
     support = memo.support(pred, MatrixSupport) if intervals else None
     scale_kind = scales.labels()  # each scale's figures apart, lower-is-better too
     obs = ~np.isnan(later.T)
@@ -329,7 +400,8 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
                     seq = np.array([j for j in later.reported[r] if row_obs[j]], dtype=np.int64)
                 else:
                     seq = _reveal_order(row_obs, "popular" if order == "reported" else order,
-                                        popularity, probe_cols, later.keys[r] + [int(k)])
+                                        popularity, probe_cols, later.keys[r] + [int(k)],
+                                        single)
                 if seq.size <= k:
                     continue
                 S[r, seq[:k]] = later.T[r, seq[:k]]
@@ -337,16 +409,23 @@ def _score_later(name, est, Ytr, scales, train_dates, later: _Later, *, interval
                 hidden[r, seq[:k]] = False
             if not hidden.any():
                 continue
-            P, lo, hi = _fold_in(pred, cal, support, S, X_later)
             rr, jj = np.nonzero(hidden)
-            actual, p, lo, hi = later.T[rr, jj], P[rr, jj], lo[rr, jj], hi[rr, jj]
-            frames.append(pl.DataFrame({
-                "method": name, "cutoff": later.label, "order": order, "k": int(k),
-                "model_id": [later.ids[r] for r in rr],
-                "benchmark_id": [benchmark_ids[j] for j in jj],
-                "scale": scale_kind[jj].astype(str), "actual": actual, "predicted": p,
-                "lower": lo, "upper": hi, "abs_error": np.abs(p - actual),
-                "covered": np.where(np.isnan(lo), np.nan, (lo <= actual) & (actual <= hi))}))
+            # without covariates to take, one fold-in stands for both runs
+            runs = [(m, X_later if m == "given" else None) for m in metadata] if takes \
+                else [(tuple(metadata), None)]
+            for run, X in runs:
+                P, lo, hi = _fold_in(pred, cal, support, S, X)
+                actual, p, lo, hi = later.T[rr, jj], P[rr, jj], lo[rr, jj], hi[rr, jj]
+                cells = pl.DataFrame({
+                    "method": name, "cutoff": later.label, "order": order, "k": int(k),
+                    "model_id": [later.ids[r] for r in rr],
+                    "benchmark_id": [benchmark_ids[j] for j in jj],
+                    "scale": scale_kind[jj].astype(str), "actual": actual, "predicted": p,
+                    "lower": lo, "upper": hi, "abs_error": np.abs(p - actual),
+                    "covered": np.where(np.isnan(lo), np.nan, (lo <= actual) & (actual <= hi)),
+                    "takes_metadata": takes})
+                frames += [cells.with_columns(pl.lit(m).alias("metadata"))
+                           for m in (run if isinstance(run, tuple) else (run,))]
     return frames
 
 
@@ -380,7 +459,8 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
                               benchmark_ids, T, later_ids, reported=None, label: str = "later",
                               known=(1, 3, 5), orders=("reported", "random"), probes=(),
                               seed: int = 42, intervals: bool = True, covariates=None,
-                              later_covariates=None, progress=None) -> TemporalResult:
+                              later_covariates=None, single=None, metadata=METADATA_RUNS,
+                              progress=None) -> TemporalResult:
     """The snapshot-to-snapshot form: fit on an earlier version of the registry (``Y``,
     its models' ``release_dates``) and score the models first seen in a later one.
 
@@ -405,6 +485,8 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
     """
     Y = check_scores(Y, scales)
     _check_orders(orders)
+    _check_metadata(metadata)
+    single = single_benchmarks(scales.kind) if single is None else np.asarray(single, bool)
     T = np.asarray(T, dtype=float)
     if T.ndim != 2 or T.shape[1] != Y.shape[1] or T.shape[0] == 0:
         raise BadInputError("no later model to score: the later version adds no model with "
@@ -419,7 +501,8 @@ def later_snapshot_evaluation(estimators: dict, Y, scales: BenchmarkScales, rele
         frames += _score_later(name, est, Y, scales, dates, later, intervals=intervals and m == 0,
                                orders=orders, known=known,
                                probe_cols=[col[p] for p in probes if p in col],
-                               benchmark_ids=benchmark_ids, train_covariates=covariates)
+                               benchmark_ids=benchmark_ids, train_covariates=covariates,
+                               single=single, metadata=metadata)
         if progress is not None:
             progress(m + 1, len(estimators), name)
     if not frames:

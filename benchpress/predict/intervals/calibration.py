@@ -338,7 +338,7 @@ def calibrate(predictor: BasePredictor, Y, scales: BenchmarkScales, *, regime: s
     a model's source reach (:meth:`IntervalCalibrator.fit_out`). A matrix of the cells
     solver with more than ``limits.calibration_max_models`` models is calibrated on a
     seeded sample of that many (its intervals then err on the wide side). ``memo`` (a
-    :class:`~benchpress.predict.fit_memo.FitMemo`, new-model regime only) hands out the
+    :class:`~benchpress.predict.evaluation.fit_memo.FitMemo`, new-model regime only) hands out the
     groups' fits already made on the same rows (the temporal yardstick's cutoffs share
     them); the same numbers.
     """

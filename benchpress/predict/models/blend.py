@@ -1,31 +1,33 @@
-"""The blends: a low-rank completion and the nearest models, weighted by how much is known.
+"""A blend: a low-rank half and the nearest models, mixed cell by cell by a gate.
 
-ALS (rank 4 with pairwise regression, :class:`~benchpress.predict.models.als_predictor.ALSPredictor`)
-is best on models with many scores: the registry's missing cells, the paper's folds. A
-model known from only a few scores is another matter. Its fold-in is shrunk toward the
-population, and new releases sit above the population, so ALS predicts them too low.
-Its nearest registered models, each shifted by its mean gap to the new model
-(:class:`~benchpress.predict.models.knn.KNNModels` with ``offset=True``), are not shrunk, and the
-registry is full of near-siblings (effort levels, previews, sizes of one family).
+A low-rank completion (:class:`~benchpress.predict.models.als_predictor.ALSPredictor`, or
+side information, :class:`~benchpress.predict.models.side_info.SideInfoPredictor`) is best
+on models with many scores and where the registry holds nothing close to a model. A model
+known from a few scores is another matter: its fold-in is shrunk toward the population,
+and new releases sit above it, while the registry is full of near-siblings (effort
+levels, previews, sizes of one family). :class:`NeighbourBlend` composes the two as
+estimator objects given to it (scikit-learn's meta-estimator style):
 
-A blend averages the two in z units, with the nearest models' weight set by how many
-scores the model has (``knn_weights`` over the buckets ``KNOWN_EDGES``), then mixes in a
-regression of each benchmark on the model's known ones over the models near it
-(``reg_weights``; :func:`~benchpress.predict.models.knn.local_regression`), which follows how a
-benchmark moves with the known ones where the average only copies the neighbours' level.
-That half is :class:`NeighbourMix`, a part both predictors here hold (what they do with
-it is written once, in ``_NeighbourBlend``, the first of their bases). The weights were
-chosen on the temporal yardstick (``benchpress evaluate --temporal``, README "Forecasts
-that hold up") on its early cutoffs and checked on the later ones and on later releases.
-The spread of a blended cell (the feature its interval grows with) adds the disagreement
-of the low-rank half and the nearest models to the low-rank half's spread.
+* ``low_rank``: the low-rank half, fitted on the scores (and the models' covariates, when
+  it takes them);
+* ``neighbours``: :class:`NeighbourMix`, the registered models searched in the low-rank
+  half's z space: the average of the nearest ones, each shifted by its gap to the model,
+  and a regression of each benchmark on the model's known ones over the models near it,
+  with a release-date term (how a model released then differs from the earlier ones with
+  the same known scores; a model given without a date counts as released on the
+  registry's newest date, the normal case of a forecast);
+* ``gate``: :class:`~benchpress.predict.models.gate.Gate`, the softmax weights of the
+  parts (the low-rank half with the model's metadata and without, the nearest models, the
+  regression) from what each cell shows before its truth.
 
-* :class:`SideBlendPredictor` (``make_predictor("default")``, the default since
-  2026-12-02): side information (:class:`~benchpress.predict.models.side_info.SideInfoPredictor`, what
-  is known of a model before its scores) under the nearest models.
-* :class:`BlendPredictor` (``make_predictor("blend")``, the default of 2026-12-01): the
-  rank-4 ALS alone under the nearest models; what the default gives a model without
-  metadata.
+Rows with more than :data:`MANY_KNOWN` scores (a registered model's completion, the
+paper's folds) are mixed as before the gate: the nearest models at
+:data:`MANY_KNOWN_WEIGHT`, no regression. The spread of a cell (what its interval grows
+with) adds the parts' weighted disagreement to the low-rank half's.
+
+``make_predictor("default")`` is side information under the nearest models;
+``make_predictor("blend")`` the rank-4 ALS under them (what the default gives a model
+without metadata, to the bit).
 """
 
 from __future__ import annotations
@@ -33,324 +35,402 @@ from __future__ import annotations
 import numpy as np
 
 from benchpress.errors import UsageError
-from benchpress.predict.estimator import check_scores
-from benchpress.predict.models.knn import KNNModels, local_regression
-from benchpress.predict.models.als_predictor import ALSPredictor
-from benchpress.predict.models.side_info import SideInfoPredictor
+from benchpress.predict.estimator import (BasePredictor, check_scores, clone, flat_params,
+                                          set_params)
+from benchpress.predict.models.covariates import check_covariates, covariate_dates
+from benchpress.predict.models.gate import Gate, gate_features, newness, trend_features
+from benchpress.predict.models.knn import KNNModels, local_regression, nearness
+from benchpress.predict.models.sparse_als import use_sparse
 from benchpress.predict.size_limits import LIMITS
 
-__all__ = ["BlendPredictor", "SideBlendPredictor", "NeighbourMix", "KNOWN_EDGES",
-           "KNN_WEIGHTS", "REG_WEIGHTS", "REG_NOISE", "REG_ALPHA", "knn_weight"]
+__all__ = ["NeighbourBlend", "NeighbourMix", "MANY_KNOWN", "MANY_KNOWN_WEIGHT", "REG_ALPHA",
+           "DATE_ALPHA"]
 
-#: Buckets of a model's known-score count: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf).
-KNOWN_EDGES = (1, 3, 5, 8)
-#: The nearest models' weight per bucket (chosen on the temporal yardstick's early cutoffs;
-#: at one score 0.7, between what side information (0.5) and als4 (0.9) want under them, since
-#: a model given without metadata is folded in on als4's rows).
-KNN_WEIGHTS = (0.7, 0.5, 0.4, 0.3, 0.35)
-#: The local regression's largest weight per bucket, in the mix of the two halves (a model
-#: with more than 8 scores is left to the low-rank half and its neighbours). A cell's weight
-#: is this times ``reg_noise / (reg_noise + v)``, ``v`` the regression's residual variance
-#: near the model on that benchmark: inverse-variance weighting against the rest of the
-#: blend, taken to have variance ``REG_NOISE`` (z units squared). Chosen on the temporal
-#: yardstick's early cutoffs with the ridge penalty ``REG_ALPHA`` (README, "Forecasts that
-#: hold up"); until 2026-12-05 a fixed 0.5, penalty 0.3.
-REG_WEIGHTS = (1.0, 1.0, 1.0, 1.0, 0.0)
-REG_NOISE = 0.05
+#: Rows with more known scores than this are mixed without the gate (module docstring).
+MANY_KNOWN = 8
+#: ... with the nearest models at this weight (chosen on our own folds, seeds 1001-1003).
+MANY_KNOWN_WEIGHT = 0.35
+#: The local regression's ridge penalty on its slopes (chosen on the temporal yardstick's
+#: early cutoffs, 2026-12-05).
 REG_ALPHA = 0.03
-
-
-def knn_weight(n_known, weights) -> np.ndarray:
-    """The nearest models' weight for models with ``n_known`` scores (array in, array out)."""
-    idx = np.searchsorted(np.asarray(KNOWN_EDGES), np.asarray(n_known), side="left")
-    return np.asarray(weights, dtype=float)[np.minimum(idx, len(weights) - 1)]
+#: ... and on its release-date term (z units per year).
+DATE_ALPHA = 0.3
+#: The nearest models per benchmark are looked for among this many nearest models
+#: (:mod:`benchpress.predict.size_limits`); a benchmark none of them scored has no average.
+KNN_CANDIDATES = LIMITS.knn_candidates
 
 
 class NeighbourMix:
-    """The nearest-models half of a blend: not a predictor, a part that a blended
-    predictor fits beside its low-rank half and mixes that half's predictions with.
-
-    Two answers come from the fitted models: the average of the nearest ones, each shifted
-    by its gap to the row (:func:`~benchpress.predict.models.knn.neighbour_average`), and a
-    regression of each benchmark on the row's known ones over the models near it
-    (:func:`~benchpress.predict.models.knn.local_regression`). The first is mixed into the
-    low-rank half with ``weights``, the second into that mix with ``reg_weights``, both by
-    the row's known-score count; the regression's weight shrinks where it fits the models
-    near the row loosely (``reg_noise``).
+    """The nearest-models part of a blend: not a predictor, the registered models searched
+    in the low-rank half's z space.
 
     Parameters
     ----------
-    weights : tuple of 5 floats in [0, 1]
-        Weight of the nearest models for a model with at most 1, 3, 5, 8 and more known
-        scores (:data:`KNOWN_EDGES`).
     k, min_shared : int
         Neighbours per benchmark, and the scores a neighbour must share with the row.
-    reg_weights : tuple of 5 floats in [0, 1]
-        Largest weight of the local regression, per the same buckets (0: not computed).
     reg_alpha, reg_bandwidth : float
-        Its ridge penalty and kernel width (z units).
-    reg_noise : float >= 0
-        The variance (z units squared) the rest of the mix is taken to have: a cell's
-        regression weight is its bucket's times ``reg_noise / (reg_noise + v)``, ``v`` the
-        regression's residual variance near the row on that benchmark. 0: the bucket's
-        weight as it is, in every cell.
-    logit_rule : str
-        The predictor's z space (:data:`~benchpress.scales.LOGIT_RULES`).
+        The local regression's ridge penalty and kernel width (z units).
+    date_alpha : float or None
+        Ridge penalty of the regression's release-date term; None: no date term.
 
     Attributes
     ----------
     models_ : KNNModels or None
-        The fitted nearest models (the training rows); None when fitted with
-        ``enabled=False`` (the cells solver, where the neighbour search of every completion
-        would cost more than the fit): then every mix returns the low-rank half as it is.
-    transform_ : ScaleTransform
-        The predictor's fitted z transform.
+        The registered models (the training rows); None when fitted with
+        ``enabled=False`` (the cells solver, where a neighbour search in every completion
+        would cost more than the fit).
+    dates_ : ndarray (n_models,) or None
+        Their release dates (years; NaN: undated).
+    newest_ : float
+        The newest of them (NaN: none dated): a new model's date when none is given.
+    benchmark_models_ : ndarray (n_benchmarks,)
+        How many registered models scored each benchmark.
     """
 
-    def __init__(self, weights=KNN_WEIGHTS, k: int = 5, min_shared: int = 3,
-                 reg_weights=REG_WEIGHTS, reg_alpha: float = REG_ALPHA,
-                 reg_bandwidth: float = 0.5, reg_noise: float = REG_NOISE,
-                 logit_rule: str = "percent"):
-        self.weights, self.k, self.min_shared, self.logit_rule = weights, k, min_shared, logit_rule
-        self.reg_weights, self.reg_alpha, self.reg_bandwidth = reg_weights, reg_alpha, reg_bandwidth
-        self.reg_noise = reg_noise
+    def __init__(self, k: int = 5, min_shared: int = 3, *, reg_alpha: float = REG_ALPHA,
+                 reg_bandwidth: float = 0.5, date_alpha: float | None = DATE_ALPHA):
+        self.k = k
+        self.min_shared = min_shared
+        self.reg_alpha = reg_alpha
+        self.reg_bandwidth = reg_bandwidth
+        self.date_alpha = date_alpha
 
-    def fit(self, Y: np.ndarray, scales, transform, *, enabled: bool = True) -> "NeighbourMix":
-        """Hold the training rows ``Y`` (n_models, n_benchmarks, score units) as the nearest
-        models, in the predictor's fitted ``transform``."""
-        for name, given in (("knn_weights", self.weights), ("reg_weights", self.reg_weights)):
-            w = tuple(float(x) for x in np.atleast_1d(given))
-            if len(w) != len(KNOWN_EDGES) + 1 or not all(0.0 <= x <= 1.0 for x in w):
-                raise UsageError(f"{name} must be {len(KNOWN_EDGES) + 1} numbers in [0, 1], "
-                                 f"got {given}")
-        if not (float(self.reg_alpha) >= 0.0 and float(self.reg_bandwidth) > 0.0
-                and float(self.reg_noise) >= 0.0):
-            raise UsageError(f"reg_alpha and reg_noise must be >= 0 and reg_bandwidth > 0, "
-                             f"got {self.reg_alpha}, {self.reg_noise} and {self.reg_bandwidth}")
+    def get_params(self) -> dict:
+        """The constructor's arguments."""
+        return {name: getattr(self, name) for name in
+                ("k", "min_shared", "reg_alpha", "reg_bandwidth", "date_alpha")}
+
+    def set_params(self, **params) -> "NeighbourMix":
+        """Change constructor arguments; an unknown name raises UsageError."""
+        return set_params(self, params)
+
+    def fit(self, Y: np.ndarray, scales, transform, *, dates=None,
+            enabled: bool = True) -> "NeighbourMix":
+        """Hold the training rows ``Y`` (n_models, n_benchmarks, score units), in the
+        low-rank half's fitted ``transform``, with their release ``dates`` (years, NaN:
+        undated; None: none known)."""
+        if not (int(self.k) >= 1 and float(self.reg_alpha) >= 0.0
+                and float(self.reg_bandwidth) > 0.0
+                and (self.date_alpha is None or float(self.date_alpha) > 0.0)):
+            raise UsageError(f"k must be >= 1, reg_alpha >= 0, reg_bandwidth > 0 and "
+                             f"date_alpha > 0 (or None), got {self.k}, {self.reg_alpha}, "
+                             f"{self.reg_bandwidth} and {self.date_alpha}")
         self.transform_ = transform
         self.models_ = None
         if enabled and Y.shape[0]:
             self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
-                                     weighting="distance", candidates=LIMITS.knn_candidates,
-                                     logit_rule=self.logit_rule
+                                     weighting="distance", candidates=KNN_CANDIDATES
                                      ).fit(Y, scales, transform=transform)
+        self.dates_ = None if dates is None or self.date_alpha is None else \
+            np.asarray(dates, dtype=float)
+        known = self.dates_ is not None and np.isfinite(self.dates_).any()
+        self.newest_ = float(np.nanmax(self.dates_)) if known else np.nan
+        self.benchmark_models_ = (~np.isnan(Y)).sum(axis=0)
         return self
 
-    def mix(self, P_base: np.ndarray, Zq: np.ndarray, exclude=None):
-        """Blend predictions ``P_base`` (score units) of query rows ``Zq`` (z units, NaN
-        unknown; both (n_rows, n_benchmarks)) with their nearest models; returns (blend,
-        |base - kNN|) in score units."""
-        if self.models_ is None:
-            return P_base, np.zeros_like(P_base)
-        tf = self.transform_
-        n_known = (~np.isnan(Zq)).sum(axis=1)
+    def answers(self, Zq: np.ndarray, *, query_dates=None, exclude=None,
+                rows=None) -> dict:
+        """What the registered models say of query rows ``Zq`` (n_rows, n_benchmarks, z
+        units, NaN unknown): ``neighbours`` (the shifted average) and ``regression`` with
+        its ``noise`` (each (n_rows, n_benchmarks), NaN where it has no answer), and per
+        row ``nearest`` and ``near`` ((n_rows, 2): within 0.3 and 0.6), the gate's view of
+        the neighbourhood. ``query_dates`` (n_rows,; NaN: the newest registered date),
+        ``exclude`` (a registered row that is not its own neighbour, -1 none); ``rows``
+        (bool (n_rows,)): the rows the regression and the neighbourhood are asked for
+        (default all; the others get NaN and no neighbours near)."""
+        Z = self.models_.Z_
+        n = Zq.shape[0]
         Zk = self.models_.predict_z(Zq, exclude=exclude, fallback=False)
-        Za = tf.transform(P_base)
-        w = knn_weight(n_known, self.weights)[:, None]
-        w = np.where(np.isnan(Zk), 0.0, w)  # no neighbour scored it: the base alone
-        Zk = np.where(np.isnan(Zk), Za, Zk)
-        Zm = (1.0 - w) * Za + w * Zk
-        a = knn_weight(n_known, self.reg_weights)
-        Zr, noise = np.full(Zq.shape, np.nan), np.full(Zq.shape, np.nan)
-        rows = np.flatnonzero(a > 0)
-        if rows.size:
-            Zr[rows], noise[rows] = local_regression(
-                Zq[rows], self.models_.Z_, alpha=float(self.reg_alpha),
-                bandwidth=float(self.reg_bandwidth),
-                exclude=None if exclude is None else np.asarray(exclude)[rows])
-        a = np.where(np.isnan(Zr), 0.0, a[:, None])
-        v0 = float(self.reg_noise)
-        if v0 > 0:  # inverse-variance: trust the regression where it fits the models near it
-            a = a * v0 / (v0 + np.nan_to_num(noise))
-        Zm = np.where(a > 0, (1.0 - a) * Zm + a * np.nan_to_num(Zr), Zm)
-        # (cells with neither half keep the base value as it was, not its clipped logit)
-        P = np.where((w > 0) | (a > 0), tf.to_scores(Zm), P_base)
-        return P, np.abs(P_base - tf.to_scores(Zk))
-
-    def mix_training(self, P_base: np.ndarray):
-        """:meth:`mix` of the training rows themselves, each without itself."""
-        if self.models_ is None:
-            return P_base, np.zeros_like(P_base)
-        return self.mix(P_base, self.models_.Z_, exclude=np.arange(self.models_.Z_.shape[0]))
-
-    @staticmethod
-    def spread(base_spread: np.ndarray, gap: np.ndarray) -> np.ndarray:
-        """A blended cell's spread: the base's with half the two halves' gap added in
-        quadrature (score units)."""
-        return np.sqrt(base_spread * base_spread + 0.25 * gap * gap)
-
-    def fold_in(self, scores, scales, base_fold_in, return_spread: bool):
-        """New rows from known ``scores`` ((n_benchmarks,) or (n_rows, n_benchmarks)):
-        ``base_fold_in(S2)`` (the low-rank half: (rows, spread) of 2-D rows ``S2``) mixed
-        with the rows' nearest models; the same shapes as a predictor's ``fold_in``."""
-        S = np.asarray(scores, dtype=float)
-        S2 = check_scores(np.atleast_2d(S), scales)
-        P, spread = base_fold_in(S2)
-        P, gap = self.mix(P, self.transform_.transform(S2))
-        spread = self.spread(spread, gap)
-        if S.ndim == 1:
-            P, spread = P[0], spread[0]
-        return (P, spread) if return_spread else P
+        out = {"neighbours": Zk, "regression": np.full(Zq.shape, np.nan),
+               "noise": np.full(Zq.shape, np.nan), "nearest": np.full(n, np.inf),
+               "near": np.zeros((n, 2), dtype=np.int64)}
+        sel = np.arange(n) if rows is None else np.flatnonzero(rows)
+        if sel.size == 0:
+            return out
+        tq = None
+        if self.dates_ is not None and np.isfinite(self.newest_):
+            tq = np.full(sel.size, self.newest_) if query_dates is None else \
+                np.where(np.isfinite(query_dates[sel]), query_dates[sel], self.newest_)
+        ex = None if exclude is None else np.asarray(exclude)[sel]
+        out["regression"][sel], out["noise"][sel] = local_regression(
+            Zq[sel], Z, alpha=float(self.reg_alpha), bandwidth=float(self.reg_bandwidth),
+            exclude=ex, dates=self.dates_ if tq is not None else None, query_dates=tq,
+            date_alpha=float(self.date_alpha or 0.0))
+        out["nearest"][sel], out["near"][sel] = nearness(Zq[sel], Z,
+                                                         min_shared=int(self.min_shared),
+                                                         exclude=ex)
+        return out
 
 
-#: The blended predictors' parameters of their nearest-models half (NeighbourMix's).
-NEIGHBOUR_PARAMS = ("knn_weights", "knn_k", "knn_min_shared", "reg_weights", "reg_alpha",
-                    "reg_bandwidth", "reg_noise")
+class NeighbourBlend(BasePredictor):
+    """A low-rank half and the nearest models, mixed in z units by a gate.
 
+    Parameters
+    ----------
+    low_rank : BasePredictor
+        The low-rank half, unfitted (an :class:`ALSPredictor` or a
+        :class:`SideInfoPredictor`; each fit is a clone). Its z space is the blend's.
+    neighbours : NeighbourMix
+        The nearest-models half, unfitted.
+    gate : Gate
+        How the parts are weighed (:mod:`benchpress.predict.models.gate`).
+    method : str
+        The name in output (``make_predictor("default")``: "default").
 
-def _set_neighbour_params(predictor, **params) -> None:
-    for name in NEIGHBOUR_PARAMS:
-        value = params[name]
-        # a tuple whatever came in (a JSON list from an artifact), so that parameters compare
-        setattr(predictor, name, tuple(value) if isinstance(value, list) else value)
+    Attributes
+    ----------
+    low_rank_ : BasePredictor
+        The fitted low-rank half. On a matrix that takes the cells solver, which side
+        information does not have, it is the same ALS without the covariates.
+    neighbours_ : NeighbourMix
+        The fitted nearest-models half (no models on the cells solver: the blend is then
+        the low-rank half alone).
+    """
 
+    cells_path = True  # (by dropping the covariates where the low-rank half has no cells path)
 
-class _NeighbourBlend:
-    """What both blended predictors do with their nearest-models half, whichever low-rank
-    predictor follows this class in their bases (``super()`` is that half): fit it after
-    the low-rank fit, blend the training rows with it, widen the spread by the halves'
-    gap. Not a predictor on its own."""
+    def __init__(self, low_rank=None, neighbours=None, gate=None, *, method: str = "blend"):
+        self.low_rank = low_rank
+        self.neighbours = neighbours
+        self.gate = gate
+        self.method = method
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        # the low-rank class's own names (its signature, not this class's)
-        low_rank = cls.__mro__[cls.__mro__.index(_NeighbourBlend) + 1]
-        return sorted(set(low_rank._param_names()) | set(NEIGHBOUR_PARAMS))
+    @property
+    def accepts_covariates(self) -> bool:
+        """Always: the release dates in the covariates are the regression's date term (and
+        a low-rank half that takes covariates gets them all)."""
+        return True
+
+    # -- fit -------------------------------------------------------------------------
+    def fit(self, Y, scales, covariates=None) -> "NeighbourBlend":
+        """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
+        (n_models, n_features, :func:`~benchpress.predict.models.covariates.
+        model_covariates`: the release date first)."""
+        if self.low_rank is None or self.neighbours is None or self.gate is None:
+            raise UsageError("a blend needs its parts: low_rank, neighbours and gate "
+                             "(make_predictor('default') builds them)")
+        X = check_covariates(covariates, np.shape(Y)[0]) if np.ndim(Y) == 2 else None
+        self._covariates = X
+        return super().fit(Y, scales)
 
     def _fit(self, Y: np.ndarray, scales) -> None:
-        super()._fit(Y, scales)
-        self.knn_ = self._fit_knn(Y, scales)
+        self.gate.matrix()  # (its shape checked before any work)
+        low = clone(self.low_rank)
+        X = self._covariates
+        auto = low.get_params().get("solver", "auto") == "auto"
+        cells = use_sparse(*Y.shape) if auto \
+            else low.get_params()["solver"] == "cells"
+        if cells and not low.cells_path:  # the same ALS on the cells, without covariates
+            from benchpress.predict.models.als_predictor import ALSPredictor
 
-    def _fit_knn(self, Y: np.ndarray, scales) -> NeighbourMix:
-        """The nearest-models half, once the low-rank half is fitted (the training rows'
-        blend is made again when first asked for)."""
-        self._training_mix = None
-        mix = NeighbourMix(self.knn_weights, self.knn_k, self.knn_min_shared,
-                           self.reg_weights, self.reg_alpha, self.reg_bandwidth,
-                           self.reg_noise, self.logit_rule)
-        return mix.fit(Y, scales, self.transform_, enabled=not self.uses_cells())
+            low = ALSPredictor(**{k: v for k, v in low.get_params().items()
+                                  if k in ALSPredictor._param_names()})
+        takes = getattr(low, "accepts_covariates", False) and X is not None
+        self._hold(low.fit(Y, scales, **({"covariates": X} if takes else {})), Y, scales,
+                   covariate_dates(X))
 
-    def _mix_training(self):
-        """The training rows blended (each without itself) and the halves' gap, made once."""
-        if self._training_mix is None:
-            self._training_mix = self.knn_.mix_training(super()._predict())
-        return self._training_mix
+    def _hold(self, low_rank_, Y, scales, dates) -> None:
+        """Around a fitted low-rank half: the nearest models (the rows ``Y`` in its z
+        space, with their release ``dates``)."""
+        self.low_rank_ = low_rank_
+        self.solver_ = getattr(low_rank_, "solver_", "dense")
+        self.neighbours_ = NeighbourMix(**self.neighbours.get_params()).fit(
+            Y, scales, low_rank_.transform_, dates=dates, enabled=not low_rank_.uses_cells())
+        self._training = None
+
+    @classmethod
+    def from_fitted_half(cls, blend: "NeighbourBlend", low_rank_, Y, scales, *, dates=None,
+                         covariates=None) -> "NeighbourBlend":
+        """The fit of ``blend`` (its parameters) around an already fitted low-rank half
+        (a stored one, :mod:`benchpress.predict.state`): nothing is refitted, the nearest
+        models are the rows ``Y`` (n_models, n_benchmarks) with their release ``dates``;
+        ``covariates`` are kept for a refit."""
+        out = clone(blend)
+        out.Y_, out.scales_, out._covariates = check_scores(Y, scales), scales, covariates
+        out._hold(low_rank_, out.Y_, scales, dates)
+        return out
+
+    # -- stored fits (:mod:`benchpress.predict.state`) ---------------------------------------
+    def state(self) -> tuple[dict, dict]:
+        """``(arrays, meta)`` of the fitted blend: the low-rank half's (its
+        :meth:`state`), and the nearest models' release dates (``blend_dates``; the
+        nearest models themselves are the training rows, which :meth:`from_state` takes
+        back). ``meta`` names the blend (class, method, its parameters flat,
+        :func:`~benchpress.predict.estimator.flat_params`) and the half's class."""
+        self._fitted()
+        arrays, meta = self.low_rank_.state()
+        meta = {**meta, "class": type(self).__name__, "method": self.method,
+                "params": flat_params(self), "low_rank_class": type(self.low_rank_).__name__}
+        if self.neighbours_.dates_ is not None:
+            arrays["blend_dates"] = np.asarray(self.neighbours_.dates_, dtype=float)
+        return arrays, meta
+
+    @classmethod
+    def from_state(cls, params: dict, arrays, meta: dict, Y, scales) -> "NeighbourBlend":
+        """The fitted blend of :meth:`state` with its parameters ``params`` (its parts
+        unfitted, as ``get_params()`` holds them), on its training matrix ``Y``: the
+        low-rank half restored as saved (its own ``from_state``), the nearest models
+        ``Y`` in its z space. Nothing is refitted."""
+        blend = cls(**params)
+        low = clone(blend.low_rank)
+        kind = meta.get("low_rank_class", type(low).__name__)
+        if kind != type(low).__name__:  # a fit of the cells solver: the same ALS
+            from benchpress.predict.models.als_predictor import ALSPredictor
+
+            low = ALSPredictor(**{k: v for k, v in low.get_params().items()
+                                  if k in ALSPredictor._param_names()})
+        half = type(low).from_state(low.get_params(), arrays, {**meta, "class": kind}, Y,
+                                    scales)
+        dates = arrays.get("blend_dates")
+        return cls.from_fitted_half(
+            blend, half, half.Y_, scales,
+            dates=None if dates is None else np.asarray(dates, dtype=float),
+            covariates=getattr(half, "_raw_covariates", None))
+
+    # -- what the rest of the package reads of a fitted predictor --------------------------
+    @property
+    def transform_(self):
+        """The fitted z space (the low-rank half's)."""
+        return self.low_rank_.transform_
+
+    @property
+    def interval_logit_rule_(self):
+        return getattr(self.low_rank_, "interval_logit_rule_", None)
+
+    @property
+    def interval_eps_(self):
+        return getattr(self.low_rank_, "interval_eps_", None)
+
+    @property
+    def extra_ranks(self):
+        return getattr(self.low_rank, "extra_ranks", ())
+
+    def make_transform(self, scales):
+        """The blend's z space, unfitted (the low-rank half's)."""
+        return self.low_rank.make_transform(scales)
+
+    def uses_cells(self) -> bool:
+        return hasattr(self, "low_rank_") and self.low_rank_.uses_cells()
+
+    def covariates_apply(self, covariates) -> np.ndarray:
+        """(n_rows,) bool: which rows the low-rank half folds in with ``covariates``."""
+        self._fitted()
+        if hasattr(self.low_rank_, "covariates_apply"):
+            return self.low_rank_.covariates_apply(covariates)
+        return np.zeros(len(covariates), dtype=bool)
+
+    # -- the mix ---------------------------------------------------------------------------
+    def _mix(self, P_low, spread_low, P_plain, Zq, n_known, *, metadata, query_dates=None,
+             exclude=None):
+        """Rows of the low-rank half (``P_low`` with its ``spread_low``; ``P_plain``
+        without the metadata, None where it was not given) mixed with the nearest
+        models: (predictions, spread), score units, (n_rows, n_benchmarks)."""
+        mix = self.neighbours_
+        if mix.models_ is None:
+            return P_low, spread_low
+        tf = self.transform_
+        many = np.asarray(n_known) > MANY_KNOWN  # as before the gate: no regression
+        ans = mix.answers(Zq, query_dates=query_dates, exclude=exclude, rows=~many)
+        Zl = tf.transform(P_low)
+        Zp = Zl if P_plain is None else tf.transform(P_plain)
+        parts = np.stack([Zl, Zp, ans["neighbours"], ans["regression"]], axis=2)
+        available = np.isfinite(parts)
+        available[:, :, 1] &= np.asarray(metadata, dtype=bool)[:, None]
+        F = gate_features(n_known, ans["nearest"], ans["near"][:, 0], ans["near"][:, 1],
+                          mix.models_.Z_.shape[0], metadata, ans["noise"],
+                          mix.benchmark_models_)
+        W = self.gate.weights(F, available)
+        if many.any():
+            w = np.where(available[many][:, :, 2], MANY_KNOWN_WEIGHT, 0.0)
+            W[many] = 0.0
+            W[many, :, 0], W[many, :, 2] = 1.0 - w, w
+        W = np.where(available.any(axis=2, keepdims=True), W, 0.0)
+        new = newness(np.full(len(n_known), np.nan) if query_dates is None else query_dates,
+                      mix.newest_)
+        shift = np.where(many, 0.0, self.gate.offset(trend_features(n_known, new)))
+        Zm = (W * np.nan_to_num(parts)).sum(axis=2) + shift[:, None]
+        led = (W[:, :, 0] < 1.0) | (shift[:, None] != 0.0)  # not the low-rank half alone
+        P = np.where(led, tf.to_scores(Zm), P_low)
+        Pp = tf.to_scores(np.where(available, parts, Zm[:, :, None]).transpose(2, 0, 1))
+        disagree = np.sqrt((W.transpose(2, 0, 1) * (Pp - P[None]) ** 2).sum(axis=0))
+        spread = np.sqrt(spread_low * spread_low + np.where(led, disagree, 0.0) ** 2)
+        return P, spread
+
+    def _training_rows(self):
+        """The training rows mixed (each without itself) and their spread, made once."""
+        if self._training is None:
+            low = self.low_rank_
+            Y = self.Y_
+            P_low = low.complete(keep_observed=False)
+            spread = low.complete_spread() if hasattr(low, "complete_spread") else \
+                np.zeros_like(P_low)
+            n = Y.shape[0]
+            with_cov = getattr(low, "covariates_", None) is not None
+            self._training = self._mix(
+                P_low, spread, None, self.transform_.transform(Y), (~np.isnan(Y)).sum(axis=1),
+                metadata=np.full(n, with_cov), query_dates=self.neighbours_.dates_,
+                exclude=np.arange(n))
+        return self._training
 
     def _predict(self) -> np.ndarray:
-        if self.knn_.models_ is None:
-            return super()._predict()
-        return self._mix_training()[0]
+        if self.neighbours_.models_ is None:
+            return self.low_rank_.complete(keep_observed=False)
+        return self._training_rows()[0]
 
     def complete_spread(self) -> np.ndarray:
-        """The low-rank half's spread with the two halves' disagreement added in quadrature
+        """The low-rank half's spread with the parts' disagreement added in quadrature
         (score units, (n_models, n_benchmarks))."""
-        if self.knn_.models_ is None:
-            return super().complete_spread()
-        return NeighbourMix.spread(super().complete_spread(), self._mix_training()[1])
+        self._fitted()
+        if self.neighbours_.models_ is None:
+            return self.low_rank_.complete_spread()
+        return self._training_rows()[1]
 
+    def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
+        if self.neighbours_.models_ is None:
+            return self.low_rank_.complete_rows(rows, keep_observed=keep_observed)
+        return super().complete_rows(rows, keep_observed=keep_observed)
 
-class BlendPredictor(_NeighbourBlend, ALSPredictor):
-    """The rank-4 ALS and the nearest models blended in z units by known-score count.
-
-    Parameters
-    ----------
-    knn_weights : tuple of 5 floats in [0, 1]
-        Weight of the nearest models for a model with at most 1, 3, 5, 8 and more known
-        scores (:data:`KNOWN_EDGES`).
-    knn_k : int, default 5
-        Neighbours per benchmark.
-    knn_min_shared : int, default 3
-    reg_weights : tuple of 5 floats in [0, 1]
-        Weight of the local regression over the nearest models, per the same buckets.
-    reg_alpha, reg_bandwidth, reg_noise : float, default 0.03, 0.5, 0.05
-        Its ridge penalty, kernel width and the variance its weight is set against
-        (:class:`NeighbourMix`).
-    method : str, default "blend"
-        The name in output (``make_predictor("blend")``; the rank-4 ALS alone is
-        ``make_predictor("als4")``).
-    **als_params
-        The ALS half's parameters (:class:`ALSPredictor`; ``PRESETS["default"]``).
-
-    Attributes
-    ----------
-    knn_ : NeighbourMix
-        The fitted nearest-models half; on the sparse path (a matrix of
-        ``LIMITS.cells_solver_min_cells`` cells or more) it holds no models and the
-        blend is ALS alone.
-    """
-
-    def __init__(self, rank: int = 4, *, knn_weights: tuple = KNN_WEIGHTS, knn_k: int = 5,
-                 knn_min_shared: int = 3, reg_weights: tuple = REG_WEIGHTS,
-                 reg_alpha: float = REG_ALPHA, reg_bandwidth: float = 0.5,
-                 reg_noise: float = REG_NOISE, method: str = "blend",
-                 **als_params):
-        super().__init__(rank, method=method, **als_params)
-        _set_neighbour_params(self, knn_weights=knn_weights, knn_k=knn_k,
-                              knn_min_shared=knn_min_shared, reg_weights=reg_weights,
-                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth,
-                              reg_noise=reg_noise)
-
-    def fold_in(self, scores, *, refit: bool | None = None, return_spread: bool = False):
-        """Full rows of new models from their known scores: the ALS fold-in blended with
-        their nearest fitted models (see :meth:`ALSPredictor.fold_in` for the arguments)."""
-        if refit:
-            return super().fold_in(scores, refit=True)
-        base = super().fold_in
-        return self.knn_.fold_in(scores, self.scales_,
-                                 lambda S2: base(S2, return_spread=True), return_spread)
-
-
-class SideBlendPredictor(_NeighbourBlend, SideInfoPredictor):
-    """Side information and the nearest models blended in z units by known-score count:
-    the default.
-
-    The side half is :class:`~benchpress.predict.models.side_info.SideInfoPredictor` with its own
-    defaults; a model folded in without covariates gets its ALS rows (see there), so then
-    the numbers are :class:`BlendPredictor`'s. On the cells solver (a matrix of
-    ``LIMITS.cells_solver_min_cells`` cells or more), which side information does not
-    have, the fit is the rank-4 ALS alone, as :class:`BlendPredictor`'s is there.
-
-    Parameters
-    ----------
-    knn_weights, knn_k, knn_min_shared, reg_weights, reg_alpha, reg_bandwidth, reg_noise
-        As :class:`BlendPredictor`'s.
-    method : str, default "default"
-    **side_params
-        :class:`~benchpress.predict.models.side_info.SideInfoPredictor`'s parameters.
-
-    Attributes
-    ----------
-    knn_ : NeighbourMix
-    """
-
-    cells_path = True  # by dropping the covariates (the side half has no cells solver)
-
-    def __init__(self, rank: int = 4, *, knn_weights: tuple = KNN_WEIGHTS, knn_k: int = 5,
-                 knn_min_shared: int = 3, reg_weights: tuple = REG_WEIGHTS,
-                 reg_alpha: float = REG_ALPHA, reg_bandwidth: float = 0.5,
-                 reg_noise: float = REG_NOISE, method: str = "default",
-                 **side_params):
-        super().__init__(rank, method=method, **side_params)
-        _set_neighbour_params(self, knn_weights=knn_weights, knn_k=knn_k,
-                              knn_min_shared=knn_min_shared, reg_weights=reg_weights,
-                              reg_alpha=reg_alpha, reg_bandwidth=reg_bandwidth,
-                              reg_noise=reg_noise)
-
-    def fit(self, Y, scales, covariates=None) -> "SideBlendPredictor":
-        """Fit on scores ``Y`` (n_models, n_benchmarks) and optional ``covariates``
-        (n_models, n_features); the cells solver fits without the covariates."""
-        if np.ndim(Y) == 2 and self._choose_solver(np.asarray(Y)) == "cells":
-            covariates = None
-        return super().fit(Y, scales, covariates)
+    def predict_cells(self, rows, cols, *, return_spread: bool = False):
+        """Predictions (and spread) at cells ``(rows, cols)`` (n_cells,)."""
+        self._fitted()
+        if self.neighbours_.models_ is None:
+            return self.low_rank_.predict_cells(rows, cols, return_spread=return_spread)
+        rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+        P, spread = self._training_rows()
+        return (P[rows, cols], spread[rows, cols]) if return_spread else P[rows, cols]
 
     def fold_in(self, scores, *, covariates=None, refit: bool | None = None,
                 return_spread: bool = False):
-        """Full rows of new models from their known scores and optional covariates: the side
-        fold-in blended with their nearest fitted models (arguments as
-        :meth:`SideInfoPredictor.fold_in`)."""
+        """Full rows of new models from their known ``scores`` ((n_benchmarks,) or
+        (n_rows, n_benchmarks), NaN unknown) and optional ``covariates`` (n_rows,
+        n_features: their metadata, :func:`~benchpress.predict.models.covariates.
+        metadata_covariates`); ``refit=True`` refits a copy with the rows appended;
+        ``return_spread`` also returns each cell's spread."""
+        self._fitted()
+        S = np.asarray(scores, dtype=float)
+        one = S.ndim == 1
+        S2 = check_scores(np.atleast_2d(S), self.scales_)
+        X = None if covariates is None else check_covariates(np.atleast_2d(covariates),
+                                                             S2.shape[0])
         if refit:
-            return super().fold_in(scores, covariates=covariates, refit=True)
-        base = super().fold_in
-        return self.knn_.fold_in(
-            scores, self.scales_,
-            lambda S2: base(S2, covariates=covariates, return_spread=True), return_spread)
+            if return_spread:
+                raise UsageError("return_spread is only available with refit=False")
+            own = self._covariates
+            Xall = None if X is None or own is None else np.vstack([own, X])
+            twin = clone(self).fit(np.vstack([self.Y_, S2]), self.scales_, covariates=Xall)
+            out = twin.complete(keep_observed=False)[self.Y_.shape[0]:]
+            return out[0] if one else out
+        low = self.low_rank_
+        takes = getattr(low, "accepts_covariates", False)
+        spread_of = hasattr(low, "complete_spread")
+        kw = {"return_spread": True} if spread_of else {}
+        res = low.fold_in(S2, **kw, **({"covariates": X} if takes and X is not None else {}))
+        P_low, spread = res if spread_of else (res, np.zeros_like(res))
+        used = self.covariates_apply(X) if X is not None else np.zeros(S2.shape[0], bool)
+        P_plain = low.fold_in(S2) if used.any() else None
+        P, spread = self._mix(P_low, spread, P_plain, self.transform_.transform(S2),
+                              (~np.isnan(S2)).sum(axis=1), metadata=used,
+                              query_dates=covariate_dates(X))
+        if one:
+            P, spread = P[0], spread[0]
+        return (P, spread) if return_spread else P

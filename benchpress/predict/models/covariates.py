@@ -19,7 +19,7 @@ import polars as pl
 
 from benchpress.errors import BadInputError, UsageError, shown
 
-__all__ = ["model_covariates", "metadata_covariates", "parse_metadata", "check_covariates", "covariate_kwargs",
+__all__ = ["DATE_COLUMN", "covariate_dates", "model_covariates", "metadata_covariates", "parse_metadata", "check_covariates", "covariate_kwargs",
            "METADATA_FIELDS", "FAMILY_LEVEL", "model_family", "name_tier", "family_columns"]
 
 #: Family indicators take this value (not 1): it marks them for the predictor, which
@@ -87,8 +87,9 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
                      identity: bool = True, min_family: int = 3) -> np.ndarray | None:
     """Per-model covariates from a models frame, shape (n_models, n_features), float.
 
-    Columns: release date (years since 2024-01-01) and its square about 2025-04-01 (about
-    the 2026-05 matrix's mean release), is_reasoning, open_weights (0/1), a named reasoning
+    Columns: release date (years since 2024-01-01; always first, :data:`DATE_COLUMN`, NaN
+    where not known) and its square about 2025-04-01 (about the 2026-05 matrix's mean
+    release), is_reasoning, open_weights (0/1), a named reasoning
     effort (1 when ``effort`` is set, e.g. "high", else 0), and one indicator per provider
     with at least ``min_provider`` models in the frame (when ``providers``); then, when
     ``identity`` and the frame has ``model_id``, what the id says (:func:`name_tier`: a
@@ -100,10 +101,12 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
     (default: ``models``) is the frame whose providers and families are counted, so that
     rows of a new model get the columns of the fit's covariates.
     """
-    cols = []
-    if "release_date" in models.columns:
-        years = [_years(v) for v in models["release_date"].to_list()]
-        cols += [years, [(y - _MID) ** 2 for y in years]]
+    # the release date first, always (NaN where not known): :data:`DATE_COLUMN`
+    years = ([_years(v) for v in models["release_date"].to_list()]
+             if "release_date" in models.columns else [np.nan] * models.height)
+    cols = [years, [(y - _MID) ** 2 for y in years]]
+    if not any(c in models.columns for c in METADATA_FIELDS if c != "model_id"):
+        return None
     for name in ("is_reasoning", "open_weights"):
         if name in models.columns:
             cols.append([np.nan if v is None else float(v) for v in models[name].to_list()])
@@ -115,8 +118,6 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
         counts = {p: ref.count(p) for p in set(ref) if p}
         for p in sorted(k for k, n in counts.items() if n >= min_provider):
             cols.append([float(v == p) for v in prov])
-    if not cols:
-        return None
     if identity and "model_id" in models.columns:
         ids = models["model_id"].to_list()
         tiers = [name_tier(i) for i in ids]
@@ -124,6 +125,21 @@ def model_covariates(models: pl.DataFrame, *, min_provider: int = 5,
         ref_ids = ids if reference is None else reference["model_id"].to_list()
         cols += family_columns(ids, ref_ids, min_family)
     return np.asarray(cols, dtype=float).T.reshape(models.height, len(cols))
+
+
+#: The column of :func:`model_covariates` that holds the release date (years since
+#: 2024-01-01; NaN where not known), which a blend's regression reads as its date term.
+DATE_COLUMN = 0
+
+
+def covariate_dates(covariates) -> np.ndarray | None:
+    """The release dates (years; NaN: not known) in covariates made by
+    :func:`model_covariates` ((n_rows, n_features), or per row a row or None), or None
+    for None."""
+    if covariates is None:
+        return None
+    return np.array([np.nan if row is None else float(np.asarray(row, dtype=float)[DATE_COLUMN])
+                     for row in covariates])
 
 
 METADATA_FIELDS = ("provider", "release_date", "is_reasoning", "open_weights", "effort",

@@ -30,9 +30,51 @@ from benchpress.predict.models.baselines import model_offset
 from benchpress.predict.transform import BenchmarkScales, ScaleTransform
 from benchpress.predict.size_limits import LIMITS, SizeLimits
 
-__all__ = ["KNNModels", "neighbour_average", "local_regression"]
+__all__ = ["KNNModels", "neighbour_average", "local_regression", "nearness"]
 
 WEIGHTINGS = ("uniform", "distance")
+
+
+def _distances(q, z, Mf, z2, min_shared: int, exclude=None):
+    """RMS z distance (n_rows, n_models) between query rows ``q`` (NaN = unknown) and
+    fitted models (``z`` their values with 0 where unobserved, ``Mf`` their observed mask
+    as floats, ``z2`` = z * z) over the benchmarks both have, inf where they share fewer
+    than ``min(min_shared, the row's known count)`` or for a row's ``exclude`` model (-1:
+    none); and the shared counts."""
+    Mq = ~np.isnan(q)
+    zq = np.where(Mq, q, 0.0)
+    Mqf = Mq.astype(float)
+    shared = Mqf @ Mf.T                                               # (r, n)
+    ssd = (zq * zq) @ Mf.T + Mqf @ z2.T - 2.0 * (zq @ z.T)
+    need = np.minimum(min_shared, Mq.sum(axis=1))[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dist = np.sqrt(np.maximum(ssd, 0.0) / shared)
+    dist[(shared < np.maximum(need, 1))] = np.inf
+    if exclude is not None:
+        ex = np.asarray(exclude)
+        has = ex >= 0
+        dist[np.flatnonzero(has), ex[has]] = np.inf
+    return dist, shared
+
+
+def nearness(Zq: np.ndarray, Z: np.ndarray, *, min_shared: int = 3, radii=(0.3, 0.6),
+             exclude=None, limits: SizeLimits = LIMITS) -> tuple[np.ndarray, np.ndarray]:
+    """How near the fitted models lie to each query row (z units, as
+    :func:`neighbour_average` measures it): the nearest one's distance (inf: none
+    qualifies) (n_queries,), and how many lie within each of ``radii`` (n_queries,
+    len(radii)). ``exclude`` and ``limits`` (``knn_block_floats`` per block) as there."""
+    M = ~np.isnan(Z)
+    z = np.where(M, Z, 0.0)
+    Mf, z2 = M.astype(float), z * z
+    nearest = np.full(Zq.shape[0], np.inf)
+    counts = np.zeros((Zq.shape[0], len(radii)), dtype=np.int64)
+    step = max(1, limits.knn_block_floats // max(Z.shape[0] * Z.shape[1], 1))
+    for lo in range(0, Zq.shape[0], step):
+        dist, _ = _distances(Zq[lo:lo + step], z, Mf, z2, min_shared,
+                             None if exclude is None else exclude[lo:lo + step])
+        nearest[lo:lo + step] = dist.min(axis=1, initial=np.inf)
+        counts[lo:lo + step] = (dist[:, :, None] < np.asarray(radii)[None, None, :]).sum(axis=1)
+    return nearest, counts
 
 
 def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: int = 3,
@@ -77,16 +119,8 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
         Mq = ~np.isnan(q)
         zq = np.where(Mq, q, 0.0)
         Mqf = Mq.astype(float)
-        shared = Mqf @ Mf.T                                               # (r, n)
-        ssd = (zq * zq) @ Mf.T + Mqf @ z2.T - 2.0 * (zq @ z.T)
-        need = np.minimum(min_shared, Mq.sum(axis=1))[:, None]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            dist = np.sqrt(np.maximum(ssd, 0.0) / shared)
-        dist[(shared < np.maximum(need, 1))] = np.inf
-        if exclude is not None:
-            ex = np.asarray(exclude[lo:lo + step])
-            has = ex >= 0
-            dist[np.flatnonzero(has), ex[has]] = np.inf
+        dist, shared = _distances(q, z, Mf, z2, min_shared,
+                                  None if exclude is None else exclude[lo:lo + step])
         if L < Z.shape[0]:  # the L nearest, then in order
             near = np.argpartition(dist, L - 1, axis=1)[:, :L]
             order = np.take_along_axis(near, np.argsort(np.take_along_axis(dist, near, axis=1),
@@ -117,7 +151,8 @@ def neighbour_average(Zq: np.ndarray, Z: np.ndarray, *, k: int = 5, min_shared: 
 
 def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
                      bandwidth: float = 0.5, min_rows: int = 10, min_weight: float = 1.0,
-                     exclude=None) -> tuple[np.ndarray, np.ndarray]:
+                     exclude=None, dates=None, query_dates=None,
+                     date_alpha: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
     """Each query's unknown benchmarks from its known ones, by a ridge regression over the
     fitted models near it, z units.
 
@@ -126,6 +161,14 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
     weighted by ``exp(-(d / bandwidth)**2)``, ``d`` its RMS z distance to the query on
     ``R``; the penalty ``alpha * |b|^2`` leaves the intercept free. One small solve per
     benchmark, built from two matrix products per query.
+
+    With ``dates`` and ``query_dates`` (release dates in years), the line also has a term
+    in the release date, ``+ c (date - query_date)`` (penalty ``date_alpha * c^2``), fitted
+    over the dated models alone, and is read at the query's own date: how a model released
+    then differs from the earlier models with the same known scores, extrapolated along
+    the line where the query is newer than every model it is fitted on. Its residual
+    variance is then widened by the line's leverage at the query, ``v (1 + x' A^-1 x)``
+    (``A`` the weighted normal matrix), which grows as the query's date leaves the models'.
 
     Parameters
     ----------
@@ -141,6 +184,12 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
         ... and this much kernel weight on them (models within about ``bandwidth``).
     exclude : ndarray of int (n_queries,), optional
         For each query, a fitted row left out (itself); -1 for none.
+    dates : ndarray (n_models,), optional
+        The fitted models' release dates (years; NaN: undated, left out of a dated line).
+    query_dates : ndarray (n_queries,), optional
+        The queries' release dates (years; NaN: that query's line has no date term).
+    date_alpha : float
+        Ridge penalty on the date term.
 
     Returns
     -------
@@ -155,29 +204,42 @@ def local_regression(Zq: np.ndarray, Z: np.ndarray, *, alpha: float = 0.3,
     Mf = M.astype(float)
     out = np.full(Zq.shape, np.nan)
     noise = np.full(Zq.shape, np.nan)
+    dated = None if dates is None else ~np.isnan(np.asarray(dates, dtype=float))
     for q in range(Zq.shape[0]):
         R = np.flatnonzero(~np.isnan(Zq[q]))
         if R.size == 0:
             continue
-        rows = np.flatnonzero(M[:, R].all(axis=1))
+        tq = np.nan if query_dates is None else float(query_dates[q])
+        timed = dated is not None and np.isfinite(tq)
+        rows = np.flatnonzero(M[:, R].all(axis=1) & (dated if timed else True))
         if exclude is not None and exclude[q] >= 0:
             rows = rows[rows != exclude[q]]
         if rows.size < min_rows:
             continue
-        X = np.column_stack([np.ones(rows.size), z[rows][:, R]])          # (n, p)
-        d = np.sqrt(((X[:, 1:] - Zq[q, R]) ** 2).mean(axis=1))
+        cols = [np.ones(rows.size), *z[rows][:, R].T]
+        penalty = [1e-6, *np.full(R.size, float(alpha))]
+        if timed:
+            cols.append(np.asarray(dates, dtype=float)[rows] - tq)
+            penalty.append(float(date_alpha))
+        X = np.column_stack(cols)                                          # (n, p)
+        d = np.sqrt(((X[:, 1:1 + R.size] - Zq[q, R]) ** 2).mean(axis=1))
         W = Mf[rows] * np.exp(-(d / bandwidth) ** 2)[:, None]              # (n, b)
         p = X.shape[1]
         A = (W.T @ (X[:, :, None] * X[:, None, :]).reshape(rows.size, p * p)).reshape(-1, p, p)
-        A += np.diag(np.r_[1e-6, np.full(p - 1, float(alpha))])
+        A += np.diag(penalty)
         coef = np.linalg.solve(A, ((W * z[rows]).T @ X)[..., None])[..., 0]  # (b, p)
-        pred = coef @ np.r_[1.0, Zq[q, R]]
+        x = np.r_[1.0, Zq[q, R], [0.0] * int(timed)]
+        pred = coef @ x
         weight = W.sum(axis=0)
         enough = (Mf[rows].sum(axis=0) >= min_rows) & (weight >= min_weight)
         enough[R] = False
         out[q] = np.where(enough, pred, np.nan)
         sq = (W * (z[rows] - X @ coef.T) ** 2).sum(axis=0)
-        noise[q] = np.where(enough, sq / np.where(enough, weight, 1.0), np.nan)
+        v = sq / np.where(enough, weight, 1.0)
+        if timed:  # the line read where its models thin out: its leverage there
+            v = v * (1.0 + np.linalg.solve(A, np.broadcast_to(x, (A.shape[0], p))[..., None])
+                     [..., 0] @ x)
+        noise[q] = np.where(enough, v, np.nan)
     return out, noise
 
 

@@ -29,7 +29,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from benchpress.predict.estimator import BasePredictor, clone
+from benchpress.predict.estimator import BasePredictor, clone, flat_params
 
 __all__ = ["FitMemo"]
 
@@ -66,7 +66,7 @@ class FitMemo:
         self._fits: OrderedDict = OrderedDict()
 
     def _key(self, predictor: BasePredictor, Y, scales, covariates) -> tuple:
-        params = repr(sorted(predictor.get_params().items()))
+        params = repr(sorted(flat_params(predictor).items()))  # a blend's parts by value
         return (type(predictor).__name__, predictor.method, params,
                 _digest(np.asarray(Y, dtype=float), *scales.arrays(), covariates))
 

@@ -1,0 +1,164 @@
+"""Learn the default's gate on earlier cutoffs, and check it on splits not used for choosing.
+
+Reads the cells of `benchmarks/forecast_parts.py` (every part of the default scored on the
+same forecasts: the yardstick's 12 cutoffs, the paper matrix's whole-model splits, the
+later-release pairs), builds each cell's parts and features exactly as
+:class:`~benchpress.predict.models.blend.NeighbourBlend` does
+(:func:`~benchpress.predict.models.gate.gate_features`), and fits the gate's coefficients
+on the *choosing* cells only: the yardstick's cutoffs before ``--split`` (2025-12-01) and
+the paper matrix's seeds 1001-1005. The loss is the mean of ``sqrt(e^2 + 1)``, ``e`` the
+error in points (a smooth absolute error), with a small ridge penalty. Then it prints,
+per split, reveal order, k and metadata run, the gate's MedAE beside each part's and the
+old default's, on the choosing cells and on the rest (the yardstick's later cutoffs, the
+paper's seeds 42-46, the later-release pairs on the paper's matrix and on the whole
+registry), and the coefficients as the Python literal of ``GATE_COEF``.
+
+Run from the repository root::
+
+    python benchmarks/forecast_parts.py --out /tmp/parts.parquet     # ~30 min on 2 cores
+    python benchmarks/gate_study.py /tmp/parts.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+import polars as pl
+from scipy.optimize import minimize
+
+from benchpress.errors import run_script
+from benchpress.predict.models.gate import (FEATURES, PARTS, TREND, Gate, gate_features,
+                                            newness, trend_features)
+
+#: The runs of a later model: folded in with its metadata (where it has any), and without.
+RUNS = ("given", "none")
+
+
+def cells_of(path: str, split_at: str) -> pl.DataFrame:
+    """The percent cells of a parts file, once per metadata run, with the columns the
+    gate reads: ``z_<part>`` for each part of :data:`PARTS` (NaN: no answer), ``meta``
+    (metadata used), ``choose`` (a choosing cell)."""
+    d = pl.read_parquet(path).filter(pl.col("scale") == "percent")
+    d = d.with_columns(pl.col(c).fill_null(np.nan) for c in d.columns
+                       if c.startswith("z_") or c.endswith("_noise") or "noise_" in c)
+    runs = []
+    for run in RUNS:
+        given = pl.col("has_meta") & pl.lit(run == "given")
+        runs.append(d.with_columns(
+            pl.lit(run).alias("metadata"), given.alias("meta"),
+            pl.when(given).then(pl.col("z_side_meta")).otherwise(pl.col("z_side_nometa"))
+            .alias("z_low_rank"),
+            pl.when(given).then(pl.col("z_side_nometa")).otherwise(np.nan)
+            .alias("z_low_rank_plain"),
+            pl.col("z_kshift").alias("z_neighbours"),
+            pl.when(pl.lit(run == "given")).then(pl.col("z_regt_meta"))
+            .otherwise(pl.col("z_regt_none")).alias("z_regression"),
+            pl.when(pl.lit(run == "given")).then(pl.col("regt_noise_meta"))
+            .otherwise(pl.col("regt_noise_none")).alias("reg_noise_t"),
+            pl.when(given).then(pl.col("default_meta")).otherwise(pl.col("default_nometa"))
+            .alias("old_default"),
+            pl.when(given).then(pl.col("side_meta")).otherwise(pl.col("side_nometa"))
+            .alias("side")))
+    choose = (((pl.col("split") == "yardstick") & (pl.col("cutoff") < split_at))
+              | ((pl.col("split") == "paper") & pl.col("cutoff").str.starts_with("seed100")))
+    return pl.concat(runs).with_columns(choose.alias("choose"))
+
+
+def arrays(d: pl.DataFrame):
+    """(features (n, n_features), trend features (n, len(TREND)), parts (n, n_parts) z,
+    available, mean, std, actual)."""
+    F = gate_features(d["k"].to_numpy(), d["d1"].to_numpy(), d["n03"].to_numpy(),
+                      d["n06"].to_numpy(), 1.0, d["meta"].to_numpy(),
+                      d["reg_noise_t"].to_numpy()[:, None], d["pop"].to_numpy()[:1])[:, 0]
+    # (n_models differs per split: its column is set per cell)
+    F[:, FEATURES.index("log_models")] = np.log(d["n_train"].to_numpy() / 500.0)
+    F[:, FEATURES.index("log_benchmark_models")] = np.log(
+        np.maximum(d["pop"].to_numpy(), 1.0) / 100.0)
+    # the model's own date where its metadata is given, else none: a new release
+    dates = np.where(d["meta"].to_numpy(), d["t_model"].to_numpy(), np.nan)
+    T = trend_features(d["k"].to_numpy(), newness(dates, d["t_newest"].to_numpy()))
+    Z = np.column_stack([d[f"z_{p}"].to_numpy() for p in PARTS]).astype(float)
+    return (F, T, np.nan_to_num(Z), np.isfinite(Z), d["tf_mean"].to_numpy(),
+            d["tf_std"].to_numpy(), d["actual"].to_numpy())
+
+
+def gate_of(theta: np.ndarray) -> Gate:
+    """The Gate of a flat parameter vector (coefficients, then the offset's)."""
+    n = len(PARTS) * len(FEATURES)
+    return Gate(tuple(map(tuple, theta[:n].reshape(len(PARTS), len(FEATURES)))),
+                tuple(theta[n:]))
+
+
+def scores_of(gate: Gate, F, T, Z, available, mean, std) -> np.ndarray:
+    """The gated prediction of each cell, score units (percent benchmarks)."""
+    z = (gate.weights(F, available) * Z).sum(axis=1) + gate.offset(T)
+    return 100.0 / (1.0 + np.exp(-(z * std + mean)))
+
+
+def fit_gate(F, T, Z, available, mean, std, y, *, l2: float = 1e-3, iters: int = 500) -> Gate:
+    """The gate (coefficients and offset) minimising the mean smooth absolute error."""
+    n = len(PARTS) * len(FEATURES)
+
+    def loss(theta):
+        gate = gate_of(theta)
+        W = gate.weights(F, available)
+        zm = (W * Z).sum(axis=1)
+        z = zm + gate.offset(T)
+        s = 100.0 / (1.0 + np.exp(-(z * std + mean)))
+        r = s - y
+        q = np.sqrt(r * r + 1.0)
+        g = (r / q) * s * (1.0 - s / 100.0) * std / len(r)
+        grad = np.concatenate([((g[:, None] * W * (Z - zm[:, None])).T @ F).ravel(),
+                               T.T @ g]) + 2 * l2 * theta
+        return q.mean() + l2 * theta @ theta, grad
+
+    res = minimize(loss, np.zeros(n + len(TREND)), jac=True, method="L-BFGS-B",
+                   options={"maxiter": iters})
+    return gate_of(res.x)
+
+
+def report(d: pl.DataFrame, by=("choose", "split", "order", "k", "metadata")) -> pl.DataFrame:
+    cols = ["gate", "old_default", "side", "knn", "als4"]
+    return (d.group_by(list(by)).agg(
+        pl.len().alias("n"),
+        *[(pl.col(c) - pl.col("actual")).abs().median().round(2).alias(c) for c in cols],
+        (pl.col("gate") - pl.col("actual")).mean().round(2).alias("bias"))
+        .sort(list(by)))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("parts", help="the cells of benchmarks/forecast_parts.py (Parquet)")
+    ap.add_argument("--split", default="2025-12-01", help="first cutoff of the check half")
+    ap.add_argument("--l2", type=float, default=1e-3)
+    ap.add_argument("--out", default=None, help="write the gated cells here (Parquet)")
+    ap.add_argument("--sample", type=int, default=60000,
+                    help="choosing cells the fit sees (a seeded sample; 0: all)")
+    args = ap.parse_args(argv)
+    d = cells_of(args.parts, args.split)
+    fit_on = d.filter(pl.col("choose"))
+    if args.sample and fit_on.height > args.sample:
+        fit_on = fit_on.sample(n=args.sample, seed=0)
+    *xs, y = arrays(fit_on)
+    gate = fit_gate(*xs, y, l2=args.l2)
+    *xs, _ = arrays(d)
+    d = d.with_columns(pl.Series("gate", scores_of(gate, *xs)))
+    d.select("split", "cutoff", "order", "k", "metadata", "model_id", "benchmark_id",
+             "choose", "actual", "gate", "old_default", "side", "knn", "als4").write_parquet(
+        args.out) if args.out else None
+    with pl.Config(tbl_rows=400, tbl_cols=20, tbl_width_chars=160,
+                   tbl_hide_dataframe_shape=True):
+        print(report(d))
+        print("orders pooled:")
+        print(report(d, ("choose", "split", "k", "metadata")))
+    print("GATE_COEF = (")
+    for p, row in zip(PARTS, gate.coef):
+        print(f"    ({', '.join(f'{v:.3f}' for v in row)}),  # {p}")
+    print(")")
+    print(f"GATE_SHIFT = ({', '.join(f'{v:.4f}' for v in gate.shift)})")
+
+
+if __name__ == "__main__":
+    run_script(main, "gate_study")
