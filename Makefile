@@ -87,10 +87,11 @@ pretrained: install
 clean:
 	rm -rf $(VENV) .cache registry fit probes drift report site
 
-# The registry's life over the whole shared history (sources/replay/history.yaml: 51 LiveBench
-# versions, 4 Artificial Analysis snapshots, 65 NYT Connections copies, the static sources at
-# their dates), rebuilt date
-# by date in replay/history/ (never the project's registry); a rerun reuses every snapshot
-# and analysis. Prints the timeline; JSON in replay/history/timeline.json.
+# The registry's life over the whole shared history date by date (sources/replay/history.yaml
+# names the sources, whose configs list their versions: 51 LiveBench versions, 4 Artificial
+# Analysis snapshots, 65 NYT Connections copies, the static sources at their dates), with a
+# fit, probes and forecasts per date, in replay/history/ (never the project's registry; `make
+# main` snapshots the same history month by month); a rerun reuses every snapshot and
+# analysis. Prints the timeline; JSON in replay/history/timeline.json.
 replay: install
 	$(VENV)/bin/benchpress replay sources/replay/history.yaml --mirror $(or $(MIRROR),../shared/data)

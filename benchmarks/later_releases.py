@@ -36,6 +36,7 @@ import yaml
 
 from benchpress.api import BenchPress
 from benchpress.home import Home
+from benchpress.precision import rounded
 from benchpress.predict.evaluation.temporal import TemporalResult
 from benchpress.store.matrix import load_matrix
 from benchpress.store.snapshot import resolve_snapshot
@@ -63,6 +64,23 @@ def _cli(ws: Path, *args: str) -> None:
     if code not in (0, None, 3):  # 3: landed, with rows quarantined
         last = (said.getvalue().strip().splitlines() or ["(no message)"])[-1]
         sys.exit(f"later_releases: `benchpress {' '.join(args)}` failed: {last}")
+
+
+def history_versions(sources: Path, source: str, pairs: list[str]) -> dict[str, str]:
+    """label -> mirror-relative path of the versions named in ``pairs`` ("A>B"), in date
+    order, as the source config ``sources/<source>.yaml`` lists them (its `versions:`)."""
+    from benchpress.store.sources import config_versions, load_configs
+
+    config = next((c for c in load_configs(sources) if c.id == source), None)
+    if config is None:
+        sys.exit(f"later_releases: no source config {source!r} in {sources}")
+    paths = {v.version: v.mirror_path for v in config_versions(config)}
+    named = sorted({label for pair in pairs for label in pair.split(">")})
+    missing = [label for label in named if label not in paths]
+    if missing:
+        sys.exit(f"later_releases: {source} has no version {missing[0]!r} "
+                 f"(sources/{source}.yaml lists {', '.join(sorted(paths))})")
+    return {label: paths[label] for label in named}
 
 
 def build_history(ws: Path, mirror: Path, source: str, versions: dict, *,
@@ -119,8 +137,9 @@ def main(argv=None) -> None:
         for name, spec in cfg["histories"].items():
             ws = Path(tmp) / name
             if not (ws / "snapshots").is_dir():  # (--keep: built by an earlier run)
-                build_history(ws, mirror, spec.get("source", name), spec["versions"],
-                              base=spec.get("base", "paper"))
+                source = spec.get("source", name)
+                versions = history_versions(ROOT / "sources", source, spec["pairs"])
+                build_history(ws, mirror, source, versions, base=spec.get("base", "paper"))
             for early, later in (p.split(">") for p in spec["pairs"]):
                 res = score_pair(ws, early, later, known=known, baselines=baselines,
                                  seed=params["evaluate"]["seed"])
@@ -143,7 +162,7 @@ def main(argv=None) -> None:
     # the orders pooled, against the plain nearest-models average
     doc["vs_baselines_pooled"] = pooled.ratio("default", baselines, ("k", "metadata"),
                                               seed=seed).to_dicts()
-    text = json.dumps(doc, indent=2, sort_keys=False)
+    text = json.dumps(rounded(doc), indent=2, sort_keys=False)  # the same bytes on every CPU
     if args.out:  # whole or not at all
         tmp = Path(args.out).with_name(f".{Path(args.out).name}.tmp")
         tmp.write_text(text + "\n")

@@ -105,10 +105,13 @@ def write_json(path: Path, n_models: int, n_benchmarks: int, rows, cols, scores,
     return folder
 
 
-def run_step(args: list[str], timeout: float, log: Path, max_gb: float = 0.0) -> dict:
+def run_step(args: list[str], timeout: float, log: Path, max_gb: float = 0.0, *,
+             cwd: Path | None = None, env: dict | None = None) -> dict:
     """Run one command in its own process group (address space capped at ``max_gb`` GB
-    when > 0, so a step that needs more fails instead of starving the machine); wall
-    seconds, peak RSS (MB) and status ("ok", "error (exit N)" or "timeout")."""
+    when > 0, so a step that needs more fails instead of starving the machine), in `cwd`
+    with `env` when given; wall seconds, peak RSS (MB) and status ("ok", "error (exit N)"
+    or "timeout"), and the CPU seconds it used (its waited-for children included: a
+    figure that moves less than the wall time on a machine other jobs share)."""
     def cap():
         if max_gb > 0:
             lim = int(max_gb * 2**30)
@@ -119,7 +122,7 @@ def run_step(args: list[str], timeout: float, log: Path, max_gb: float = 0.0) ->
         out.write(("$ " + " ".join(args) + "\n").encode())
         out.flush()
         proc = subprocess.Popen(args, stdout=out, stderr=out, start_new_session=True,
-                                preexec_fn=cap)
+                                preexec_fn=cap, cwd=cwd, env=env)
         status = None
         while True:
             pid, code, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -136,7 +139,8 @@ def run_step(args: list[str], timeout: float, log: Path, max_gb: float = 0.0) ->
     rc = os.waitstatus_to_exitcode(code)
     if status is None:
         status = "ok" if rc in (0, 3) else f"error (exit {rc})"
-    return {"seconds": secs, "peak_mb": usage.ru_maxrss / 1024.0, "status": status}
+    return {"seconds": secs, "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "peak_mb": usage.ru_maxrss / 1024.0, "status": status}
 
 
 def _commands(home: Path, data: Path, out: Path) -> dict:

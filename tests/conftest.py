@@ -110,16 +110,27 @@ def synthetic_home(root: Path, n_models: int, n_bench: int, *, seed: int, gap: i
     return home
 
 
-def build_repo_sources(root: Path, source_ids) -> tuple[Home, dict]:
+def build_repo_sources(root: Path, source_ids, *, history: bool = False) -> tuple[Home, dict]:
     """A workspace at `root` holding the repo's configs of `source_ids`, built from the
-    mirror: (home, {source_id: its build summary})."""
+    mirror: (home, {source_id: the build summary of its newest version}). Each config keeps
+    only its newest version unless `history` (every version its `versions:` lists)."""
+    from dataclasses import replace
+
     from benchpress.store.build import build
+    from benchpress.store.sources import load_configs, save_config
 
     home = make_home(root)
     for sid in source_ids:
         shutil.copy(REPO / "sources" / f"{sid}.yaml", home.sources)
+    if not history:
+        for config in load_configs(home.sources):
+            if config.versions:
+                save_config(home.sources, replace(config, versions=None))
     report = build(home, mirror=SHARED_DATA)
-    return home, {s.source_id: s for s in report.sources}
+    newest = {}
+    for s in report.sources:  # a source's newest version comes first
+        newest.setdefault(s.source_id, s)
+    return home, newest
 
 
 def build_repo_registry(root: Path) -> tuple[Home, str]:

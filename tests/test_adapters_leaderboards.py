@@ -64,7 +64,8 @@ def test_repo_configs_ingest_every_leaderboard_and_count_every_reject(leaderboar
     home, summary = leaderboards
     counts = {sid: (s.rows_read, s.rows_accepted, s.rows_quarantined) for sid, s in summary.items()}
     assert counts["epoch-2025-12"] == (714, 678, 36)
-    assert counts["livebench-2026-01-08"] == (5750, 5750, 0)
+    # LiveBench's 2026-01-08 table at its newest commit (2026-07-01): 127 models
+    assert counts["livebench-2026-01-08"] == (3930, 3930, 0)
     assert counts["aider-2026-05"] == (69, 66, 3)
     epoch_reasons = summary["epoch-2025-12"].reasons
     assert sum("empty model name" in r for r in epoch_reasons) == 35  # agents, mixes of models

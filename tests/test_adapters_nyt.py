@@ -83,14 +83,13 @@ def test_every_copy_files_rows_by_puzzle_count(day):
 
 @pytest.fixture(scope="module")
 def history_home(tmp_path_factory):
-    """The 65 copies as versions of one source, from the replay plan's pins."""
-    plan = yaml.safe_load((REPO / "sources" / "replay" / "history.yaml").read_text())
-    entries = [e for e in plan["versions"] if e.get("source") == "nyt-connections"]
-    home = make_home(tmp_path_factory.mktemp("nyt") / "ws")
-    *older, newest = entries
+    """The 65 copies as versions of one source, as the shipped config lists them."""
+    config = yaml.safe_load((REPO / "sources" / "nyt-connections.yaml").read_text())
     fields = ("version", "url", "mirror_path", "sha256")
-    config = {"id": "nyt", "adapter": "nyt-connections", **{k: newest[k] for k in fields},
-              "versions": [{k: e[k] for k in fields} for e in older]}
+    entries = [*config["versions"], {k: config[k] for k in fields}]
+    home = make_home(tmp_path_factory.mktemp("nyt") / "ws")
+    config = {"id": "nyt", "adapter": "nyt-connections", **{k: config[k] for k in fields},
+              "versions": [{k: e[k] for k in fields} for e in entries[:-1]]}
     (home.sources / "nyt.yaml").write_text(yaml.safe_dump(config))
     build(home, mirror=SHARED_DATA)
     return home, entries

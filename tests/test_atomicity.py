@@ -38,6 +38,19 @@ KILL_AFTER = textwrap.dedent("""
             return original(*args, **kwargs)
         setattr(module, name, wrapper)
 
+    def kill_after_tables(n):
+        '''Kill at the (n+1)-th table written into a new registry folder (not the prepared
+        versions a build keeps in .cache/prepared before it).'''
+        import polars
+        original, calls = polars.DataFrame.write_parquet, [0]
+        def wrapper(self, file, *args, **kwargs):
+            if ".registry.tmp-" in str(file):
+                calls[0] += 1
+                if calls[0] > n:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return original(self, file, *args, **kwargs)
+        polars.DataFrame.write_parquet = wrapper
+
     def kill_before_swap_in():
         # kill between the registry swap's two renames (old moved away, new not yet in)
         original = os.replace
@@ -98,7 +111,7 @@ def test_killed_snapshot_leaves_no_half_snapshot(home, where):
 def test_killed_ingest_leaves_the_registry_unchanged(home, where):
     snap, _ = create_snapshot(home)
     registry = _files(home.registry)
-    hook = ("kill_after(polars.DataFrame, 'write_parquet', 3)" if where == "tables"
+    hook = ("kill_after_tables(3)" if where == "tables"
             else "kill_before_swap_in()")
     _run_killed(f"""
         import polars
@@ -261,7 +274,7 @@ def test_killed_add_model_rolls_back_or_forward(home, where, committed):
 
     hook = {
         "before the journal": "kill_after(build_module, 'begin', 0)",
-        "writing the tables": "kill_after(polars.DataFrame, 'write_parquet', 3)",
+        "writing the tables": "kill_after_tables(3)",
         "after the swap": "kill_after(build_module, 'finish', 0)",
         # journal_path: settle, begin, then finish's last step (removing the journal)
         "after the rename": "kill_after(journal_module, 'journal_path', 2)",
@@ -296,7 +309,7 @@ def test_killed_add_model_rolls_back_or_forward(home, where, committed):
 
 @pytest.mark.parametrize("hook, committed", [
     ("kill_after(build_module, 'finish', 0)", True),
-    ("kill_after(polars.DataFrame, 'write_parquet', 3)", False),
+    ("kill_after_tables(3)", False),
 ])
 def test_snapshot_create_settles_a_killed_add_model_first(home, hook, committed):
     """A journal left mid-transaction, then `snapshot create`: the snapshot holds the rows

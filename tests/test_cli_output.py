@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchpress.cli import COMMANDS, main
+from benchpress.precision import rounded
 
 # about 9 s for the tests `make test-quick` runs (scheduling: long modules start first)
 pytestmark = pytest.mark.duration(seconds=9)
@@ -48,8 +49,9 @@ COMMAND_LINES = {
               "--probe-max-models", "20"],
 }
 # where --out FILE is not "the bytes printed": the metrics files of the DVC pipeline hold
-# figures only, and drift's full document is --report FILE
+# figures only, and drift's full document is --report FILE; both keep 4 significant digits
 METRICS_OUT = {"evaluate", "evaluate new-models", "evaluate temporal", "intervals"}
+ROUNDED_OUT = METRICS_OUT | {"drift"}
 OUT_OPTION = {"drift": "--report"}
 
 
@@ -92,9 +94,11 @@ def test_each_format_parses_and_out_writes_the_same_bytes(run, name, tmp_path):
     assert as_json.stdout.endswith("\n")
     doc = json.loads(as_json.stdout)
     written = (tmp_path / "out.json").read_text(encoding="utf-8")
-    if name in METRICS_OUT:  # the figures only: a subset of what is printed
+    if name in METRICS_OUT:  # the figures only: a subset of what is printed, rounded
         figures = json.loads(written)
-        assert figures and all(doc[k] == v for k, v in figures.items())
+        assert figures and all(rounded(doc[k]) == v for k, v in figures.items())
+    elif name in ROUNDED_OUT:  # what is printed, each float to 4 significant digits
+        assert json.loads(written) == rounded(doc)
     else:
         assert written == as_json.stdout
     if "--method" in args:  # the predictor and the --param values given (none here)
@@ -105,7 +109,7 @@ def test_each_format_parses_and_out_writes_the_same_bytes(run, name, tmp_path):
     as_csv = run(*args, "--format", "csv", out_flag, tmp_path / "out.csv")
     rows = list(csv.reader(io.StringIO(as_csv.stdout)))
     assert rows and len({len(r) for r in rows}) == 1, as_csv.stdout[:300]  # a header at least
-    if name not in METRICS_OUT:
+    if name not in ROUNDED_OUT:
         assert (tmp_path / "out.csv").read_text(encoding="utf-8") == as_csv.stdout
 
     table = run(*args, env={"COLUMNS": "80"})

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import yaml
 from click.testing import CliRunner
 
 from benchpress.cli import main
+from benchpress.store.build import build
 from benchpress.store.sources import load_configs
 from tests.conftest import REPO, SHARED_DATA
 
@@ -67,21 +69,31 @@ def test_a_version_without_a_date_is_refused_in_one_line(home, tmp_path):
     assert saved["version"] == "2026-05-08"
 
 
-def test_the_docs_example_adds_a_version_of_the_repos_livebench(tmp_path):
+def test_the_docs_example_adds_a_later_version_of_the_repos_livebench(tmp_path):
     """The docs' `ingest <history folder> --source livebench-2026-01-08` (guide/versions.md)
-    on a workspace holding the repo's LiveBench config: a version of it, not a 13th source."""
-    from tests.conftest import build_repo_sources
+    on a workspace holding the repo's LiveBench config as it stood before its last commits: the next commit
+    is a new, newest version of it (not a 12th source), and every changed cell names its
+    cause."""
+    from benchpress.store.sources import config_versions, save_config, with_versions
+    from tests.conftest import make_home
 
-    home, _ = build_repo_sources(tmp_path / "ws", ["livebench-2026-01-08"])
+    home = make_home(tmp_path / "ws")
+    shutil.copy(REPO / "sources" / "livebench-2026-01-08.yaml", home.sources)
+    (config,) = load_configs(home.sources)
+    known = [v for v in config_versions(config) if v.version < "2026-06-19"]
+    save_config(home.sources, with_versions(config, known[-3:]))
+    build(home, mirror=SHARED_DATA)
     guide = (REPO / "docs" / "guide" / "versions.md").read_text(encoding="utf-8")
-    assert "2026-06-19T0954 --source livebench-2026-01-08" in guide
+    assert "2026-07-15T0900 --source livebench-2026-01-08" in guide
     assert "--source livebench --version" not in guide
     res = _ingest(home, SHARED_DATA / "livebench-history" / "2026-06-19T0954",
                   "--source", "livebench-2026-01-08", "--mirror", SHARED_DATA)
     assert res.exit_code == 0, res.output
     (config,) = load_configs(home.sources)
-    assert config.version == "2026-06-19T0954" and len(config.versions) == 1
-    assert "changed cells" in res.stderr
+    assert config.version == "2026-06-19T0954" and len(config.versions) == 3
+    assert config.published == "2026-06-19"  # dated, so the monthly snapshots place it
+    changed = next(line for line in res.stderr.splitlines() if "changed cells" in line)
+    assert "revised" in changed  # LiveBench's in-place corrections of that day
     wrong = _ingest(home, SHARED_DATA / "livebench-history" / "2026-06-17T0855",
                     "--source", "livebench", "--version", "2026-06-17T0855")
     assert wrong.exit_code == 2 and "did you mean livebench-2026-01-08" in wrong.stderr

@@ -35,8 +35,8 @@ FEB, MAY = "llm-benchmark-matrix-2026-02", "benchpress-2026-05"
 # snapshot registry_metrics`); the predictor's stages run once at the end, on the final data
 ALL = {"pull", "build", "snapshot", "registry_metrics"}
 PREDICTOR = {"fit", "pretrained", "evaluate", "new_models", "temporal", "later_releases",
-             "intervals", "probes", "drift", "plot_data"}
-PLOTS = {"probe_curve", "drift_error", "drift_structure"}
+             "intervals", "probes", "drift", "forecasts", "plot_data"}
+PLOTS = {"probe_curve", "drift_error", "drift_structure", "forecast_error"}
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
            "source_type,reported_setting,notes\n"
            "acme-2,Acme 2,Acme,2026-11-01,false,gpqa_diamond,{score},"
@@ -107,6 +107,12 @@ def snapshot_ids(ws: Path) -> list[str]:
     return [m["id"] for m in sorted(manifests, key=lambda m: (m["created_at"], m["id"]))]
 
 
+def monthly(ws: Path) -> dict[str, str]:
+    """month tag -> id of the snapshot carrying it (`snapshot create --monthly`)."""
+    manifests = [json.loads(p.read_text()) for p in (ws / "snapshots").glob("*/manifest.json")]
+    return dict(sorted((t, m["id"]) for m in manifests for t in m["tags"]))
+
+
 def make_workspace(ws: Path, remote: Path, *, overrides: dict | None = None) -> None:
     """A git + DVC workspace from this checkout's pipeline files; `overrides` ({section:
     {key: value}}) replaces values of its params.yaml."""
@@ -144,11 +150,21 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     feb_cells = json.loads((ws / "metrics" / "registry.json").read_text())["n_cells"]
     assert feb_cells > 1300  # the 2026-02 matrix (checked in detail in test_diff.py) + 1
 
+    assert monthly(ws) == {"2026-02": feb}  # one month: the Feb matrix (and the releases)
+
+    # a later source: a snapshot per month from February to May. The hand-entered releases
+    # carry no date, so they belong to the newest month: February is now the Feb matrix
+    # alone (a new snapshot, its tag moved), and March and April, which brought no version,
+    # are February's snapshot again
     shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
     assert ALL <= ran(repro(ws))
     commit(ws, "2026-05 matrix")
     two = snapshot_ids(ws)
-    assert two[0] == feb and len(two) == 2
+    assert two[0] == feb and len(two) == 3
+    months = monthly(ws)
+    assert list(months) == ["2026-02", "2026-03", "2026-04", "2026-05"]
+    assert months["2026-02"] == months["2026-03"] == months["2026-04"] == two[1]
+    assert months["2026-05"] == two[2]
 
     # nothing changed: nothing runs, nothing is rewritten
     before = tree(ws / "snapshots")
@@ -156,22 +172,26 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     assert ran(out) == set() and "Data and pipelines are up to date" in out
     assert tree(ws / "snapshots") == before
 
-    # one changed score: the stages below it run again and add exactly one snapshot
+    # one changed score: the stages below it run again and add exactly one snapshot, the
+    # newest month's (the months before are reused by their inputs' digest)
     (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
     assert ALL <= ran(repro(ws))
     commit(ws, "acme-2 gpqa_diamond 71.2 -> 71.3")
     ids = snapshot_ids(ws)
-    assert len(ids) == 3 and ids[:2] == two
-    cells = diff_folders(ws / "snapshots" / ids[1], ws / "snapshots" / ids[2]).cells
+    assert len(ids) == 4 and ids[:3] == two
+    assert monthly(ws) == dict(months, **{"2026-05": ids[3]})
+    cells = diff_folders(ws / "snapshots" / ids[2], ws / "snapshots" / ids[3]).cells
     assert cells.select("change", "model_id", "benchmark_id", "score_a", "score_b").rows() == \
         [("changed", "acme-2", "gpqa_diamond", 71.2, 71.3)]
-    # a contract edit re-runs the build only: the build is deterministic, so tables that
-    # come out byte-identical stop the pipeline there (no re-pull, no new snapshot)
+    # a contract edit re-runs the build and the monthly snapshots (both read the contracts):
+    # the build is deterministic, so tables that come out byte-identical stop the pipeline
+    # there (no re-pull, no new snapshot, the snapshots folder unchanged)
+    before = tree(ws / "snapshots")
     with open(ws / "schemas" / "scales.yaml", "a", encoding="utf-8") as fh:
         fh.write("# reviewed\n")
     out = ran(repro(ws))
-    assert out == {"build"}
-    assert snapshot_ids(ws) == ids
+    assert out == {"build", "snapshot"}
+    assert snapshot_ids(ws) == ids and tree(ws / "snapshots") == before
     commit(ws, "contract comment")
 
     # metrics differ meaningfully between revisions
@@ -201,7 +221,8 @@ def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     # (metrics files live in git, and the rebuilt registry is byte-identical, so the
     # metrics stage has nothing to do)
     assert ran(repro(fresh)) == ALL - {"registry_metrics"}
-    assert snapshot_ids(fresh) == ids[-1:]
+    assert monthly(fresh) == monthly(ws)  # the months as they stand (not the superseded ones)
+    assert snapshot_ids(fresh) == [ids[1], ids[3]]
     assert tree(fresh / "snapshots" / ids[-1]).keys() == tree(ws / "snapshots" / ids[-1]).keys()
     assert (fresh / "metrics" / "registry.json").read_bytes() == \
         (ws / "metrics" / "registry.json").read_bytes()

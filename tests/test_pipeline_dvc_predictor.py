@@ -1,5 +1,5 @@
 """The DVC pipeline's predictor stages end to end (fit -> pretrained -> evaluate ->
-new_models -> intervals -> probes -> drift -> plot_data), with real DVC in a workspace
+new_models -> intervals -> probes -> drift, forecasts -> plot_data), with real DVC in a workspace
 assembled from this checkout (see tests/test_pipeline_dvc.py): every stage runs, writes its
 metrics and plot data, a second `dvc repro` does nothing, one new score re-runs the data's
 stages and the drift plot's and leaves `dvc status` naming every other stage below the data,
@@ -24,7 +24,9 @@ import json
 import shutil
 import sys
 
+import polars as pl
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.test_pipeline_dvc import (
@@ -37,16 +39,19 @@ from tests.test_pipeline_dvc import (
 # resamples and probes (a greedy search of one probe on a sample of 20 models: its curve and
 # set are checked the same way)
 TINY = {"evaluate": {"n_folds": 2, "known": "3,5", "new_model_seeds": 2},
-        # the counts and baselines the assertions below read
-        "temporal": {"known": "3", "baselines": "als4,knn"},
+        # the counts and baselines the assertions below read (the paper's matrix: the
+        # whole registry holds Artificial Analysis's history here)
+        # (its 12 months: the release below is dated months after the paper's models)
+        "temporal": {"sources": "benchpress,releases", "known": "3", "baselines": "als4,knn",
+                     "months": 12},
         "probes": {"k": 1, "max_models": 20},
         "drift": {"n-boot": 3, "max-rank": 3, "n-submatrices": 1},
+        # drift and the forecast ledger month by month on Artificial Analysis's history
+        "timeline": {"sources": "artificial-analysis", "probe_method": "als4"},
         # one pair of Artificial Analysis versions a month apart
         "later_releases": {"baselines": "als4,knn", "histories": {"artificial-analysis": {
-            "versions": {"2026-04-24": "artificial-analysis/llms_2026-04-24.json",
-                         "2026-05-22": "artificial-analysis/llms_2026-05-22.json"},
-            "pairs": ["2026-04-24>2026-05-22"]}}}}
-
+            "source": "artificial-analysis", "pairs": ["2026-04-24>2026-05-22"]}}}}
+AA = "artificial-analysis"
 
 
 def _reviewed_out(source_id: str) -> int:
@@ -66,19 +71,31 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     ws = tmp_path / "ws"
     make_workspace(ws, tmp_path / "remote", overrides=TINY)
     (ws / "sources" / f"{FEB}.yaml").unlink()
-    shutil.copyfile(REPO / "sources" / f"{MAY}.yaml", ws / "sources" / f"{MAY}.yaml")
+    for sid in (MAY, AA):  # AA's four versions: two months, April and May
+        shutil.copyfile(REPO / "sources" / f"{sid}.yaml", ws / "sources" / f"{sid}.yaml")
 
     assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
     predictor = json.loads((ws / "metrics" / "predictor.json").read_text())
     assert predictor["n_cells"] == EVALUATED_CELLS and 3.0 < predictor["medae"] < 5.5
+    # drift month by month on AA's history: April (two versions), May (two more)
     drift = json.loads((ws / "metrics" / "drift.json").read_text())
-    assert drift["var2"] > 0.8 and drift["alarm"] in (0, False)
+    report = json.loads((ws / "drift" / "report.json").read_text())
+    assert [v["label"] for v in report["snapshots"]] == ["2026-04", "2026-05"]
+    assert len(report["transitions"]) == 1 and drift["var2"] == report["snapshots"][-1]["var2"]
+    assert 0.0 < drift["var2"] <= 1.0 and drift["n_models"] > 300
+    # the forecast ledger: April's forecasts scored on what May observed first
+    ledger = json.loads((ws / "metrics" / "forecasts.json").read_text())
+    assert ledger["months"] == ["2026-04", "2026-05"] and ledger["n_pairs"] == 1
+    pair = ledger["per_pair"]["2026-04>2026-05"]
+    assert pair["n_cells"] == ledger["n_cells"] > 0 and 0.0 < ledger["medae"] < 20.0
+    assert list((ws / "forecasts").glob("*/*.parquet"))  # the ledger itself, a DVC output
     new = json.loads((ws / "metrics" / "new_models.json").read_text())
     assert new["regime"] == "new_models"
     assert len(new["seeds"]) == TINY["evaluate"]["new_model_seeds"]
     assert 3.0 < new["k5_medae"] < new["k3_medae"] < 7.0 and new["k3_n_cells"] > new["k5_n_cells"]
     temporal = json.loads((ws / "metrics" / "temporal.json").read_text())
-    assert len(temporal["cutoffs"]) == 12 and temporal["method"] == "default"
+    months = yaml.safe_load((ws / "params.yaml").read_text())["temporal"]["months"]
+    assert len(temporal["cutoffs"]) == months and temporal["method"] == "default"
     assert {"default_k3_medae", "knn_k3_medae", "als4_k3_medae"} <= set(temporal)
     assert all(0.0 < temporal[f"{m}_k3_medae"] < 20.0 for m in ("default", "knn", "als4"))
     assert 0.0 < temporal["default_k3_coverage90"] <= 100.0  # measured (88-92% is the whole
@@ -102,33 +119,49 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
         == TINY["probes"]["k"]
     row = stored.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
     assert row.height == stored.matrix.values.shape[1] > 100 and row["pm"].drop_nulls().len() > 100
-    # plot data: the greedy probe curve (one record per k) and drift by snapshot (one here)
+    # plot data: the greedy probe curve (one record per k), drift by month (two here) and
+    # the ledger by pair of months (one)
     curve = json.loads((ws / "plots" / "probe_curve.json").read_text())
     assert [r["k"] for r in curve] == list(range(1, len(steps) + 1))
     assert [r["medae"] for r in curve] == [s["medae"] for s in steps]
     assert curve[-1]["medae"] == probes["selection"]["medae"]
-    (version,) = json.loads((ws / "plots" / "drift.json").read_text())
-    assert version["version"] == 1 and version["var2"] == drift["var2"]
-    assert version["medae"] == drift["medae"]
+    versions = json.loads((ws / "plots" / "drift.json").read_text())
+    assert [v["version"] for v in versions] == [1, 2] and versions[-1]["var2"] == drift["var2"]
+    assert versions[-1]["medae"] == drift["medae"]
+    (fc,) = json.loads((ws / "plots" / "forecasts.json").read_text())
+    assert fc["months"] == "2026-04>2026-05" and fc["medae"] == ledger["medae"]
     shown = plots(ws, "show")
     assert set(shown) == PLOTS
     assert len(shown["probe_curve"]["values"]) == 2 * len(curve)  # medae and medae_hidden
-    assert [v["var2"] for v in shown["drift_structure"]["values"]] == [drift["var2"]]
+    assert [v["var2"] for v in shown["drift_structure"]["values"]] == [v["var2"] for v in versions]
+    # the fits' figures to 4 significant digits (the same bytes on any CPU; the registry's
+    # counts come from the data alone), the ledger's forecasts too
+    from benchpress.precision import rounded
+
+    figures = [*(ws / "metrics").glob("*.json"), *(ws / "plots").glob("*.json"),
+               ws / "drift" / "report.json", ws / "probes" / "probes.json"]
+    for path in figures:
+        if path.name != "registry.json":
+            doc = json.loads(path.read_text())
+            assert rounded(doc) == doc, path
+    ledger_cells = pl.read_parquet(next((ws / "forecasts").glob("*/*.parquet")))
+    assert ledger_cells["predicted"].round_sig_figs(4).equals(ledger_cells["predicted"])
     commit(ws, "pipeline")
 
     out = dvc(ws, "repro")
     assert ran(out) == set() and "Data and pipelines are up to date" in out
 
-    # a new score: the data's stages and the drift plot's run again, and DVC then holds
-    # every other stage below the data out of date, through the one dependency that
-    # changed (later_releases reads the mirror's histories, not the registry). `dvc status`
+    # a new score: the data's stages and the plots' run again, and DVC then holds every
+    # other stage below the data out of date, through the one dependency that changed
+    # (later_releases reads the histories' source configs, not the registry). `dvc status`
     # says so without running them: the full repro was half of this test's time.
     (ws / "sources" / "releases.csv").write_text(RELEASE.format(score="71.3"))
-    drawn = {"probes", "drift", "plot_data"}
+    drawn = {"probes", "drift", "forecasts", "plot_data"}
     assert ran(dvc(ws, "repro", "plot_data")) == ALL - {"registry_metrics"} | drawn
     status = json.loads(run(ws, sys.executable, "-m", "dvc", "status", "--json",
                             stdout_only=True))
-    assert status == {"registry_metrics": [{"changed deps": {"registry": "modified"}}]} | {
+    assert status == {"registry_metrics": [{"changed deps": {"registry": "modified"}}],
+                      "later_releases": [{"changed deps": {"sources": "modified"}}]} | {
         stage: [{"changed deps": {"snapshots": "modified"}}]
         for stage in PREDICTOR - {"later_releases"} - drawn}
     compared = metrics_diff(ws, "HEAD", "--all")
@@ -136,9 +169,9 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
                                                                 "diff": 0}
     assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json",
                              "metrics/new_models.json"}
-    # and the plots across revisions: the committed one beside the new one, whose drift plot
-    # now has the second snapshot
+    # and the plots across revisions: the committed one beside the new one (May made again
+    # with the new score: still two months)
     both = plots(ws, "diff", "HEAD")
     assert set(both) == PLOTS and all(p["revisions"] == ["HEAD", "workspace"] for p in both.values())
     versions = {(v["rev"], v["version"]) for v in both["drift_error"]["values"]}
-    assert versions == {("HEAD", 1), ("workspace", 1), ("workspace", 2)}
+    assert versions == {("HEAD", 1), ("HEAD", 2), ("workspace", 1), ("workspace", 2)}

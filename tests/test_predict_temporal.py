@@ -201,6 +201,18 @@ def test_cli_temporal_and_the_snapshot_to_snapshot_form(built_2026_05):
     table = run("evaluate", "--temporal", "--known", "3", "--cutoffs", "2026-01-01",
                 "--baselines", "knn")
     assert table.exit_code == 0 and "MedAE / each baseline's" in table.stdout
+    # --months: the newest months of release dates, as the default 12 are
+    from benchpress.predict.evaluation.temporal import monthly_cutoffs
+    from benchpress.store.matrix import load_matrix
+
+    dates = [str(d)[:10] if d else "" for d in
+             load_matrix(built_2026_05.registry).models["release_date"].to_list()]
+    res = run("evaluate", "--temporal", "--months", "2", "--known", "3", "--no-intervals",
+              "--baselines", "", "--format", "json")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["cutoffs"] == monthly_cutoffs(dates, 12)[-2:]
+    bad = run("evaluate", "--temporal", "--months", "0")
+    assert bad.exit_code == 2
     bad = run("evaluate", "--temporal", "--cutoffs", "2026-13-01")
     assert bad.exit_code == 2 and "ISO date" in bad.stderr
     bad = run("evaluate", "--temporal", "--baselines", "nearest")

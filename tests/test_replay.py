@@ -108,6 +108,8 @@ def test_a_bad_plan_is_one_line(home, tmp_path):
 
 
 def test_the_shipped_plan_covers_the_whole_history(shared_data):
+    """The shipped plan names the repository's sources, whose configs list every shared
+    version (one description of each history): 125 dated versions on 55 dates."""
     from pathlib import Path
 
     from benchpress.home import Home
@@ -115,16 +117,30 @@ def test_the_shipped_plan_covers_the_whole_history(shared_data):
     repo = Path(__file__).resolve().parents[1]
     plan = load_plan(repo / "sources" / "replay" / "history.yaml", Home(repo))
     versioned = [c for _, c in plan.entries if c.version]
-    assert len(versioned) == 120 and len(plan.entries) >= 120
-    for sid, folder in (("livebench", "livebench-history"),
+    assert len(versioned) == 120 and len(plan.entries) == 125 and len(plan.dates()) == 55
+    for sid, folder in (("livebench-2026-01-08", "livebench-history"),
                         ("nyt-connections", "nyt-connections-history")):
         assert {c.mirror_path for c in versioned if c.id == sid} == {
             f"{folder}/{p.name}" for p in (shared_data / folder).iterdir()}
+    # versions dated before the plan's start are placed there; the others at their own day
+    assert min(plan.dates()) == "2026-01-08"
+    assert ("2026-02-02", "2026-02-02") in {(d, c.version) for d, c in plan.entries
+                                            if c.id == "nyt-connections"}
     for c in versioned[:3] + versioned[-4:]:  # the pins match the shared files
         target = shared_data / c.mirror_path
         from benchpress.digest import sha256_of
 
         assert (tree_sha256(target) if target.is_dir() else sha256_of(target)) == c.sha256
+
+
+def test_a_plan_names_sources_the_home_has(home, tmp_path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("name: x\nsources: [nosuch]\n")
+    with pytest.raises(BadInputError, match=r"field 'sources': no source config 'nosuch'"):
+        load_plan(plan, home)
+    plan.write_text("name: x\nsorces: [nosuch]\n")
+    with pytest.raises(BadInputError, match=r"did you mean 'sources'"):
+        load_plan(plan, home)
 
 
 def test_a_replay_date_raises_drifts_alarms_by_drifts_own_rule():

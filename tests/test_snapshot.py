@@ -205,7 +205,8 @@ def test_cli_list_csv_and_stats_json_exact(tmp_path):
     assert res.exit_code == 0
     assert json.loads(res.stdout) == {
         "n_models": 1, "n_models_scored": 1, "n_benchmarks": 2, "n_cells": 2, "n_scores": 2,
-        "n_sources": 1, "n_source_versions": 1, "n_quarantined": 0, "n_conflicting_cells": 0, "fill": 1.0, "per_source": {"releases": 2}}
+        "n_sources": 1, "n_source_versions": 1, "n_quarantined": 0, "n_conflicting_cells": 0,
+        "fill": 1.0, "per_source": {"releases": 2}}
     out = tmp_path / "metrics" / "registry.json"
     res = runner.invoke(main, ["stats", "--write-metrics", str(out), "--home", str(home.root)])
     assert res.exit_code == 0 and res.stdout == ""

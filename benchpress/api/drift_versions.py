@@ -5,28 +5,52 @@ A version is named by a snapshot reference (id, tag, unique id prefix, ``latest`
 ``current`` (the live registry) or a path to a folder of registry tables. Without
 ``--from``/``--to`` every snapshot is taken, oldest first (the live registry alone when
 there is none); with them, the snapshots from ``--from`` to ``--to`` inclusive, in
-creation order (a ``current`` or folder endpoint is appended as given).
+creation order (a ``current`` or folder endpoint is appended as given). ``monthly`` takes
+only the monthly snapshots (tagged ``YYYY-MM`` by ``snapshot create --monthly``, see
+`store.history`), each labelled by its (oldest) month, and with ``sources`` only the months that
+hold at least one of them (a history's sources start at different months).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 from benchpress.home import Home
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 
-__all__ = ["load_versions", "select_versions"]
+__all__ = ["load_versions", "select_versions", "has_monthly"]
 
 
 def _is_folder(ref: str | None) -> bool:
     return ref is not None and Path(ref).is_dir() and (Path(ref) / "cells.parquet").is_file()
 
 
+def _month(snapshot) -> str | None:
+    """The month a monthly snapshot stands for: its oldest month tag (a month that brought
+    no new version keeps the month before's snapshot, which then carries both tags); None
+    for a snapshot without one."""
+    from benchpress.store.history import is_month_tag
+
+    months = sorted(t for t in snapshot.tags if is_month_tag(t))
+    return months[0] if months else None
+
+
+def has_monthly(home: Home) -> bool:
+    """Whether `home` holds monthly snapshots (`snapshot create --monthly`)."""
+    from benchpress.store.snapshot import list_snapshots
+
+    return any(_month(s) is not None for s in list_snapshots(home))
+
+
 def select_versions(home: Home, from_ref: str | None = None,
-                    to_ref: str | None = None) -> list[tuple[str, Path]]:
+                    to_ref: str | None = None, *, monthly: bool = False,
+                    sources: list[str] | None = None) -> list[tuple[str, Path]]:
     """``(label, folder)`` of the versions to compare, oldest first (see module doc)."""
     from benchpress.store.snapshot import get_snapshot, list_snapshots
+
+    if monthly:
+        return _monthly(home, from_ref, to_ref, sources)
 
     def single(ref: str) -> tuple[str, Path]:
         if _is_folder(ref):
@@ -53,9 +77,51 @@ def select_versions(home: Home, from_ref: str | None = None,
     return [(s.tags[-1] if s.tags else s.id[:12], s.path) for s in snaps[lo:hi + 1]]
 
 
+def _monthly(home: Home, from_ref: str | None, to_ref: str | None,
+             sources: list[str] | None) -> list[tuple[str, Path]]:
+    """The monthly snapshots from `from_ref` to `to_ref` (month tags, ids or any snapshot
+    reference), oldest first, labelled by month; with `sources`, the months holding one."""
+    from benchpress.store.matrix import present_sources
+    from benchpress.store.snapshot import get_snapshot, list_snapshots
+
+    snaps = [(m, s) for s in list_snapshots(home) if (m := _month(s)) is not None]
+    if not snaps:
+        raise UsageError(f"no monthly snapshots in {home.snapshots}; make them with "
+                         "`benchpress snapshot create --monthly`")
+    ids = [s.id for _, s in snaps]
+
+    def at(ref: str) -> int:
+        sid = get_snapshot(home, ref).id
+        if sid not in ids:
+            raise UsageError(f"snapshot '{ref}' is not a monthly snapshot (tagged YYYY-MM)")
+        return ids.index(sid)
+
+    lo = at(from_ref) if from_ref else 0
+    hi = at(to_ref) if to_ref else len(ids) - 1
+    if lo > hi:
+        raise UsageError(f"--from {from_ref} is newer than --to {to_ref}")
+    chosen = [(m, s.path) for m, s in snaps[lo:hi + 1]]
+    if sources:
+        def holds(folder: Path) -> bool:
+            try:
+                return present_sources(folder, sources) is not None
+            except BadInputError:
+                return False
+        chosen = [(m, f) for m, f in chosen if holds(f)]
+        if not chosen:
+            raise UsageError(f"no monthly snapshot holds any of the sources "
+                             f"{', '.join(sources)}")
+    return chosen
+
+
 def load_versions(home: Home, from_ref: str | None = None, to_ref: str | None = None,
-                  sources: list[str] | None = None) -> list[ScoreMatrix]:
+                  sources: list[str] | None = None, *, monthly: bool = False) -> list[ScoreMatrix]:
     """The matrices of the versions chosen by :func:`select_versions`, oldest first, each
-    labelled (only the observations of `sources` when given)."""
-    return [load_matrix(Path(folder), sources=sources, label=label)
-            for label, folder in select_versions(home, from_ref, to_ref)]
+    labelled (only the observations of `sources` when given; of a monthly series, those of
+    them each month holds)."""
+    from benchpress.store.matrix import present_sources
+
+    chosen = select_versions(home, from_ref, to_ref, monthly=monthly, sources=sources)
+    return [load_matrix(Path(folder), label=label,
+                        sources=present_sources(Path(folder), sources) if monthly else sources)
+            for label, folder in chosen]

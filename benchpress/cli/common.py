@@ -22,6 +22,7 @@ from rich.text import Text
 
 from benchpress.errors import BadInputError, BenchPressError, UsageError, missing_extra
 from benchpress.home import Home, find_home
+from benchpress.precision import rounded
 from benchpress.validate.text import visible
 
 __all__ = ["progress_bar", "split_list", "home_option", "format_option", "mirror_option", "render", "key_first", "terminal_width", "natural_width", "wrapped", "emit_json", "emit", "json_text", "csv_text", "out_option", "FORMAT_HELP", "write_or_emit", "handle_errors", "executor_option",
@@ -136,6 +137,13 @@ def emit(text: str, out: Path | None = None) -> None:
         _write_text(out, text)
 
 
+def write_figures(out: Path, document) -> None:
+    """Write `document` to `out` (atomically) as a file the pipeline keeps: the JSON form of
+    `json_text`, its floats to `precision.SIGNIFICANT` digits (the same bytes on every
+    CPU)."""
+    _write_text(out, json_text(rounded(document)))
+
+
 def _write_text(out: Path, text: str) -> None:
     from benchpress.store.tables import write_atomic
 
@@ -157,7 +165,8 @@ def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None
     json: print ``doc``; csv: print ``rows`` (the command's main table) as CSV; ``out``
     gets the same bytes. table: ``out`` gets ``doc`` as JSON and the command goes on to
     print its tables. ``written`` replaces what ``out`` gets whatever the format (a metrics
-    file for DVC keeps its figures-only form). Returns True when printed: the command has
+    file for DVC keeps its figures-only form, its floats to `precision.SIGNIFICANT`
+    digits: the same bytes on every CPU). Returns True when printed: the command has
     nothing more to show."""
     if fmt == "csv" and rows is None:
         raise UsageError("this command has no CSV form; use --format json")
@@ -165,9 +174,10 @@ def write_or_emit(doc: dict, out: Path | None, fmt: str, *, written: dict | None
     if written is not None and written.get("params") == {}:
         # a metrics file keeps its bytes (`dvc metrics diff`): no empty params entry
         written = {k: v for k, v in written.items() if k != "params"}
-    if out:
-        _write_text(out, json_text(written) if written is not None else
-                    (text if fmt != "table" else json_text(doc)))
+    if out and written is not None:
+        write_figures(out, written)
+    elif out:
+        _write_text(out, text if fmt != "table" else json_text(doc))
     if fmt == "table":
         return False
     click.echo(text, nl=False)

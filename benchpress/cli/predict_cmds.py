@@ -194,7 +194,10 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
               help="With --temporal: how many scores each later model reveals.")
 @click.option("--cutoffs", "cutoffs_text", default=None, metavar="DATE[,DATE...]",
               help="With --temporal: ISO cutoff dates (default: the first day of each of the "
-                   "last 12 months of release dates).")
+                   "last --months months of release dates).")
+@click.option("--months", default=12, show_default=True, type=click.IntRange(1),
+              help="With --temporal and no --cutoffs: how many monthly cutoffs, the newest "
+                   "months of release dates (the pipeline's bound on its cost).")
 @click.option("--orders", "orders_text", default=None,
               help="With --temporal: reveal orders (random, popular, single, probes, "
                    "reported; default random,popular,single, with --later "
@@ -218,7 +221,7 @@ def write_parquet_blocks(out: Path, frames) -> tuple[int, int]:
 @matrix_options
 @folds_options
 @executor_option
-def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, orders_text,
+def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, months, orders_text,
              metadata_text, probe_text, baselines_text, later_ref, no_intervals, write_folds,
              out, fmt, bp, home, executor):
     """Hide held-out cells, refit, and score the predictions (MedAE, MedAPE, within 3/5);
@@ -227,8 +230,9 @@ def evaluate(folds, seeds, new_models, temporal, known_text, cutoffs_text, order
     if temporal:
         if new_models is not None or write_folds:
             raise UsageError("--temporal cannot go with --new-models or --write-folds")
-        return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, orders_text,
-                                  metadata_text, probe_text, baselines_text, later_ref,
+        return _evaluate_temporal(bp, home, seeds[0], known_text, cutoffs_text, months,
+                                  orders_text, metadata_text, probe_text, baselines_text,
+                                  later_ref,
                                   not no_intervals, out, fmt)
     if new_models is not None:
         return _evaluate_new_models(known_counts(new_models), seeds, write_folds, out, fmt,
@@ -267,14 +271,16 @@ def known_counts(text: str, option: str = "--new-models") -> tuple:
     return ks
 
 
-def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, metadata_text,
-                       probe_text, baselines_text, later_ref, intervals, out, fmt) -> None:
+def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, months, orders_text,
+                       metadata_text, probe_text, baselines_text, later_ref, intervals, out,
+                       fmt) -> None:
     """`evaluate --temporal`: percent-scale figures per method, metadata run and k (other
     scales in the JSON, each in its own units), and per reveal order the method's MedAE
     over the best other's; with --later, the snapshot-to-snapshot form."""
     import datetime as dt
 
     from benchpress.predict import available_methods, unknown_method_message
+    from benchpress.predict.evaluation.temporal import monthly_cutoffs
 
     if later_ref is not None and cutoffs_text:
         raise UsageError("--cutoffs and --later are two forms of --temporal: give one")
@@ -286,6 +292,9 @@ def _evaluate_temporal(bp, home, seed, known_text, cutoffs_text, orders_text, me
             dt.date.fromisoformat(c)
         except ValueError:
             raise UsageError(f"--cutoffs: {c!r} is not an ISO date (YYYY-MM-DD)") from None
+    if cutoffs is None and later_ref is None:
+        cutoffs = monthly_cutoffs([str(d)[:10] if d else ""
+                                   for d in bp.matrix.models["release_date"].to_list()], months)
     baselines = split_list(baselines_text) or []
     unknown = [b for b in baselines if b not in available_methods()]
     if unknown:

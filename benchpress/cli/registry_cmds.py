@@ -419,9 +419,16 @@ def summary(fmt, out, home):
 
     if not registry_exists(home.registry):
         raise BadInputError(f"{home.registry}: no registry built yet; run `make main` or `benchpress build`")
+    import polars as pl
+
     manifest = json.loads((readable(home.registry) / "build.json").read_text())
-    sources = read_table(home.registry, "sources").select(
-        "source_id", "adapter", "rows_read", "rows_accepted", "rows_merged", "rows_quarantined")
+    # one row per source: its newest version's counts, and how many versions it has
+    label = pl.col("source_version").fill_null("")
+    sources = (read_table(home.registry, "sources")
+               .with_columns(pl.len().over("source_id").alias("versions"))
+               .filter(label == label.max().over("source_id"))
+               .select("source_id", "adapter", "versions", "rows_read", "rows_accepted",
+                       "rows_merged", "rows_quarantined"))
     snapshots = list_snapshots(home)
     metrics = {str(m.relative_to(home.root)): json.loads(m.read_text())
                for m in sorted((home.root / "metrics").glob("*.json"))}

@@ -11,6 +11,7 @@ from benchpress.cli.common import (
     executor_option, format_option, handle_errors, home_option, mirror_option, out_option, progress_bar, render,
     stderr, write_or_emit,
 )
+from benchpress.errors import UsageError
 
 __all__ = ["replay", "forecasts"]
 
@@ -87,8 +88,12 @@ def forecasts():
 
 
 @forecasts.command("score")
-@click.option("--from", "from_ref", required=True, help="Snapshot (id, tag, latest) that forecast.")
-@click.option("--to", "to_ref", required=True, help="Later snapshot whose new values score them.")
+@click.option("--from", "from_ref", help="Snapshot (id, tag, latest) that forecast.")
+@click.option("--to", "to_ref", help="Later snapshot whose new values score them.")
+@click.option("--monthly", is_flag=True,
+              help="Every monthly snapshot (tagged YYYY-MM by `snapshot create --monthly`; "
+                   "--from/--to bound them) scored at the next, pooled; a line per month "
+                   "(--out: the figures to 4 significant digits, for the pipeline).")
 @click.option("--sources", default=None,
               help="Comma-separated sources the predictor is fitted on (default: all).")
 @click.option("--method", default="default", show_default=True, help="Predictor method.")
@@ -101,14 +106,19 @@ def forecasts():
 @out_option()
 @home_option
 @handle_errors
-def score(from_ref, to_ref, sources, method, new_max, heldout, fmt, out, home):
+def score(from_ref, to_ref, monthly, sources, method, new_max, heldout, fmt, out, home):
     """Score the forecasts made at --from against the values --to observed in cells missing
     at --from: MedAE, 90% interval coverage over percent cells (other scales apart), by
     benchmark, source and the model's score count; what was skipped, and why; the held-out
-    error of --from's fit beside the realized one."""
+    error of --from's fit beside the realized one. With --monthly: every month at the next."""
     from benchpress.timeline.forecasts import score_forecasts
 
     chosen = [s.strip() for s in sources.split(",") if s.strip()] if sources else None
+    if monthly:
+        _score_months(home, from_ref, to_ref, chosen, method, new_max, fmt, out)
+        return
+    if not from_ref or not to_ref:
+        raise UsageError("give --from A and --to B (or --monthly)")
     result = score_forecasts(home, from_ref, to_ref, sources=chosen, method=method,
                              new_max=new_max, heldout=heldout)
     if write_or_emit(result.to_dict(), out, fmt, rows=result.per_n_scores):
@@ -132,3 +142,29 @@ def score(from_ref, to_ref, sources, method, new_max, heldout, fmt, out, home):
     if skipped:
         stderr.print("not scored: " + ", ".join(f"{v} {k.replace('_', ' ')}"
                                                 for k, v in skipped.items()))
+
+
+def _score_months(home, from_ref, to_ref, sources, method, new_max, fmt, out) -> None:
+    """`forecasts score --monthly`: one row per pair of months, the pooled figures below;
+    `out` (the pipeline's metrics/forecasts.json) gets the document with its figures to
+    `precision.SIGNIFICANT` digits."""
+    from benchpress.timeline.forecasts import score_months
+
+    def said(k, n, label):
+        stderr.print(f"forecasts {label} scored ({k} of {n})", highlight=False, markup=False)
+
+    doc = score_months(home, from_ref=from_ref, to_ref=to_ref, sources=sources, method=method,
+                       new_max=new_max, progress=said)
+    rows = pl.DataFrame([{"pair": pair, "n_cells": f["n_cells"], "medae": f["medae"],
+                          "coverage": f["coverage"], "within5": f["within5"],
+                          "new_model_cells": f["new_models"]["n_cells"]}
+                         for pair, f in doc["per_pair"].items()],
+                        schema={"pair": pl.String, "n_cells": pl.Int64, "medae": pl.Float64,
+                                "coverage": pl.Float64, "within5": pl.Float64,
+                                "new_model_cells": pl.Int64})
+    if write_or_emit(doc, out, fmt, written=doc, rows=rows):
+        return
+    render(rows, fmt, title="forecasts, each month scored at the next (percent cells)")
+    stderr.print(f"{doc['n_pairs']} pairs of months, pooled: {doc['n_cells']} percent cells, "
+                 f"MedAE {_num(doc['medae'])}, coverage {_pct(doc['coverage'])}",
+                 highlight=False, markup=False)

@@ -8,8 +8,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    emit_json, format_option, handle_errors, home_option, out_option, progress_bar, render,
-    stderr, write_or_emit,
+    emit_json, executor_option, format_option, handle_errors, home_option, mirror_option,
+    out_option, progress_bar, render, stderr, write_or_emit,
 )
 from benchpress.store.tables import write_json_atomic
 from benchpress.errors import RegistryError, UsageError
@@ -48,12 +48,23 @@ def snapshot():
 @click.option("--tag", help="A name for this version (letters, digits, '.', '_', '-'); a tag "
               "names one snapshot.")
 @click.option("--move-tag", is_flag=True, help="Move --tag here if another snapshot has it.")
+@click.option("--monthly", is_flag=True,
+              help="Also freeze the registry as it stood at the end of every month of its "
+                   "sources' versions (tagged YYYY-MM, dated by the month's newest version; "
+                   "the newest month is the current registry); a line per month.")
+@mirror_option
 @home_option
 @handle_errors
-def create(tag, move_tag, home):
+@executor_option
+def create(tag, move_tag, monthly, mirror, home, executor):
     """Freeze the current registry into snapshots/<id>/ and print the id."""
     if move_tag and not tag:
         raise UsageError("--move-tag needs --tag NAME")
+    if monthly:
+        if tag:
+            raise UsageError("--monthly tags each snapshot with its month; give no --tag")
+        _create_monthly(home, mirror, executor)
+        return
     before = [s.id for s in tagged(home, tag)] if tag else []
     with progress_bar("snapshotting the registry"):
         snap, created = create_snapshot(home, tag=tag, move_tag=move_tag)
@@ -67,6 +78,29 @@ def create(tag, move_tag, home):
                  + (f" tags: {', '.join(snap.tags)}" if snap.tags else ""), highlight=False,
                  soft_wrap=False)  # wrapped at the terminal's width (80 off a terminal)
     click.echo(snap.id)
+
+
+def _create_monthly(home, mirror, executor) -> None:
+    """`snapshot create --monthly`: one line per month on stderr, the newest id on stdout."""
+    from benchpress.store.history import snapshot_months
+
+    def said(m) -> None:
+        what = "new" if m.created else "kept"
+        added = ", ".join(m.added[:3]) + (f", +{len(m.added) - 3} more" if len(m.added) > 3 else "")
+        stderr.print(f"{m.month or 'undated'} ({m.day or '-'}): snapshot {m.snapshot.id} {what}; "
+                     f"{m.snapshot.counts.get('models')} models, "
+                     f"{m.snapshot.counts.get('cells')} cells, "
+                     f"{m.snapshot.counts.get('scores')} scores; "
+                     f"{len(m.added)} version(s) added" + (f": {added}" if added else ""),
+                     highlight=False, markup=False)
+
+    with progress_bar("preparing versions") as update:
+        done = snapshot_months(home, mirror=mirror, on_source=update, on_month=said,
+                               executor=executor)
+    new = sum(m.created for m in done)
+    stderr.print(f"{len(done)} months, {len({m.snapshot.id for m in done})} snapshots "
+                 f"({new} new)", highlight=False, markup=False)
+    click.echo(done[-1].snapshot.id)
 
 
 @snapshot.command(name="list")

@@ -12,12 +12,11 @@ import polars as pl
 
 from benchpress.cli.common import (
     format_option, handle_errors, home_option, progress_bar, render, split_list, stderr,
-    write_or_emit,
+    write_figures, write_or_emit,
 )
 from benchpress.cli.fit_options import (
     matrix_options, method_choice, method_fields, param_option, parse_params,
 )
-from benchpress.store.tables import write_json_atomic
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.evaluation.coverage import coverage_json
 from benchpress.predict.drift import DriftThresholds
@@ -127,16 +126,20 @@ def threshold_options(f):
               help="Oldest version: snapshot id/tag, 'current' or a folder of registry tables.")
 @click.option("--to", "to_ref", default=None, help="Newest version (same forms as --from).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the metrics of the newest version here (metrics/drift.json).")
+              help="Write the metrics of the newest version here (metrics/drift.json; figures "
+                   "to 4 significant digits).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the full drift report (JSON) here.")
+              help="Write the full drift report (JSON, figures to 4 significant digits) here.")
 @click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
+@click.option("--monthly", is_flag=True,
+              help="Only the monthly snapshots (tagged YYYY-MM by `snapshot create --monthly`), "
+                   "from the first month that holds one of --sources; --from/--to pick months.")
 @format_option()
 @threshold_options
 @param_option
 @home_option
 @handle_errors
-def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
+def drift(from_ref, to_ref, out, report_file, sources, monthly, fmt, cfg, params, home):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
     from benchpress.api import BenchPress
 
@@ -146,16 +149,18 @@ def drift(from_ref, to_ref, out, report_file, sources, fmt, cfg, params, home):
     with progress_bar("profiling versions") as update:
         report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                                   predictor=predictor, probe_predictor=probe_predictor,
-                                  progress=update)
+                                  progress=update, monthly=monthly)
     doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
            **report.to_json()}
     if out:
-        write_json_atomic(out, report.metrics())
+        write_figures(out, report.metrics())
+    if report_file:
+        write_figures(report_file, doc)
     snaps = pl.DataFrame([{k: s[k] for k in ("label", "n_models", "n_benchmarks", "n_cells", "fill",
                                              "var2", "best_rank", "medae")}
                           | {"probes": ", ".join(s["probes"]) if s["probes"] is not None
                              else s["probes_note"]} for s in doc["snapshots"]])
-    if write_or_emit(doc, report_file, fmt, rows=snaps):
+    if write_or_emit(doc, None, fmt, rows=snaps):
         return
     render(snaps, "table", title="snapshots (var2: two-factor variance on complete submatrices; "
                                  f"medae: held-out, {cfg.method} predictor)")
@@ -268,10 +273,14 @@ def report(snapshot, out_dir, method, probe_method, probes_k, drift_file, timeli
 
     bp = BenchPress.from_snapshot(home, snapshot, sources=split_list(sources), predictor=predictor)
     if doc is None and list_snapshots(home):  # the drift figure plots the snapshots
+        from benchpress.api.drift_versions import has_monthly
+
         with progress_bar("report: profiling versions for the drift figure") as update:
+            # a registry built through time: its months as they stand, those holding
+            # --sources (not every snapshot ever made)
             doc = BenchPress.drift(home, cfg=cfg, sources=split_list(sources),
                                    predictor=predictor, probe_predictor=probe_predictor,
-                                   progress=update).to_json()
+                                   progress=update, monthly=has_monthly(home)).to_json()
     with progress_bar("report: fitting and plotting"):
         path = build_report(bp, out_dir, probe_bp=BenchPress(bp.matrix, probe_predictor),
                             probes_k=probes_k, drift=doc, timeline=timeline)

@@ -16,7 +16,7 @@ from typing import Callable
 import polars as pl
 
 from benchpress.input_limits import input_limits
-from benchpress.adapters import get_adapter
+from benchpress.adapters import get_adapter, spec_of
 from benchpress.adapters.fetch import fetch, tree_sha256
 from benchpress.digest import sha256_of
 from benchpress.errors import BadInputError, as_os_error
@@ -24,9 +24,10 @@ from benchpress.executor import LocalExecutor, get_executor
 from benchpress.home import Home
 from benchpress.store.journal import Intent, begin, finish, settle
 from benchpress.store.methods import method_starts, split_methods, version_rows
+from benchpress.store.prepared import PreparedCache, version_key
 from benchpress.store.provenance import with_measured_by
 from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
-from benchpress.store.renames import apply_renames, provider_renames, upstream_renames
+from benchpress.store.renames import apply_renames, identities, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.verdicts import apply_reviews
 from benchpress.store.sources import SourceConfig, check_source_id, config_versions, load_configs
@@ -37,8 +38,8 @@ from benchpress.validate.schemas import (
     Benchmarks, Models, Quarantine, Sources, StoredScores, validate_table,
 )
 
-__all__ = ["SourceSummary", "BuildReport", "build", "build_locked", "materialize", "reuse_prepared",
-           "declared_methods"]
+__all__ = ["SourceSummary", "BuildReport", "Assembled", "build", "build_locked", "materialize",
+           "reuse_prepared", "version_steps", "prepare_steps", "assemble", "prepared_folder", "declared_methods"]
 
 
 
@@ -189,27 +190,40 @@ def _contracts_key(home: Home) -> str:
     return tree_sha256(home.schemas) if home.schemas.is_dir() else ""
 
 
-def _read_prepared(adapter, path: Path, config: SourceConfig, info: SourceInfo, contracts,
-                   key: tuple):
-    """(adapter output, prepared source) of one version's file, memoized in this process by
-    content digest, contracts, source info and the limits in force (`key`): a replay
-    rebuilds each date from every version up to it, and reads each file once."""
+def prepared_folder(home: Home) -> Path:
+    """Where a workspace keeps its prepared versions (`store.prepared`)."""
+    return home.root / ".cache" / "prepared"
+
+
+def _read_prepared(adapter, locate: Callable[[], Path], config: SourceConfig, info: SourceInfo,
+                   contracts, key: tuple, cache: PreparedCache):
+    """(the adapter's notes, prepared source) of one version's file and the key it is kept
+    under: memoized in this process inside `reuse_prepared` (a replay rebuilds each date
+    from every version up to it, and reads each file once), and on disk in `cache` by
+    content digest, contracts, source info, the limits in force and the package's code
+    (`key` holds all but the code), so a version is read and checked once. `locate()`
+    gives the file, called only when it must be read."""
+    folder_key = version_key(key)
     if _MEMO["on"] and key in _PREPARED:
         _PREPARED.move_to_end(key)
-        return _PREPARED[key]
-    try:
-        output = adapter.read(path)
-    except BadInputError as exc:  # name the source, not the cache file
-        origin = config.path or config.url or config.id
-        raise BadInputError(f"source '{config.id}' ({origin}): "
-                            + str(exc).replace(f"{path}: ", "")) from exc
-    got = (output, prepare_source(output, contracts, info))
-    if not _MEMO["on"]:
-        return got
-    _PREPARED[key] = got
-    while len(_PREPARED) > _PREPARED_MAX:
-        _PREPARED.popitem(last=False)
-    return got
+        return (*_PREPARED[key], folder_key)
+    got = cache.get(folder_key)
+    if got is None:
+        path = locate()
+        try:
+            output = adapter.read(path)
+        except BadInputError as exc:  # name the source, not the cache file
+            origin = config.path or config.url or config.id
+            raise BadInputError(f"source '{config.id}' ({origin}): "
+                                + str(exc).replace(f"{path}: ", "")) from exc
+        got = (prepare_source(output, contracts, info), list(output.notes))
+        cache.put(folder_key, *got)
+    prepared, notes = got
+    if _MEMO["on"]:
+        _PREPARED[key] = (notes, prepared)
+        while len(_PREPARED) > _PREPARED_MAX:
+            _PREPARED.popitem(last=False)
+    return notes, prepared, folder_key
 
 
 def _label(step) -> str:
@@ -218,10 +232,11 @@ def _label(step) -> str:
 
 
 def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts_key: str,
-                  candidate=None) -> dict:
+                  candidate=None, cache_folder: str | None = None) -> dict:
     """Read and prepare one version of one source (``step = (config, version config)``):
     a task of the build's executor. Returns the prepared parts (``models``, ``declared``,
-    ``listed``, ``scores``, ``quarantine``), its ``summary`` and its ``sources`` row; the
+    ``listed``, ``scores``, ``quarantine``), its ``summary``, its ``sources`` row and the
+    ``key`` it is kept under in the prepared cache (`cache_folder`, None: none); the
     adapter's raw frames are dropped here. ``candidate`` is ``(read_from, extra)``: read
     that file in place of ``extra``'s own (add-model's new releases file)."""
     config, vconf = step
@@ -229,25 +244,34 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     read_from, extra = candidate if candidate is not None else (None, None)
     if extra is not None and config.id == extra.id and vconf.version == extra.version:
         path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
+    elif vconf.sha256 and vconf.url and not vconf.path and (vconf.retrieved_at or vconf.published):
+        # a pinned, dated version: its key is known from the config, and its file is
+        # fetched (and its pin checked) only if it has to be read
+        path, digest, retrieved_at = None, vconf.sha256, vconf.retrieved_at or vconf.published
     else:
         path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
     info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],
                       cites_source=adapter.cites_source)
-    output, prepared = _read_prepared(adapter, path, vconf, info, contracts,
-                                      (contracts_key, adapter.name, digest, repr(info),
-                                       input_limits().items()))
+    spec = spec_of(config.adapter, home.specs)  # a spec adapter reads as its spec says
+    notes, prepared, key = _read_prepared(
+        adapter, (lambda: path) if path is not None
+        else (lambda: materialize(home, vconf, mirror=mirror)[0]), vconf, info, contracts,
+        (contracts_key, adapter.name, digest, repr(info), input_limits().items(),
+         "" if spec is None else repr(spec)),
+        PreparedCache(None if cache_folder is None else Path(cache_folder)))
     summary = SourceSummary(
         config.id, adapter.name, prepared.rows_read, prepared.scores.height,
         prepared.rows_merged, prepared.quarantine.height,
         [f"{config.id} {r['row']}: field '{r['field']}': {r['reason']}"
          for r in prepared.quarantine.iter_rows(named=True)],
-        list(output.notes), vconf.version,
+        list(notes), vconf.version,
     )
     return {
         "models": prepared.models, "declared": prepared.benchmarks, "listed": prepared.listed,
         "scores": prepared.scores.with_columns(
             pl.lit(vconf.version, dtype=pl.String).alias("source_version")),
-        "quarantine": prepared.quarantine, "summary": summary,
+        "quarantine": prepared.quarantine, "summary": summary, "key": key,
+        "identities": identities(config.id, vconf.version, prepared.models),
         "source_row": {
             "source_id": config.id, "source_version": vconf.version, "adapter": adapter.name,
             "url": vconf.url, "path": vconf.path, "sha256": digest,
@@ -256,6 +280,121 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
             "rows_merged": summary.rows_merged, "rows_quarantined": summary.rows_quarantined,
         },
     }
+
+
+def version_steps(configs: list[SourceConfig]) -> list[tuple[SourceConfig, SourceConfig]]:
+    """(config, flat version config) of every version of every source, in build order: the
+    sources by (order, id), a source's newest version first (its description of a model
+    wins over older versions')."""
+    return [(config, version) for config in configs
+            for version in reversed(config_versions(config))]
+
+
+def prepare_steps(home: Home, steps: list, *, mirror: Path | None = None,
+                  on_source: Callable[[int, int, str], None] | None = None,
+                  executor=None, contracts=None, candidate=None,
+                  cache: bool = True) -> list[dict]:
+    """The prepared part of each step (`_prepare_step`), in the order of `steps`: here one
+    after the other, each named to `on_source` as it starts, or on `executor`'s workers.
+    `cache`: keep and reuse prepared versions in the workspace's prepared cache."""
+    contracts = contracts if contracts is not None else load_contracts(home.schemas)
+    shared = dict(home=home, mirror=mirror, contracts=contracts,
+                  contracts_key=_contracts_key(home), candidate=candidate,
+                  cache_folder=str(prepared_folder(home)) if cache else None)
+    ex = get_executor(executor)
+    if isinstance(ex, LocalExecutor):  # one source after the other, each named as it starts
+        parts = []
+        for k, step in enumerate(steps):
+            if on_source:
+                on_source(k, len(steps), _label(step))
+            parts.append(_prepare_step(step, **shared))
+        return parts
+    # every source version read and prepared on the cluster's workers
+    return ex.map(_prepare_step, steps, **shared, progress=None if on_source is None
+                  else lambda k, n: on_source(k, n, f"{k} of {n} sources read"))
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """The registry's tables made from prepared parts (`assemble`), with the build.json
+    manifest, the build's warnings and one summary per source version."""
+
+    tables: dict[str, pl.DataFrame]
+    manifest: dict
+    warnings: list[str]
+    summaries: list[SourceSummary]
+
+
+def assemble(configs: list[SourceConfig], parts: list[dict], contracts,
+             declared: dict[str, dict] | None = None) -> Assembled:
+    """The registry's tables from the prepared parts of every version of `configs` (in the
+    order of `version_steps(configs)`): renames across a source's versions, method
+    versions, the models and benchmarks tables, who measured each value, the resolved
+    cells, each table checked against its contract. `declared`: the sources' declared
+    changes of method (`declared_methods`). A pure function of its inputs: a through-time
+    build calls it on the versions known at each date (`store.history`), and never changes
+    `parts`."""
+    # a renamed model (same upstream id in a source's versions) is its newest id
+    known_ids = [p["identities"] for p in parts]
+    renames = upstream_renames(known_ids)
+    warnings_renamed = [
+        f"source '{sid}' renamed provider '{old}' to '{new}' (same upstream id); add "
+        f"'{old},{new},table,...' to schemas/provider_aliases.csv to merge them"
+        for sid, old, new in provider_renames(known_ids)]
+    renamed_base = dict(zip(renames["alias"], renames["canonical_id"]))
+    model_parts = [apply_renames(p["models"], renames).with_columns(
+        pl.col("base_model_id").replace(renamed_base))  # an entry follows its model's rename
+        for p in parts]
+    listed: list[str] = [b for p in parts for b in p["listed"]]  # in the sources' order
+    source_rows = [p["source_row"] for p in parts]
+    scores = (pl.concat([p["scores"] for p in parts]) if parts
+              else pl.DataFrame(schema=StoredScores.to_schema().columns))
+    scores = apply_renames(scores, renames)
+    # a source's change of method files its later values under a new benchmark version
+    scores = split_methods(scores, method_starts(
+        scores, declared or {}, versioned={c.id for c in configs if c.versions}))
+    # newer sources rank higher in conflicts: by published (else retrieval) date, then order
+    by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
+                                            c.order, c.id))
+    # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
+    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews,
+                                                          contracts.aliases)
+    models, warnings = _models_table(model_parts, scores)
+    del model_parts
+    scores = with_measured_by(scores, models, contracts)  # who measured each value
+    cells = resolve_cells(scores, contracts.source_priority,
+                          {c.id: k + 1 for k, c in enumerate(by_age)})
+    warnings += warnings_renamed + warnings_reviews
+    quarantine = [p["quarantine"] for p in parts] + [reviewed_out]
+    tables = {
+        "models": models,
+        "benchmarks": _benchmarks_table(contracts.benchmarks, [p["declared"] for p in parts],
+                                        scores, listed),
+        "scores": scores,
+        "cells": cells,
+        "aliases": _aliases_table(contracts.aliases, renames),
+        "sources": pl.DataFrame(source_rows, schema={
+            c: col.dtype.type for c, col in Sources.to_schema().columns.items()}),
+        "quarantine": (pl.concat(quarantine) if quarantine
+                       else pl.DataFrame(schema={c: pl.String for c in Quarantine.to_schema().columns})),
+    }
+    for name, df in tables.items():  # the built tables meet their contracts too
+        if name != "scores":  # rows were checked one by one at ingest
+            validate_table(name, df)
+    manifest = {
+        "counts": {name: df.height for name, df in tables.items()},
+        # each source's newest version (rows are newest first within a source)
+        "sources": {r["source_id"]: r["sha256"] for r in reversed(source_rows)},
+    }
+    versioned = {}
+    for r in source_rows:
+        if r["source_version"] is not None:
+            versioned.setdefault(r["source_id"], {})[r["source_version"]] = r["sha256"]
+    if versioned:
+        manifest["source_versions"] = versioned
+    if warnings:
+        manifest["warnings"] = warnings
+    return Assembled(tables, manifest, warnings, [p["summary"] for p in parts])
 
 
 def build(home: Home, *, mirror: Path | None = None,
@@ -300,93 +439,15 @@ def build_locked(home: Home, *, mirror: Path | None = None,
     if not configs:  # an empty registry would only hide the mistake
         raise BadInputError(f"{home.sources}: no sources to build from; add one with "
                             "`benchpress ingest FILE` or `benchpress add-model`")
-    model_parts, declared, score_parts, quarantine_parts = [], [], [], []
-    listed: list[str] = []  # benchmark ids in the order the sources list them
-    source_rows, summaries = [], []
-    # every version of every source, the newest version of a source first (its description
-    # of a model wins over older versions')
-    steps = [(config, version) for config in configs
-             for version in reversed(config_versions(config))]
-    shared = dict(home=home, mirror=mirror, contracts=contracts,
-                  contracts_key=_contracts_key(home),
-                  candidate=(read_from, extra) if read_from is not None and extra is not None
-                  else None)
-    ex = get_executor(executor)
-    if isinstance(ex, LocalExecutor):  # one source after the other, each named as it starts
-        parts = []
-        for k, step in enumerate(steps):
-            if on_source:
-                on_source(k, len(steps), _label(step))
-            parts.append(_prepare_step(step, **shared))
-    else:  # every source version read and prepared on the cluster's workers
-        parts = ex.map(_prepare_step, steps, **shared, progress=None if on_source is None
-                       else lambda k, n: on_source(k, n, f"{k} of {n} sources read"))
-    # a renamed model (same upstream id in a source's versions) is its newest id
-    identities = [(config.id, vconf.version, part["models"])
-                  for (config, vconf), part in zip(steps, parts)]
-    renames = upstream_renames(identities)
-    warnings_renamed = [
-        f"source '{sid}' renamed provider '{old}' to '{new}' (same upstream id); add "
-        f"'{old},{new},table,...' to schemas/provider_aliases.csv to merge them"
-        for sid, old, new in provider_renames(identities)]
-    del identities
-    renamed_base = dict(zip(renames["alias"], renames["canonical_id"]))
-    for part in parts:
-        model_parts.append(apply_renames(part["models"], renames).with_columns(
-            pl.col("base_model_id").replace(renamed_base)))  # an entry follows its model's rename
-        declared.append(part["declared"])
-        listed += part["listed"]
-        score_parts.append(part["scores"])
-        quarantine_parts.append(part["quarantine"])
-        summaries.append(part["summary"])
-        source_rows.append(part["source_row"])
+    steps = version_steps(configs)
+    parts = prepare_steps(home, steps, mirror=mirror, on_source=on_source, executor=executor,
+                          contracts=contracts,
+                          candidate=(read_from, extra) if read_from is not None and extra is not None
+                          else None)
+    used = {p["key"] for p in parts}
+    made = assemble(configs, parts, contracts, declared_methods(configs, home))
     del parts
-
-    scores = (pl.concat(score_parts) if score_parts
-              else pl.DataFrame(schema=StoredScores.to_schema().columns))
-    scores = apply_renames(scores, renames)
-    # a source's change of method files its later values under a new benchmark version
-    scores = split_methods(scores, method_starts(
-        scores, declared_methods(configs, home), versioned={c.id for c in configs if c.versions}))
-    # newer sources rank higher in conflicts: by published (else retrieval) date, then order
-    by_age = sorted(configs, key=lambda c: ((c.published or c.retrieved_at or "")[:10],
-                                            c.order, c.id))
-    # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
-    scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews,
-                                                              contracts.aliases)
-    quarantine_parts.append(reviewed_out)
-    models, warnings = _models_table(model_parts, scores)
-    scores = with_measured_by(scores, models, contracts)  # who measured each value
-    cells = resolve_cells(scores, contracts.source_priority,
-                          {c.id: k + 1 for k, c in enumerate(by_age)})
-    warnings += warnings_renamed + warnings_reviews
-    tables = {
-        "models": models,
-        "benchmarks": _benchmarks_table(contracts.benchmarks, declared, scores, listed),
-        "scores": scores,
-        "cells": cells,
-        "aliases": _aliases_table(contracts.aliases, renames),
-        "sources": pl.DataFrame(source_rows, schema={
-            c: col.dtype.type for c, col in Sources.to_schema().columns.items()}),
-        "quarantine": (pl.concat(quarantine_parts) if quarantine_parts
-                       else pl.DataFrame(schema={c: pl.String for c in Quarantine.to_schema().columns})),
-    }
-    for name, df in tables.items():  # the built tables meet their contracts too
-        if name != "scores":  # rows were checked one by one at ingest
-            validate_table(name, df)
-    manifest = {
-        "counts": {name: df.height for name, df in tables.items()},
-        # each source's newest version (rows are newest first within a source)
-        "sources": {r["source_id"]: r["sha256"] for r in reversed(source_rows)},
-    }
-    versioned = {}
-    for r in source_rows:
-        if r["source_version"] is not None:
-            versioned.setdefault(r["source_id"], {})[r["source_version"]] = r["sha256"]
-    if versioned:
-        manifest["source_versions"] = versioned
-    if warnings:
-        manifest["warnings"] = warnings
+    tables, manifest, warnings, summaries = made.tables, made.manifest, made.warnings, made.summaries
     intent = None
     if extra is not None:
         intent = Intent(extra.id, manifest["sources"][extra.id], asdict(extra),
@@ -407,4 +468,6 @@ def build_locked(home: Home, *, mirror: Path | None = None,
         raise
     if intent is not None:
         finish(home, intent)
+    if extra is None:  # a build of the saved sources: the prepared versions it did not use go
+        PreparedCache(prepared_folder(home)).prune(used)
     return BuildReport(summaries, manifest["counts"], warnings)

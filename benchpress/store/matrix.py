@@ -32,7 +32,7 @@ from benchpress.store.noise import measurement_noise
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
-__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "as_published"]
+__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "present_sources", "as_published"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,20 @@ def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
     return [s for w in wanted for s in all_ids if names_source(w, s)]
 
 
+def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
+    """The names in `wanted` that match a source of the registry or snapshot `folder` (None:
+    all sources): the sources a plan or a series of monthly snapshots names that a snapshot
+    does not have yet are left out; BadInputError when it has none of them."""
+    if not wanted:
+        return None
+    known = read_table(folder, "sources")["source_id"].to_list()
+    chosen = [w for w in wanted if any(names_source(w, s) for s in known)]
+    if not chosen:
+        raise BadInputError(f"{folder.name}: none of the sources {listed(wanted, quote=False)} "
+                            f"is in it; it has {listed(dict.fromkeys(known), 20, quote=False)}")
+    return chosen
+
+
 def _check_size(n_models: int, n_benchmarks: int, what: str) -> None:
     """Refuse a matrix of more than `InputLimits.max_fit_models` models or `InputLimits.max_fit_cells`
     cells before it is allocated."""
@@ -191,7 +205,8 @@ def as_published(folder: Path, matrix: ScoreMatrix, *, sources: list[str] | None
                 .group_by("source_id").agg(pl.col("source_version").n_unique().alias("n")))
     history = versions.filter(pl.col("n") > 1)["source_id"].to_list()
     if sources:
-        history = [h for h in history if h in set(match_sources(history, sources))]
+        # (the sources with a history among those asked for; none of them may have one)
+        history = [h for h in history if any(names_source(w, h) for w in sources)]
     if not history:
         return None
     keys = ["source_id", "model_id", "benchmark_id"]

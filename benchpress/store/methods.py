@@ -75,15 +75,17 @@ def _detected(scores: pl.DataFrame, rule: MethodChangeRule) -> pl.DataFrame:
              .join(earlier, on=["source_id", "prev", "benchmark_id", "model_id"])
              .with_columns((pl.col("score") - pl.col("before")).alias("move")))
     key = ["source_id", "benchmark_id", "source_version"]
-    stats = pairs.group_by(key).agg(
+    move = pl.col("move")
+    # the share of models that moved, in the direction of the median move (a window over
+    # each pair of versions and benchmark, not a list per group: the through-time build
+    # runs this at every month)
+    along = (move.sign() == move.median().over(key).sign()) & (move.abs() > 0)
+    stats = pairs.with_columns(along.alias("_along")).group_by(key).agg(
         pl.len().alias("n"),
-        pl.col("move").median().alias("median_move"),
+        move.median().alias("median_move"),
         pl.col("before").std().alias("spread"),
-        pl.col("move").alias("moves"),
-    ).with_columns(
-        pl.col("moves").list.eval(
-            (pl.element().sign() == pl.element().median().sign())
-            & (pl.element().abs() > 0)).list.mean().alias("share"))
+        pl.col("_along").mean().alias("share"),
+    )
     found = stats.filter(
         (pl.col("n") >= rule.min_models)
         & (pl.col("share") >= rule.min_share)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["upstream_renames", "apply_renames", "provider_renames", "ORIGIN"]
+__all__ = ["identities", "upstream_renames", "apply_renames", "provider_renames", "ORIGIN"]
 
 ORIGIN = "upstream id"
 
@@ -27,26 +27,32 @@ def _upstream(key: str) -> pl.Expr:
     return pl.col("setting").str.json_path_match(f"$.{key}")
 
 
-def _identities(parts: list[tuple[str, str | None, pl.DataFrame]]) -> pl.DataFrame:
-    """(source_id, version, model_id, provider, upstream_id, upstream_provider_id) of every
-    model row that carries an upstream id; `parts` holds (source_id, version, models)."""
-    frames = [models.filter(pl.col("setting").is_not_null()).select(
-        pl.lit(sid, dtype=pl.String).alias("source_id"),
+def identities(source_id: str, version: str | None, models: pl.DataFrame) -> pl.DataFrame:
+    """(source_id, source_version, model_id, provider, upstream_id, upstream_provider_id) of
+    the model rows of one version of a source (`models`) that carry an upstream id."""
+    return models.filter(pl.col("setting").is_not_null()).select(
+        pl.lit(source_id, dtype=pl.String).alias("source_id"),
         pl.lit(version, dtype=pl.String).alias("source_version"),
-        "model_id", "provider",
+        pl.col("model_id").cast(pl.String), pl.col("provider").cast(pl.String),
         _upstream("upstream_id").alias("upstream_id"),
-        _upstream("upstream_provider_id").alias("upstream_provider_id"))
-        for sid, version, models in parts if models.height]
+        _upstream("upstream_provider_id").alias("upstream_provider_id"),
+    ).filter(pl.col("upstream_id").is_not_null())
+
+
+def _identities(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """Every version's `identities`, as one frame."""
+    frames = [f for f in parts if f.height]
     if not frames:
         return pl.DataFrame(schema={c: pl.String for c in (
             "source_id", "source_version", "model_id", "provider", "upstream_id",
             "upstream_provider_id")})
-    return pl.concat(frames).filter(pl.col("upstream_id").is_not_null())
+    return pl.concat(frames)
 
 
-def upstream_renames(parts: list[tuple[str, str | None, pl.DataFrame]]) -> pl.DataFrame:
+def upstream_renames(parts: list[pl.DataFrame]) -> pl.DataFrame:
     """Old model ids of a source and the id its newest version gives the same upstream id:
-    (source_id, alias, canonical_id, upstream_id), one row per renamed id.
+    (source_id, alias, canonical_id, upstream_id), one row per renamed id; `parts` holds
+    each version's `identities`.
 
     An old id that the newest version still uses for another model is left alone (the
     publisher reused a name); so is an upstream id the newest version does not list.
@@ -81,9 +87,10 @@ def apply_renames(frame: pl.DataFrame, renames: pl.DataFrame) -> pl.DataFrame:
             .drop("canonical_id"))
 
 
-def provider_renames(parts: list[tuple[str, str | None, pl.DataFrame]]) -> list[tuple[str, str, str]]:
+def provider_renames(parts: list[pl.DataFrame]) -> list[tuple[str, str, str]]:
     """(source_id, old provider, newest provider) where one upstream provider id carries two
-    names across a source's versions (after the provider alias table was applied)."""
+    names across a source's versions (after the provider alias table was applied); `parts`
+    holds each version's `identities`."""
     rows = _identities(parts).filter(pl.col("upstream_provider_id").is_not_null()
                                      & pl.col("provider").is_not_null())
     newest = (rows.sort("source_version", descending=True, nulls_last=True)

@@ -51,6 +51,9 @@ from benchpress.version import __version__
 __all__ = [
     "Snapshot",
     "create_snapshot",
+    "freeze",
+    "add_tag",
+    "creation_time",
     "list_snapshots",
     "get_snapshot",
     "tagged",
@@ -101,7 +104,9 @@ def table_digest(df: pl.DataFrame) -> str:
     h = hashlib.sha256(json.dumps([[c, str(t)] for c, t in df.schema.items()]).encode())
     if df.width and df.height:
         for k, chunk in enumerate(_sorted_chunks(df)):
-            h.update(chunk.write_csv(include_header=k == 0).encode("utf-8"))
+            buf = io.BytesIO()  # the CSV's UTF-8 bytes, without a str copy of them
+            chunk.write_csv(buf, include_header=k == 0)
+            h.update(buf.getbuffer())
     return h.hexdigest()
 
 
@@ -184,20 +189,25 @@ def _check_tag(tag: str) -> None:
                          f"(at most 64), and not {' or '.join(sorted(_RESERVED))}")
 
 
-def _creation_time(home: Home) -> str:
-    """`manifest_time()` (now, or SOURCE_DATE_EPOCH), but after every snapshot already
-    there, so that `latest` is the one made now even when two are dated alike."""
-    at = manifest_time()
+def creation_time(home: Home, at: datetime | None = None, *, after_all: bool = True) -> str:
+    """The `created_at` of a snapshot made now: `at` (default `manifest_time()`: now, or
+    SOURCE_DATE_EPOCH), moved a microsecond past every snapshot already there
+    (`after_all`), so that `latest` is the one made now even when two are dated alike; or
+    with `after_all=False` (a snapshot of the registry as it stood on a past day, see
+    `store.history`) only past the snapshots of the same day at or after `at`."""
+    at = manifest_time() if at is None else at
     for s in list_snapshots(home):
         then = datetime.fromisoformat(s.created_at)
         then = then if then.tzinfo else then.replace(tzinfo=timezone.utc)
-        at = max(at, then + timedelta(microseconds=1))
+        if after_all or (then >= at and then.date() == at.date()):
+            at = max(at, then + timedelta(microseconds=1))
     return at.isoformat(timespec="microseconds")
 
 
 def _manifest(sid: str, folder: Path, tables: dict[str, pl.DataFrame], digests: dict[str, str],
-              tag: str | None, created_at: str) -> dict:
+              tag: str | None, created_at: str, inputs: str | None = None) -> dict:
     return {
+        **({"inputs": inputs} if inputs else {}),
         "id": sid,
         "tags": [tag] if tag else [],
         "created_at": created_at,
@@ -266,37 +276,59 @@ def create_snapshot(home: Home, *, tag: str | None = None,
         settle(home)  # a killed add-model: releases.csv catches up with the registry first
         if not registry_exists(home.registry):
             raise RegistryError(f"{home.registry}: no registry built yet; run `benchpress build`")
-        home.snapshots.mkdir(parents=True, exist_ok=True)
-        _clean_leftovers(home.snapshots)
-        tables, digests = _digested(home.registry)
-        sid = content_id(digests)
-        target = home.snapshots / sid
-        holders = [s for s in tagged(home, tag) if s.id != sid] if tag else []
-        if holders and not move_tag:
-            raise UsageError(f"tag '{tag}' already names snapshot "
-                             + ", ".join(s.id for s in holders)
-                             + "; choose another tag, or --move-tag to move it to this one")
-        if (target / MANIFEST).is_file():
-            existing = Snapshot.load(target)
-            if tag and tag not in existing.tags:
-                existing = _set_tags(existing, [*existing.tags, tag])
-            for old in holders:  # only after the new holder has it: a tag is never lost
-                _set_tags(old, [t for t in old.tags if t != tag])
-            return existing, False
-        if target.exists():
-            raise RegistryError(f"{target}: a folder without {MANIFEST} is in the way; "
-                                "move it out of snapshots/ and try again")
-        def fill(tmp: Path) -> None:
-            for name in (*(f"{t}.parquet" for t in TABLE_NAMES), *_EXTRA_FILES):
-                shutil.copyfile(home.registry / name, tmp / name)
+        return freeze(home, home.registry, tag=tag, move_tag=move_tag)
 
-        created_at = _creation_time(home)
-        write_folder_atomic(target, fill, MANIFEST,
-                            lambda tmp: _manifest(sid, tmp, tables, digests, tag, created_at),
-                            prefix=".tmp-")
-        for old in holders:  # only after the new holder has it: a tag is never lost
-            _set_tags(old, [t for t in old.tags if t != tag])
-        return Snapshot.load(target), True
+
+def freeze(home: Home, folder: Path, *, tag: str | None = None, move_tag: bool = False,
+           created_at: str | None = None, inputs: str | None = None) -> tuple[Snapshot, bool]:
+    """`create_snapshot` of the registry folder `folder` (a built registry: its tables and
+    `build.json`) for a caller that holds the workspace's lock; `created_at` (default
+    `creation_time(home)`) dates a new snapshot, and `inputs` (a digest of what the tables
+    were made from, see `store.history`) is recorded in its manifest."""
+    if tag is not None:
+        _check_tag(tag)
+    home.snapshots.mkdir(parents=True, exist_ok=True)
+    _clean_leftovers(home.snapshots)
+    tables, digests = _digested(folder)
+    sid = content_id(digests)
+    target = home.snapshots / sid
+    holders = [s for s in tagged(home, tag) if s.id != sid] if tag else []
+    if holders and not move_tag:
+        raise UsageError(f"tag '{tag}' already names snapshot "
+                         + ", ".join(s.id for s in holders)
+                         + "; choose another tag, or --move-tag to move it to this one")
+    if (target / MANIFEST).is_file():
+        return add_tag(home, Snapshot.load(target), tag), False
+    if target.exists():
+        raise RegistryError(f"{target}: a folder without {MANIFEST} is in the way; "
+                            "move it out of snapshots/ and try again")
+
+    def fill(tmp: Path) -> None:
+        for name in (*(f"{t}.parquet" for t in TABLE_NAMES), *_EXTRA_FILES):
+            shutil.copyfile(folder / name, tmp / name)
+
+    created_at = created_at or creation_time(home)
+    write_folder_atomic(target, fill, MANIFEST,
+                        lambda tmp: _manifest(sid, tmp, tables, digests, tag, created_at,
+                                              inputs),
+                        prefix=".tmp-")
+    for old in holders:  # only after the new holder has it: a tag is never lost
+        _set_tags(old, [t for t in old.tags if t != tag])
+    return Snapshot.load(target), True
+
+
+def add_tag(home: Home, snapshot: Snapshot, tag: str | None) -> Snapshot:
+    """`snapshot` with `tag` added, taken off any other snapshot that had it (first added
+    here, then taken off: a tag is never lost); for a caller that holds the lock."""
+    if not tag:
+        return snapshot
+    _check_tag(tag)
+    holders = [s for s in tagged(home, tag) if s.id != snapshot.id]
+    if tag not in snapshot.tags:
+        snapshot = _set_tags(snapshot, [*snapshot.tags, tag])
+    for old in holders:
+        _set_tags(old, [t for t in old.tags if t != tag])
+    return snapshot
 
 
 def list_snapshots(home: Home) -> list[Snapshot]:

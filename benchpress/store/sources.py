@@ -25,11 +25,17 @@ published, final_url):
 id: livebench
 adapter: livebench
 version: 2026-06-19T0954          # the newest version: the fields above and below it
+published: 2026-06-19             # the day it came out (its place in the registry's history)
 mirror_path: livebench-history/2026-06-19T0954
 sha256: 5d1e...
 versions:                         # older versions, oldest first
-  - {version: 2026-06-17T0855, mirror_path: livebench-history/2026-06-17T0855, sha256: 0a3c...}
+  - {version: 2026-06-17T0855, published: 2026-06-17,
+     mirror_path: livebench-history/2026-06-17T0855, sha256: 0a3c...}
 ```
+Each version is dated (`version_date`: `published`, else the day it was retrieved, else its
+label when that is a date): the registry is built through time from these dates
+(`store.history`: a snapshot per month of the sources' versions), so this list is the one
+description of a source's history.
 A source that changed how it computes a benchmark declares it, so that the values from that
 version on become a new version of the benchmark (`store.methods`; changes the values show are
 detected without it):
@@ -48,6 +54,7 @@ import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass, fields, replace
+from datetime import date
 from pathlib import Path
 
 import yaml
@@ -57,7 +64,8 @@ from benchpress.errors import BadInputError, shown
 from benchpress.validate.names import unknown_message
 
 __all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
-           "VERSION_FIELDS", "config_versions", "add_version", "MAX_SOURCE_ID_LENGTH",
+           "VERSION_FIELDS", "config_versions", "add_version", "with_versions", "version_date",
+           "MAX_SOURCE_ID_LENGTH",
            "source_id_problem", "check_source_id"]
 
 MAX_SOURCE_ID_LENGTH = 100
@@ -95,7 +103,9 @@ def config_versions(config: SourceConfig) -> list[SourceConfig]:
     an unversioned config gives itself."""
     if not config.versions:
         return [config]
-    base = {k: v for k, v in asdict(config).items() if k not in VERSION_FIELDS}
+    # (not `asdict`: it deep-copies the versions list, once per call)
+    base = {f.name: getattr(config, f.name) for f in fields(config)
+            if f.name not in VERSION_FIELDS}
     base["versions"] = None
     older = [SourceConfig(**base, **{k: entry.get(k) for k in VERSION_FIELDS})
              for entry in config.versions]
@@ -121,12 +131,47 @@ def add_version(existing: SourceConfig, new: SourceConfig) -> SourceConfig:
                             "can be added")
     kept = {c.version: c for c in flat}
     kept[str(new.version)] = new
-    ordered = [kept[v] for v in sorted(kept)]
-    newest = ordered[-1]
+    return with_versions(existing, [kept[v] for v in sorted(kept)])
+
+
+def with_versions(config: SourceConfig, flat: list[SourceConfig]) -> SourceConfig:
+    """`config` (its id, adapter, licence, ...) holding exactly the versions `flat` (flat
+    configs of it, oldest first, at least one): the newest describes the config's own
+    fields, the others its `versions` list. ``with_versions(c, config_versions(c)) == c``."""
+    newest = flat[-1]
     older = [{k: getattr(c, k) for k in VERSION_FIELDS if getattr(c, k) is not None}
-             for c in ordered[:-1]]
-    return replace(existing, **{k: getattr(newest, k) for k in VERSION_FIELDS},
+             for c in flat[:-1]]
+    return replace(config, **{k: getattr(newest, k) for k in VERSION_FIELDS},
                    versions=older or None)
+
+
+def version_date(config: SourceConfig) -> str | None:
+    """The day (YYYY-MM-DD) a flat version config stands for: its `published` date, else
+    the day it was retrieved, else its label when the label is a date; None for a version
+    that carries no date (a hand-entered file in the repository: it describes the present).
+
+    >>> version_date(SourceConfig("x", "a", version="2026-01-19T1051"))
+    '2026-01-19'
+    >>> version_date(SourceConfig("x", "a", published="2025-02-04", version="v1"))
+    '2025-02-04'
+
+    Raises BadInputError when `published` or `retrieved_at` is not a date.
+    """
+    for name in ("published", "retrieved_at", "version"):
+        value = getattr(config, name)
+        if value is None:
+            continue
+        day = str(value)[:10]
+        try:
+            date.fromisoformat(day)
+        except ValueError:
+            if name == "version":  # a label need not be a date
+                return None
+            raise BadInputError(
+                f"sources/{config.id}.yaml: version {shown(config.version or '(newest)', 40)}: "
+                f"field '{name}' is {shown(str(value), 40)}; expected a date YYYY-MM-DD") from None
+        return day
+    return None
 
 
 def names_source(name: str, source_id: str) -> bool:

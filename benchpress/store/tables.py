@@ -71,7 +71,8 @@ def locked(lock_file: Path):
 
 
 def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: str,
-                        document: Callable[[Path], dict], *, prefix: str | None = None) -> None:
+                        document: Callable[[Path], dict], *, prefix: str | None = None,
+                        durable: bool = True) -> None:
     """Make the folder `target` whole or not at all.
 
     `fill(tmp)` writes the files into a fresh hidden sibling folder; `document(tmp)` then
@@ -96,6 +97,10 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
         Returns the marker's JSON document, given the filled temporary folder.
     prefix : str, optional
         Name prefix of the temporary folder (default ``.<target name>.tmp-``).
+    durable : bool
+        Fsync the files and folders (default). A scratch folder or a cache entry that is
+        checked before use skips it: still whole or absent after a crash of the process,
+        not after one of the machine.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
     settle_swap(target, marker)
@@ -105,13 +110,16 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
         fill(tmp)
         doc = document(tmp)
         (tmp / marker).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        for f in tmp.iterdir():
-            fsync_path(f)
+        if durable:
+            for f in tmp.iterdir():
+                fsync_path(f)
         os.chmod(tmp, 0o755)
-        fsync_path(tmp)
+        if durable:
+            fsync_path(tmp)
         if not target.exists():
             os.rename(tmp, target)
-            fsync_path(target.parent)
+            if durable:
+                fsync_path(target.parent)
             return
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -126,7 +134,8 @@ def write_folder_atomic(target: Path, fill: Callable[[Path], object], marker: st
                                 "benchpress set aside); move or remove it") from None
         raise
     os.replace(tmp, target)
-    fsync_path(target.parent)
+    if durable:
+        fsync_path(target.parent)
     _trash(old, target)
 
 
@@ -176,12 +185,13 @@ def settle_swap(target: Path, marker: str) -> None:
 
 
 def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: dict,
-                   views_sql: str) -> None:
+                   views_sql: str, *, durable: bool = True) -> None:
     """Write all tables to a new folder, then swap it in place of `registry`.
 
     `build.json` (the marker) is `manifest` plus ``files``: the sha256 of every file written,
     which `read_table` checks before it serves a table. `views.sql` is a reference copy of
-    the package's view definitions; nothing ever executes it.
+    the package's view definitions; nothing ever executes it. `durable=False`: a scratch
+    registry, not fsynced (see `write_folder_atomic`).
     """
     def fill(tmp: Path) -> None:
         for name in TABLE_NAMES:
@@ -191,7 +201,7 @@ def write_registry(registry: Path, tables: dict[str, pl.DataFrame], manifest: di
     def document(tmp: Path) -> dict:
         return dict(manifest, files={f.name: sha256_of(f) for f in sorted(tmp.iterdir())})
 
-    write_folder_atomic(registry, fill, "build.json", document)
+    write_folder_atomic(registry, fill, "build.json", document, durable=durable)
 
 
 def readable(registry: Path) -> Path:

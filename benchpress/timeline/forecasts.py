@@ -36,36 +36,22 @@ import polars as pl
 
 from benchpress.digest import json_digest
 from benchpress.api import BenchPress
-from benchpress.errors import BadInputError, listed
+from benchpress.errors import BadInputError
 from benchpress.api.fit_store import FitStore
 from benchpress.home import Home
+from benchpress.precision import SIGNIFICANT
 from benchpress.predict import make_predictor, param_overrides
 from benchpress.predict.intervals.calibrator import out_of_reach
-from benchpress.store.matrix import load_matrix
+from benchpress.store.matrix import load_matrix, present_sources
 from benchpress.store.snapshot import get_snapshot
 from benchpress.store.tables import read_table, write_atomic
 
 __all__ = ["ForecastScore", "forecast_key", "forecasts_at", "compute_forecasts",
-           "score_forecasts", "present_sources", "overall_figures", "pooled_figures",
+           "score_forecasts", "score_months", "present_sources", "overall_figures", "pooled_figures",
            "NEW_MAX", "SCORE_BINS"]
 
 NEW_MAX = 5  # a model with at most this many scores at A counts as new (a first few scores)
 SCORE_BINS = ((1, 5), (6, 10), (11, 20), (21, 10**9))  # n_model_scores at A, for breakdowns
-
-
-def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
-    """The names in `wanted` that match a source of the folder (None: all sources); the
-    sources a plan names that a snapshot does not have yet are left out."""
-    if not wanted:
-        return None
-    from benchpress.store.sources import names_source
-
-    known = read_table(folder, "sources")["source_id"].to_list()
-    chosen = [w for w in wanted if any(names_source(w, s) for s in known)]
-    if not chosen:
-        raise BadInputError(f"{folder.name}: none of the sources {listed(wanted, quote=False)} "
-                            f"is in it; it has {listed(dict.fromkeys(known), 20, quote=False)}")
-    return chosen
 
 
 def forecast_key(method: str, params: dict, sources: list[str] | None) -> str:
@@ -80,7 +66,9 @@ def compute_forecasts(bp: BenchPress) -> pl.DataFrame:
     -------
     polars.DataFrame
         Columns model_id, benchmark_id, predicted, lower, upper, trust, n_model_scores,
-        method, params; one row per missing (model, benchmark) cell.
+        method, params; one row per missing (model, benchmark) cell. The figures are kept to
+        `precision.SIGNIFICANT` significant digits: the ledger records what was said, in
+        the same bytes on every CPU (the pipeline's `forecasts/` is hashed in dvc.lock).
     """
     observed = ~np.isnan(bp.matrix.values)  # (n_models, n_benchmarks)
     n_scores = observed.sum(axis=1)
@@ -99,6 +87,8 @@ def compute_forecasts(bp: BenchPress) -> pl.DataFrame:
                            "n_model_scores": n_scores.astype(np.int64)})
     return (long.filter(pl.col("observed").is_null()).drop("observed")
             .join(counts, on="model_id", how="left")
+            .with_columns(pl.col(c).round_sig_figs(SIGNIFICANT)
+                          for c in ("predicted", "lower", "upper", "trust"))
             .with_columns(pl.lit(bp.method).alias("method"),
                           pl.lit(json.dumps(bp.params, sort_keys=True, default=str)).alias("params"))
             .select("model_id", "benchmark_id", "predicted", "lower", "upper", "trust",
@@ -243,6 +233,37 @@ def score_forecasts(home: Home, from_ref: str, to_ref: str, *, sources: list[str
                          overall_figures(pct.filter(pl.col("n_model_scores") <= new_max)),
                          per_bench, per_n, cells, per_scale=per_scale, per_source=per_source,
                          skipped=skipped, heldout=held, per_reach=per_reach)
+
+
+def score_months(home: Home, *, from_ref: str | None = None, to_ref: str | None = None,
+                 sources: list[str] | None = None, method: str = "default",
+                 params: dict | None = None, new_max: int = NEW_MAX,
+                 progress=None) -> dict:
+    """The ledger over the monthly snapshots (`snapshot create --monthly`; from `from_ref`
+    to `to_ref`, the months holding one of `sources`): each month's forecasts scored at
+    the next month, as `score_forecasts` does, and every pair's cells pooled
+    (`pooled_figures`: percent cells at the top, every other scale apart).
+
+    Returns a JSON-ready dict: the pooled figures, `n_pairs`, `months` (the months scored)
+    and `per_pair` ({"A>B": figures of that pair, with its new models and skipped counts}).
+    `progress(k, n, label)` after each pair.
+    """
+    from benchpress.api.drift_versions import select_versions
+
+    months = select_versions(home, from_ref, to_ref, monthly=True, sources=sources)
+    pairs, cells = {}, []
+    for k, ((a, fa), (b, fb)) in enumerate(zip(months, months[1:])):
+        got = score_forecasts(home, fa.name, fb.name, sources=sources, method=method,
+                              params=params, new_max=new_max)
+        cells.append(got.cells)
+        pairs[f"{a}>{b}"] = {**got.overall, "new_models": got.new_models,
+                             "skipped": got.skipped}
+        if progress is not None:
+            progress(k + 1, len(months) - 1, f"{a} -> {b}")
+    pooled = (pooled_figures(pl.concat(cells, how="diagonal_relaxed"), new_max) if cells
+              else {"scale": "percent", **overall_figures(pl.DataFrame())})
+    return {"method": method, "sources": sources or [], "months": [m for m, _ in months],
+            "n_pairs": len(pairs), **pooled, "per_pair": pairs}
 
 
 def _out_of_reach_cells(matrix) -> pl.DataFrame:

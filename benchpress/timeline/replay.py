@@ -1,16 +1,29 @@
 """Replay: rebuild the registry date by date from a plan of dated source versions.
 
-A plan (YAML) names the replay, the fit to make on every snapshot and the dated versions:
+A plan (YAML) names the replay, the fit to make on every snapshot and the dated versions.
+The versions are those of the home's source configs (one description of each history:
+`sources/*.yaml`, `versions:`, each version dated by `published`, see `store.sources`),
+named by source; `start` moves the versions dated before it to that day (the replay's
+analyses begin there):
 
 ```yaml
 name: history
 fit: {sources: [livebench, artificial-analysis], method: default, probes: 5,
       probe_sources: [livebench]}
+start: 2026-01-08
+sources: [livebench-2026-01-08, artificial-analysis, benchpress-2026-05]
+```
+A plan may also list versions itself (a history the home's sources do not hold), and place
+a saved config at a date of its own:
+
+```yaml
 versions:
   - {date: 2026-01-08, source: livebench, version: 2026-01-08T1655, adapter: livebench,
      url: https://livebench.ai/, mirror_path: livebench-history/2026-01-08T1655, sha256: ...}
   - {date: 2026-05-15, config: benchpress-2026-05}   # a config of the home's sources/
 ```
+A version without a date of its own (a hand-entered file) is placed at the plan's last
+date, as the through-time build places it in the newest month (`store.history`).
 For every date (in order) the registry of a separate workspace, `<home>/replay/<name>/`
 (never the user's registry), is rebuilt from every version dated up to that day (a source's
 versions become one versioned source, see `store.sources`) and frozen as a snapshot tagged
@@ -45,12 +58,14 @@ from benchpress.adapters.fetch import tree_sha256
 from benchpress.api.artifact import code_digest
 from benchpress.digest import json_digest, sha256_of
 from benchpress.errors import BadInputError, shown
+from benchpress.validate.names import unknown_message
 from benchpress.home import Home
 from benchpress.store.build import build, reuse_prepared
 from benchpress.store.diff import diff_folders
 from benchpress.store.snapshot import create_snapshot, get_snapshot
 from benchpress.store.sources import (
-    SourceConfig, add_version, check_source_id, load_configs, save_config,
+    SourceConfig, add_version, check_source_id, config_versions, load_configs, save_config,
+    version_date,
 )
 from benchpress.store.tables import read_table, write_atomic, write_json_atomic
 from benchpress.timeline import forecasts as forecasts_module
@@ -65,6 +80,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._\-]{0,63}$")
 _ENTRY = {"date", "source", "version", "adapter", "url", "mirror_path", "sha256", "licence",
           "config"}
+_PLAN = {"name", "fit", "sources", "start", "versions"}
 
 
 @dataclass(frozen=True)
@@ -99,8 +115,11 @@ def load_plan(path: Path, home: Home) -> Plan:
     except (OSError, yaml.YAMLError) as exc:
         raise BadInputError(f"{path}: not a readable plan ({yaml_text.describe(exc)})") from exc
     if not isinstance(doc, dict):
-        raise BadInputError(f"{path}: a plan is a mapping with 'name', 'fit' and 'versions', "
-                            f"not a {type(doc).__name__}")
+        raise BadInputError(f"{path}: a plan is a mapping with 'name', 'fit' and 'sources' or "
+                            f"'versions', not a {type(doc).__name__}")
+    if set(map(str, doc)) - _PLAN:
+        raise BadInputError(f"{path}: " + unknown_message(
+            "field", sorted(set(map(str, doc)) - _PLAN), sorted(_PLAN)))
     name = str(doc.get("name") or Path(path).stem)
     if not _NAME.match(name):
         raise BadInputError(f"{path}: field 'name' is {name!r}; use lowercase letters, digits, . _ -")
@@ -108,7 +127,7 @@ def load_plan(path: Path, home: Home) -> Plan:
     if not isinstance(fit, dict) or not isinstance(doc.get("versions") or [], list):
         raise BadInputError(f"{path}: 'fit' must be a mapping and 'versions' a list")
     saved = {c.id: c for c in load_configs(home.sources)} if home.sources.is_dir() else {}
-    entries = []
+    entries = _source_entries(doc, saved, path)
     for k, e in enumerate(doc.get("versions") or []):
         where = f"{path}: versions[{k}]"
         if not isinstance(e, dict) or set(e) - _ENTRY:
@@ -142,6 +161,34 @@ def load_plan(path: Path, home: Home) -> Plan:
     return Plan(name, list(fit["sources"]) if fit.get("sources") else None,
                 str(fit.get("method", "default")), probes, entries,
                 list(fit["probe_sources"]) if fit.get("probe_sources") else None)
+
+
+def _source_entries(doc: dict, saved: dict[str, SourceConfig], path: Path) -> list:
+    """(date, flat config) of every version of the saved sources a plan names (`sources`),
+    each at its own day or the plan's `start`, whichever is later; undated versions at the
+    newest day of them all."""
+    named = doc.get("sources") or []
+    if not isinstance(named, list) or not all(isinstance(n, str) for n in named):
+        raise BadInputError(f"{path}: field 'sources' must be a list of source ids")
+    start = doc.get("start")
+    if start is not None and not _DATE.match(str(start)):
+        raise BadInputError(f"{path}: field 'start' is {shown(start)}; expected YYYY-MM-DD")
+    unknown = [n for n in named if n not in saved]
+    if unknown:
+        raise BadInputError(f"{path}: field 'sources': no source config {shown(unknown[0])} in "
+                            f"the home's sources/ (it has {', '.join(sorted(saved)) or 'none'})")
+    dated, undated = [], []
+    for sid in named:
+        for version in config_versions(saved[sid]):
+            day = version_date(version)
+            if day is None:
+                undated.append(version)
+            else:
+                dated.append((max(day, str(start)) if start else day, version))
+    last = max((d for d, _ in dated), default=str(start) if start else None)
+    if undated and last is None:
+        raise BadInputError(f"{path}: the sources named carry no dates; give 'start'")
+    return dated + [(last, v) for v in undated]
 
 
 def _check_entry(e: dict, where: str) -> None:
