@@ -24,7 +24,9 @@ FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
 # the default on this registry (the paper's file alone, so its models' metadata without the
 # releases CSV's; 3.894947871299834 before the spread prior and the z bound of 2026-12-05);
 # als4 gives 4.208485400771387
-MEDAE = 3.8419283679001968
+# 3.8419283679001968 over every cell before 2026-12-06's gated default and per-scale figures:
+# `overall` now holds the percent cells where higher is better, each scale apart
+MEDAE = 3.6400307812202897
 
 
 def _closed_port() -> int:

@@ -44,14 +44,14 @@ def test_a_fitted_model_is_immutable(bp):
 
 def test_a_fitted_model_says_what_made_it(bp):
     fit = bp.fitted
-    assert fit.identity == FitIdentity("default", {"n_starts": 4}, ("benchpress-2026-05",),
+    assert fit.identity == FitIdentity("default", {"low_rank__n_starts": 4}, ("benchpress-2026-05",),
                                        None, "current")
-    assert repr(fit).startswith("FittedModel(method='default', params={'n_starts': 4}, "
+    assert repr(fit).startswith("FittedModel(method='default', params={'low_rank__n_starts': 4}, "
                                 "sources=benchpress-2026-05, snapshot='current', 84 models x "
                                 "133 benchmarks, calibrated=")
     assert fit.identity.to_dict() == bp.provenance() == {
         "sources": ["benchpress-2026-05"], "snapshot": "current", "method": "default",
-        "params": {"n_starts": 4}}
+        "params": {"low_rank__n_starts": 4}}
 
 
 def test_the_fitted_model_answers_what_the_facade_answers(bp):

@@ -76,7 +76,10 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
 
     assert ran(dvc(ws, "repro")) == ALL | PREDICTOR
     predictor = json.loads((ws / "metrics" / "predictor.json").read_text())
-    assert predictor["n_cells"] == EVALUATED_CELLS and 3.0 < predictor["medae"] < 5.5
+    # `overall` counts the percent cells where higher is better (each scale apart; 2,462 of
+    # them here), never another scale's cells pooled in
+    assert 0.9 * EVALUATED_CELLS < predictor["n_cells"] < EVALUATED_CELLS
+    assert 3.0 < predictor["medae"] < 5.5
     # drift month by month on AA's history: April (two versions), May (two more)
     drift = json.loads((ws / "metrics" / "drift.json").read_text())
     report = json.loads((ws / "drift" / "report.json").read_text())
@@ -165,7 +168,8 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
         stage: [{"changed deps": {"snapshots": "modified"}}]
         for stage in PREDICTOR - {"later_releases"} - drawn}
     compared = metrics_diff(ws, "HEAD", "--all")
-    assert compared["metrics/predictor.json"]["n_cells"] == {"old": EVALUATED_CELLS, "new": EVALUATED_CELLS,
+    assert compared["metrics/predictor.json"]["n_cells"] == {"old": predictor["n_cells"],
+                                                                "new": predictor["n_cells"],
                                                                 "diff": 0}
     assert set(compared) >= {"metrics/registry.json", "metrics/drift.json", "metrics/intervals.json",
                              "metrics/new_models.json"}

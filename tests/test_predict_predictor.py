@@ -100,12 +100,16 @@ def test_all_methods_run(paper_matrix, method):
 
 
 def test_params_clone_and_overrides():
+    # the default's parameters are its parts' (part__name), a name one part holds alone
+    # reaching that part
     p = make_predictor("default", n_starts=60)
-    assert p.method == "default" and p.get_params()["n_starts"] == 60
-    assert param_overrides(p) == {"n_starts": 60}
-    assert p.set_params(rank=3) is p and param_overrides(p) == {"n_starts": 60, "rank": 3}
+    assert p.method == "default" and p.low_rank.get_params()["n_starts"] == 60
+    assert param_overrides(p) == {"low_rank__n_starts": 60}
+    assert p.set_params(rank=3) is p
+    assert param_overrides(p) == {"low_rank__n_starts": 60, "low_rank__rank": 3}
     twin = clone(p)
-    assert (twin.method, twin.rank, twin.n_starts) == ("default", 3, 60)
+    assert (twin.method, twin.low_rank.rank, twin.low_rank.n_starts) == ("default", 3, 60)
+    assert twin.low_rank is not p.low_rank
     with pytest.raises(UsageError, match="no parameter"):
         p.set_params(n_startz=1)
     with pytest.raises(UsageError, match="not a parameter"):

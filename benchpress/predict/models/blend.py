@@ -55,9 +55,6 @@ MANY_KNOWN_WEIGHT = 0.35
 REG_ALPHA = 0.03
 #: ... and on its release-date term (z units per year).
 DATE_ALPHA = 0.3
-#: The nearest models per benchmark are looked for among this many nearest models
-#: (:mod:`benchpress.predict.size_limits`); a benchmark none of them scored has no average.
-KNN_CANDIDATES = LIMITS.knn_candidates
 
 
 class NeighbourMix:
@@ -119,8 +116,10 @@ class NeighbourMix:
         self.models_ = None
         if enabled and Y.shape[0]:
             self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
-                                     weighting="distance", candidates=KNN_CANDIDATES
-                                     ).fit(Y, scales, transform=transform)
+                                     weighting="distance",
+                                     # the nearest models per benchmark are looked for
+                                     # among this many nearest models
+                                     candidates=LIMITS.knn_candidates).fit(Y, scales, transform=transform)
         self.dates_ = None if dates is None or self.date_alpha is None else \
             np.asarray(dates, dtype=float)
         known = self.dates_ is not None and np.isfinite(self.dates_).any()

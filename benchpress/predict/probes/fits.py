@@ -105,6 +105,8 @@ def slim(pred):
         ens = copy.copy(ens)
         ens.U_, ens.model_bias_ = ens.U_[:, :0], ens.model_bias_[:, :0]
         out.ensemble_ = ens
+    if getattr(out, "low_rank_", None) is not None:  # a blend: its low-rank part slimmed
+        out.low_rank_ = slim(out.low_rank_)
     return out
 
 
