@@ -19,6 +19,7 @@ from benchpress.scales import BenchmarkScales
 from benchpress.store.verdicts import apply_reviews
 from benchpress.store.tables import read_table
 from benchpress.validate.contracts import load_contracts
+from benchpress.validate.normalize import model_alias_map
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
 from tests.conftest import REPO, build_repo_registry, make_home
 
@@ -304,9 +305,9 @@ def test_diff_names_a_review_as_the_cause(repo_home, tmp_path):
     reviewed = cells.filter(pl.col("cause") == "reviewed")
     excluded = read_reviews(REPO / "schemas").filter(pl.col("verdict") != "ok")
     # two sources' values of one cell (a model reviewed under an id an alias joins) are one
-    aliases = load_contracts(REPO / "schemas").aliases.filter(pl.col("kind") == "model")
-    excluded_cells = excluded.with_columns(pl.col("model_id").replace(
-        dict(zip(aliases["alias"], aliases["canonical_id"])))).unique(["model_id", "benchmark_id"])
+    aliases = model_alias_map(load_contracts(REPO / "schemas"))
+    excluded_cells = excluded.with_columns(pl.col("model_id").replace(aliases)).unique(
+        ["model_id", "benchmark_id"])
     assert excluded_cells.height < excluded.height                 # gpt-3.5-turbo(-0125)
     assert reviewed.height == cells.height == excluded_cells.height   # one cell each, nothing else
     assert ("claude-opus-4.5", "factscore") in set(reviewed.select("model_id", "benchmark_id").rows())

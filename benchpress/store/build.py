@@ -358,7 +358,7 @@ def assemble(configs: list[SourceConfig], parts: list[dict], contracts,
                                             c.order, c.id))
     # a value a reviewer judged wrong leaves the cells for the quarantine (`store.verdicts`)
     scores, reviewed_out, warnings_reviews = apply_reviews(scores, contracts.reviews,
-                                                          contracts.aliases)
+                                                          contracts)
     models, warnings = _models_table(model_parts, scores)
     del model_parts
     scores = with_measured_by(scores, models, contracts)  # who measured each value

@@ -15,6 +15,7 @@ import json
 
 import polars as pl
 
+from benchpress.validate.normalize import alias_map
 from benchpress.validate.reviews import EXCLUDING, REVIEWS_FILE
 
 __all__ = ["REVIEW_FIELD", "apply_reviews"]
@@ -25,8 +26,7 @@ _KEY = ["model_id", "benchmark_id", "source_id"]
 _SAME_VALUE = 1e-6
 
 
-def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None,
-                  aliases: pl.DataFrame | None = None
+def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None, contracts=None
                   ) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
     """(scores kept, quarantine rows of the observations taken out, warnings).
 
@@ -34,16 +34,17 @@ def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None,
     review by model, benchmark and source, and by value where the review gives one (every
     version of the source that has that value); a review of a source the registry holds
     that matches no observation is a warning (its source may have corrected the value).
-    ``aliases`` (kind, alias, canonical_id): a review written under an id that an alias
-    accepted later still names its observation (scores hold canonical ids).
+    ``contracts`` (`benchpress.validate.contracts.Contracts`): through its aliases, a review
+    written under an id that an alias accepted later still names its observation (scores
+    hold canonical ids).
     """
     quarantine_columns = ["source_id", "kind", "row", "record", "field", "reason", "ingest_id"]
     none = pl.DataFrame(schema={c: pl.String for c in quarantine_columns})
     if reviews is None or reviews.height == 0:
         return scores, none, []
-    if aliases is not None and aliases.height:
+    if contracts is not None:
         reviews = reviews.with_columns(
-            pl.col(f"{kind}_id").replace(_alias_map(aliases, kind)) for kind in ("model", "benchmark"))
+            pl.col(f"{kind}_id").replace(alias_map(contracts, kind)) for kind in ("model", "benchmark"))
     indexed = scores.with_row_index("_pos")
     found = indexed.select("_pos", *_KEY, "score").join(
         reviews.rename({"score": "_reviewed"}), on=_KEY)
@@ -76,8 +77,3 @@ def apply_reviews(scores: pl.DataFrame, reviews: pl.DataFrame | None,
     kept = scores.filter(~pl.int_range(pl.len()).is_in(out["_pos"].implode()))
     return kept, quarantined, warnings
 
-
-def _alias_map(aliases: pl.DataFrame, kind: str) -> dict[str, str]:
-    """alias -> canonical id of the `kind` ('model' or 'benchmark') rows of `aliases`."""
-    rows = aliases.filter(pl.col("kind") == kind)
-    return dict(zip(rows["alias"].to_list(), rows["canonical_id"].to_list()))

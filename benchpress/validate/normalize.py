@@ -25,6 +25,7 @@ __all__ = [
     "canonical_benchmark_id",
     "label_key",
     "BenchmarkResolver",
+    "alias_map",
     "model_alias_map",
 ]
 
@@ -73,20 +74,21 @@ def label_key(label: str, *, keep_parentheses: bool = True) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower().replace("τ²", "tau2").replace("τ³", "tau3"))
 
 
-def _alias_map(contracts: Contracts, kind: str) -> dict[str, str]:
+def alias_map(contracts: Contracts, kind: str) -> dict[str, str]:
+    """alias -> canonical id of the contract aliases of `kind` ('model' or 'benchmark')."""
     rows = contracts.aliases.filter(pl.col("kind") == kind)
     return dict(zip(rows["alias"], rows["canonical_id"]))
 
 
 def model_alias_map(contracts: Contracts) -> dict[str, str]:
-    return _alias_map(contracts, "model")
+    return alias_map(contracts, "model")
 
 
 class BenchmarkResolver:
     """Maps a source's benchmark id or label to a canonical benchmark id."""
 
     def __init__(self, contracts: Contracts):
-        self.aliases = _alias_map(contracts, "benchmark")
+        self.aliases = alias_map(contracts, "benchmark")
         known = contracts.benchmarks
         self.ids = set(known["benchmark_id"])
         full: dict[str, set[str]] = {}
