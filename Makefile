@@ -73,14 +73,15 @@ test-quick: install docs
 
 # The pre-fit model shipped in the package (BenchPress.from_pretrained()): the predictor of
 # params.yaml's predict.sources/method fitted on the newest snapshot, with its calibrators and
-# a 5-benchmark probe set. Run after `make main` (or `dvc repro`) and commit the folder;
+# the 5-benchmark probe set of probes/probes.json. Run after `make main` (or `dvc repro`)
+# and commit the folder;
 # tests/test_artifact.py checks it still matches the registry built from the repository.
 PRETRAINED := benchpress/pretrained/default
 pretrained: install
 	PATH=$(abspath $(VENV))/bin:$$PATH benchpress fit --snapshot latest \
 	  --sources "$$($(PY) -c "import yaml; print(yaml.safe_load(open('params.yaml'))['predict']['sources'])")" \
 	  --method "$$($(PY) -c "import yaml; print(yaml.safe_load(open('params.yaml'))['predict']['method'])")" \
-	  --probes 5 --out $(PRETRAINED)
+	  --probes-from probes/probes.json --out $(PRETRAINED)
 
 # what a run makes and git does not keep (metrics/ and plots/ are in git; snapshots/ is
 # precious: every snapshot ever made, restored by `dvc pull`)

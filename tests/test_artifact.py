@@ -213,6 +213,30 @@ def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
         assert np.array_equal(some[k], full[k][[5, 0, 17]], equal_nan=True)
 
 
+def test_fit_records_the_probe_set_of_a_probes_file_of_the_same_fit(run, tmp_path):
+    """`fit --probes-from` takes the set an earlier `probes --out` chose (the pipeline's
+    pretrained stage reuses its probes stage's search), and refuses one chosen for another
+    fit in one line."""
+    chosen = run("probes", "--k", "2", "--max-models", "10", "--method", "als4",
+                 "--out", tmp_path / "p.json")
+    assert chosen.exit_code == 0, chosen.stderr
+    want = json.loads((tmp_path / "p.json").read_text())["selection"]["probes"]
+    made = run("fit", "--out", tmp_path / "a", "--method", "als4",
+               "--probes-from", tmp_path / "p.json")
+    assert made.exit_code == 0, made.stderr
+    assert read_manifest(tmp_path / "a")["probes"] == want and len(want) == 2
+    other = run("fit", "--out", tmp_path / "b", "--probes-from", tmp_path / "p.json")
+    assert other.exit_code == 1 and not (tmp_path / "b").exists()
+    assert "chosen with method 'als4'" in other.stderr and len(other.stderr.splitlines()) == 1
+    both = run("fit", "--out", tmp_path / "c", "--method", "als4", "--probes", "2",
+               "--probes-from", tmp_path / "p.json")
+    assert both.exit_code == 2 and "give one" in both.stderr
+    (tmp_path / "junk.json").write_text('{"selection": {"probes": [1, 2]}}')
+    junk = run("fit", "--out", tmp_path / "d", "--method", "als4",
+               "--probes-from", tmp_path / "junk.json")
+    assert junk.exit_code == 1 and "not a `benchpress probes --out` file" in junk.stderr
+
+
 def test_fit_of_a_method_without_fold_in_is_a_usage_error(run, tmp_path):
     result = run("fit", "--out", tmp_path / "k", "--method", "knn")
     assert result.exit_code == 2 and "only the ALS methods" in result.stderr

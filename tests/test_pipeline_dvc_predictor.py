@@ -120,6 +120,7 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
     stored = BenchPress.from_pretrained(ws / "fit" / "pretrained")
     assert len(stored.artifact["probes"]) == len(steps := probes["selection"]["steps"]) \
         == TINY["probes"]["k"]
+    assert stored.artifact["probes"] == probes["selection"]["probes"]  # one search, made once
     row = stored.predict({"gpqa_diamond": 71.2, "hle": 20.1}).frame
     assert row.height == stored.matrix.values.shape[1] > 100 and row["pm"].drop_nulls().len() > 100
     # plot data: the greedy probe curve (one record per k), drift by month (two here) and

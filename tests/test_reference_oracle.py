@@ -41,3 +41,17 @@ def test_pairwise_regression_equals_loop(paper_matrix):
     slow = loop_pairwise_regression(Z, power=4.0)
     assert np.isnan(slow).any() and (~np.isnan(slow)).sum() > 0.9 * Z.size
     assert_same(fast, slow)
+
+
+def test_top_k_regression_in_blocks_equals_one_block(paper_matrix, monkeypatch):
+    """The top-k prediction builds (rows, j, l) arrays a block of rows at a time, so that a
+    7,000-model registry does not ask for 10 GiB; blocks of one row give the same cells."""
+    from benchpress.predict.models import regression
+
+    Y, _, _, scales = paper_matrix
+    Z = ScaleTransform.from_scales(scales).fit_transform(Y)
+    fitted = PairwiseRegression(k=3, power=4.0).fit(Z)
+    whole = fitted.predict(Z)
+    monkeypatch.setattr(regression, "_TOPK_BLOCK_CELLS", 1)
+    assert_same(fitted.predict(Z), whole, rtol=0, atol=0)
+    assert (~np.isnan(whole)).sum() > 0.9 * Z.size

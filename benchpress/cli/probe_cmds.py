@@ -21,7 +21,8 @@ from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.size_limits import LIMITS
 from benchpress.predict.probes.search import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
-__all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs", "read_model_scores"]
+__all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "read_costs",
+           "read_probes_file", "read_model_scores"]
 
 # ---------------------------------------------------------------------- input parsing
 def read_benchmark_list(spec: str) -> list[str]:
@@ -97,12 +98,31 @@ def _score_row(label, s) -> dict:
             "models_missing_probe": s.n_models_missing_probe}
 
 
+#: A `probes --out` file is a few KB (its curve and scored sets); anything far larger is
+#: not one, and is refused before it is read.
+MAX_PROBES_FILE_BYTES = 8 * 2**20
+
+
+def read_probes_file(path: Path) -> dict:
+    """The document of an earlier `probes --out` file (its chosen set in
+    ``["selection"]["probes"]``); anything else is one line naming the file."""
+    try:
+        if path.stat().st_size > MAX_PROBES_FILE_BYTES:
+            raise BadInputError(f"{path}: {path.stat().st_size:,} bytes is more than a "
+                                f"`benchpress probes --out` file holds "
+                                f"({MAX_PROBES_FILE_BYTES:,})")
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        probes = doc["selection"]["probes"]
+        if not isinstance(probes, list) or not all(isinstance(b, str) for b in probes):
+            raise TypeError
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        raise BadInputError(f"{path}: not a `benchpress probes --out` file") from None
+    return doc
+
+
 def _previous_probes(path: Path) -> list:
     """The probe set of an earlier `probes --out` file; anything else is one line."""
-    try:
-        return list(json.loads(path.read_text())["selection"]["probes"])
-    except (OSError, ValueError, KeyError, TypeError):
-        raise BadInputError(f"{path}: not a `benchpress probes --out` file") from None
+    return list(read_probes_file(path)["selection"]["probes"])
 
 
 def _sample_fields(search) -> dict:
@@ -175,7 +195,8 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
                                   recent_months=recent_months, progress=update, **where)
         scored = dict(zip(named, bp.score_probes(list(named.values()), costs=costs,
                                                  design=design, progress=update, **where)))
-    doc = {**method_fields(bp), "design": design, "n_models": int(bp.matrix.values.shape[0]),
+    doc = {**provenance_fields(bp), "design": design,
+           "n_models": int(bp.matrix.values.shape[0]),
            "n_benchmarks": int(bp.matrix.values.shape[1]),
            **_sample_fields(bp.probe_search()),
            "selection": selection.to_json() if selection else None,

@@ -25,6 +25,7 @@ import yaml
 
 from benchpress import yaml_text
 from benchpress.errors import BadInputError, shown
+from benchpress.validate.contract_csv import read_contract_csv
 from benchpress.validate.patterns import bounded_text, compile_pattern
 from benchpress.validate.reviews import read_reviews
 
@@ -75,21 +76,6 @@ class Contracts:
                 if pattern.search(bounded_text(url)):
                     return source_type
         return "unknown"
-
-
-def _read_csv(path: Path, columns=(), **kwargs) -> pl.DataFrame:
-    """A contract CSV as text columns, with `columns` present (one line naming the file)."""
-    if not path.is_file():
-        raise BadInputError(f"{path}: contract file is missing")
-    try:
-        table = pl.read_csv(path, infer_schema_length=0, **kwargs)
-    except Exception as exc:  # polars raises several types for malformed CSV
-        raise BadInputError(f"{path}: cannot be read as CSV ({' '.join(str(exc).split())[:200]})") from None
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise BadInputError(f"{path}: no column {', '.join(map(repr, missing))} (expected "
-                            f"{', '.join(columns)})")
-    return table
 
 
 def _bad(path: Path, row: int | None, field: str, problem: str) -> BadInputError:
@@ -222,7 +208,7 @@ def _benchmarks(path: Path, scales: dict) -> pl.DataFrame:
     go, lower below upper, higher_is_better true or false."""
     from benchpress.validate.schemas import BENCHMARK_ID_PATTERN
 
-    table = _read_csv(path, ("benchmark_id", "name", "category", "scale", "lower", "upper",
+    table = read_contract_csv(path, ("benchmark_id", "name", "category", "scale", "lower", "upper",
                              "higher_is_better"))
     seen: dict[str, int] = {}
     for row, r in _rows(table):
@@ -250,7 +236,7 @@ def _benchmarks(path: Path, scales: dict) -> pl.DataFrame:
 
 
 def _aliases(path: Path) -> pl.DataFrame:
-    table = _read_csv(path, ALIAS_COLUMNS)
+    table = read_contract_csv(path, ALIAS_COLUMNS)
     from benchpress.validate.schemas import ID_PATTERN
 
     for row, r in _rows(table):
@@ -278,7 +264,7 @@ def _aliases(path: Path) -> pl.DataFrame:
 def _provider_aliases(path: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
-    table = _read_csv(path, ("alias", "canonical"))
+    table = read_contract_csv(path, ("alias", "canonical"))
     for row, r in _rows(table):
         for field in ("alias", "canonical"):
             if not (r[field] or "").strip():
@@ -294,7 +280,7 @@ def _provider_aliases(path: Path) -> dict[str, str]:
 
 
 def _priorities(path: Path) -> dict[str, int]:
-    table = _read_csv(path, ("source_type", "priority"))
+    table = read_contract_csv(path, ("source_type", "priority"))
     out: dict[str, int] = {}
     for row, r in _rows(table):
         if not (r["source_type"] or "").strip():
@@ -309,7 +295,7 @@ def _priorities(path: Path) -> dict[str, int]:
 
 
 def _url_rules(path: Path) -> list[tuple[re.Pattern, str]]:
-    table = _read_csv(path, ("pattern", "source_type"))
+    table = read_contract_csv(path, ("pattern", "source_type"))
     rules = []
     for row, r in _rows(table):
         if not (r["source_type"] or "").strip():
@@ -321,7 +307,7 @@ def _url_rules(path: Path) -> list[tuple[re.Pattern, str]]:
 def _vendor_rules(path: Path) -> list[tuple[re.Pattern, tuple[str, ...], str]]:
     if not path.is_file():
         return []
-    table = _read_csv(path, ("pattern", "maker", "kind"))
+    table = read_contract_csv(path, ("pattern", "maker", "kind"))
     rules = []
     for row, r in _rows(table):
         if r["kind"] not in ("maker", "leaderboard") or not (r["maker"] or "").strip():

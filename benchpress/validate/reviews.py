@@ -30,7 +30,8 @@ from pathlib import Path
 
 import polars as pl
 
-from benchpress.errors import BadInputError, BadRowsError
+from benchpress.errors import BadRowsError
+from benchpress.validate.contract_csv import read_contract_csv
 
 __all__ = ["REVIEW_COLUMNS", "VERDICTS", "EXCLUDING", "REVIEWS_FILE", "read_reviews",
            "empty_reviews"]
@@ -92,14 +93,7 @@ def read_reviews(schemas_dir: Path) -> pl.DataFrame:
     path = Path(schemas_dir) / REVIEWS_FILE
     if not path.is_file():
         return empty_reviews()
-    try:
-        text = pl.read_csv(path, infer_schema_length=0)
-    except Exception as exc:  # polars raises several types for malformed CSV
-        raise BadInputError(f"{path}: cannot be read as CSV ({' '.join(str(exc).split())[:200]})") from None
-    missing = [c for c in REVIEW_COLUMNS if c not in text.columns]
-    if missing:
-        raise BadInputError(f"{path}: missing column(s) {', '.join(missing)}; expected "
-                            f"{','.join(REVIEW_COLUMNS)}")
+    text = read_contract_csv(path, REVIEW_COLUMNS)
     text = text.select(pl.col(c).fill_null("").str.strip_chars() for c in REVIEW_COLUMNS)
     lines, seen = [], {}
     for k, row in enumerate(text.iter_rows(named=True)):

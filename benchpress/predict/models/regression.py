@@ -28,6 +28,8 @@ __all__ = ["PairwiseRegression", "STATE_ARRAYS"]
 #: The arrays of a fitted regression that a stored fit keeps (:meth:`PairwiseRegression.state`),
 #: in order: its fitted attributes without their trailing underscore.
 STATE_ARRAYS = ("slope", "intercept", "r2", "weight")
+#: Cells of one (rows, j, l) block of a top-k prediction (8 bytes each: 128 MiB).
+_TOPK_BLOCK_CELLS = 2**24
 
 
 class PairwiseRegression:
@@ -151,13 +153,23 @@ class PairwiseRegression:
             num = z @ (w * self.slope_).T + m @ (w * self.intercept_).T
             tot = m @ w.T
         else:  # keep the k heaviest available predictors of every cell
-            w = self.weight_[None, :, :] * m[:, None, :]                     # (rows, j, l)
-            k = int(self.k)
-            top = np.argpartition(w, n_b - k, axis=2)[:, :, n_b - k:]          # (rows, j, k)
-            jj = np.arange(n_b)[None, :, None]
-            w_k = np.take_along_axis(w, top, axis=2)
-            pred = (self.slope_[jj, top] * z[np.arange(n_rows)[:, None, None], top]
-                    + self.intercept_[jj, top])
-            tot = w_k.sum(axis=2)
-            num = (w_k * pred).sum(axis=2)
+            num, tot = np.empty((n_rows, n_b)), np.empty((n_rows, n_b))
+            # (rows, j, l) arrays, a bounded block of rows at a time: 7,000 rows of a
+            # 450-benchmark registry would otherwise ask for 10 GiB at once
+            step = max(1, _TOPK_BLOCK_CELLS // (n_b * n_b))
+            for a in range(0, n_rows, step):
+                num[a:a + step], tot[a:a + step] = self._top_k_votes(z[a:a + step], m[a:a + step])
         return np.where(tot > 0, num / np.where(tot > 0, tot, 1.0), np.nan)
+
+    def _top_k_votes(self, z, m):
+        """(weighted sum of votes, sum of weights), each (rows, n_benchmarks), of the
+        ``k`` heaviest predictors of every cell observed in ``m`` (rows, n_benchmarks)."""
+        n_rows, n_b = z.shape
+        w = self.weight_[None, :, :] * m[:, None, :]                         # (rows, j, l)
+        k = int(self.k)
+        top = np.argpartition(w, n_b - k, axis=2)[:, :, n_b - k:]              # (rows, j, k)
+        jj = np.arange(n_b)[None, :, None]
+        w_k = np.take_along_axis(w, top, axis=2)
+        pred = (self.slope_[jj, top] * z[np.arange(n_rows)[:, None, None], top]
+                + self.intercept_[jj, top])
+        return (w_k * pred).sum(axis=2), w_k.sum(axis=2)
