@@ -10,10 +10,15 @@ figures are pooled over the pairs and given per pair, and the default's MedAE ov
 baseline's per reveal order and k has a 90% interval from a paired bootstrap over the later
 models (``vs_baselines``; :meth:`~benchpress.predict.evaluation.temporal.TemporalResult.ratio`).
 
-Run from the repository root (about 3 minutes on 2 cores)::
+Run from the repository root (about 2 minutes on 2 cores)::
 
     python benchmarks/later_releases.py                       # the pairs in params.yaml
     python benchmarks/later_releases.py --out metrics/later_releases.json
+
+The pairs against the whole default registry instead of the paper's matrix (the 30 sources
+built again, 7,000 models fitted per pair: a study of its own, not a pipeline stage)::
+
+    python benchmarks/later_releases.py --only artificial-analysis --base registry
 
 It is the pipeline's `later_releases` stage. Each pair is also one command, e.g.::
 
@@ -122,6 +127,11 @@ def main(argv=None) -> None:
     ap.add_argument("--params", default=str(ROOT / "params.yaml"))
     ap.add_argument("--mirror", default=None, help="the data mirror (default: params' data.mirror)")
     ap.add_argument("--out", default=None, help="write the metrics JSON here")
+    ap.add_argument("--only", default=None, metavar="NAMES",
+                    help="only these histories of params' later_releases (comma-separated)")
+    ap.add_argument("--base", choices=("paper", "registry"), default=None,
+                    help="what every history is ingested beside (default: each history's "
+                         "`base` in params, else the paper's matrix)")
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="build the workspaces in DIR and keep them (default: a temporary folder)")
     args = ap.parse_args(argv)
@@ -130,11 +140,21 @@ def main(argv=None) -> None:
     mirror = (ROOT / (args.mirror or params["data"]["mirror"])).resolve()
     known = tuple(int(k) for k in str(cfg["known"]).split(","))
     baselines = tuple(b for b in str(cfg["baselines"]).split(",") if b)
+    histories = cfg["histories"]
+    if args.only:
+        names = [n for n in args.only.split(",") if n]
+        unknown = [n for n in names if n not in histories]
+        if unknown:
+            sys.exit(f"later_releases: no history {unknown[0]!r} in params' later_releases "
+                     f"(it has {', '.join(histories)})")
+        histories = {n: histories[n] for n in names}
+    if args.base:
+        histories = {n: {**spec, "base": args.base} for n, spec in histories.items()}
     frames, per_pair = [], []
     with tempfile.TemporaryDirectory() as scratch:
         tmp = Path(args.keep or scratch)
         tmp.mkdir(parents=True, exist_ok=True)
-        for name, spec in cfg["histories"].items():
+        for name, spec in histories.items():
             ws = Path(tmp) / name
             if not (ws / "snapshots").is_dir():  # (--keep: built by an earlier run)
                 source = spec.get("source", name)

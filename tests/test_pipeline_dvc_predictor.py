@@ -24,6 +24,7 @@ import json
 import shutil
 import sys
 
+import numpy as np
 import polars as pl
 import pytest
 import yaml
@@ -114,6 +115,11 @@ def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path)
         "probe_max_models"] == TINY["probes"]["max_models"]
     completed = (ws / "fit" / "completed.parquet")
     assert completed.is_file()
+    # written to 6 significant digits (`complete --digits 6`): the same bytes on any CPU
+    values = pl.read_parquet(completed).drop("model_id").to_numpy().ravel().astype(float)
+    values = values[~np.isnan(values)]
+    assert values.size > 1000
+    assert all(float(f"{v:.5e}") == v for v in values)
     # the stored fit of the newest snapshot answers without a refit, like a fresh fit would
     from benchpress import BenchPress
 

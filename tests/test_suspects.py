@@ -21,7 +21,7 @@ from benchpress.store.tables import read_table
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import model_alias_map
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
-from tests.conftest import REPO, build_repo_registry, make_home
+from tests.conftest import REPO, build_repo_registry, copy_home, make_home
 
 N_MODELS, N_BENCH = 80, 24
 SLIP_NAMES = [s.name for s in SLIPS]
@@ -208,6 +208,21 @@ def repo_home(tmp_path_factory):
     return home
 
 
+@pytest.fixture(scope="module")
+def unreviewed(repo_home, tmp_path_factory):
+    """The same sources built without the verdicts (built once for the module, with a
+    snapshot tagged "before"); a test that writes into it works on a copy (`copy_home`)."""
+    home = make_home(tmp_path_factory.mktemp("unreviewed") / "ws")
+    assert not (home.schemas / "cell_reviews.csv").exists()
+    shutil.rmtree(home.sources)
+    shutil.copytree(repo_home.sources, home.sources)
+    shutil.copytree(repo_home.cache, home.cache)
+    for args in (["build"], ["snapshot", "create", "--tag", "before"]):
+        result = CliRunner().invoke(main, [*args, "--home", str(home.root)])
+        assert result.exit_code == 0, result.output
+    return home
+
+
 def test_reviewed_values_leave_the_cells_and_the_report_lists_them(repo_home):
     cells = read_table(repo_home.registry, "cells").filter(pl.col("benchmark_id") == "factscore")
     assert "claude-opus-4.5" not in cells["model_id"].to_list()
@@ -233,16 +248,10 @@ def test_reviewed_values_leave_the_cells_and_the_report_lists_them(repo_home):
     assert set(ok["verdict"]) == {"ok"} and ok.height >= 1
 
 
-def test_without_reviews_the_check_names_the_seed_card_complements(repo_home, tmp_path):
+def test_without_reviews_the_check_names_the_seed_card_complements(unreviewed):
     from benchpress.api.suspect_report import find_suspects
 
-    home = make_home(tmp_path / "ws")                      # without the verdicts
-    assert not (home.schemas / "cell_reviews.csv").exists()
-    shutil.rmtree(home.sources)
-    shutil.copytree(repo_home.sources, home.sources)
-    shutil.copytree(repo_home.cache, home.cache)
-    result = CliRunner().invoke(main, ["build", "--home", str(home.root)])
-    assert result.exit_code == 0, result.output
+    home = unreviewed
     report = find_suspects(home.registry, schemas_dir=home.schemas)
     named = {(g["benchmark_id"], g["n_cells"]) for g in report.reversed_groups}
     assert ("factscore", 5) in named
@@ -286,19 +295,14 @@ def test_build_refuses_malformed_reviews_one_line_per_row(repo_home, tmp_path):
     assert not home.registry.exists()
 
 
-def test_diff_names_a_review_as_the_cause(repo_home, tmp_path):
+def test_diff_names_a_review_as_the_cause(unreviewed, tmp_path):
     """A snapshot before the verdicts and one after: each cell a verdict emptied is
     `removed` with the cause `reviewed`, one another source now fills is `changed` so."""
     from benchpress.store.diff import diff_folders
     from benchpress.store.snapshot import resolve_snapshot
 
-    home = make_home(tmp_path / "ws")                      # without the verdicts
-    shutil.rmtree(home.sources)
-    shutil.copytree(repo_home.sources, home.sources)
-    shutil.copytree(repo_home.cache, home.cache)
+    home = copy_home(unreviewed, tmp_path / "ws")          # built without the verdicts
     runner = CliRunner()
-    for args in (["build"], ["snapshot", "create", "--tag", "before"]):
-        assert runner.invoke(main, [*args, "--home", str(home.root)]).exit_code == 0
     shutil.copy(REPO / "schemas" / "cell_reviews.csv", home.schemas)
     assert runner.invoke(main, ["build", "--home", str(home.root)]).exit_code == 0
     cells = diff_folders(resolve_snapshot(home, "before"), home.registry).cells

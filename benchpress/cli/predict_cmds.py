@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 import polars as pl
+import polars.selectors as cs
 
 from benchpress.cli.common import (
     csv_text, executor_option, format_option, out_option, progress_bar, render, split_list, stderr,
@@ -133,17 +134,25 @@ def _predict_table(frame: pl.DataFrame) -> pl.DataFrame:
 @click.option("--intervals", is_flag=True,
               help="Long output, one row per cell: observed, predicted, 90% interval "
                    "(lower, upper) and trust (P(|error| <= 10 points)).")
+@click.option("--digits", type=click.IntRange(min=1, max=17), default=None,
+              help="Round every value to this many significant digits (default: full "
+                   "precision). The pipeline writes 6: a fit's last digits move from one CPU "
+                   "to another, and the file's md5 is recorded in dvc.lock.")
 @format_option()
 @matrix_options
-def complete(out, intervals, fmt, bp, home):
+def complete(out, intervals, digits, fmt, bp, home):
     """Fill in every missing cell of the matrix (observed cells are kept)."""
+    def kept(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame if digits is None else frame.with_columns(
+            cs.float().round_sig_figs(digits))
+
     if out is not None and not intervals and out.suffix != ".csv":  # in row blocks
         with progress_bar("completing the matrix"):
-            shape = write_parquet_blocks(out, bp.complete_blocks())
+            shape = write_parquet_blocks(out, map(kept, bp.complete_blocks()))
         stderr.print(f"wrote {shape[0]} models x {shape[1] - 1} benchmarks to {out}")
         return
     with progress_bar("completing the matrix"):
-        full = bp.complete(intervals=intervals)
+        full = kept(bp.complete(intervals=intervals))
     if out is None:
         render(full, fmt)
         return
