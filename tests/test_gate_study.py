@@ -1,0 +1,55 @@
+"""benchmarks/gate_study.py's offset-only fit and its learning newness: the coefficients
+held where they were, the offset found where the cells put it, and the paper matrix's
+random splits kept out of the trend of newer models when asked."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from benchpress.predict.models.gate import FEATURES, GATE_COEF, PARTS, TREND
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gate_study.py"
+
+
+@pytest.fixture(scope="module")
+def study():
+    spec = importlib.util.spec_from_file_location("gate_study", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cells(split: str, meta: bool, t_model: float, n: int = 4) -> pl.DataFrame:
+    """``n`` percent cells of one later model (3 known scores), every part at z = 0."""
+    return pl.DataFrame({
+        "split": [split] * n, "k": [3] * n, "d1": [0.2] * n, "n03": [1] * n, "n06": [3] * n,
+        "meta": [meta] * n, "reg_noise_t": [0.05] * n, "pop": [100.0] * n,
+        "n_train": [500] * n, "t_model": [t_model] * n, "t_newest": [2025.5] * n,
+        **{f"z_{p}": [0.0] * n for p in PARTS},
+        "tf_mean": [0.0] * n, "tf_std": [1.0] * n, "actual": [50.0] * n})
+
+
+def test_learning_newness_keeps_paper_splits_out_of_the_trend(study):
+    # a paper-split model of 2024 given without metadata, and a yardstick one
+    d = pl.concat([_cells("paper", False, 2024.0), _cells("yardstick", False, 2025.6)])
+    new_predicted = study.arrays(d)[1][:, TREND.index("new")]
+    new_learned = study.arrays(d, learning=True)[1][:, TREND.index("new")]
+    assert new_predicted.tolist() == [1.0] * 8  # no date given: a forecast counts it new
+    assert new_learned.tolist() == [0.0] * 4 + [1.0] * 4  # its true date says it is not
+
+
+def test_offset_only_keeps_the_coefficients_and_finds_the_shift(study):
+    rng = np.random.default_rng(0)
+    n = 400
+    F = np.column_stack([np.ones(n), rng.normal(size=(n, len(FEATURES) - 1))])
+    T = np.column_stack([np.ones(n), np.zeros((n, len(TREND) - 1))])  # every cell new, k > 3
+    Z = np.zeros((n, len(PARTS)))
+    available = np.ones_like(Z, dtype=bool)
+    mean, std = np.zeros(n), np.ones(n)
+    y = np.full(n, 100.0 / (1.0 + np.exp(-0.3)))  # every part says 50, the truth sits 0.3 z up
+    gate = study.fit_gate(F, T, Z, available, mean, std, y, l2=0.0, coef=GATE_COEF)
+    assert np.array_equal(np.asarray(gate.coef), np.asarray(GATE_COEF, dtype=float))
+    assert gate.shift[0] == pytest.approx(0.3, abs=1e-3)
