@@ -1,4 +1,5 @@
-"""Where independent pieces of work run: in this process, or on a Dask cluster.
+"""Where independent pieces of work run: in this process, in worker processes on this
+machine, or on a Dask cluster.
 
 The work that grows with users is a list of independent calls (the folds of an evaluation,
 the models a probe search leaves out, the dates of a replay, the sources of a build). Code
@@ -8,15 +9,18 @@ that has such a list asks for an executor and maps over it::
     results = ex.map(fit_fold, folds)  # a list, in the order of ``folds``
 
 ``map`` always returns results in input order, so the numbers do not depend on where the
-work ran. ``spec`` may also be the address of a Dask distributed scheduler
+work ran. ``spec`` may be ``"processes"`` (or ``"processes:N"``): the calls then run in
+worker processes on this machine, one per core (or N); the pipeline's slow stages use it
+on the two cores a laptop or CI runner has. ``spec`` may also be the address of a Dask
+distributed scheduler
 (``tcp://host:8786``, see docs/guide/cluster.md): the calls then run on its
 workers, which must have this package installed and (for the replay) see the same home
 folder. ``fn`` must be a module-level function (it travels to the workers by reference)
 and its arguments and results plain data (arrays, predictors, frames).
 
 This module imports nothing from the rest of the package's stages, so every stage may use
-it (it imports only the neutral `benchpress.errors`); ``distributed`` is imported only
-when a cluster is asked for.
+it (it imports only the neutral `benchpress.errors`, and in a worker process
+`benchpress.blas_threads`); ``distributed`` is imported only when a cluster is asked for.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from urllib.parse import urlsplit
 
 from benchpress.errors import BenchPressError, UsageError, shown
 
-__all__ = ["Executor", "LocalExecutor", "DaskExecutor", "get_executor", "ENV",
+__all__ = ["Executor", "LocalExecutor", "ProcessExecutor", "DaskExecutor", "get_executor", "ENV",
            "CONNECT_TIMEOUT", "RUN_TIMEOUT"]
 
 #: environment variable the CLI reads as the default of ``--executor``
@@ -43,6 +47,9 @@ RUN_TIMEOUT = 6 * 3600.0
 
 _RESERVED = {"key", "workers", "retries", "resources", "priority", "allow_other_workers",
              "fifo_timeout", "actor", "actors", "pure", "batch_size"}
+_PROCESSES = re.compile(r"^processes(:\d{1,4})?$")
+#: the most worker processes `processes:N` may ask for
+_MAX_PROCESSES = 256
 _ADDRESS = re.compile(r"^(tcp|tls)://[^\s/:]+(:\d+)?$|^[A-Za-z0-9.\-]+:\d+$")
 #: the longest host name DNS allows
 _MAX_HOST = 253
@@ -58,6 +65,8 @@ class Executor:
 
     #: printable description ("local", or the scheduler address)
     name = "executor"
+    #: how many calls run at once (callers that cut work into pieces cut at least this many)
+    parallelism = 1
 
     def map(self, fn: Callable, items: Iterable, *, progress: Callable | None = None,
             **common) -> list:  # pragma: no cover - interface
@@ -91,6 +100,109 @@ class LocalExecutor(Executor):
             if progress is not None:
                 progress(len(out), len(items))
         return out
+
+
+class ProcessExecutor(Executor):
+    """Runs the calls on ``workers`` processes of this machine (``--executor processes``
+    or ``processes:N``): the cores a local run leaves idle.
+
+    The items are cut into a few contiguous chunks per worker, each chunk one task (the
+    shared ``common`` arguments travel once per chunk, not per call), and the results come
+    back in input order, so the numbers are those of a local run. Workers are started
+    fresh (``spawn``: no copy of this process's threads), run OpenBLAS on one thread each,
+    and leave as soon as this process is gone (even killed), so no worker outlives it.
+    """
+
+    #: chunks per worker: enough to even out calls of unequal cost
+    CHUNKS_PER_WORKER = 4
+
+    def __init__(self, workers: int | None = None):
+        import os
+
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        self.workers = self.parallelism = max(1, int(workers or cores or 1))
+        self.name = f"processes:{self.workers}"
+        self._pool = None
+        self._inside = False  # within `with`: one pool for every map
+
+    def __getstate__(self) -> dict:  # travels without its pool
+        return {**self.__dict__, "_pool": None, "_inside": False}
+
+    def describe(self) -> str:
+        return f"{self.workers} processes on this machine"
+
+    def __enter__(self) -> "ProcessExecutor":
+        self._inside = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._inside = False
+        self._close()
+
+    def _close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _started(self):
+        import multiprocessing
+        import os
+        from concurrent.futures import ProcessPoolExecutor
+
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_start, initargs=(os.getpid(),))
+        return self._pool
+
+    def map(self, fn: Callable, items: Iterable, *, progress: Callable | None = None,
+            **common) -> list:
+        from concurrent.futures import as_completed
+
+        items = list(items)
+        if self.workers == 1 or len(items) < 2:
+            return LocalExecutor().map(fn, items, progress=progress, **common)
+        size = -(-len(items) // (self.workers * self.CHUNKS_PER_WORKER))
+        chunks = [items[a:a + size] for a in range(0, len(items), size)]
+        results, done = [None] * len(chunks), 0
+        try:
+            pool = self._started()
+            futures = {pool.submit(_run_chunk, fn, chunk, common): k
+                       for k, chunk in enumerate(chunks)}
+            for future in as_completed(futures):
+                k = futures[future]
+                results[k] = future.result()
+                done += len(chunks[k])
+                if progress is not None:
+                    progress(done, len(items))
+        finally:
+            if not self._inside:
+                self._close()
+        return [r for chunk in results for r in chunk]
+
+
+def _run_chunk(fn: Callable, chunk: list, common: dict) -> list:
+    """One task of :class:`ProcessExecutor`: ``fn`` over a chunk of items, in order."""
+    return [fn(x, **common) for x in chunk]
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker of :class:`ProcessExecutor`: one OpenBLAS thread (two workers on two
+    cores would otherwise run four), and a watch that ends the worker when ``parent`` is
+    gone (a killed parent cannot shut its pool down: its workers would wait forever)."""
+    import os
+
+    from benchpress.blas_threads import single_blas_thread
+
+    single_blas_thread().__enter__()  # for the worker's whole life
+
+    def watch():
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 class DaskExecutor(Executor):
@@ -338,9 +450,14 @@ def get_executor(spec: "str | Executor | None" = None, **options) -> Executor:
     text = "local" if spec is None else str(spec).strip()
     if text in ("", "local"):
         return LocalExecutor()
+    if _PROCESSES.match(text):
+        count = text.partition(":")[2]
+        if count and not 1 <= int(count) <= _MAX_PROCESSES:
+            raise UsageError(f"--executor {text}: between 1 and {_MAX_PROCESSES} processes")
+        return ProcessExecutor(int(count) if count else None)
     if _ADDRESS.match(text) and len(urlsplit(text if "://" in text else f"tcp://{text}")
                                     .hostname or "") <= _MAX_HOST:
         return DaskExecutor(text, **options)
-    raise UsageError(f"--executor {shown(spec, 80)}: expected 'local' or a Dask scheduler "
-                     f"address such as tcp://127.0.0.1:8786 (a host name of at most "
+    raise UsageError(f"--executor {shown(spec, 80)}: expected 'local', 'processes[:N]' or "
+                     f"a Dask scheduler address such as tcp://127.0.0.1:8786 (a host name of at most "
                      f"{_MAX_HOST} characters)")

@@ -87,10 +87,11 @@ def _models_and_scores(table: TableSpec, frame: pl.DataFrame, notes: list[str]):
     if empty:
         notes.append(f"{empty} row(s) without a model name left out")
     frame = frame.filter(pl.col("_name") != "")
-    parsed = ({n: setting_in_name(n) for n in frame["_name"].unique().to_list()}
-              if model.settings_in_name else {})
-    frame = _with_ids(frame, model, official, parsed)
-    frame = frame.with_columns(*_setting_json(frame, model, parsed))
+    parsed = ({n: setting_in_name(n) for n in frame["_name"].unique(maintain_order=True)
+               .to_list()} if model.settings_in_name else {})
+    frame, name_keys = _with_name_settings(frame, parsed)
+    frame = _with_ids(frame, model, official)
+    frame = frame.with_columns(*_setting_json(frame, model, name_keys))
     models = frame.unique("_id", keep="first", maintain_order=True).select(
         pl.col("_id").alias("model_id"), pl.col("_display").alias("name"),
         pl.col("_setting").alias("setting"),
@@ -102,14 +103,37 @@ def _models_and_scores(table: TableSpec, frame: pl.DataFrame, notes: list[str]):
     return models, _scores(table, frame)
 
 
-def _with_ids(frame: pl.DataFrame, model, official: str | None, parsed: dict) -> pl.DataFrame:
+def _with_name_settings(frame: pl.DataFrame, parsed: dict) -> tuple[pl.DataFrame, list[str]]:
+    """`frame` with what each row's name says (`parsed`: name -> (id text, settings)):
+    `_named_id`, the name with its settings spelled as the other sources do, and a
+    `_name_<key>` column per setting key; and those keys. A left join on the name (the
+    rows keep their order): the same values on every run, which a `replace_strict` per key
+    inside one `with_columns` did not always give (an effort lost now and then, so that
+    two builds of one file differed)."""
+    if not parsed:
+        return frame.with_columns(pl.lit(None, pl.String).alias("_named_id")), []
+    names = list(parsed)
+    keys = list(dict.fromkeys(k for _, sets in parsed.values() for k in sets))
+    table = {"_name": pl.Series(names, dtype=pl.String),
+             "_named_id": pl.Series([parsed[n][0] for n in names], dtype=pl.String)}
+    for key in keys:
+        values = [parsed[n][1].get(key) for n in names]
+        if all(isinstance(v, bool) or v is None for v in values):
+            table[f"_name_{key}"] = pl.Series(values, dtype=pl.Boolean)
+        else:  # (text, as a bool reads in JSON where a column mixes both)
+            table[f"_name_{key}"] = pl.Series(
+                [None if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+                 for v in values], dtype=pl.String)
+    return frame.join(pl.DataFrame(table), on="_name", how="left",
+                      maintain_order="left"), keys
+
+
+def _with_ids(frame: pl.DataFrame, model, official: str | None) -> pl.DataFrame:
     """`frame` with each row's model id text (`_id`) and display name (`_display`): the
-    name with its settings spelled as the other sources do (`parsed`), an organisation kept
-    unless the row says it is the official provider, and the values that tell apart rows of
-    one name (`variants`)."""
-    frame = frame.with_columns(pl.col("_name").replace_strict(
-        {n: p[0] for n, p in parsed.items()}, default=pl.col("_name"), return_dtype=pl.String)
-        .alias("_id"))
+    name with its settings spelled as the other sources do (`_named_id`), an organisation
+    kept unless the row says it is the official provider, and the values that tell apart
+    rows of one name (`variants`)."""
+    frame = frame.with_columns(pl.col("_named_id").fill_null(pl.col("_name")).alias("_id"))
     if model.namespace:
         is_official = (pl.col(official).str.strip_chars().str.to_lowercase()
                        .is_in(list(_TRUE)).fill_null(False) if official else pl.lit(False))
@@ -143,17 +167,12 @@ def _as_json(fields: dict[str, pl.Expr]) -> pl.Expr:
     return pl.when(text == "{}").then(None).otherwise(text)
 
 
-def _setting_json(frame: pl.DataFrame, model, parsed: dict) -> tuple[pl.Expr, pl.Expr]:
-    """Each row's setting as JSON text: the settings its name carries and the setting
-    columns (a column of true/false values as booleans); the model's setting adds its
-    upstream id (`store.renames`: the name and the keys the spec lists, setting or
-    qualifier), the score's (`reported_setting`) does not."""
-    fields: dict[str, pl.Expr] = {}
-    for key in dict.fromkeys(k for _, sets in parsed.values() for k in sets):
-        values = {n: p[1].get(key) for n, p in parsed.items()}
-        dtype = pl.Boolean if all(isinstance(v, bool) or v is None for v in values.values()) \
-            else pl.String
-        fields[key] = pl.col("_name").replace_strict(values, default=None, return_dtype=dtype)
+def _setting_json(frame: pl.DataFrame, model, name_keys: list[str]) -> tuple[pl.Expr, pl.Expr]:
+    """Each row's setting as JSON text: the settings its name carries (`_name_<key>`, see
+    `_with_name_settings`) and the setting columns (a column of true/false values as
+    booleans); the model's setting adds its upstream id (`store.renames`: the name and the
+    keys the spec lists, setting or qualifier), the score's (`reported_setting`) does not."""
+    fields: dict[str, pl.Expr] = {key: pl.col(f"_name_{key}") for key in name_keys}
     for key, _ in model.setting:
         column = pl.col(f"_set_{key}")
         low = frame[f"_set_{key}"].drop_nulls().str.strip_chars().str.to_lowercase()

@@ -844,16 +844,17 @@ class BenchPress:
     def drift(home=None, from_ref: str | None = None, to_ref: str | None = None, cfg=None, *,
               sources: list[str] | None = None, predictor: BasePredictor | None = None,
               probe_predictor: BasePredictor | None = None, progress=None,
-              monthly: bool = False):
+              monthly: bool = False, executor=None):
         """Profile and compare matrix versions (snapshots, `current` or table folders; see
         `benchpress.api.drift_versions.select_versions`; `monthly`: the monthly snapshots,
         those that hold one of `sources`) with `cfg` (a `DriftThresholds`), tracking the
         unfitted `predictor` and choosing probes with `probe_predictor` (default:
         `cfg.predictors()`, its methods with their default parameters); `progress(k, n,
-        label)` after each version's profile."""
+        label)` as versions are profiled; `executor` (see `benchpress.executor.get_executor`)
+        profiles the versions, the same figures wherever they run."""
         from benchpress.predict.drift import DriftThresholds, drift
         from benchpress.api.drift_versions import load_versions
 
         return drift(load_versions(_home(home), from_ref, to_ref, sources, monthly=monthly),
                      cfg or DriftThresholds(), predictor=predictor,
-                     probe_predictor=probe_predictor, progress=progress)
+                     probe_predictor=probe_predictor, progress=progress, executor=executor)

@@ -448,9 +448,10 @@ def executor_option(f):
     @click.option("--executor", "executor_spec", default="local", show_default=True,
                   envvar=ENV, metavar="local|ADDRESS",
                   help="Where the independent work runs (folds, probe fits, replay dates, "
-                       "sources): 'local' (this process) or a Dask "
-                       "scheduler address, e.g. tcp://127.0.0.1:8786 (docs/guide/cluster.md; "
-                       f"env: {ENV}). The results are the same.")
+                       "sources, drift's versions): 'local' (this process), 'processes' or "
+                       "'processes:N' (worker processes on this machine: every core, or N), "
+                       "or a Dask scheduler address, e.g. tcp://127.0.0.1:8786 "
+                       f"(docs/guide/cluster.md; env: {ENV}). The results are the same.")
     @functools.wraps(f)
     def wrapper(*args, executor_spec, **kwargs):
         from benchpress.executor import LocalExecutor, get_executor

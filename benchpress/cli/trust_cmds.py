@@ -11,7 +11,8 @@ import click
 import polars as pl
 
 from benchpress.cli.common import (
-    format_option, handle_errors, home_option, progress_bar, render, split_list, stderr,
+    executor_option, format_option, handle_errors, home_option, progress_bar, render,
+    split_list, stderr,
     write_figures, write_or_emit,
 )
 from benchpress.cli.fit_options import (
@@ -139,7 +140,9 @@ def threshold_options(f):
 @param_option
 @home_option
 @handle_errors
-def drift(from_ref, to_ref, out, report_file, sources, monthly, fmt, cfg, params, home):
+@executor_option
+def drift(from_ref, to_ref, out, report_file, sources, monthly, fmt, cfg, params, home,
+          executor):
     """How the rank-2 structure and the probe set move from snapshot to snapshot."""
     from benchpress.api import BenchPress
 
@@ -149,7 +152,7 @@ def drift(from_ref, to_ref, out, report_file, sources, monthly, fmt, cfg, params
     with progress_bar("profiling versions") as update:
         report = BenchPress.drift(home, from_ref, to_ref, cfg, sources=split_list(sources),
                                   predictor=predictor, probe_predictor=probe_predictor,
-                                  progress=update, monthly=monthly)
+                                  progress=update, monthly=monthly, executor=executor)
     doc = {"method": cfg.method, "probe_method": cfg.probe_method, "params": given,
            **report.to_json()}
     if out:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from benchpress.errors import BadInputError
+from benchpress.executor import get_executor
 from benchpress.predict.estimator import BasePredictor, check_scores, clone
 from benchpress.predict.models.side_info import covariate_kwargs, model_covariates
 from benchpress.predict.evaluation.heldout import evaluate
@@ -407,23 +408,30 @@ def compare(old: VersionProfile, new: VersionProfile, old_v: "ScoreMatrix",
                       _worst_models(old, old_v, new_v, cfg), dvar, alarms)
 
 
+def _profile_version(version, cfg, predictor, probe_predictor) -> VersionProfile:
+    """:func:`profile` of one version, as an executor's call (module level: it travels to
+    worker processes by reference)."""
+    return profile(version, cfg, predictor=predictor, probe_predictor=probe_predictor)
+
+
 def drift(versions, cfg: DriftThresholds | None = None, *,
           predictor: BasePredictor | None = None,
-          probe_predictor: BasePredictor | None = None, progress=None) -> DriftReport:
+          probe_predictor: BasePredictor | None = None, progress=None,
+          executor=None) -> DriftReport:
     """Profile every version (oldest first, :class:`~benchpress.store.matrix.ScoreMatrix`
     each with its ``label``) and compare each with the one before; the predictors as in
-    :func:`profile`. ``progress(k, n, label)``, when given, is called after each version's
-    profile (it only reports: the figures are the same without it)."""
+    :func:`profile`. ``progress(k, n, label)``, when given, is called as versions are
+    profiled (it only reports: the figures are the same without it). ``executor`` (see
+    :func:`benchpress.executor.get_executor`; None: this process) profiles the versions,
+    each on its own: the same figures wherever they run."""
     cfg = cfg or DriftThresholds()
     versions = list(versions)
     if not versions:
         raise BadInputError("drift needs at least one matrix version")
     predictor, probe_predictor = drift_predictors(cfg, predictor, probe_predictor)
-    profiles = []
-    for v in versions:
-        profiles.append(profile(v, cfg, predictor=predictor, probe_predictor=probe_predictor))
-        if progress is not None:
-            progress(len(profiles), len(versions), f"profiled {getattr(v, 'label', None) or ''}")
+    told = None if progress is None else (lambda done, n: progress(done, n, "profiled"))
+    profiles = get_executor(executor).map(_profile_version, versions, progress=told, cfg=cfg,
+                                          predictor=predictor, probe_predictor=probe_predictor)
     transitions = [compare(profiles[k - 1], profiles[k], versions[k - 1], versions[k], cfg)
                    for k in range(1, len(versions))]
     return DriftReport(profiles, transitions, cfg)

@@ -30,7 +30,9 @@ from benchpress.store.renames import ORIGIN as RENAME_ORIGIN
 from benchpress.store.renames import apply_renames, identities, provider_renames, upstream_renames
 from benchpress.store.resolve import resolve_cells
 from benchpress.store.verdicts import apply_reviews
-from benchpress.store.sources import SourceConfig, check_source_id, config_versions, load_configs
+from benchpress.store.sources import (
+    SourceConfig, check_source_id, config_versions, load_configs, version_date,
+)
 from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
@@ -80,9 +82,17 @@ def materialize(home: Home, config: SourceConfig, *, mirror: Path | None = None)
         raise BadInputError(f"{home.sources / (config.id + '.yaml')}: field 'url': a source needs a url or a path")
     got = fetch(config.url, home.cache, expected_sha256=config.sha256, mirror=mirror,
                 mirror_path=config.mirror_path)
-    # a pinned file's retrieval time is the config's (or its publication date), not "now",
-    # so that rebuilding the same inputs gives byte-identical tables
-    return got.path, got.sha256, config.retrieved_at or config.published or got.retrieved_at
+    # a pinned file's retrieval time is the config's (or its publication date, or the date
+    # its version label names), not "now", so that rebuilding the same inputs gives
+    # byte-identical tables (and the same md5 in dvc.lock)
+    return got.path, got.sha256, dated(config) or got.retrieved_at
+
+
+def dated(config: SourceConfig) -> str | None:
+    """When a pinned version config says its file stood: its `retrieved_at`, else its
+    `published` date, else the date its version label names (a history's versions are
+    labelled by their day); None when it says none."""
+    return config.retrieved_at or config.published or version_date(config)
 
 
 def declared_methods(configs: list[SourceConfig], home: Home) -> dict[str, dict]:
@@ -244,10 +254,10 @@ def _prepare_step(step, *, home: Home, mirror: Path | None, contracts, contracts
     read_from, extra = candidate if candidate is not None else (None, None)
     if extra is not None and config.id == extra.id and vconf.version == extra.version:
         path, digest, retrieved_at = read_from, sha256_of(read_from), config.retrieved_at or ""
-    elif vconf.sha256 and vconf.url and not vconf.path and (vconf.retrieved_at or vconf.published):
+    elif vconf.sha256 and vconf.url and not vconf.path and dated(vconf):
         # a pinned, dated version: its key is known from the config, and its file is
         # fetched (and its pin checked) only if it has to be read
-        path, digest, retrieved_at = None, vconf.sha256, vconf.retrieved_at or vconf.published
+        path, digest, retrieved_at = None, vconf.sha256, dated(vconf)
     else:
         path, digest, retrieved_at = materialize(home, vconf, mirror=mirror)
     info = SourceInfo(config.id, vconf.url, retrieved_at, digest[:12],

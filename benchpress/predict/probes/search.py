@@ -300,10 +300,14 @@ class ProbeSearch:
         ``limits.probe_chunk_cells`` predicted cells, each chunk one call of the executor's ``map``."""
         self._fitted()
         masks = np.atleast_2d(np.asarray(masks, dtype=bool))
+        executor = get_executor(self.executor)
         size = max(1, self.limits.probe_chunk_cells // max(self.actual_.size, 1))
+        # at least one chunk per worker of a parallel executor (each chunk is scored alone:
+        # the same numbers however they are cut)
+        size = min(size, max(1, -(-masks.shape[0] // executor.parallelism)))
         block = self._block()
         chunks = [masks[s:s + size] for s in range(0, masks.shape[0], size)]
-        return np.concatenate(get_executor(self.executor).map(
+        return np.concatenate(executor.map(
             objective_block, chunks, block=block, actual=self.actual_,
             cell_bench=self.cell_bench_, objective=self.objective, scope=self.scope,
             target=target))
