@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from benchpress.cli import main
 from benchpress.api.typed_scores import parse_scores
 from benchpress.errors import UsageError
-from benchpress.executor import DaskExecutor, LocalExecutor, get_executor
+from benchpress.executor import DaskExecutor, LocalExecutor, ProcessExecutor, get_executor
 from tests.conftest import BP_2026_05, MATRIX_2026_02, SHARED_DATA
 
 FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
@@ -53,7 +53,13 @@ def test_specs_name_an_executor_or_are_refused():
     assert isinstance(ex, DaskExecutor) and ex.name == "tcp://127.0.0.1:8786"
     assert get_executor(ex) is ex
     for bad in ("cluster", "http://x:8786", "tcp://", "tcp://h:port"):
-        with pytest.raises(UsageError, match="expected 'local' or a Dask scheduler address"):
+        with pytest.raises(UsageError, match=r"expected 'local', 'processes\[:N\]' or a Dask"):
+            get_executor(bad)
+    two = get_executor("processes:2")
+    assert isinstance(two, ProcessExecutor) and two.workers == two.parallelism == 2
+    assert get_executor("processes").workers >= 1
+    for bad in ("processes:0", "processes:9999"):
+        with pytest.raises(UsageError, match="between 1 and 256 processes"):
             get_executor(bad)
 
 
@@ -63,6 +69,72 @@ def test_local_map_keeps_input_order_and_passes_shared_arguments():
                               progress=lambda k, n: seen.append((k, n)))
     assert out == [2, 3, 5] and seen == [(1, 3), (2, 3), (3, 3)]
     assert LocalExecutor().map(np.full, [2, 3], fill_value=1.5)[1].tolist() == [1.5] * 3
+
+
+def test_process_map_keeps_input_order_and_passes_shared_arguments():
+    seen = []
+    items = [format(n, "b") for n in range(1, 20)]
+    with ProcessExecutor(2) as ex:
+        out = ex.map(int, items, base=2, progress=lambda k, n: seen.append((k, n)))
+        again = ex.map(np.full, [2, 3], fill_value=1.5)  # the same pool, kept open
+    assert out == list(range(1, 20)) and seen[-1] == (19, 19) and len(seen) > 1
+    assert [k for k, _ in seen] == sorted(k for k, _ in seen)
+    assert again[1].tolist() == [1.5] * 3 and ex._pool is None  # closed on leaving
+
+
+_PARENT = """
+import sys, time
+from benchpress.executor import ProcessExecutor
+with ProcessExecutor(2) as ex:
+    ex.map(time.sleep, [0.01, 0.01])
+    print(" ".join(map(str, ex._pool._processes)), flush=True)
+    ex.map(time.sleep, [60, 60])
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_do_not_outlive_a_killed_parent():
+    """A parent killed with SIGKILL cannot shut its pool down; its workers notice it is
+    gone and leave within a second or two: no phantom keeps computing."""
+    import signal
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_running(p) for p in pids)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while any(_running(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_running(p) for p in pids)
+    finally:
+        parent.kill()
+
+
+def test_probes_in_worker_processes_choose_the_same_set(built_2026_05):
+    """`--executor processes:2`: the probe search's fits and candidate scoring in two
+    worker processes give the same set and figures as in this process."""
+    args = ["probes", "--k", "2", "--max-models", "20", "--home", str(built_2026_05.root),
+            "--format", "json"]
+    local = CliRunner().invoke(main, args)
+    spread = CliRunner().invoke(main, [*args, "--executor", "processes:2"])
+    assert local.exit_code == 0 and spread.exit_code == 0, spread.stderr
+    a, b = json.loads(local.stdout), json.loads(spread.stdout)
+    for doc in (a, b):
+        doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
+    assert a == b and len(b["selection"]["probes"]) == 2
+    assert "executor: 2 processes on this machine" in spread.stderr
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2_at_once(built_2026_05, monkeypatch):
@@ -87,7 +159,7 @@ def test_a_bad_executor_spec_is_a_usage_error(built_2026_05):
     assert result.exit_code == 2 and "--executor 'my-cluster'" in _one_error_line(result)
 
 
-@pytest.mark.parametrize("command", ["evaluate", "probes", "replay"])
+@pytest.mark.parametrize("command", ["evaluate", "probes", "replay", "drift", "build"])
 def test_the_option_is_in_the_help(command):
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0 and "--executor" in result.output
