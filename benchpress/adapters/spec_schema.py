@@ -146,7 +146,9 @@ class Spec:
     """A loaded, checked spec file."""
 
     name: str
-    path: Path
+    # where the file was read from, not what it says: out of the repr, which keys the
+    # prepared versions it read (a clone elsewhere must find the same keys)
+    path: Path = field(compare=False, repr=False)
     title: str
     format: str
     tables: tuple[TableSpec, ...]
