@@ -87,7 +87,7 @@ def test_figures_are_drawn_from_the_metrics_files():
     table = figures.render_figure({"file": "metrics/temporal.json", "table": "by_k"})
     row = next(line for line in table.splitlines() if line.startswith("| `default` |"))
     assert f"{temporal['default_k3_medae']:.2f}" in row
-    assert f"{temporal['default_k1_coverage90']:.1f}%" in row
+    assert f"{temporal['default_k5_coverage90']:.1f}%" in row
     assert "`dvc repro temporal` runs `benchpress evaluate --temporal" in table
     ratios = figures.render_figure({"file": "metrics/temporal.json", "table": "ratios"})
     assert (f"{temporal['vs_knn_k5_ratio']:.2f} [{temporal['vs_knn_k5_lo']:.2f}, "
