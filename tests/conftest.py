@@ -229,3 +229,14 @@ def fits_counted(monkeypatch) -> list:
 
     monkeypatch.setattr(FittedModel, "fit", classmethod(counting))
     return made
+
+
+def load_script(path: Path, name: str | None = None):
+    """The Python file at `path` (a benchmark script, a docs hook) imported as a module
+    (never run as `__main__`), for tests of its functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name or Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

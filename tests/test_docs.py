@@ -5,14 +5,13 @@ site strictly; these checks say what is wrong without a build."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, load_script
 
 pytestmark = pytest.mark.duration(seconds=1)
 
@@ -21,10 +20,7 @@ DIRECTIVE = re.compile(r"^::: mkdocs-click\n((?:    :\w+: .*\n)+)", re.M)
 
 
 def _hooks():
-    spec = importlib.util.spec_from_file_location("docs_figures", DOCS / "hooks" / "figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(DOCS / "hooks" / "figures.py", "docs_figures")
 
 
 def _nav_pages(nav) -> list[str]:

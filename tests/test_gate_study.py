@@ -2,7 +2,6 @@
 held where they were, the offset found where the cells put it, and the paper matrix's
 random splits kept out of the trend of newer models when asked."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -10,16 +9,14 @@ import polars as pl
 import pytest
 
 from benchpress.predict.models.gate import FEATURES, GATE_COEF, PARTS, TREND
+from tests.conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gate_study.py"
 
 
 @pytest.fixture(scope="module")
 def study():
-    spec = importlib.util.spec_from_file_location("gate_study", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _cells(split: str, meta: bool, t_model: float, n: int = 4) -> pl.DataFrame:

@@ -5,7 +5,6 @@ with a pointer to `matrix_of`, and the scale ladder runs end to end on a tiny ru
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,17 +18,14 @@ from benchpress.predict.intervals.features import nearest_similarity
 from benchpress.predict.intervals.features import pair_corr as _pair_corr
 from benchpress.predict.size_limits import LIMITS
 from benchpress.store import sql
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).with_name("benchpress")
 
 
 def _ladder():
-    spec = importlib.util.spec_from_file_location("scale_ladder",
-                                                  ROOT / "benchmarks" / "scale_ladder.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(ROOT / "benchmarks" / "scale_ladder.py")
 
 
 class _Stub:

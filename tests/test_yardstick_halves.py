@@ -1,21 +1,19 @@
 """benchmarks/yardstick_halves.py's tails table: the level-removed MedAE takes each model
 reveal's median signed error out of its own cells, and nothing else."""
 
-import importlib.util
 from pathlib import Path
 
 import polars as pl
 import pytest
+
+from tests.conftest import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "yardstick_halves.py"
 
 
 @pytest.fixture(scope="module")
 def halves_module():
-    spec = importlib.util.spec_from_file_location("yardstick_halves", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _cells(errors: dict, scale="percent") -> pl.DataFrame:
@@ -63,10 +61,7 @@ def test_scripts_fail_in_one_line(capsys):
 def test_given_score_check_refuses_bad_thresholds_in_one_line():
     from benchpress.errors import UsageError
 
-    path = SCRIPT.parent / "given_score_check.py"
-    spec = importlib.util.spec_from_file_location("given_score_check", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT.parent / "given_score_check.py")
     assert module.thresholds_of("2.5,3") == (2.5, 3.0)
     for bad in ("3,x", "-1", "0", ""):
         with pytest.raises(UsageError, match="expected positive numbers"):
