@@ -72,8 +72,8 @@ class InputLimits:
         single-score models asked 7.5 GB for the dense matrix alone with 1,000 benchmarks,
         and with 100 the fit asked 4.25 GB for one product of the models' factor features.
     max_config_bytes : int
-        Bytes one YAML settings file (a source config, a replay plan, ``scales.yaml``) may
-        hold: the largest in the repository is 39 kB; a 146 MB one took 2 s and 830 MB to
+        Bytes one settings file (a source config, a replay plan, ``scales.yaml``, a
+        ``probes --out`` file that ``fit --probes-from`` reads) may hold: the largest in the repository is 39 kB; a 146 MB one took 2 s and 830 MB to
         parse.
     """
 

@@ -213,7 +213,7 @@ def test_intervals_of_some_rows_equal_those_rows_of_all(fitted):
         assert np.array_equal(some[k], full[k][[5, 0, 17]], equal_nan=True)
 
 
-def test_fit_records_the_probe_set_of_a_probes_file_of_the_same_fit(run, tmp_path):
+def test_fit_records_the_probe_set_of_a_probes_file_of_the_same_fit(run, tmp_path, monkeypatch):
     """`fit --probes-from` takes the set an earlier `probes --out` chose (the pipeline's
     pretrained stage reuses its probes stage's search), and refuses one chosen for another
     fit in one line."""
@@ -235,6 +235,11 @@ def test_fit_records_the_probe_set_of_a_probes_file_of_the_same_fit(run, tmp_pat
     junk = run("fit", "--out", tmp_path / "d", "--method", "als4",
                "--probes-from", tmp_path / "junk.json")
     assert junk.exit_code == 1 and "not a `benchpress probes --out` file" in junk.stderr
+    monkeypatch.setenv("BENCHPRESS_MAX_CONFIG_BYTES", "100")  # a huge file: refused unread
+    huge = run("fit", "--out", tmp_path / "e", "--method", "als4",
+               "--probes-from", tmp_path / "p.json")
+    assert huge.exit_code == 1 and "is more than a `benchpress probes --out` file holds" \
+        in huge.stderr and len(huge.stderr.splitlines()) == 1
 
 
 def test_fit_of_a_method_without_fold_in_is_a_usage_error(run, tmp_path):

@@ -1,4 +1,4 @@
-"""`--executor local|ADDRESS`: the independent fits on a real Dask cluster (a scheduler and two
+"""`--executor local|processes[:N]|ADDRESS`: the independent fits on a real Dask cluster (a scheduler and two
 worker processes on 127.0.0.1, started here) give the same figures, to the last bit, as the
 local run; an address nobody answers on, and a failure on a worker, are one line."""
 

@@ -446,7 +446,7 @@ def executor_option(f):
     from benchpress.executor import ENV
 
     @click.option("--executor", "executor_spec", default="local", show_default=True,
-                  envvar=ENV, metavar="local|ADDRESS",
+                  envvar=ENV, metavar="local|processes[:N]|ADDRESS",
                   help="Where the independent work runs (folds, probe fits, replay dates, "
                        "sources, drift's versions): 'local' (this process), 'processes' or "
                        "'processes:N' (worker processes on this machine: every core, or N), "

@@ -18,6 +18,7 @@ from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError
+from benchpress.input_limits import input_limits
 from benchpress.predict.size_limits import LIMITS
 from benchpress.predict.probes.search import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
@@ -98,19 +99,17 @@ def _score_row(label, s) -> dict:
             "models_missing_probe": s.n_models_missing_probe}
 
 
-#: A `probes --out` file is a few KB (its curve and scored sets); anything far larger is
-#: not one, and is refused before it is read.
-MAX_PROBES_FILE_BYTES = 8 * 2**20
-
-
 def read_probes_file(path: Path) -> dict:
     """The document of an earlier `probes --out` file (its chosen set in
-    ``["selection"]["probes"]``); anything else is one line naming the file."""
+    ``["selection"]["probes"]``); a file over `InputLimits.max_config_bytes` is refused
+    before it is read, and anything else that is not one is one line naming the file."""
+    limits = input_limits()
     try:
-        if path.stat().st_size > MAX_PROBES_FILE_BYTES:
-            raise BadInputError(f"{path}: {path.stat().st_size:,} bytes is more than a "
-                                f"`benchpress probes --out` file holds "
-                                f"({MAX_PROBES_FILE_BYTES:,})")
+        size = path.stat().st_size
+        if size > limits.max_config_bytes:
+            raise BadInputError(f"{path}: {size:,} bytes is more than a `benchpress probes "
+                                f"--out` file holds ({limits.max_config_bytes:,}; env "
+                                "BENCHPRESS_MAX_CONFIG_BYTES)")
         doc = json.loads(path.read_text(encoding="utf-8"))
         probes = doc["selection"]["probes"]
         if not isinstance(probes, list) or not all(isinstance(b, str) for b in probes):

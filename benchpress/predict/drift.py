@@ -429,7 +429,10 @@ def drift(versions, cfg: DriftThresholds | None = None, *,
     if not versions:
         raise BadInputError("drift needs at least one matrix version")
     predictor, probe_predictor = drift_predictors(cfg, predictor, probe_predictor)
-    told = None if progress is None else (lambda done, n: progress(done, n, "profiled"))
+    def told(done, n):  # (in input order when local; a count of those done elsewhere)
+        progress(done, n, f"profiled {getattr(versions[done - 1], 'label', None) or ''}")
+
+    told = None if progress is None else told
     profiles = get_executor(executor).map(_profile_version, versions, progress=told, cfg=cfg,
                                           predictor=predictor, probe_predictor=probe_predictor)
     transitions = [compare(profiles[k - 1], profiles[k], versions[k - 1], versions[k], cfg)
