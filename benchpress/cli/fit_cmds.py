@@ -49,7 +49,8 @@ def _chosen_probes(path: Path, bp) -> list[str]:
               show_default=True,
               help="With --probes: most models the probe search leaves out and scores (a "
                    "seeded sample beyond it, as `probes --max-models`); 0: every model.")
-@click.option("--probes-from", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--probes-from", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None,
               help="Record the probe set chosen by an earlier `benchpress probes --out FILE` "
                    "of the same snapshot, sources and method, instead of searching again "
                    "(the pipeline's pretrained stage takes its probes stage's).")
