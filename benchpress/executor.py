@@ -135,14 +135,20 @@ class ProcessExecutor(Executor):
         self._inside = True
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         self._inside = False
-        self._close()
+        self._close(abandon=exc_type is not None)
 
-    def _close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def _close(self, *, abandon: bool = False) -> None:
+        """Shut the pool down; ``abandon`` (interrupted, or a call failed): the calls still
+        running are not waited for, their workers are stopped."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if abandon:
+            for worker in list((getattr(pool, "_processes", None) or {}).values()):
+                worker.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def _started(self):
         import multiprocessing
@@ -158,6 +164,7 @@ class ProcessExecutor(Executor):
     def map(self, fn: Callable, items: Iterable, *, progress: Callable | None = None,
             **common) -> list:
         from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
 
         items = list(items)
         if self.workers == 1 or len(items) < 2:
@@ -175,9 +182,16 @@ class ProcessExecutor(Executor):
                 done += len(chunks[k])
                 if progress is not None:
                     progress(done, len(items))
-        finally:
-            if not self._inside:
-                self._close()
+        except BrokenProcessPool:  # a worker killed (out of memory, a signal): one line
+            self._close(abandon=True)
+            raise BenchPressError(f"--executor {self.name}: a worker process stopped before "
+                                  "its work was done (killed, or out of memory); nothing was "
+                                  "kept") from None
+        except BaseException:  # Ctrl-C or a failed call: the other calls are not awaited
+            self._close(abandon=True)
+            raise
+        if not self._inside:
+            self._close()
         return [r for chunk in results for r in chunk]
 
 
@@ -191,10 +205,14 @@ def _worker_start(parent: int) -> None:
     cores would otherwise run four), and a watch that ends the worker when ``parent`` is
     gone (a killed parent cannot shut its pool down: its workers would wait forever)."""
     import os
+    import signal
 
     from benchpress.blas_threads import single_blas_thread
 
     single_blas_thread().__enter__()  # for the worker's whole life
+    # Ctrl-C reaches the whole process group: the parent answers it (one line) and stops
+    # the workers, which would otherwise each print a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch():
         while True:

@@ -5,6 +5,7 @@ local run; an address nobody answers on, and a failure on a worker, are one line
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 
@@ -120,6 +121,64 @@ def test_workers_do_not_outlive_a_killed_parent():
         assert not any(_running(p) for p in pids)
     finally:
         parent.kill()
+
+
+_INTERRUPTED = """
+import time
+from benchpress.executor import ProcessExecutor
+if __name__ == "__main__":
+    try:
+        with ProcessExecutor(2) as ex:
+            ex.map(time.sleep, [0.01, 0.01])
+            print(" ".join(map(str, ex._pool._processes)), flush=True)
+            ex.map(time.sleep, [60, 60, 60, 60])
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
+    """Ctrl-C reaches the whole process group: the parent answers it, the workers (which
+    ignore it) are stopped at once, and none prints a traceback."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "interrupted.py"  # spawn re-imports the main module: a file
+    script.write_text(_INTERRUPTED)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2
+        os.killpg(parent.pid, signal.SIGINT)
+        out, err = parent.communicate(timeout=30)
+        assert out.strip() == "interrupted" and "Traceback" not in err, err
+        deadline = time.monotonic() + 10
+        while any(_running(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_running(p) for p in pids)
+    finally:
+        parent.kill()
+
+
+def _die(x):
+    """A call whose worker process is killed (as the out-of-memory killer would)."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_killed_worker_is_one_line_and_the_pool_is_gone():
+    from benchpress.errors import BenchPressError
+
+    ex = ProcessExecutor(2)
+    with pytest.raises(BenchPressError, match="a worker process stopped before its work"):
+        ex.map(_die, [1, 2, 3])
+    assert ex._pool is None
+    assert ex.map(abs, [-1, -2, -3]) == [1, 2, 3]  # a new pool for the next map
 
 
 def test_probes_in_worker_processes_choose_the_same_set(built_2026_05):
