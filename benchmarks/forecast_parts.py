@@ -28,9 +28,7 @@ Run from the repository root after `make main`::
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +42,6 @@ from benchpress.predict.estimator import check_scores, clone
 from benchpress.predict.intervals.calibration import fold_in_rows
 from benchpress.predict.models.knn import local_regression
 from benchpress.predict.evaluation.new_models import new_model_split
-from benchpress.predict.models.side_info import SideInfoPredictor
 from benchpress.predict.models.covariates import _years, model_covariates
 from benchpress.predict.evaluation.temporal import monthly_cutoffs, reported_order
 from benchpress.store.matrix import as_published
@@ -152,8 +149,10 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
             parts = {
                 "default_meta": fold_in_rows(default, S, Xl)[0],
                 "default_nometa": default.fold_in(S),
-                "side_meta": fold_in_rows(_SideView(default), S, Xl)[0],
-                "side_nometa": SideInfoPredictor.fold_in(default, S),
+                # the low-rank half alone (side information; on a matrix of the cells
+                # solver, the same ALS without covariates)
+                "side_meta": fold_in_rows(default.low_rank_, S, Xl)[0],
+                "side_nometa": default.low_rank_.fold_in(S),
                 "als4": als4.fold_in(S),
                 "knn": knn.fold_in(S),
             }
@@ -196,19 +195,6 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
                 cols[f"tf_{attr[:-1]}"] = getattr(tf, attr)[jj]
             frames.append(pl.DataFrame(cols))
     return frames
-
-
-class _SideView:
-    """The default's side half alone, as `fold_in_rows` calls a predictor."""
-
-    accepts_covariates = True
-
-    def __init__(self, fitted):
-        self._fitted = fitted
-
-    def fold_in(self, S, covariates=None, return_spread=False):
-        return SideInfoPredictor.fold_in(self._fitted, S, covariates=covariates,
-                                         return_spread=return_spread)
 
 
 def _groups(matrix) -> list[str]:
@@ -328,23 +314,6 @@ def later_pairs(ws: Path, pairs, name, args):
             dates_later=[dl[i] for i in ids], source_of={i: ws.name for i in ids})
 
 
-def build_whole(ws: Path, mirror: Path, source: str, versions: dict) -> None:
-    """A workspace of every source of the default registry but ``source``, then each
-    version of ``source`` ingested and tagged."""
-    from later_releases import _cli
-
-    _cli(ws.parent, "init", ws.name)
-    for f in (ROOT / "sources").glob("*"):
-        if f.is_file() and f.stem != source:
-            shutil.copy(f, ws / "sources" / f.name)
-    _cli(ws, "pull", "--mirror", str(mirror))
-    _cli(ws, "build")
-    for n, (label, path) in enumerate(versions.items()):
-        _cli(ws, "ingest", str(mirror / path), "--id" if n == 0 else "--source", source,
-             "--version", str(label))
-        _cli(ws, "snapshot", "create", "--tag", str(label))
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--splits", default="yardstick,paper,pairs,wpairs")
@@ -357,6 +326,8 @@ def main(argv=None) -> None:
     args.known = tuple(int(k) for k in args.known.split(","))
     args.cutoffs = [c for c in args.cutoffs.split(",") if c]
     args.paper_seeds = [int(s) for s in args.paper_seeds.split(",")]
+    from later_releases import build_history, history_versions
+
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     mirror = (ROOT / params["data"]["mirror"]).resolve()
     frames = []
@@ -368,20 +339,19 @@ def main(argv=None) -> None:
     keep = Path(args.keep)
     keep.mkdir(parents=True, exist_ok=True)
     hist = params["later_releases"]["histories"]
-    if "pairs" in splits:
-        from later_releases import build_history
-
-        for source, spec in hist.items():
-            ws = keep / source
-            if not ws.exists():
-                build_history(ws, mirror, source, spec["versions"])
-            frames += list(later_pairs(ws, [p.split(">") for p in spec["pairs"]], "pairs", args))
+    # the later-release pairs: each history beside the paper's matrix (pairs), and
+    # Artificial Analysis beside every other source of the default registry (wpairs)
+    wanted = [("pairs", name, "paper") for name in hist if "pairs" in splits]
     if "wpairs" in splits:
-        spec = hist["artificial-analysis"]
-        ws = keep / "whole-aa"
-        if not ws.exists():
-            build_whole(ws, mirror, "artificial-analysis", spec["versions"])
-        frames += list(later_pairs(ws, [p.split(">") for p in spec["pairs"]], "wpairs", args))
+        wanted.append(("wpairs", "artificial-analysis", "registry"))
+    for split, name, base in wanted:
+        spec = hist[name]
+        ws = keep / (name if base == "paper" else f"{name}-registry")
+        if not (ws / "snapshots").is_dir():
+            source = spec.get("source", name)
+            build_history(ws, mirror, source,
+                          history_versions(ROOT / "sources", source, spec["pairs"]), base=base)
+        frames += list(later_pairs(ws, [p.split(">") for p in spec["pairs"]], split, args))
     out = pl.concat(frames, how="diagonal_relaxed")
     out.write_parquet(args.out)
     print(f"{out.height} cells -> {args.out}", file=sys.stderr)

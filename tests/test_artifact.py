@@ -308,8 +308,8 @@ def force_sparse(monkeypatch):
 
 def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, monkeypatch,
                                                                  force_sparse):
-    args = ("predict", "--scores", "gpqa_diamond=71.2,hle=20.1", "--param", "n_starts=3",
-            "--format", "json")
+    args = ("predict", "--scores", "gpqa_diamond=71.2,hle=20.1", "--method", "als4",
+            "--param", "n_starts=3", "--format", "json")
     first = run(*args)
     assert first.exit_code == 0, first.stderr
     fits = tmp_path / "fits"
@@ -341,8 +341,34 @@ def test_a_sparse_fit_predicts_again_without_loading_the_matrix(run, tmp_path, m
     assert not (fits / ".index" / "stale").exists()
 
 
+def test_a_sparse_default_is_stored_whole_and_mixes_its_nearest_models(run, tmp_path,
+                                                                       monkeypatch, force_sparse):
+    """The default's new models are mixed with their nearest registered models on the
+    cells solver too, so its stored fit keeps its rows: predicting again loads it whole
+    (no refit) and prints the same numbers; a lite load is refused in one line."""
+    args = ("predict", "--scores", "gpqa_diamond=71.2,hle=20.1", "--param",
+            "low_rank__n_starts=3", "--format", "json")
+    first = run(*args)
+    assert first.exit_code == 0, first.stderr
+    (stored,) = [d for d in (tmp_path / "fits").iterdir() if not d.name.startswith(".")]
+    doc = read_manifest(stored)
+    assert doc["sparse"] and doc["class"] == "NeighbourBlend" and "rows.npz" not in doc["files"]
+    fitted = load_artifact(stored)["predictor"]
+    assert fitted.neighbours_.models_ is not None and not fitted.mixes_registered_
+
+    def refused(*a, **k):
+        raise AssertionError("refitted")
+
+    monkeypatch.setattr(ALSPredictor, "_fit", refused)
+    again = run(*args)
+    assert again.exit_code == 0, again.stderr
+    assert again.stdout == first.stdout
+    with pytest.raises(BadInputError, match="not a blend, whose nearest models are its rows"):
+        load_artifact(stored, lite=True)
+
+
 def test_lite_load_is_refused_for_a_dense_fit(fitted):
-    with pytest.raises(BadInputError, match="only an artifact of a cells-solver fit loads lite"):
+    with pytest.raises(BadInputError, match="only an artifact of a cells-solver fit .* loads lite"):
         load_artifact(fitted[1], lite=True)
 
 

@@ -118,10 +118,11 @@ def test_the_mix_is_the_gates_weighted_average_of_the_parts():
         make_predictor("default", gate=Gate(((0.0,),)), **FAST).fit(Y, scales)
 
 
-def test_the_default_on_the_cells_solver_is_als4_and_stores(monkeypatch):
+def test_the_default_on_the_cells_solver_completes_as_als4_and_mixes_new_models(monkeypatch):
     """Side information has no cells solver: on a matrix that takes it, the default drops
-    the covariates and the nearest models, and is the rank-4 ALS on the cells (in the
-    default's z space)."""
+    the covariates, and the registered models' completions are the rank-4 ALS on the cells
+    (in the default's z space); a new model is still mixed with its nearest registered
+    models, and a stored fit restores both."""
     Y, scales, X = _matrix(n_models=120)
     monkeypatch.setattr(predictor_mod, "use_sparse", lambda *a, **k: True)  # as if large
     monkeypatch.setattr("benchpress.predict.models.blend.use_sparse", lambda *a, **k: True)
@@ -129,16 +130,22 @@ def test_the_default_on_the_cells_solver_is_als4_and_stores(monkeypatch):
     als4 = make_predictor("als4", spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND,
                           **FAST).fit(Y, scales)
     assert default.solver_ == als4.solver_ == "cells"
-    assert type(default.low_rank_) is ALSPredictor and default.neighbours_.models_ is None
+    assert type(default.low_rank_) is ALSPredictor and not default.mixes_registered_
     np.testing.assert_array_equal(default.complete(), als4.complete())
     np.testing.assert_array_equal(default.complete_spread(), als4.complete_spread())
+    new = np.full((2, Y.shape[1]), np.nan)
+    new[:, :4] = Y[:2, :4] + 1.0  # near the first two registered models
+    mixed = default.fold_in(new)
+    assert np.abs(mixed - als4.fold_in(new)).max() > 0.1  # the neighbours had a say
+    only_low = make_predictor("default", gate=_leading("low_rank"), **FAST).fit(
+        Y, scales, covariates=X)
+    np.testing.assert_allclose(only_low.fold_in(new), als4.fold_in(new), atol=1e-9)
     assert storable(default)
     arrays, meta = fitted_state(default)
     assert meta["low_rank_class"] == "ALSPredictor"
     twin = restore_state(arrays, meta, Y, scales)["predictor"]
-    new = np.full(Y.shape[1], np.nan)
-    new[:4] = Y[0, :4]
-    np.testing.assert_array_equal(twin.fold_in(new), default.fold_in(new))
+    np.testing.assert_array_equal(twin.fold_in(new), mixed)
+    np.testing.assert_array_equal(twin.complete(), default.complete())
 
 
 def test_a_stored_default_restores_bit_identical_with_its_neighbours():

@@ -302,7 +302,7 @@ def load_artifact(path, *, lite: bool = False) -> dict:
     ``support``, ``calibrators`` ({regime: IntervalCalibrator}) and ``contracts_dir``
     (Path or None).
 
-    ``lite=True`` (an artifact of a cells-solver fit only, see
+    ``lite=True`` (an artifact of a cells-solver fit that is not a blend only, see
     :func:`benchpress.predict.state.rows_apart`)
     reads and verifies only what predicting a new model needs: not the training scores,
     the model table nor the per-model arrays; ``matrix`` then has no rows (its
@@ -395,7 +395,8 @@ def _load_lite(path: Path) -> dict:
 
     doc = read_manifest(path)
     if not rows_apart(doc):
-        raise BadInputError(f"{path}: only an artifact of a cells-solver fit loads lite")
+        raise BadInputError(f"{path}: only an artifact of a cells-solver fit (not a "
+                            "blend, whose nearest models are its rows) loads lite")
     verify_artifact(path, doc, skip=("matrix.parquet", "models.parquet", ROWS_FILE))
     with _read_errors(path):
         arrays = _load_npz(path / "arrays.npz")

@@ -191,8 +191,9 @@ class FitStore:
         """The stored fit of the registry or snapshot `folder` (its files unchanged since
         `fitted` indexed it), with calibrators for `regimes`, without reading the
         registry's matrix; None when there is none. A fit of the cells solver (a large
-        registry) loads lite (`load_artifact(..., lite=True)`: its matrix has no rows, its
-        time does not grow with the models); a small one loads whole."""
+        registry) whose new models need no registered row (not a blend) loads lite
+        (`load_artifact(..., lite=True)`: its matrix has no rows, its time does not grow
+        with the models); the others load whole."""
         from benchpress.api.artifact import load_artifact, read_manifest
         from benchpress.predict.state import rows_apart
 

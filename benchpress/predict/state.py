@@ -62,10 +62,11 @@ def storable(predictor) -> bool:
 
 def rows_apart(manifest: dict) -> bool:
     """Whether the artifact (its manifest, or the ``meta`` of :func:`fitted_state`) holds a
-    fit of the cells solver: its per-model arrays (:data:`ROW_ARRAYS`) are then stored
-    apart, and it can load without them and without its training rows (a predict of a
-    new model needs neither)."""
-    return bool(manifest.get("sparse"))
+    fit of the cells solver whose predictions of a new model need no registered row: its
+    per-model arrays (:data:`ROW_ARRAYS`) are then stored apart, and it can load without
+    them and without its training rows. A blend's nearest models are its training rows,
+    so a blend is stored and loaded whole."""
+    return bool(manifest.get("sparse")) and manifest.get("class") != "NeighbourBlend"
 
 
 #: Parameters added to a method after artifacts of it were stored, each with the value that
@@ -190,9 +191,7 @@ def _without_rows(arrays: dict, n_benchmarks: int) -> dict:
     S, _, rank = np.shape(arrays["ensemble_V"])
     empty = {"ensemble_U": np.zeros((S, 0, rank)), "ensemble_model_bias": np.zeros((S, 0)),
              "support_row_count": np.zeros(0, dtype=np.int64), "support_row_rms": np.zeros(0)}
-    # (a blend's release dates are per model too; a fit of the cells solver has no nearest
-    # models to date)
-    return {**{k: v for k, v in arrays.items() if k != "blend_dates"}, **empty}
+    return {**arrays, **empty}
 
 
 def _near_from_correlations(arrays, Y) -> dict:
@@ -222,8 +221,9 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
                             f"'{meta['method']}', which is now a {type(estimator).__name__} "
                             "(the default changed in 2026-12): fit it again with `benchpress fit`")
     if Y is None:
-        if not meta.get("sparse"):
-            raise BadInputError("only a fit of the sparse path loads without its matrix")
+        if not rows_apart(meta):
+            raise BadInputError("only a fit of the sparse path that needs no registered row "
+                                "(not a blend) loads without its matrix")
         Y = np.zeros((0, scales.n_benchmarks))
         arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)

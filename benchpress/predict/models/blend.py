@@ -25,6 +25,13 @@ paper's folds) are mixed as before the gate: the nearest models at
 :data:`MANY_KNOWN_WEIGHT`, no regression. The spread of a cell (what its interval grows
 with) adds the parts' weighted disagreement to the low-rank half's.
 
+On a matrix that takes the cells solver (thousands of models: the whole registry), the
+registered models' own completions are the low-rank half's alone (a neighbour search and
+a local regression for each of them would cost more than the fit), while a new model is
+still mixed with its nearest registered models: that is where a leaderboard's new
+releases find their siblings (on the whole registry's later releases the low-rank half
+alone was 1.3x the nearest models' error; docs/results/forecasts.md).
+
 ``make_predictor("default")`` is side information under the nearest models;
 ``make_predictor("blend")`` the rank-4 ALS under them (what the default gives a model
 without metadata, to the bit).
@@ -73,9 +80,7 @@ class NeighbourMix:
     Attributes
     ----------
     models_ : KNNModels or None
-        The registered models (the training rows); None when fitted with
-        ``enabled=False`` (the cells solver, where a neighbour search in every completion
-        would cost more than the fit).
+        The registered models (the training rows); None for a fit on no rows.
     dates_ : ndarray (n_models,) or None
         Their release dates (years; NaN: undated).
     newest_ : float
@@ -101,8 +106,7 @@ class NeighbourMix:
         """Change constructor arguments; an unknown name raises UsageError."""
         return set_params(self, params)
 
-    def fit(self, Y: np.ndarray, scales, transform, *, dates=None,
-            enabled: bool = True) -> "NeighbourMix":
+    def fit(self, Y: np.ndarray, scales, transform, *, dates=None) -> "NeighbourMix":
         """Hold the training rows ``Y`` (n_models, n_benchmarks, score units), in the
         low-rank half's fitted ``transform``, with their release ``dates`` (years, NaN:
         undated; None: none known)."""
@@ -114,7 +118,7 @@ class NeighbourMix:
                              f"{self.reg_bandwidth} and {self.date_alpha}")
         self.transform_ = transform
         self.models_ = None
-        if enabled and Y.shape[0]:
+        if Y.shape[0]:
             self.models_ = KNNModels(int(self.k), min_shared=int(self.min_shared), offset=True,
                                      weighting="distance",
                                      # the nearest models per benchmark are looked for
@@ -182,8 +186,10 @@ class NeighbourBlend(BasePredictor):
         The fitted low-rank half. On a matrix that takes the cells solver, which side
         information does not have, it is the same ALS without the covariates.
     neighbours_ : NeighbourMix
-        The fitted nearest-models half (no models on the cells solver: the blend is then
-        the low-rank half alone).
+        The fitted nearest-models half.
+    mixes_registered_ : bool
+        Whether the registered models' own completions are mixed too (False on the cells
+        solver: they are the low-rank half's; new models are mixed either way).
     """
 
     cells_path = True  # (by dropping the covariates where the low-rank half has no cells path)
@@ -234,7 +240,9 @@ class NeighbourBlend(BasePredictor):
         self.low_rank_ = low_rank_
         self.solver_ = getattr(low_rank_, "solver_", "dense")
         self.neighbours_ = NeighbourMix(**self.neighbours.get_params()).fit(
-            Y, scales, low_rank_.transform_, dates=dates, enabled=not low_rank_.uses_cells())
+            Y, scales, low_rank_.transform_, dates=dates)
+        self.mixes_registered_ = self.neighbours_.models_ is not None \
+            and not low_rank_.uses_cells()
         self._training = None
 
     @classmethod
@@ -372,7 +380,7 @@ class NeighbourBlend(BasePredictor):
         return self._training
 
     def _predict(self) -> np.ndarray:
-        if self.neighbours_.models_ is None:
+        if not self.mixes_registered_:
             return self.low_rank_.complete(keep_observed=False)
         return self._training_rows()[0]
 
@@ -380,19 +388,19 @@ class NeighbourBlend(BasePredictor):
         """The low-rank half's spread with the parts' disagreement added in quadrature
         (score units, (n_models, n_benchmarks))."""
         self._fitted()
-        if self.neighbours_.models_ is None:
+        if not self.mixes_registered_:
             return self.low_rank_.complete_spread()
         return self._training_rows()[1]
 
     def complete_rows(self, rows, *, keep_observed: bool = True) -> np.ndarray:
-        if self.neighbours_.models_ is None:
+        if not self.mixes_registered_:
             return self.low_rank_.complete_rows(rows, keep_observed=keep_observed)
         return super().complete_rows(rows, keep_observed=keep_observed)
 
     def predict_cells(self, rows, cols, *, return_spread: bool = False):
         """Predictions (and spread) at cells ``(rows, cols)`` (n_cells,)."""
         self._fitted()
-        if self.neighbours_.models_ is None:
+        if not self.mixes_registered_:
             return self.low_rank_.predict_cells(rows, cols, return_spread=return_spread)
         rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
         P, spread = self._training_rows()
