@@ -133,6 +133,45 @@ def build_repo_sources(root: Path, source_ids, *, history: bool = False) -> tupl
     return home, newest
 
 
+def _session_root(tmp_path_factory) -> Path:
+    """A folder of this test session that every xdist worker sees (the workers' basetemps
+    are `popen-gwN` inside the session's): what the workers share, built once."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def _master_default(tmp_path_factory, shared_data) -> tuple[Home, str]:
+    """The default registry (`build_repo_registry`: every source of the repository, with
+    the reviewed verdicts), built once per test session however many workers run: the first
+    worker to ask builds it under a file lock, the others wait for it and read the same
+    folder (the 30-source build is a minute or more; see pytest-xdist's "session-scoped
+    fixture only once"). Never handed to a test: `default_registry` copies it."""
+    import fcntl
+
+    root = _session_root(tmp_path_factory) / "default-registry"
+    done = root / "build-output.txt"  # written last: the build is whole
+    with open(f"{root}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            with pytest.MonkeyPatch.context() as env:
+                for var in ("BENCHPRESS_MIRROR", "BENCHPRESS_CACHE", "BENCHPRESS_FIT_CACHE"):
+                    env.delenv(var, raising=False)
+                output = build_repo_registry(root / "ws")[1]
+            done.write_text(output, encoding="utf-8")
+    return Home(root / "ws"), done.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def default_registry(_master_default, tmp_path_factory) -> tuple[Home, str]:
+    """The default registry as `build_repo_registry` makes it, the module's own copy (its
+    raw files and prepared versions too, so a rebuild in it prepares nothing again): (home,
+    the build's output)."""
+    master, output = _master_default
+    return copy_home(master, tmp_path_factory.mktemp("default") / "ws"), output
+
+
 def build_repo_registry(root: Path) -> tuple[Home, str]:
     """A workspace at `root` with the repository's sources and contracts, pulled from the
     mirror and built by the CLI, as `make main` builds the default registry: (home, the

@@ -16,12 +16,13 @@ from benchpress.cli import main
 from benchpress.errors import BadRowsError
 from benchpress.predict.checks.suspects import SLIPS, SuspectCheck, slip_values
 from benchpress.scales import BenchmarkScales
+from benchpress.store.build import prepared_folder
 from benchpress.store.verdicts import apply_reviews
 from benchpress.store.tables import read_table
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import model_alias_map
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
-from tests.conftest import REPO, build_repo_registry, copy_home, make_home
+from tests.conftest import REPO, copy_home, make_home
 
 N_MODELS, N_BENCH = 80, 24
 SLIP_NAMES = [s.name for s in SLIPS]
@@ -201,9 +202,10 @@ def test_apply_reviews_moves_judged_values_to_the_quarantine_with_their_verdict(
 
 # -- the registry and the command --------------------------------------------------------
 @pytest.fixture(scope="module")
-def repo_home(tmp_path_factory):
-    """The repository's sources and contracts built from the mirror (the default registry)."""
-    home, output = build_repo_registry(tmp_path_factory.mktemp("suspects") / "ws")
+def repo_home(default_registry):
+    """The repository's sources and contracts built from the mirror (the default registry,
+    the session's build: `default_registry`)."""
+    home, output = default_registry
     assert "suspects: " in output and "open of" in output.split("suspects: ")[-1]
     return home
 
@@ -211,12 +213,15 @@ def repo_home(tmp_path_factory):
 @pytest.fixture(scope="module")
 def unreviewed(repo_home, tmp_path_factory):
     """The same sources built without the verdicts (built once for the module, with a
-    snapshot tagged "before"); a test that writes into it works on a copy (`copy_home`)."""
+    snapshot tagged "before"); a test that writes into it works on a copy (`copy_home`).
+    The versions prepared for the default registry are kept (what a workspace keeps in
+    .cache/prepared): the verdicts act after the preparation, so none is prepared again."""
     home = make_home(tmp_path_factory.mktemp("unreviewed") / "ws")
     assert not (home.schemas / "cell_reviews.csv").exists()
     shutil.rmtree(home.sources)
     shutil.copytree(repo_home.sources, home.sources)
     shutil.copytree(repo_home.cache, home.cache)
+    shutil.copytree(prepared_folder(repo_home), prepared_folder(home))
     for args in (["build"], ["snapshot", "create", "--tag", "before"]):
         result = CliRunner().invoke(main, [*args, "--home", str(home.root)])
         assert result.exit_code == 0, result.output
