@@ -28,31 +28,25 @@ MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_d
 def _expected_seconds(item) -> float:
     """A test's expected run time for scheduling: `@pytest.mark.slow(seconds=N)` on the
     longest ones (measured on a 2-core machine, two workers), 1 for another slow test, else
-    0 (a module's other tests are counted by its `duration` mark, see below)."""
-    mark = item.get_closest_marker("slow")
-    return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
+    0 (a module's other tests are counted by its `duration` mark, see below). A module's
+    `pytestmark = pytest.mark.slow(seconds=N)` is the whole module's N, counted once (by
+    `_module_seconds`), not N for each of its tests."""
+    mark = next(item.iter_markers("slow"), None)
+    if mark is None or mark not in item.own_markers:
+        return 0.0
+    return float(mark.kwargs.get("seconds", 1))
 
 
 def _module_seconds(item) -> float:
-    """The expected seconds of a module's tests that are not marked slow (what `make
-    test-quick` runs of it): its `pytestmark = pytest.mark.duration(seconds=N)`, else 0."""
-    mark = item.get_closest_marker("duration")
-    return float(mark.kwargs["seconds"]) if mark is not None else 0.0
-
-
-@pytest.hookimpl(trylast=True)  # after `-m` has deselected: only what runs is counted
-def pytest_collection_modifyitems(config, items):
-    """Files run longest first (their `duration` plus the expected seconds of their slow
-    tests that run), each in its usual order: with `-n 2 --dist loadscope` (make test,
-    make test-quick) the long modules start at once and the short ones fill in beside them,
-    instead of one long module starting last on an idle worker."""
-    cost: dict[str, float] = {}
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        if path not in cost:
-            cost[path] = _module_seconds(item)
-        cost[path] += _expected_seconds(item)
-    items.sort(key=lambda item: -cost[item.nodeid.split("::")[0]])
+    """The expected seconds of a module as it runs here: its `pytestmark =
+    pytest.mark.duration(seconds=N)` (its tests not marked slow, what `make test-quick`
+    runs of it), plus the N of a module-wide `pytest.mark.slow(seconds=N)`."""
+    module = item.getparent(pytest.Module)
+    marks = {m.name: m for m in (module.own_markers if module is not None else [])}
+    seconds = float(marks["duration"].kwargs["seconds"]) if "duration" in marks else 0.0
+    if "slow" in marks:
+        seconds += float(marks["slow"].kwargs.get("seconds", 1))
+    return seconds
 
 
 @pytest.fixture(scope="session", autouse=True)
