@@ -23,6 +23,10 @@ from benchpress.predict import make_predictor
 from benchpress.predict.models.als_predictor import ALSPredictor
 from tests.conftest import REPO
 
+# about 13 s for the tests `make test-quick` runs (scheduling: long modules start first),
+# its default-registry test copying the session's build, which tests/test_suspects.py makes
+pytestmark = pytest.mark.duration(seconds=13)
+
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
 
 

@@ -24,6 +24,11 @@ from benchpress.validate.normalize import model_alias_map
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
 from tests.conftest import REPO, copy_home, make_home
 
+# about 115 s for the tests `make test-quick` runs (scheduling: long modules start first),
+# with the session's build of the default registry (`default_registry`): this module starts
+# first and makes it, tests/test_artifact.py (later) copies it
+pytestmark = pytest.mark.duration(seconds=115)
+
 N_MODELS, N_BENCH = 80, 24
 SLIP_NAMES = [s.name for s in SLIPS]
 
