@@ -28,16 +28,25 @@ MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_d
 def _expected_seconds(item) -> float:
     """A test's expected run time for scheduling: `@pytest.mark.slow(seconds=N)` on the
     longest ones (measured on a 2-core machine, two workers), 1 for another slow test, else
-    0 (a module's other tests are counted by its `duration` mark, see below)."""
-    mark = item.get_closest_marker("slow")
-    return float(mark.kwargs.get("seconds", 1)) if mark is not None else 0.0
+    0 (a module's other tests are counted by its `duration` mark, see below). A module's
+    `pytestmark = pytest.mark.slow(seconds=N)` is the whole module's N, counted once (by
+    `_module_seconds`), not N for each of its tests."""
+    mark = next(item.iter_markers("slow"), None)
+    if mark is None or mark not in item.own_markers:
+        return 0.0
+    return float(mark.kwargs.get("seconds", 1))
 
 
 def _module_seconds(item) -> float:
-    """The expected seconds of a module's tests that are not marked slow (what `make
-    test-quick` runs of it): its `pytestmark = pytest.mark.duration(seconds=N)`, else 0."""
-    mark = item.get_closest_marker("duration")
-    return float(mark.kwargs["seconds"]) if mark is not None else 0.0
+    """The expected seconds of a module as it runs here: its `pytestmark =
+    pytest.mark.duration(seconds=N)` (its tests not marked slow, what `make test-quick`
+    runs of it), plus the N of a module-wide `pytest.mark.slow(seconds=N)`."""
+    module = item.getparent(pytest.Module)
+    marks = {m.name: m for m in (module.own_markers if module is not None else [])}
+    seconds = float(marks["duration"].kwargs["seconds"]) if "duration" in marks else 0.0
+    if "slow" in marks:
+        seconds += float(marks["slow"].kwargs.get("seconds", 1))
+    return seconds
 
 
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected: only what runs is counted
@@ -131,6 +140,45 @@ def build_repo_sources(root: Path, source_ids, *, history: bool = False) -> tupl
     for s in report.sources:  # a source's newest version comes first
         newest.setdefault(s.source_id, s)
     return home, newest
+
+
+def _session_root(tmp_path_factory) -> Path:
+    """A folder of this test session that every xdist worker sees (the workers' basetemps
+    are `popen-gwN` inside the session's): what the workers share, built once."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def _master_default(tmp_path_factory, shared_data) -> tuple[Home, str]:
+    """The default registry (`build_repo_registry`: every source of the repository, with
+    the reviewed verdicts), built once per test session however many workers run: the first
+    worker to ask builds it under a file lock, the others wait for it and read the same
+    folder (the 30-source build is a minute or more; see pytest-xdist's "session-scoped
+    fixture only once"). Never handed to a test: `default_registry` copies it."""
+    import fcntl
+
+    root = _session_root(tmp_path_factory) / "default-registry"
+    done = root / "build-output.txt"  # written last: the build is whole
+    with open(f"{root}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            with pytest.MonkeyPatch.context() as env:
+                for var in ("BENCHPRESS_MIRROR", "BENCHPRESS_CACHE", "BENCHPRESS_FIT_CACHE"):
+                    env.delenv(var, raising=False)
+                output = build_repo_registry(root / "ws")[1]
+            done.write_text(output, encoding="utf-8")
+    return Home(root / "ws"), done.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def default_registry(_master_default, tmp_path_factory) -> tuple[Home, str]:
+    """The default registry as `build_repo_registry` makes it, the module's own copy (its
+    raw files and prepared versions too, so a rebuild in it prepares nothing again): (home,
+    the build's output)."""
+    master, output = _master_default
+    return copy_home(master, tmp_path_factory.mktemp("default") / "ws"), output
 
 
 def build_repo_registry(root: Path) -> tuple[Home, str]:

@@ -17,8 +17,8 @@ from benchpress.store.ingest import ingest
 from benchpress.store.sql import query
 from tests.conftest import REPO, SHARED_DATA, build_repo_sources
 
-# about 11 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=11)
+# about 6 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=6)
 
 
 AA_DIR = SHARED_DATA / "artificial-analysis"

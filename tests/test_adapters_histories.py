@@ -23,7 +23,7 @@ from benchpress.store.tables import read_table
 from tests.conftest import make_home
 from tests import history_data as hd
 
-pytestmark = pytest.mark.duration(seconds=25)
+pytestmark = pytest.mark.duration(seconds=6)
 
 ADAPTER = {"bfcl": "bfcl", "tau2-bench": "tau2-bench", "swe-bench": "swe-bench",
            "lmarena": "lmarena"}

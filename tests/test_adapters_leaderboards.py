@@ -25,8 +25,8 @@ from benchpress.store.sql import query
 from benchpress.store.tables import read_table
 from tests.conftest import BP_2026_05, REPO, SHARED_DATA, build_repo_sources
 
-# about 19 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=19)
+# about 10 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=10)
 
 
 EPOCH = SHARED_DATA / "epoch-2025-12"

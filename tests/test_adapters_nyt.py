@@ -18,6 +18,9 @@ from benchpress.store.sql import query
 from benchpress.store.tables import read_table
 from tests.conftest import REPO, SHARED_DATA, build_repo_sources, make_home
 
+# about 5 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=5)
+
 HISTORY = SHARED_DATA / "nyt-connections-history"
 NEWEST = HISTORY / "2026-05-22"
 

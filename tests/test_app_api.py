@@ -26,8 +26,8 @@ from benchpress.api.typed_scores import parse_scores
 from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
 
 
-# about 8 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=8)
+# about 11 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=11)
 
 
 def make_app_home(root):
@@ -285,7 +285,7 @@ def test_sql_console_table_and_csv(client):
     assert "not available" in get(client, "/api/sql?q=SELECT current_setting('memory_limit')", 400)["error"]
 
 
-@pytest.mark.slow(seconds=2)  # seconds of fits; `make test` runs it
+@pytest.mark.slow(seconds=5)  # seconds of fits; `make test` runs it
 def test_probes_search_runs_in_the_background(client):
     # the app's search on a sample of 20 models (`max_models`, as `probes --max-models`: 10
     # held-out fits), so the job runs in seconds; the background job, its states and its

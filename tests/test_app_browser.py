@@ -33,7 +33,7 @@ from tests.test_app_api import make_app_home
 
 
 # about 45 s (a server start, a probe search and a drift run in the background)
-pytestmark = pytest.mark.slow(seconds=4)  # a browser: 11 pages, seconds each
+pytestmark = pytest.mark.slow(seconds=75)  # a browser: 11 pages, seconds each (the module's)
 
 SHOTS = REPO / "screenshots"
 

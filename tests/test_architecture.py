@@ -18,6 +18,9 @@ import pytest
 
 import benchpress
 
+# about 8 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=8)
+
 PACKAGE = Path(benchpress.__file__).resolve().parent
 
 #: The stages in the order data flows through them: a module imports only modules of its

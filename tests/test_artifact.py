@@ -21,7 +21,11 @@ from benchpress.errors import BadInputError
 from benchpress.api.fit_store import FitStore
 from benchpress.predict import make_predictor
 from benchpress.predict.models.als_predictor import ALSPredictor
-from tests.conftest import REPO, build_repo_registry
+from tests.conftest import REPO
+
+# about 13 s for the tests `make test-quick` runs (scheduling: long modules start first),
+# its default-registry test copying the session's build, which tests/test_suspects.py makes
+pytestmark = pytest.mark.duration(seconds=13)
 
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "swe_bench_verified": 70.0}
 
@@ -132,14 +136,12 @@ def test_default_artifact_loads_and_predicts_as_a_fresh_fit():
         np.testing.assert_allclose(a[col].to_numpy(), b[col].to_numpy(), rtol=1e-9, atol=1e-9)
 
 
-def test_default_artifact_matches_the_registry_built_from_the_repo(tmp_path, monkeypatch,
-                                                                   shared_data):
+def test_default_artifact_matches_the_registry_built_from_the_repo(default_registry):
     """`make pretrained` fits params.yaml's predict.sources of the registry built from the
     repository's sources: the shipped artifact holds exactly that matrix."""
     import yaml
 
-    monkeypatch.delenv("BENCHPRESS_CACHE", raising=False)
-    home = build_repo_registry(tmp_path / "ws")[0]
+    home = default_registry[0]
     sources = yaml.safe_load((REPO / "params.yaml").read_text())["predict"]["sources"]
     built = BenchPress.from_snapshot(home, sources=sources.split(","))
     shipped = load_artifact(DEFAULT_ARTIFACT)

@@ -21,8 +21,8 @@ from benchpress.store.sql import query
 from benchpress.store.tables import TABLE_NAMES, registry_exists
 from tests.conftest import BP_2026_05, REPO, make_home
 
-# about 28 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=28)
+# about 31 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=31)
 
 
 KILL_AFTER = textwrap.dedent("""

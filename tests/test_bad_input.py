@@ -14,6 +14,9 @@ from benchpress.store.ingest import ingest
 from benchpress.store.tables import read_table
 from tests.conftest import BP_2026_05
 
+# about 7 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=7)
+
 
 def _snapshot_of(home) -> dict[str, bytes]:
     """Every file of the registry and the source configs, to prove nothing changed."""

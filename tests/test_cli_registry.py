@@ -11,8 +11,8 @@ from benchpress.cli import main
 from tests.conftest import BP_2026_05, MATRIX_2026_02
 
 
-# about 16 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=16)
+# about 12 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=12)
 
 
 def run(*args):

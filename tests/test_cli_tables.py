@@ -17,6 +17,9 @@ from benchpress.store.snapshot import create_snapshot
 from benchpress.store.tables import read_table
 from tests.conftest import MATRIX_2026_02
 
+# about 5 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=5)
+
 FAST = ["--method", "benchmark_mean"]
 
 

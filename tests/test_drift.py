@@ -17,6 +17,9 @@ from benchpress.store.matrix import ScoreMatrix
 
 from conftest import BP_2026_05, MATRIX_2026_02, make_home
 
+# about 13 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=13)
+
 N_MODELS, N_BENCH = 80, 30
 CFG = DriftThresholds(probe_method="published", max_rank=5)
 IDS_M = [f"m{i}" for i in range(N_MODELS)]
@@ -90,7 +93,7 @@ def two_snapshots(tmp_path_factory, shared_data):
     return home
 
 
-@pytest.mark.slow(seconds=5)  # several seconds of fits; `make test` runs it
+@pytest.mark.slow(seconds=11)  # several seconds of fits; `make test` runs it
 def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     runner = CliRunner()
     metrics, full = tmp_path / "metrics" / "drift.json", tmp_path / "drift_report.json"
@@ -126,7 +129,7 @@ def test_drift_on_the_shared_matrices(two_snapshots, tmp_path):
     assert r.exit_code == 2 and "Error: unknown parameter 'n_startz' for method 'default'" in r.output
 
 
-@pytest.mark.slow(seconds=5)  # two snapshots' fits with covariates; `make test` runs it
+@pytest.mark.slow(seconds=9)  # two snapshots' fits with covariates; `make test` runs it
 def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_path):
     common = ["drift", "--home", str(two_snapshots.root), "--max-rank", "2", "--n-boot", "2",
               "--probes-k", "1", "--probe-max-models", "20"]

@@ -19,6 +19,9 @@ from benchpress.errors import UsageError
 from benchpress.executor import DaskExecutor, LocalExecutor, ProcessExecutor, get_executor
 from tests.conftest import BP_2026_05, MATRIX_2026_02, SHARED_DATA
 
+# about 13 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=13)
+
 FOLDS = SHARED_DATA / "benchpress-2026-05" / "folds_s10_f3_bs42_ms1.json"
 # the default predictor's MedAE on those folds; the last digits depend on the BLAS build,
 # so it is compared within 1e-6 (local and remote runs are still compared exactly)
@@ -240,7 +243,7 @@ def cluster():
             yield lc.scheduler_address
 
 
-@pytest.mark.slow(seconds=8)  # with the cluster's start
+@pytest.mark.slow(seconds=13)  # with the cluster's start
 def test_evaluate_on_the_cluster_is_bit_identical(built_2026_05, cluster):
     from benchpress.api import BenchPress
 
@@ -262,7 +265,7 @@ def test_evaluate_on_the_cluster_is_bit_identical(built_2026_05, cluster):
     assert ex._client is None  # closed afterwards
 
 
-@pytest.mark.slow(seconds=5)
+@pytest.mark.slow(seconds=11)
 def test_evaluate_cli_on_the_cluster_prints_the_same_json(built_2026_05, cluster):
     args = ["evaluate", "--folds", str(FOLDS), "--home", str(built_2026_05.root),
             "--format", "json"]
@@ -293,7 +296,7 @@ def test_a_failure_on_a_worker_is_the_same_one_line(built_2026_05, cluster):
     assert _one_error_line(there) == _one_error_line(here) == "Error: n_starts must be >= 1, got 0"
 
 
-@pytest.mark.slow(seconds=5)
+@pytest.mark.slow(seconds=7)
 def test_replay_on_the_cluster_gives_the_same_timeline(tmp_path, cluster):
     """The replay's dated fits through the cluster; kNN at each date (what is compared is
     where the fits run, not the default's figures; its probe search is 5x cheaper)."""
@@ -339,7 +342,7 @@ def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
         assert time.perf_counter() - t0 < 10
 
 
-@pytest.mark.slow(seconds=5)
+@pytest.mark.slow(seconds=12)
 def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster):
     """The probe search's fits and candidate scoring through the cluster: same set, same
     scores as in this process (only the timing fields may differ). A sample of 20 models

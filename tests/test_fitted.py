@@ -17,6 +17,9 @@ from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import FitIdentity, FittedModel
 from benchpress.predict import make_predictor
 
+# about 7 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=7)
+
 PACKAGE = Path(__file__).resolve().parents[1] / "benchpress"
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "mmlu_pro": 80.0}
 

@@ -58,7 +58,7 @@ def release(tmp_path_factory, shared_data):
     return Home(timeline.folder), model, timeline
 
 
-@pytest.mark.slow(seconds=2)  # the module's replay is made here (two dates)
+@pytest.mark.slow(seconds=4)  # the module's replay is made here (two dates)
 def test_the_next_snapshot_forecasts_the_new_models_whole_row(release):
     rhome, model, timeline = release
     # fit.probes: 0 chose no probe set and measured the rest

@@ -25,7 +25,7 @@ from benchpress.store.sources import config_versions, load_configs, save_config,
 from tests.conftest import REPO, SHARED_DATA, make_home
 
 # builds of real histories, several workspaces: `make test` runs them, test-quick the plan's
-pytestmark = pytest.mark.slow(seconds=30)
+pytestmark = pytest.mark.slow(seconds=15)
 
 NYT = ("2026-03-05", "2026-04-03", "2026-05-19")  # the copies kept of NYT Connections' 65
 RELEASE = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"

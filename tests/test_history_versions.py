@@ -24,7 +24,7 @@ from benchpress.store.tables import read_table
 from tests import history_data as hd
 from tests.conftest import REPO, SHARED_DATA, make_home
 
-pytestmark = pytest.mark.duration(seconds=20)
+pytestmark = pytest.mark.duration(seconds=5)
 
 SOURCES = ["bfcl", "tau2-bench", "swe-bench", "lmarena"]
 
@@ -75,7 +75,7 @@ def _home_at(tmp_path, source: str, version: str):
     return home
 
 
-@pytest.mark.slow(seconds=15)
+@pytest.mark.slow(seconds=4)
 @pytest.mark.parametrize("source", SOURCES)
 def test_every_shared_version_builds_as_a_version_of_one_source(source, tmp_path, shared_data):
     home = make_home(tmp_path / "ws")

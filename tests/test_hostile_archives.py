@@ -28,6 +28,9 @@ from benchpress.errors import BadInputError, FetchError
 from benchpress.store.ingest import ingest
 from tests.conftest import SHARED_DATA
 
+# about 8 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=8)
+
 EPOCH_MIRROR = SHARED_DATA / "epoch-2025-12"
 
 

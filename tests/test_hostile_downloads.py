@@ -28,8 +28,8 @@ from benchpress.store.ingest import ingest
 from benchpress.store.tables import read_table
 from tests.conftest import REPO, SHARED_DATA, make_home
 
-# about 21 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=21)
+# about 18 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=18)
 
 
 BODY = b'{"models": [], "benchmarks": [], "scores": []}' * 20

@@ -21,7 +21,7 @@ from benchpress.api.fit_store import INDEX_DIR, INDEX_PER_FIT, FitStore
 from benchpress.predict import make_predictor
 from tests.conftest import synthetic_home
 
-pytestmark = pytest.mark.duration(seconds=25)
+pytestmark = pytest.mark.duration(seconds=12)
 
 N_MODELS, N_BENCH = 40, 8
 SCORES = {"b0": 60.0, "b1": 40.0}

@@ -26,7 +26,7 @@ from benchpress.validate.contracts import load_contracts
 from benchpress.validate.patterns import compile_pattern
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.duration(seconds=30)
+pytestmark = pytest.mark.duration(seconds=8)
 
 HEADER = "model_id,benchmark_id,score,reference_url,source_type\n"
 URL = "https://acme.example/blog"

@@ -20,6 +20,9 @@ from benchpress.predict.intervals.calibrator import IntervalCalibrator
 from benchpress.predict.intervals.features import point_size
 from benchpress.predict.evaluation.coverage import interval_coverage
 
+# about 12 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=12)
+
 ALPHA = 0.1
 SLACK = 0.02          # coverage may fall this far below 1 - alpha on one draw
 

@@ -18,6 +18,9 @@ from benchpress.store.tables import read_table
 from tests.conftest import SHARED_DATA
 from tests.test_versions import _csv
 
+# about 5 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=5)
+
 AA = SHARED_DATA / "artificial-analysis"
 INDEX = "artificial_analysis_intelligence_index"
 NEW = "aa_intelligence_index@2026-05-22"

@@ -16,6 +16,9 @@ from benchpress import BenchPress
 from benchpress.app import build_state, create_app
 from benchpress.cli import main
 
+# about 7 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=7)
+
 SCORES = {"gpqa_diamond": 71.2, "hle": 20.1, "mmlu_pro": 80.0}
 MODEL, OTHER = "gpt-4.5", "o3-mini-high"
 TOL = 1e-9

@@ -26,7 +26,7 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.slow(seconds=3)  # a build and clean venvs
+pytestmark = pytest.mark.slow(seconds=40)  # a build and clean venvs (the module's)
 
 ONE_LINER = ("from benchpress import BenchPress; import benchpress, json; "
              "f = BenchPress.from_pretrained().predict({'gpqa_diamond': 71.2, 'hle': 20.1}).frame; "

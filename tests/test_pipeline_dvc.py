@@ -137,7 +137,7 @@ def make_workspace(ws: Path, remote: Path, *, overrides: dict | None = None) -> 
     dvc(ws, "remote", "modify", "store", "url", str(remote))
 
 
-@pytest.mark.slow(seconds=32)
+@pytest.mark.slow(seconds=55)
 @pytest.mark.usefixtures("shared_data")
 def test_repro_push_clone_pull_gives_identical_snapshots(tmp_path):
     ws, remote = tmp_path / "ws", tmp_path / "remote"

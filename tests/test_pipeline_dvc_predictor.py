@@ -66,7 +66,7 @@ def _reviewed_out(source_id: str) -> int:
 EVALUATED_CELLS = 2604 + 1 - _reviewed_out(MAY)
 
 
-@pytest.mark.slow(seconds=66)
+@pytest.mark.slow(seconds=100)
 @pytest.mark.usefixtures("shared_data")
 def test_full_pipeline_fits_the_predictor_and_reruns_only_what_changed(tmp_path):
     ws = tmp_path / "ws"

@@ -19,6 +19,9 @@ from benchpress.predict import (
 )
 from benchpress.api.fold_files import read_folds
 
+# about 6 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=6)
+
 
 @pytest.fixture(scope="module")
 def published_folds(paper_matrix):

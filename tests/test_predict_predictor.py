@@ -9,6 +9,9 @@ from benchpress.predict import (
     PRESETS, available_methods, clone, make_folds, make_predictor, param_overrides,
 )
 
+# about 5 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=5)
+
 
 @pytest.fixture(scope="module")
 def fitted_default(paper_matrix):

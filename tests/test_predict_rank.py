@@ -1,8 +1,12 @@
 """Rank diagnostics."""
 
 import numpy as np
+import pytest
 
 from benchpress.predict import complete_submatrices, make_folds, rank_diagnostics
+
+# about 6 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=6)
 
 
 def test_rank_diagnostics(paper_matrix):

@@ -15,6 +15,9 @@ from benchpress.predict.models.knn import neighbour_average
 from benchpress.predict.evaluation.temporal import (TemporalResult, monthly_cutoffs,
                                                     single_benchmarks, temporal_evaluation)
 
+# about 12 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=12)
+
 
 def _by_hand(Zq, Z, k, offset):
     """The k nearest models per benchmark, one query and one benchmark at a time."""

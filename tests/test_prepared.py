@@ -1,6 +1,7 @@
 """Prepared versions kept on disk by content (`store.prepared`): a second build reads no
 source file and gives the same bytes; a damaged entry is prepared again; an edit of the
-contracts is another key; a full build prunes what it did not use."""
+contracts is another key (a reviewed verdict is not: it acts after the preparation); a full
+build prunes what it did not use."""
 
 from __future__ import annotations
 
@@ -73,3 +74,28 @@ def test_other_contracts_are_another_key_and_unused_entries_are_pruned(ws, reads
     assert len(reads) == 2
     (new,) = prepared_folder(ws).iterdir()  # the old key's entry pruned
     assert new.name != old.name
+
+
+def test_a_reviewed_verdict_rebuilds_from_the_prepared_versions(ws, reads):
+    """`cell_reviews.csv` acts on the assembled observations (`store.verdicts`), not on a
+    version's preparation: recording a verdict reads no source file again, and the value
+    it names leaves the cells all the same."""
+    import polars as pl
+
+    from benchpress.store.tables import read_table
+
+    build(ws, mirror=SHARED_DATA)
+    (entry,) = prepared_folder(ws).iterdir()
+    cell = read_table(ws.registry, "scores").row(0, named=True)
+    (ws.schemas / "cell_reviews.csv").write_text(
+        "model_id,benchmark_id,source_id,score,verdict,note,reviewer\n"
+        f"{cell['model_id']},{cell['benchmark_id']},{FEB},,exclude,a test's verdict,me\n",
+        encoding="utf-8")
+    build(ws, mirror=SHARED_DATA)
+    assert len(reads) == 1
+    assert [p.name for p in prepared_folder(ws).iterdir()] == [entry.name]
+    scores = read_table(ws.registry, "scores")
+    assert scores.filter((pl.col("model_id") == cell["model_id"])
+                         & (pl.col("benchmark_id") == cell["benchmark_id"])).height == 0
+    out = read_table(ws.registry, "quarantine").filter(pl.col("field") == "review")
+    assert out.height == 1 and "a test's verdict" in out["reason"][0]

@@ -10,6 +10,9 @@ from benchpress.predict import BenchmarkScales, make_predictor
 from benchpress.predict.probes.select import Candidates, greedy_add, swap_pass
 from benchpress.predict.probes.search import PAPER_SETS, ProbeSearch, probe_set_change, refit_transcripts
 
+# about 6 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=6)
+
 PAPER_ANY = PAPER_SETS["paper (any benchmark)"]
 PAPER_LOW_COST = PAPER_SETS["paper (low-cost allowlist)"]
 FAST = dict(n_starts=2, n_iter=15)  # published configuration, fewer starts: quick tests

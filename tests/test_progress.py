@@ -21,6 +21,9 @@ from benchpress.predict import BenchmarkScales, make_predictor
 from benchpress.predict.probes.search import ProbeSearch
 from tests.conftest import REPO
 
+# about 8 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=8)
+
 FAST = ["--param", "n_starts=2"]
 
 
@@ -71,7 +74,7 @@ def shown_and_quiet(built_2026_05):
 @pytest.mark.parametrize("args, step", [
     (("snapshot", "create"), "snapshotting the registry"),
     pytest.param(("rank", "--max-rank", "2", *FAST, "--format", "json"), "error by rank",
-                 marks=pytest.mark.slow(seconds=3)),  # `make test` runs it, test-quick not
+                 marks=pytest.mark.slow(seconds=4)),  # `make test` runs it, test-quick not
     # a sample of 10 models: 10 held-out fits instead of 84, the same steps shown
     (("probes", "--k", "2", "--max-models", "10", *FAST, "--format", "json"),
      "leave-one-model-out fit"),

@@ -78,7 +78,7 @@ def test_covered_blocks_name_existing_tests():
         assert f"def {name}(" in (REPO / path).read_text(), f"{b.where()}: no test {b.arg}"
 
 
-@pytest.mark.slow(seconds=40)
+@pytest.mark.slow(seconds=8)
 def test_registry_blocks_run_in_a_built_workspace(_master_2026_05, tmp_path):
     """The `[registry]` tour, command by command, in a workspace holding the paper's matrix
     (`benchpress` from this environment): each exits 0 and prints within 80 columns."""

@@ -53,7 +53,7 @@ def replayed(tmp_path_factory, shared_data):
     return home, plan, timeline, fits
 
 
-@pytest.mark.slow(seconds=5)  # the module's replay is made here (three dates)
+@pytest.mark.slow(seconds=10)  # the module's replay is made here (three dates)
 def test_one_snapshot_per_date_in_its_own_workspace(replayed):
     home, _, timeline, _ = replayed
     assert [r["date"] for r in timeline.rows] == [v[:10] for v in VERSIONS]

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from benchpress.cli import main
 from benchpress.report import FIGURES
 
-pytestmark = pytest.mark.slow(seconds=10)  # a browser: `make test-quick` leaves it out, `make test` runs it
+pytestmark = pytest.mark.slow(seconds=21)  # a browser: `make test-quick` leaves it out, `make test` runs it
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -16,6 +16,9 @@ from click.testing import CliRunner
 from benchpress.cli import main
 from benchpress.report.page import TIMELINE_FIGURES, ReportPage, timeline_section
 
+# about 15 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=15)
+
 DATES = ["2026-04-10", "2026-04-24", "2026-05-08", "2026-05-22"]
 
 

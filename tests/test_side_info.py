@@ -12,6 +12,9 @@ from benchpress.predict.models.side_info import SideInfoPredictor, model_covaria
 from benchpress.scales import BenchmarkScales
 from benchpress.store.matrix import ScoreMatrix
 
+# about 12 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=12)
+
 FAST = dict(n_starts=4)
 #: The rank-4 ALS that side information reduces to without covariates: als4 in side's z space
 AS_SIDE = dict(FAST, spread_prior=SPREAD_PRIOR, z_bound=Z_BOUND)

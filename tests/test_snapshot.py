@@ -23,6 +23,9 @@ from benchpress.store.tables import TABLE_NAMES, write_folder_atomic
 from benchpress.version import __version__
 from tests.conftest import BP_2026_05, make_home
 
+# about 6 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=6)
+
 URL = "https://acme.example/blog/acme-2"
 
 

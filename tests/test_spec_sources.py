@@ -174,7 +174,7 @@ def _all_tables(built, name):
     return pl.concat([built(s)[2][name] for s in CONFIGS], how="diagonal_relaxed")
 
 
-pytestmark = pytest.mark.slow(seconds=120)
+pytestmark = pytest.mark.slow(seconds=28)  # the module's
 
 
 @pytest.mark.parametrize("source", CONFIGS)

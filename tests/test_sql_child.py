@@ -20,6 +20,9 @@ from benchpress.store.sql_child import memory_bytes
 from tests.conftest import REPO
 from tests.test_sql_limits import _children, descendants, interrupt_sql
 
+# about 10 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=10)
+
 #: about 6 s of building one 500 MB string, which DuckDB's interrupt does not stop
 #: (`+ 0` keeps the size from being a constant the string cap would refuse); run in this
 #: process, it held the query 2 s past its limit (the grace), then ran on in the background

@@ -19,8 +19,8 @@ from benchpress.store.snapshot import create_snapshot
 from benchpress.store.sql import QueryCancelled, execute, query
 from tests.conftest import REPO
 
-# about 26 s for the tests `make test-quick` runs (scheduling: long modules start first)
-pytestmark = pytest.mark.duration(seconds=26)
+# about 15 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=15)
 
 
 N_SCORES = 2604

@@ -16,12 +16,18 @@ from benchpress.cli import main
 from benchpress.errors import BadRowsError
 from benchpress.predict.checks.suspects import SLIPS, SuspectCheck, slip_values
 from benchpress.scales import BenchmarkScales
+from benchpress.store.build import prepared_folder
 from benchpress.store.verdicts import apply_reviews
 from benchpress.store.tables import read_table
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.normalize import model_alias_map
 from benchpress.validate.reviews import REVIEW_COLUMNS, read_reviews
-from tests.conftest import REPO, build_repo_registry, copy_home, make_home
+from tests.conftest import REPO, make_home
+
+# about 100 s for the tests `make test-quick` runs (scheduling: long modules start first),
+# with the session's build of the default registry (`default_registry`): this module starts
+# first and makes it, tests/test_artifact.py (later) copies it
+pytestmark = pytest.mark.duration(seconds=100)
 
 N_MODELS, N_BENCH = 80, 24
 SLIP_NAMES = [s.name for s in SLIPS]
@@ -201,9 +207,10 @@ def test_apply_reviews_moves_judged_values_to_the_quarantine_with_their_verdict(
 
 # -- the registry and the command --------------------------------------------------------
 @pytest.fixture(scope="module")
-def repo_home(tmp_path_factory):
-    """The repository's sources and contracts built from the mirror (the default registry)."""
-    home, output = build_repo_registry(tmp_path_factory.mktemp("suspects") / "ws")
+def repo_home(default_registry):
+    """The repository's sources and contracts built from the mirror (the default registry,
+    the session's build: `default_registry`)."""
+    home, output = default_registry
     assert "suspects: " in output and "open of" in output.split("suspects: ")[-1]
     return home
 
@@ -211,12 +218,15 @@ def repo_home(tmp_path_factory):
 @pytest.fixture(scope="module")
 def unreviewed(repo_home, tmp_path_factory):
     """The same sources built without the verdicts (built once for the module, with a
-    snapshot tagged "before"); a test that writes into it works on a copy (`copy_home`)."""
+    snapshot tagged "before"; read only).
+    The versions prepared for the default registry are kept (what a workspace keeps in
+    .cache/prepared): the verdicts act after the preparation, so none is prepared again."""
     home = make_home(tmp_path_factory.mktemp("unreviewed") / "ws")
     assert not (home.schemas / "cell_reviews.csv").exists()
     shutil.rmtree(home.sources)
     shutil.copytree(repo_home.sources, home.sources)
     shutil.copytree(repo_home.cache, home.cache)
+    shutil.copytree(prepared_folder(repo_home), prepared_folder(home))
     for args in (["build"], ["snapshot", "create", "--tag", "before"]):
         result = CliRunner().invoke(main, [*args, "--home", str(home.root)])
         assert result.exit_code == 0, result.output
@@ -295,17 +305,16 @@ def test_build_refuses_malformed_reviews_one_line_per_row(repo_home, tmp_path):
     assert not home.registry.exists()
 
 
-def test_diff_names_a_review_as_the_cause(unreviewed, tmp_path):
-    """A snapshot before the verdicts and one after: each cell a verdict emptied is
-    `removed` with the cause `reviewed`, one another source now fills is `changed` so."""
+def test_diff_names_a_review_as_the_cause(unreviewed, repo_home):
+    """A snapshot before the verdicts and the registry after them (the same sources built
+    with the repository's verdicts): each cell a verdict emptied is `removed` with the
+    cause `reviewed`, one another source now fills is `changed` so."""
     from benchpress.store.diff import diff_folders
     from benchpress.store.snapshot import resolve_snapshot
 
-    home = copy_home(unreviewed, tmp_path / "ws")          # built without the verdicts
-    runner = CliRunner()
-    shutil.copy(REPO / "schemas" / "cell_reviews.csv", home.schemas)
-    assert runner.invoke(main, ["build", "--home", str(home.root)]).exit_code == 0
-    cells = diff_folders(resolve_snapshot(home, "before"), home.registry).cells
+    assert (repo_home.schemas / "cell_reviews.csv").read_bytes() == \
+        (REPO / "schemas" / "cell_reviews.csv").read_bytes()
+    cells = diff_folders(resolve_snapshot(unreviewed, "before"), repo_home.registry).cells
     reviewed = cells.filter(pl.col("cause") == "reviewed")
     excluded = read_reviews(REPO / "schemas").filter(pl.col("verdict") != "ok")
     # two sources' values of one cell (a model reviewed under an id an alias joins) are one

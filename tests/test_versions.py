@@ -20,6 +20,9 @@ from benchpress.store.sources import load_configs
 from benchpress.store.sql import execute
 from benchpress.store.tables import read_table
 
+# about 7 s for the tests `make test-quick` runs (scheduling: long modules start first)
+pytestmark = pytest.mark.duration(seconds=7)
+
 HEADER = ("model_id,name,provider,release_date,is_reasoning,benchmark_id,score,reference_url,"
           "source_type,reported_setting,notes\n")
 

@@ -91,13 +91,15 @@ def _skip(name: str) -> bool:
     return any(part.startswith(".") or part == "__MACOSX" for part in name.split("/"))
 
 
-def tree_sha256(path: Path) -> str:
-    """Tree digest of a folder or a zip (see the module docstring); hidden files are skipped.
-    A zip is streamed under the archive caps of `benchpress.input_limits`."""
+def tree_sha256(path: Path, leave_out: frozenset[str] = frozenset()) -> str:
+    """Tree digest of a folder or a zip (see the module docstring); hidden files are skipped,
+    and so are the files whose relative path is in `leave_out`. A zip is streamed under the
+    archive caps of `benchpress.input_limits`."""
     if path.is_dir():
-        return _tree_lines((p.relative_to(path).as_posix(), sha256_of(p)) for p in path.rglob("*")
-                           if p.is_file() and not _skip(p.relative_to(path).as_posix()))
-    return _tree_lines(zip_digests(path, lambda name: not _skip(name)))
+        return _tree_lines((rel, sha256_of(p)) for p in path.rglob("*")
+                           for rel in (p.relative_to(path).as_posix(),)
+                           if p.is_file() and not _skip(rel) and rel not in leave_out)
+    return _tree_lines(zip_digests(path, lambda name: not _skip(name) and name not in leave_out))
 
 
 def _signature(path: Path) -> tuple:

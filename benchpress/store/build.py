@@ -36,6 +36,7 @@ from benchpress.store.sources import (
 from benchpress.store.tables import locked, recover, views_sql, write_registry
 from benchpress.validate.contracts import load_contracts
 from benchpress.validate.prepare import SourceInfo, identity_columns, prepare_source
+from benchpress.validate.reviews import REVIEWS_FILE
 from benchpress.validate.schemas import (
     Benchmarks, Models, Quarantine, Sources, StoredScores, validate_table,
 )
@@ -195,9 +196,12 @@ def reuse_prepared():
 
 
 def _contracts_key(home: Home) -> str:
-    """A digest of the contract files (a memoized preparation is only reused under the same
-    contracts)."""
-    return tree_sha256(home.schemas) if home.schemas.is_dir() else ""
+    """A digest of the contract files a version's preparation reads (a memoized preparation
+    is only reused under the same contracts). The reviewed verdicts are left out: they act on
+    the assembled observations (`store.verdicts`), never on one version's preparation, so
+    recording a verdict rebuilds from the prepared versions instead of preparing them all."""
+    return (tree_sha256(home.schemas, leave_out=frozenset({REVIEWS_FILE}))
+            if home.schemas.is_dir() else "")
 
 
 def prepared_folder(home: Home) -> Path:

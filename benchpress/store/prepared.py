@@ -1,7 +1,8 @@
 """Prepared source versions, kept on disk by content: each version is read and checked once.
 
 Preparing one version of a source (its adapter's `read`, then `validate.prepare_source`)
-depends only on the file's bytes (its sha256), the contracts (`schemas/`, by tree digest),
+depends only on the file's bytes (its sha256), the contracts (`schemas/`, by tree digest,
+less the reviewed verdicts of `cell_reviews.csv`, which act on the assembled observations),
 the source info the rows are stamped with (id, url, retrieval date, ingest id), the limits
 in force and the package's code. `version_key` names all of them; the result is kept under
 that key in `<home>/.cache/prepared/<key>/`: the four frames as Parquet (models, declared
