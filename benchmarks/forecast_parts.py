@@ -48,6 +48,7 @@ from benchpress.store.matrix import as_published
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from later_releases import build_history, history_versions  # noqa: E402 (benchmarks/)
 
 #: What a user types first: a fixed list of single benchmarks, then the popular single ones.
 FIXED = ("gpqa_diamond", "hle", "ifbench", "mmlu_pro", "livecodebench")
@@ -326,8 +327,6 @@ def main(argv=None) -> None:
     args.known = tuple(int(k) for k in args.known.split(","))
     args.cutoffs = [c for c in args.cutoffs.split(",") if c]
     args.paper_seeds = [int(s) for s in args.paper_seeds.split(",")]
-    from later_releases import build_history, history_versions
-
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     mirror = (ROOT / params["data"]["mirror"]).resolve()
     frames = []

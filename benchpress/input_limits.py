@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
+from pathlib import Path
 
-from benchpress.errors import UsageError
+from benchpress.errors import BadInputError, UsageError
 
-__all__ = ["InputLimits", "input_limits"]
+__all__ = ["InputLimits", "input_limits", "read_capped"]
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,9 @@ class InputLimits:
         single-score models asked 7.5 GB for the dense matrix alone with 1,000 benchmarks,
         and with 100 the fit asked 4.25 GB for one product of the models' factor features.
     max_config_bytes : int
-        Bytes one settings file (a source config, a replay plan, ``scales.yaml``, a
-        ``probes --out`` file that ``fit --probes-from`` reads) may hold: the largest in the repository is 39 kB; a 146 MB one took 2 s and 830 MB to
-        parse.
+        Bytes one settings file (a source config, a replay plan, ``scales.yaml``, the
+        ``probes --out`` file that ``fit --probes-from`` reads) may hold: the largest in
+        the repository is 39 kB; a 146 MB one took 2 s and 830 MB to parse.
     """
 
     max_download_bytes: int = 256 * 1024 * 1024
@@ -136,3 +137,21 @@ class InputLimits:
 def input_limits() -> InputLimits:
     """The limits in force now: :meth:`InputLimits.from_environment` of this process."""
     return InputLimits.from_environment()
+
+
+def read_capped(path, bound: str, what: str, why: str = "") -> bytes:
+    """The bytes of the file at ``path``, refused in one line naming it (BadInputError)
+    when it holds more than the bound named ``bound`` (a field of :class:`InputLimits`,
+    read now); ``what`` names the kind of file in that line, ``why`` adds a reason. At most
+    the bound plus one byte is read, so a file that grows after its size was looked at is
+    refused too. OSError (unreadable) is the caller's to name."""
+    limit = getattr(input_limits(), bound)
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(limit + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
+        shown = max(size, len(data))
+        raise BadInputError(f"{Path(path)}: {shown:,} bytes is more than {what} may hold "
+                            f"({limit:,}{'; ' + why if why else ''}; env "
+                            f"{InputLimits.variable(bound)})")
+    return data

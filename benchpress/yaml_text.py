@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from benchpress.input_limits import input_limits
+from benchpress.input_limits import read_capped
 from benchpress.errors import BadInputError
 
 __all__ = ["safe_load", "read_file", "describe", "line_numbers"]
@@ -57,16 +57,11 @@ def read_file(path: Path):
     OSError, yaml.YAMLError
         Unreadable, or not YAML (the caller names what the file should have been).
     """
-    limits = input_limits()
-    path = Path(path)
-    size = path.stat().st_size
-    if size > limits.max_config_bytes:
-        raise BadInputError(f"{path}: {size:,} bytes is more than a YAML settings file may hold "
-                            f"({limits.max_config_bytes:,}; env BENCHPRESS_MAX_CONFIG_BYTES)")
+    data = read_capped(path, "max_config_bytes", "a YAML settings file")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        raise BadInputError(f"{Path(path)}: not UTF-8 text (byte {exc.start})") from None
     return safe_load(text)
 
 

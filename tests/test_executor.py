@@ -105,6 +105,14 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _all_gone(pids, *, within: float) -> bool:
+    """Whether every process of `pids` has ended within `within` seconds."""
+    deadline = time.monotonic() + within
+    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not any(_running(p) for p in pids)
+
+
 def test_workers_do_not_outlive_a_killed_parent():
     """A parent killed with SIGKILL cannot shut its pool down; its workers notice it is
     gone and leave within a second or two: no phantom keeps computing."""
@@ -118,10 +126,7 @@ def test_workers_do_not_outlive_a_killed_parent():
         assert len(pids) == 2 and all(_running(p) for p in pids)
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
-        deadline = time.monotonic() + 15
-        while any(_running(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not any(_running(p) for p in pids)
+        assert _all_gone(pids, within=15)
     finally:
         parent.kill()
 
@@ -158,10 +163,7 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
         os.killpg(parent.pid, signal.SIGINT)
         out, err = parent.communicate(timeout=30)
         assert out.strip() == "interrupted" and "Traceback" not in err, err
-        deadline = time.monotonic() + 10
-        while any(_running(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not any(_running(p) for p in pids)
+        assert _all_gone(pids, within=10)
     finally:
         parent.kill()
 

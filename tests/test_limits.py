@@ -87,3 +87,19 @@ def test_a_limit_passed_in_changes_the_path_not_the_numbers():
     sampled = nearest_similarity(Z, Z, obs, exclude_self=True,
                                  limits=SizeLimits(support_max_candidates=4))
     assert np.all(sampled <= exact + 1e-12) and not np.allclose(sampled, exact)
+
+
+def test_read_capped_reads_a_file_within_its_bound_and_refuses_one_over_it(tmp_path,
+                                                                         monkeypatch):
+    from benchpress.errors import BadInputError
+    from benchpress.input_limits import read_capped
+
+    path = tmp_path / "settings.yaml"
+    path.write_bytes(b"x" * 100)
+    monkeypatch.setenv("BENCHPRESS_MAX_CONFIG_BYTES", "100")
+    assert read_capped(path, "max_config_bytes", "a settings file") == b"x" * 100
+    path.write_bytes(b"x" * 101)
+    with pytest.raises(BadInputError) as refused:
+        read_capped(path, "max_config_bytes", "a settings file", "they are a few kB")
+    assert str(refused.value) == (f"{path}: 101 bytes is more than a settings file may hold "
+                                  "(100; they are a few kB; env BENCHPRESS_MAX_CONFIG_BYTES)")

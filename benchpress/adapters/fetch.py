@@ -96,9 +96,9 @@ def tree_sha256(path: Path, leave_out: frozenset[str] = frozenset()) -> str:
     and so are the files whose relative path is in `leave_out`. A zip is streamed under the
     archive caps of `benchpress.input_limits`."""
     if path.is_dir():
-        return _tree_lines((rel, sha256_of(p)) for p in path.rglob("*")
-                           for rel in (p.relative_to(path).as_posix(),)
-                           if p.is_file() and not _skip(rel) and rel not in leave_out)
+        files = ((p.relative_to(path).as_posix(), p) for p in path.rglob("*") if p.is_file())
+        return _tree_lines((rel, sha256_of(p)) for rel, p in files
+                           if not _skip(rel) and rel not in leave_out)
     return _tree_lines(zip_digests(path, lambda name: not _skip(name) and name not in leave_out))
 
 

@@ -18,7 +18,7 @@ from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError
-from benchpress.input_limits import input_limits
+from benchpress.input_limits import read_capped
 from benchpress.predict.size_limits import LIMITS
 from benchpress.predict.probes.search import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
@@ -103,14 +103,9 @@ def read_probes_file(path: Path) -> dict:
     """The document of an earlier `probes --out` file (its chosen set in
     ``["selection"]["probes"]``); a file over `InputLimits.max_config_bytes` is refused
     before it is read, and anything else that is not one is one line naming the file."""
-    limits = input_limits()
     try:
-        size = path.stat().st_size
-        if size > limits.max_config_bytes:
-            raise BadInputError(f"{path}: {size:,} bytes is more than a `benchpress probes "
-                                f"--out` file holds ({limits.max_config_bytes:,}; env "
-                                "BENCHPRESS_MAX_CONFIG_BYTES)")
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_capped(path, "max_config_bytes",
+                                     "a `benchpress probes --out` file").decode("utf-8"))
         probes = doc["selection"]["probes"]
         if not isinstance(probes, list) or not all(isinstance(b, str) for b in probes):
             raise TypeError

@@ -4,12 +4,13 @@ text: `benchpress.api.typed_scores`)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import polars as pl
 
-from benchpress.input_limits import input_limits
+from benchpress.input_limits import read_capped
 from benchpress.errors import BadInputError, shown
 
 __all__ = ["read_scores_file", "score_with_interval", "score_text"]
@@ -20,20 +21,16 @@ def read_scores_file(path: Path) -> dict[str, float]:
     ``{model: {benchmark: score}}`` form of `compare --scores-file` holding one model) or CSV
     with columns benchmark_id,score; a file over `InputLimits.max_scores_file_bytes` is refused
     before it is read."""
-    limits = input_limits()
     try:
-        size = path.stat().st_size
-        if size > limits.max_scores_file_bytes:
-            raise BadInputError(f"{path}: {size:,} bytes is more than a scores file may hold "
-                                f"({limits.max_scores_file_bytes:,}; one model's scores are a "
-                                "few KB; env BENCHPRESS_MAX_SCORES_FILE_BYTES)")
+        data = read_capped(path, "max_scores_file_bytes", "a scores file",
+                           "one model's scores are a few KB")
         if path.suffix.lower() == ".csv":
-            frame = pl.read_csv(path, infer_schema=False)
+            frame = pl.read_csv(io.BytesIO(data), infer_schema=False)
             if not {"benchmark_id", "score"} <= set(frame.columns):
                 raise BadInputError(f"{path}: a scores CSV needs columns benchmark_id,score")
             table = dict(zip(frame["benchmark_id"].to_list(), frame["score"].to_list()))
         else:
-            table = json.loads(path.read_text(encoding="utf-8"))
+            table = json.loads(data.decode("utf-8"))
             if (isinstance(table, dict) and len(table) == 1
                     and isinstance(next(iter(table.values())), dict)):
                 table = next(iter(table.values()))

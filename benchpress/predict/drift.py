@@ -432,8 +432,8 @@ def drift(versions, cfg: DriftThresholds | None = None, *,
     def told(done, n):  # (in input order when local; a count of those done elsewhere)
         progress(done, n, f"profiled {getattr(versions[done - 1], 'label', None) or ''}")
 
-    told = None if progress is None else told
-    profiles = get_executor(executor).map(_profile_version, versions, progress=told, cfg=cfg,
+    profiles = get_executor(executor).map(_profile_version, versions,
+                                          progress=None if progress is None else told, cfg=cfg,
                                           predictor=predictor, probe_predictor=probe_predictor)
     transitions = [compare(profiles[k - 1], profiles[k], versions[k - 1], versions[k], cfg)
                    for k in range(1, len(versions))]

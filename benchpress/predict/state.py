@@ -44,6 +44,9 @@ from benchpress.predict.transform import LOGIT_RULES, BenchmarkScales, ScaleTran
 __all__ = ["fitted_state", "restore_state", "make_estimator", "storable", "check_shapes",
            "rows_apart", "SUPPORT_ARRAYS", "SPARSE_SUPPORT_ARRAYS", "ROW_ARRAYS", "SIDE_ARRAYS"]
 
+#: The predictor classes an artifact may hold, by the name its manifest gives.
+_STORED_CLASSES = {cls.__name__: cls for cls in (ALSPredictor, SideInfoPredictor, NeighbourBlend)}
+
 #: The per-model arrays of a sparse-path fit (stored apart: predicting a new model needs
 #: none of them, see ``restore_state(..., Y=None)``).
 ROW_ARRAYS = ("ensemble_U", "ensemble_model_bias", "support_row_count", "support_row_rms")
@@ -64,9 +67,10 @@ def rows_apart(manifest: dict) -> bool:
     """Whether the artifact (its manifest, or the ``meta`` of :func:`fitted_state`) holds a
     fit of the cells solver whose predictions of a new model need no registered row: its
     per-model arrays (:data:`ROW_ARRAYS`) are then stored apart, and it can load without
-    them and without its training rows. A blend's nearest models are its training rows,
-    so a blend is stored and loaded whole."""
-    return bool(manifest.get("sparse")) and manifest.get("class") != "NeighbourBlend"
+    them and without its training rows. A predictor whose fold-in reads its training rows
+    (``fold_in_reads_rows``: a blend's nearest models) is stored and loaded whole."""
+    kind = _STORED_CLASSES.get(manifest.get("class"))
+    return bool(manifest.get("sparse")) and not getattr(kind, "fold_in_reads_rows", False)
 
 
 #: Parameters added to a method after artifacts of it were stored, each with the value that
@@ -222,8 +226,8 @@ def restore_state(arrays, meta: dict, Y, scales: BenchmarkScales) -> dict:
                             "(the default changed in 2026-12): fit it again with `benchpress fit`")
     if Y is None:
         if not rows_apart(meta):
-            raise BadInputError("only a fit of the sparse path that needs no registered row "
-                                "(not a blend) loads without its matrix")
+            raise BadInputError("only a fit of the sparse path whose fold-in reads no "
+                                "registered row (not a blend) loads without its matrix")
         Y = np.zeros((0, scales.n_benchmarks))
         arrays = _without_rows(arrays, scales.n_benchmarks)
     Y = np.array(Y, dtype=float, copy=True)

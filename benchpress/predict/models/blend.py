@@ -187,12 +187,10 @@ class NeighbourBlend(BasePredictor):
         information does not have, it is the same ALS without the covariates.
     neighbours_ : NeighbourMix
         The fitted nearest-models half.
-    mixes_registered_ : bool
-        Whether the registered models' own completions are mixed too (False on the cells
-        solver: they are the low-rank half's; new models are mixed either way).
     """
 
     cells_path = True  # (by dropping the covariates where the low-rank half has no cells path)
+    fold_in_reads_rows = True  # a new model's nearest models are the training rows
 
     def __init__(self, low_rank=None, neighbours=None, gate=None, *, method: str = "blend"):
         self.low_rank = low_rank
@@ -241,9 +239,13 @@ class NeighbourBlend(BasePredictor):
         self.solver_ = getattr(low_rank_, "solver_", "dense")
         self.neighbours_ = NeighbourMix(**self.neighbours.get_params()).fit(
             Y, scales, low_rank_.transform_, dates=dates)
-        self.mixes_registered_ = self.neighbours_.models_ is not None \
-            and not low_rank_.uses_cells()
         self._training = None
+
+    @property
+    def mixes_registered_(self) -> bool:
+        """Whether the registered models' own completions are mixed too: not on the cells
+        solver, where they are the low-rank half's (new models are mixed either way)."""
+        return self.neighbours_.models_ is not None and not self.low_rank_.uses_cells()
 
     @classmethod
     def from_fitted_half(cls, blend: "NeighbourBlend", low_rank_, Y, scales, *, dates=None,
