@@ -196,7 +196,8 @@ class BenchPress:
         indexed it, see `FitStore.lookup`), without reading the registry's matrix: a
         `BenchPress` that predicts new models (`predict`), or None when the store has no
         such fit (then use `from_snapshot`). A fit of a large registry loads lite (its
-        matrix has no rows)."""
+        matrix has no rows) unless its predictor's fold-in reads the registered rows (the
+        default's nearest models: `state.rows_apart`)."""
         home = _home(home)
         folder = resolve_snapshot(home, snapshot)
         predictor = check_predictor(predictor) if predictor is not None else make_predictor("default")
