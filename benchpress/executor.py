@@ -25,7 +25,9 @@ it (it imports only the neutral `benchpress.errors`, and in a worker process
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import socket
 import struct
 import threading
@@ -174,8 +176,9 @@ class ProcessExecutor(Executor):
         results, done = [None] * len(chunks), 0
         try:
             pool = self._started()
-            futures = {pool.submit(_run_chunk, fn, chunk, common): k
-                       for k, chunk in enumerate(chunks)}
+            with _ctrl_c_held():  # (the workers are born in the first submits)
+                futures = {pool.submit(_run_chunk, fn, chunk, common): k
+                           for k, chunk in enumerate(chunks)}
             for future in as_completed(futures):
                 k = futures[future]
                 results[k] = future.result()
@@ -200,19 +203,35 @@ def _run_chunk(fn: Callable, chunk: list, common: dict) -> list:
     return [fn(x, **common) for x in chunk]
 
 
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Ctrl-C held back while worker processes are born. A blocked signal is inherited
+    through fork and exec, so a worker starts deaf to the process group's Ctrl-C, where it
+    would otherwise print a traceback from its start-up (importing numpy, the main module)
+    before its initializer ignores it. The parent receives a Ctrl-C pressed meanwhile on
+    leaving: nothing is lost."""
+    if not hasattr(signal, "pthread_sigmask"):  # (not on Windows)
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _worker_start(parent: int) -> None:
     """In each worker of :class:`ProcessExecutor`: one OpenBLAS thread (two workers on two
     cores would otherwise run four), and a watch that ends the worker when ``parent`` is
     gone (a killed parent cannot shut its pool down: its workers would wait forever)."""
     import os
-    import signal
 
+    # Ctrl-C reaches the whole process group: the parent answers it (one line) and stops
+    # the workers, which would otherwise each print a traceback (see _ctrl_c_held)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from benchpress.blas_threads import single_blas_thread
 
     single_blas_thread().__enter__()  # for the worker's whole life
-    # Ctrl-C reaches the whole process group: the parent answers it (one line) and stops
-    # the workers, which would otherwise each print a traceback
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch():
         while True:

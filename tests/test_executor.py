@@ -145,15 +145,43 @@ if __name__ == "__main__":
 """
 
 
-def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
-    """Ctrl-C reaches the whole process group: the parent answers it, the workers (which
-    ignore it) are stopped at once, and none prints a traceback."""
+#: The same, with Ctrl-C pressed while the workers are still starting: spawn imports the
+#: main module in each worker before its initializer runs, and here that takes 3 s.
+_INTERRUPTED_AT_START = """
+import threading
+import time
+from benchpress.executor import ProcessExecutor
+if __name__ == "__mp_main__":
+    import signal, sys
+    if signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+        print("a worker hears Ctrl-C while it starts", file=sys.stderr, flush=True)
+    time.sleep(3)
+if __name__ == "__main__":
+    def announce(ex):
+        while not (ex._pool and len(ex._pool._processes) == 2):
+            time.sleep(0.01)
+        print(" ".join(map(str, ex._pool._processes)), flush=True)
+    try:
+        with ProcessExecutor(2) as ex:
+            threading.Thread(target=announce, args=(ex,), daemon=True).start()
+            ex.map(time.sleep, [60, 60, 60, 60])
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.parametrize("script_text", [_INTERRUPTED, _INTERRUPTED_AT_START],
+                         ids=["working", "starting"])
+def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path, script_text):
+    """Ctrl-C reaches the whole process group: the parent answers it, the workers (born
+    deaf to it) are stopped at once, and none prints a traceback, whether they are at work
+    or still starting."""
     import signal
     import subprocess
     import sys
 
     script = tmp_path / "interrupted.py"  # spawn re-imports the main module: a file
-    script.write_text(_INTERRUPTED)
+    script.write_text(script_text)
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, start_new_session=True,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -162,7 +190,8 @@ def test_ctrl_c_stops_the_workers_without_a_traceback(tmp_path):
         assert len(pids) == 2
         os.killpg(parent.pid, signal.SIGINT)
         out, err = parent.communicate(timeout=30)
-        assert out.strip() == "interrupted" and "Traceback" not in err, err
+        assert out.strip() == "interrupted", err
+        assert "Traceback" not in err and "hears Ctrl-C" not in err, err
         assert _all_gone(pids, within=10)
     finally:
         parent.kill()
