@@ -13,12 +13,17 @@ Splits (``--splits``):
 
 * ``yardstick``: the temporal yardstick of the whole registry (`evaluate --temporal`:
   the last 12 monthly cutoffs, scores as published before each);
+* ``wyardstick``: the same cutoffs, each registry every model with a score published
+  before it, dated or not (thousands of models, the cells solver; not in the default
+  ``--splits``);
 * ``paper``: the paper's matrix alone, whole models held out at random
   (`evaluate --new-models`, seeds ``--paper-seeds``);
 * ``pairs``: the later-release pairs of `benchmarks/later_releases.py` (the paper's matrix
   beside one leaderboard's history);
 * ``wpairs``: the same pairs of Artificial Analysis on the whole registry (every other
-  source of the default registry, and AA as of the earlier version).
+  source of the default registry, and AA as of the earlier version);
+* ``epairs``: earlier pairs of other leaderboards on the whole registry the same way
+  (:data:`EARLY_PAIRS`, all before 2026; not in the default ``--splits``).
 
 Run from the repository root after `make main`::
 
@@ -52,6 +57,17 @@ from later_releases import build_history, history_versions  # noqa: E402 (benchm
 
 #: What a user types first: a fixed list of single benchmarks, then the popular single ones.
 FIXED = ("gpqa_diamond", "hle", "ifbench", "mmlu_pro", "livecodebench")
+
+#: Split ``epairs``: later-release pairs of other leaderboards, each beside every other
+#: source of the default registry, all before 2026 (earlier than the ``wpairs`` of
+#: Artificial Analysis and LiveBench's 2026 pairs): what a gate of the whole registry
+#: could learn from.
+EARLY_PAIRS = {
+    "open-llm-leaderboard": ["2024-10-04>2024-11-15", "2024-12-06>2025-01-17",
+                             "2025-02-07>2025-03-21"],
+    "bfcl": ["2025-03-24>2025-04-30", "2025-06-14>2025-08-28", "2025-08-28>2025-11-03"],
+    "evalplus": ["2024-04-04>2024-05-07"],
+}
 
 
 def single_mask(matrix) -> np.ndarray:
@@ -210,29 +226,54 @@ def _sources(folder) -> dict:
     return {m: s for m, s in sc.unique("model_id", keep="first", maintain_order=True).iter_rows()}
 
 
-def yardstick(home, args):
+def first_seen(folder, model_ids) -> np.ndarray:
+    """Per model (ISO date, "" for none): the first version of a source with a history
+    that published a score of it; a source with one version says nothing of when."""
+    from benchpress.store.tables import read_table
+
+    sc = read_table(folder, "scores").filter(pl.col("source_version").is_not_null())
+    many = (sc.group_by("source_id").agg(pl.col("source_version").n_unique().alias("n"))
+            .filter(pl.col("n") > 1)["source_id"].to_list())
+    seen = dict(sc.filter(pl.col("source_id").is_in(many)).group_by("model_id")
+                .agg(pl.col("source_version").min()).iter_rows())
+    return np.array([str(seen.get(m) or "")[:10] for m in model_ids])
+
+
+def yardstick(home, args, *, published: bool = False):
+    """The temporal yardstick's cells. With ``published`` (split ``wyardstick``), each
+    cutoff's registry is every model with a score published before it, dated or not (an
+    undated model counts from the first version of a history that holds it): the whole
+    registry as it stood, thousands of models on the cells solver, not its dated models
+    alone."""
     bp = BenchPress.from_snapshot(home, "latest")
     m = bp.matrix
     Y = check_scores(m.values, bp.scales)
     X = model_covariates(m.models)
     dates = np.array([str(d)[:10] if d else "" for d in m.models["release_date"].to_list()])
+    seen = first_seen(bp.folder, m.model_ids) if published else np.full(dates.size, "")
     values_at = as_published(bp.folder, m)
     cutoffs = monthly_cutoffs(dates, 12)
     col = {b: j for j, b in enumerate(m.benchmark_ids)}
     single, groups, src = single_mask(m), _groups(m), _sources(bp.folder)
     obs = ~np.isnan(Y)
+    name = "wyardstick" if published else "yardstick"
     for c, (start, end) in enumerate(zip(cutoffs, cutoffs[1:] + ["9999-12-31"])):
         if args.cutoffs and start not in args.cutoffs:
             continue
-        train = (dates != "") & (dates < start)
+        train = ((dates != "") & (dates < start)) | ((dates == "") & (seen != "")
+                                                      & (seen < start))
         test = np.flatnonzero((dates >= start) & (dates < end) & (obs.sum(axis=1) >= 6))
         if test.size == 0:
             continue
         Ytr = check_scores(values_at(start), bp.scales)[train] if values_at else Y[train]
+        # (a model with no score published yet is not in the registry then)
+        scored = ~np.isnan(Ytr).all(axis=1) if published else np.ones(len(Ytr), dtype=bool)
+        train[np.flatnonzero(train)[~scored]] = False
+        Ytr = Ytr[scored]
         pop = (~np.isnan(Ytr)).sum(axis=0).astype(float)
-        print(f"yardstick {start}: {train.sum()} train, {test.size} later", file=sys.stderr)
+        print(f"{name} {start}: {train.sum()} train, {test.size} later", file=sys.stderr)
         yield from split_cells(
-            "yardstick", start, Ytr, bp.scales, X[train], Y[test],
+            name, start, Ytr, bp.scales, X[train], Y[test],
             [m.model_ids[i] for i in test], [X[i] for i in test],
             orders=("random", "popular", "single"), known=args.known, popularity=pop,
             single=single, reported=None, keys=[[42, c, int(i)] for i in test], col=col,
@@ -333,6 +374,8 @@ def main(argv=None) -> None:
     splits = args.splits.split(",")
     if "yardstick" in splits:
         frames += list(yardstick(ROOT, args))
+    if "wyardstick" in splits:
+        frames += list(yardstick(ROOT, args, published=True))
     if "paper" in splits:
         frames += list(paper(ROOT, args))
     keep = Path(args.keep)
@@ -343,6 +386,9 @@ def main(argv=None) -> None:
     wanted = [("pairs", name, "paper") for name in hist if "pairs" in splits]
     if "wpairs" in splits:
         wanted.append(("wpairs", "artificial-analysis", "registry"))
+    if "epairs" in splits:
+        hist = {**hist, **{name: {"pairs": p} for name, p in EARLY_PAIRS.items()}}
+        wanted += [("epairs", name, "registry") for name in EARLY_PAIRS]
     for split, name, base in wanted:
         spec = hist[name]
         ws = keep / (name if base == "paper" else f"{name}-registry")

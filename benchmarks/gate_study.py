@@ -18,6 +18,12 @@ Run from the repository root::
     python benchmarks/forecast_parts.py --out /tmp/parts.parquet     # ~30 min on 2 cores
     python benchmarks/gate_study.py /tmp/parts.parquet
 
+Several parts files may be given. ``--learn-on`` names the splits whose choosing cells
+the gate learns on: ``wyardstick`` (the yardstick's early cutoffs on the whole registry)
+or ``epairs`` (earlier leaderboards' pairs on it) learn a gate of the whole registry, where
+the low-rank half has no metadata (:data:`CELLS_SPLITS`; docs/results/tries.md, tenth
+round).
+
 ``--offset-only`` holds the coefficients at ``GATE_COEF`` and fits the new-model offset
 alone; ``--trend-from-later`` learns with each paper-split cell at its model's true
 newness (its metadata withheld or not), so that only later releases teach the offset
@@ -39,23 +45,32 @@ from benchpress.predict.models.gate import (FEATURES, GATE_COEF, PARTS, TREND, G
 
 #: The runs of a later model: folded in with its metadata (where it has any), and without.
 RUNS = ("given", "none")
+#: Splits whose registries take the cells solver (thousands of models).
+CELLS_SPLITS = ("wyardstick", "wpairs", "epairs")
 
 
-def cells_of(path: str, split_at: str) -> pl.DataFrame:
-    """The percent cells of a parts file, once per metadata run, with the columns the
+def cells_of(paths, split_at: str) -> pl.DataFrame:
+    """The percent cells of parts files, once per metadata run, with the columns the
     gate reads: ``z_<part>`` for each part of :data:`PARTS` (NaN: no answer), ``meta``
-    (metadata used), ``choose`` (a choosing cell)."""
-    d = pl.read_parquet(path).filter(pl.col("scale") == "percent")
+    (metadata used), ``choose`` (a choosing cell), and ``nearest`` (the shifted nearest
+    models alone, score units)."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    d = pl.concat([pl.read_parquet(p) for p in paths], how="diagonal_relaxed")
+    d = d.filter(pl.col("scale") == "percent")
     d = d.with_columns(pl.col(c).fill_null(np.nan) for c in d.columns
                        if c.startswith("z_") or c.endswith("_noise") or "noise_" in c)
+    # a registry of the cells solver: the low-rank half takes no metadata (the gate sees
+    # none and has no plain half); the date still serves the regression and the offset
+    cells = pl.col("split").is_in(list(CELLS_SPLITS))
     runs = []
     for run in RUNS:
         given = pl.col("has_meta") & pl.lit(run == "given")
         runs.append(d.with_columns(
-            pl.lit(run).alias("metadata"), given.alias("meta"),
+            pl.lit(run).alias("metadata"), (given & ~cells).alias("meta"),
+            given.alias("dated"),
             pl.when(given).then(pl.col("z_side_meta")).otherwise(pl.col("z_side_nometa"))
             .alias("z_low_rank"),
-            pl.when(given).then(pl.col("z_side_nometa")).otherwise(np.nan)
+            pl.when(given & ~cells).then(pl.col("z_side_nometa")).otherwise(np.nan)
             .alias("z_low_rank_plain"),
             pl.col("z_kshift").alias("z_neighbours"),
             pl.when(pl.lit(run == "given")).then(pl.col("z_regt_meta"))
@@ -65,8 +80,12 @@ def cells_of(path: str, split_at: str) -> pl.DataFrame:
             pl.when(given).then(pl.col("default_meta")).otherwise(pl.col("default_nometa"))
             .alias("old_default"),
             pl.when(given).then(pl.col("side_meta")).otherwise(pl.col("side_nometa"))
-            .alias("side")))
-    choose = (((pl.col("split") == "yardstick") & (pl.col("cutoff") < split_at))
+            .alias("side"),
+            (100.0 / (1.0 + (-(pl.col("z_kshift") * pl.col("tf_std") + pl.col("tf_mean")))
+                      .exp())).alias("nearest")))
+    choose = ((pl.col("split").is_in(["yardstick", "wyardstick"])
+               & (pl.col("cutoff") < split_at))
+              | (pl.col("split") == "epairs")
               | ((pl.col("split") == "paper") & pl.col("cutoff").str.starts_with("seed100")))
     return pl.concat(runs).with_columns(choose.alias("choose"))
 
@@ -86,7 +105,7 @@ def arrays(d: pl.DataFrame, *, learning: bool = False):
     F[:, FEATURES.index("log_benchmark_models")] = np.log(
         np.maximum(d["pop"].to_numpy(), 1.0) / 100.0)
     # the model's own date where its metadata is given, else none: a new release
-    dates = np.where(d["meta"].to_numpy(), d["t_model"].to_numpy(), np.nan)
+    dates = np.where(d["dated"].to_numpy(), d["t_model"].to_numpy(), np.nan)
     new = newness(dates, d["t_newest"].to_numpy())
     if learning:
         true = newness(d["t_model"].to_numpy(), d["t_newest"].to_numpy())
@@ -141,7 +160,7 @@ def fit_gate(F, T, Z, available, mean, std, y, *, l2: float = 1e-3, iters: int =
 
 
 def report(d: pl.DataFrame, by=("choose", "split", "order", "k", "metadata")) -> pl.DataFrame:
-    cols = ["gate", "old_default", "side", "knn", "als4"]
+    cols = ["gate", "old_default", "side", "nearest", "knn", "als4"]
     return (d.group_by(list(by)).agg(
         pl.len().alias("n"),
         *[(pl.col(c) - pl.col("actual")).abs().median().round(2).alias(c) for c in cols],
@@ -151,7 +170,11 @@ def report(d: pl.DataFrame, by=("choose", "split", "order", "k", "metadata")) ->
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("parts", help="the cells of benchmarks/forecast_parts.py (Parquet)")
+    ap.add_argument("parts", nargs="+",
+                    help="the cells of benchmarks/forecast_parts.py (Parquet files)")
+    ap.add_argument("--learn-on", default="yardstick,paper",
+                    help="the splits whose choosing cells the gate learns on (comma list; "
+                         "wyardstick, epairs: a gate of the whole registry)")
     ap.add_argument("--split", default="2025-12-01", help="first cutoff of the check half")
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--out", default=None, help="write the gated cells here (Parquet)")
@@ -163,7 +186,7 @@ def main(argv=None) -> None:
                     help="choosing cells the fit sees (a seeded sample; 0: all)")
     args = ap.parse_args(argv)
     d = cells_of(args.parts, args.split)
-    fit_on = d.filter(pl.col("choose"))
+    fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(args.learn_on.split(",")))
     if args.sample and fit_on.height > args.sample:
         fit_on = fit_on.sample(n=args.sample, seed=0)
     *xs, y = arrays(fit_on, learning=args.trend_from_later)

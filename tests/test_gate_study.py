@@ -23,7 +23,7 @@ def _cells(split: str, meta: bool, t_model: float, n: int = 4) -> pl.DataFrame:
     """``n`` percent cells of one later model (3 known scores), every part at z = 0."""
     return pl.DataFrame({
         "split": [split] * n, "k": [3] * n, "d1": [0.2] * n, "n03": [1] * n, "n06": [3] * n,
-        "meta": [meta] * n, "reg_noise_t": [0.05] * n, "pop": [100.0] * n,
+        "meta": [meta] * n, "dated": [meta] * n, "reg_noise_t": [0.05] * n, "pop": [100.0] * n,
         "n_train": [500] * n, "t_model": [t_model] * n, "t_newest": [2025.5] * n,
         **{f"z_{p}": [0.0] * n for p in PARTS},
         "tf_mean": [0.0] * n, "tf_std": [1.0] * n, "actual": [50.0] * n})
@@ -50,3 +50,25 @@ def test_offset_only_keeps_the_coefficients_and_finds_the_shift(study):
     gate = study.fit_gate(F, T, Z, available, mean, std, y, l2=0.0, coef=GATE_COEF)
     assert np.array_equal(np.asarray(gate.coef), np.asarray(GATE_COEF, dtype=float))
     assert gate.shift[0] == pytest.approx(0.3, abs=1e-3)
+
+
+def test_a_registry_of_the_cells_solver_has_no_metadata_half_but_keeps_the_date(study,
+                                                                                tmp_path):
+    """On the whole registry (the cells solver) the low-rank half takes no metadata, as in
+    NeighbourBlend: the gate sees no metadata and no plain half there, while the model's
+    date still makes its newness (the offset) and its regression."""
+    parts = {"z_side_meta": 0.1, "z_side_nometa": 0.2, "z_kshift": 0.3, "z_regt_meta": 0.4,
+             "z_regt_none": 0.5, "regt_noise_meta": 0.01, "regt_noise_none": 0.02,
+             "default_meta": 50.0, "default_nometa": 51.0, "side_meta": 52.0,
+             "side_nometa": 53.0, "tf_mean": 0.0, "tf_std": 1.0}
+    rows = pl.DataFrame({"split": ["yardstick", "wyardstick"], "cutoff": ["2025-06-01"] * 2,
+                         "scale": ["percent"] * 2, "has_meta": [True, True],
+                         **{c: [v, v] for c, v in parts.items()}})
+    path = tmp_path / "parts.parquet"
+    rows.write_parquet(path)
+    given = study.cells_of([str(path)], "2025-12-01").filter(pl.col("metadata") == "given")
+    dense, cells = given.row(0, named=True), given.row(1, named=True)
+    assert dense["meta"] and dense["z_low_rank_plain"] == 0.2
+    assert not cells["meta"] and np.isnan(cells["z_low_rank_plain"])
+    assert dense["dated"] and cells["dated"]
+    assert cells["z_regression"] == 0.4 and cells["choose"]
