@@ -132,6 +132,42 @@ def neighbour_features(Zq, Z, min_shared=3, dates=None):
     return out
 
 
+def jackknife_errors(default, mix, S, tf) -> dict:
+    """Per query row: each part's mean squared z error on the row's own known scores, each
+    predicted from the others (``jk_low_rank``, ``jk_neighbours``, ``jk_regression``;
+    NaN with fewer than 2 known): which part works for this model, seen before the truth."""
+    n = S.shape[0]
+    err = {p: np.zeros(n) for p in ("low_rank", "neighbours", "regression")}
+    cnt = {p: np.zeros(n) for p in err}
+    known = ~np.isnan(S)
+    for i in range(int(known.sum(axis=1).max(initial=0))):
+        # each row's i-th known column left out, where it has at least 2 known
+        pos = np.full(n, -1)
+        for r in range(n):
+            cols = np.flatnonzero(known[r])
+            if cols.size >= 2 and i < cols.size:
+                pos[r] = cols[i]
+        rows = np.flatnonzero(pos >= 0)
+        if rows.size == 0:
+            continue
+        S_i = S[rows].copy()
+        S_i[np.arange(rows.size), pos[rows]] = np.nan
+        truth = tf.transform(S[rows, pos[rows]], cols=pos[rows])
+        Zq_i = tf.transform(S_i)
+        low = tf.transform(default.low_rank_.fold_in(S_i)[np.arange(rows.size), pos[rows]],
+                           cols=pos[rows])
+        nb = mix.models_.predict_z(Zq_i, fallback=False)[np.arange(rows.size), pos[rows]]
+        rg = local_regression(Zq_i, mix.models_.Z_, alpha=float(mix.reg_alpha),
+                              bandwidth=float(mix.reg_bandwidth))[0][np.arange(rows.size),
+                                                                     pos[rows]]
+        for part, z in (("low_rank", low), ("neighbours", nb), ("regression", rg)):
+            ok = np.isfinite(z)
+            err[part][rows[ok]] += (z[ok] - truth[ok]) ** 2
+            cnt[part][rows[ok]] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {f"jk_{p}": np.where(cnt[p] > 0, err[p] / cnt[p], np.nan) for p in err}
+
+
 def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders, known,
                 popularity, single, reported, keys, col, benchmark_ids, groups, dates_tr,
                 dates_later, source_of):
@@ -184,6 +220,7 @@ def split_cells(name, label, Ytr, scales, Xtr, T, later_ids, X_later, *, orders,
                                           bandwidth=float(mix.reg_bandwidth), dates=t_tr,
                                           query_dates=np.full(rows.size, t_new))
             feats = neighbour_features(Zq, mix.models_.Z_, dates=t_tr)
+            feats.update(jackknife_errors(default, mix, S, tf))
             ii, jj = np.nonzero(H)
             cols = {"split": name, "cutoff": label, "order": order, "k": int(k),
                     "model_id": [later_ids[rows[i]] for i in ii],

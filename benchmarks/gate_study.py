@@ -130,6 +130,33 @@ def scores_of(gate: Gate, F, T, Z, available, mean, std) -> np.ndarray:
     return 100.0 / (1.0 + np.exp(-(z * std + mean)))
 
 
+def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife: float = 0.0,
+                   nearest_share: float | None = None) -> np.ndarray:
+    """The shipped gate's prediction of each cell with one change, score units:
+    ``jackknife`` adds ``jackknife * -log(mse + 0.01)`` to each part's score, ``mse`` the
+    part's error on the model's own known scores, each predicted from the others
+    (``forecast_parts``' ``jk_*`` columns; centred over the parts); ``nearest_share`` mixes
+    the nearest models and the regression at that share instead, where both answer."""
+    gate = Gate()
+    score = F @ gate.matrix().T
+    if jackknife:
+        J = np.column_stack([d[f"jk_{'low_rank' if p.startswith('low_rank') else p}"]
+                             .to_numpy() for p in PARTS]).astype(float)
+        bonus = np.nan_to_num(-np.log(J + 0.01), nan=0.0, posinf=0.0, neginf=0.0)
+        score = score + jackknife * (bonus - bonus.mean(axis=1, keepdims=True))
+    score = np.where(available, score, -np.inf)
+    top = np.max(score, axis=1, keepdims=True)
+    e = np.where(available, np.exp(score - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    W = e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)
+    z = (W * Z).sum(axis=1)
+    if nearest_share is not None:
+        nb, rg = PARTS.index("neighbours"), PARTS.index("regression")
+        both = available[:, nb] & available[:, rg]
+        z = np.where(both, nearest_share * Z[:, nb] + (1 - nearest_share) * Z[:, rg], z)
+    z = z + gate.offset(T)
+    return 100.0 / (1.0 + np.exp(-(z * std + mean)))
+
+
 def fit_gate(F, T, Z, available, mean, std, y, *, l2: float = 1e-3, iters: int = 500,
              coef=None) -> Gate:
     """The gate (coefficients and offset) minimising the mean smooth absolute error; with
@@ -182,17 +209,28 @@ def main(argv=None) -> None:
                     help="hold the coefficients at GATE_COEF and fit the new-model offset alone")
     ap.add_argument("--trend-from-later", action="store_true",
                     help="learn with each paper-split cell at its model's true newness (see arrays)")
+    ap.add_argument("--jackknife", type=float, default=0.0, metavar="BETA",
+                    help="no learning: the shipped gate with each part's jackknife error "
+                         "on the model's known scores added to its score (see variant_scores)")
+    ap.add_argument("--nearest-share", type=float, default=None, metavar="SHARE",
+                    help="no learning: the nearest models and the regression mixed at SHARE")
     ap.add_argument("--sample", type=int, default=60000,
                     help="choosing cells the fit sees (a seeded sample; 0: all)")
     args = ap.parse_args(argv)
     d = cells_of(args.parts, args.split)
-    fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(args.learn_on.split(",")))
-    if args.sample and fit_on.height > args.sample:
-        fit_on = fit_on.sample(n=args.sample, seed=0)
-    *xs, y = arrays(fit_on, learning=args.trend_from_later)
-    gate = fit_gate(*xs, y, l2=args.l2, coef=GATE_COEF if args.offset_only else None)
-    *xs, _ = arrays(d)
-    d = d.with_columns(pl.Series("gate", scores_of(gate, *xs)))
+    if args.jackknife or args.nearest_share is not None:  # the shipped gate, one change
+        gate = Gate()
+        *xs, _ = arrays(d)
+        d = d.with_columns(pl.Series("gate", variant_scores(
+            d, *xs, jackknife=args.jackknife, nearest_share=args.nearest_share)))
+    else:
+        fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(args.learn_on.split(",")))
+        if args.sample and fit_on.height > args.sample:
+            fit_on = fit_on.sample(n=args.sample, seed=0)
+        *xs, y = arrays(fit_on, learning=args.trend_from_later)
+        gate = fit_gate(*xs, y, l2=args.l2, coef=GATE_COEF if args.offset_only else None)
+        *xs, _ = arrays(d)
+        d = d.with_columns(pl.Series("gate", scores_of(gate, *xs)))
     d.select("split", "cutoff", "order", "k", "metadata", "model_id", "benchmark_id",
              "choose", "actual", "gate", "old_default", "side", "knn", "als4").write_parquet(
         args.out) if args.out else None
@@ -201,6 +239,12 @@ def main(argv=None) -> None:
         print(report(d))
         print("orders pooled:")
         print(report(d, ("choose", "split", "k", "metadata")))
+        print("the shipped gate's mean weights:")
+        W = Gate().weights(xs[0], xs[3])
+        print(d.select("split", "k").with_columns(
+            pl.Series(p, W[:, i]) for i, p in enumerate(PARTS))
+            .group_by("split", "k").mean().sort("split", "k")
+            .with_columns(pl.col(PARTS).round(2)))
     print("GATE_COEF = (")
     for p, row in zip(PARTS, gate.coef):
         print(f"    ({', '.join(f'{v:.3f}' for v in row)}),  # {p}")
