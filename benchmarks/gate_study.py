@@ -39,7 +39,7 @@ import numpy as np
 import polars as pl
 from scipy.optimize import minimize
 
-from benchpress.errors import run_script
+from benchpress.errors import UsageError, run_script
 from benchpress.predict.models.gate import (FEATURES, GATE_COEF, PARTS, TREND, Gate,
                                             gate_features, newness, trend_features)
 
@@ -139,6 +139,9 @@ def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife:
     the nearest models and the regression at that share instead, where both answer."""
     gate = Gate()
     score = F @ gate.matrix().T
+    if jackknife and "jk_low_rank" not in d.columns:
+        raise UsageError("--jackknife needs parts files with the jk_* columns (written by "
+                         "benchmarks/forecast_parts.py since 2026-12-07): run it again")
     if jackknife:
         J = np.column_stack([d[f"jk_{'low_rank' if p.startswith('low_rank') else p}"]
                              .to_numpy() for p in PARTS]).astype(float)
