@@ -240,13 +240,14 @@ def test_odd_puzzle_counts_are_one_version_or_left_out(tmp_path):
 
 
 # -- row 13: sql under a hard address-space limit --------------------------------------------
-def _sql_under_limit(home, gib: float) -> subprocess.CompletedProcess:
+def _sql_under_limit(home, gib: float, sql: str = "SELECT count(*) AS n FROM cells",
+                     *options: str) -> subprocess.CompletedProcess:
     script = ("import resource, sys\n"
               f"limit = int({gib} * 2**30)\n"
               "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
               "from benchpress.cli import main\n"
               "main(sys.argv[1:], prog_name='benchpress')\n")
-    return subprocess.run([sys.executable, "-c", script, "sql", "SELECT count(*) AS n FROM cells",
+    return subprocess.run([sys.executable, "-c", script, "sql", sql, *options,
                            "--home", str(home.root), "--format", "csv"],
                           capture_output=True, text=True, timeout=120, cwd=REPO)
 
@@ -259,6 +260,18 @@ def test_sql_under_a_hard_address_space_limit_answers_or_says_so_in_one_line(hom
     lines = tight.stderr.strip().splitlines()
     assert tight.returncode == 1 and len(lines) == 1, tight.stderr
     assert "ulimit -v" in lines[0] and "internal error" not in lines[0]
+
+
+def test_a_query_out_of_time_under_a_tight_address_space_names_the_limit(home):
+    """Under a tight `ulimit -v` DuckDB can stall rather than fail (seen once in a few CI
+    runs of the test above): the time limit's one line then names the address space too."""
+    add_model(home, "acme-1", {"hle": 20.0}, source_url=URL)
+    slow = "SELECT sum(a.range * b.range) AS s FROM range(100000) a, range(100000) b"
+    out = _sql_under_limit(home, 3.0, slow, "--timeout", "1")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode != 0 and len(lines) == 1, out.stderr
+    assert "time limit of 1 s" in lines[0] and "3.0 GiB of address space (`ulimit -v`)" in \
+        lines[0]
 
 
 # -- row 14: registries of one or two models ---------------------------------------------------
