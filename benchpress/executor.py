@@ -205,19 +205,33 @@ def _run_chunk(fn: Callable, chunk: list, common: dict) -> list:
 
 @contextlib.contextmanager
 def _ctrl_c_held():
-    """Ctrl-C held back while worker processes are born. A blocked signal is inherited
-    through fork and exec, so a worker starts deaf to the process group's Ctrl-C, where it
-    would otherwise print a traceback from its start-up (importing numpy, the main module)
-    before its initializer ignores it. The parent receives a Ctrl-C pressed meanwhile on
-    leaving: nothing is lost."""
-    if not hasattr(signal, "pthread_sigmask"):  # (not on Windows)
-        yield
-        return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    """Ctrl-C held back while worker processes are born, then answered.
+
+    - The workers: SIGINT is blocked in this thread meanwhile, and a blocked signal is
+      inherited through fork and exec, so a worker starts deaf to the process group's
+      Ctrl-C. Otherwise it would print a traceback from its start-up (importing numpy,
+      the main module) before its initializer ignores it.
+    - The parent: another of its threads may take the signal, and Python would then raise
+      KeyboardInterrupt in the main thread wherever it stands, in the middle of the
+      pool's bookkeeping, whose shutdown can then hang. So in the main thread a Ctrl-C
+      is only noted meanwhile, and raised on leaving: nothing is lost.
+    """
+    noted = []
+    swap = (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    if swap:
+        signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    masked = hasattr(signal, "pthread_sigmask")  # (not on Windows)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if masked else None
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if masked:  # (a Ctrl-C that waited is delivered here, and noted)
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if swap:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    if noted:
+        raise KeyboardInterrupt
 
 
 def _worker_start(parent: int) -> None:
