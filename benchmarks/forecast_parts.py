@@ -140,13 +140,11 @@ def jackknife_errors(default, mix, S, tf) -> dict:
     err = {p: np.zeros(n) for p in ("low_rank", "neighbours", "regression")}
     cnt = {p: np.zeros(n) for p in err}
     known = ~np.isnan(S)
-    for i in range(int(known.sum(axis=1).max(initial=0))):
+    count = known.sum(axis=1)
+    first = np.argsort(~known, axis=1, kind="stable")  # each row's known columns first
+    for i in range(int(count.max(initial=0))):
         # each row's i-th known column left out, where it has at least 2 known
-        pos = np.full(n, -1)
-        for r in range(n):
-            cols = np.flatnonzero(known[r])
-            if cols.size >= 2 and i < cols.size:
-                pos[r] = cols[i]
+        pos = np.where((count >= 2) & (i < count), first[:, i], -1)
         rows = np.flatnonzero(pos >= 0)
         if rows.size == 0:
             continue

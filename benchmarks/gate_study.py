@@ -41,6 +41,7 @@ from scipy.optimize import minimize
 
 from benchpress.errors import UsageError, run_script
 from benchpress.predict.models.gate import (FEATURES, GATE_COEF, PARTS, TREND, Gate,
+                                            part_weights,
                                             gate_features, newness, trend_features)
 
 #: The runs of a later model: folded in with its metadata (where it has any), and without.
@@ -126,7 +127,11 @@ def gate_of(theta: np.ndarray) -> Gate:
 
 def scores_of(gate: Gate, F, T, Z, available, mean, std) -> np.ndarray:
     """The gated prediction of each cell, score units (percent benchmarks)."""
-    z = (gate.weights(F, available) * Z).sum(axis=1) + gate.offset(T)
+    return percent((gate.weights(F, available) * Z).sum(axis=1) + gate.offset(T), mean, std)
+
+
+def percent(z, mean, std) -> np.ndarray:
+    """Scores (percent) of z values in the cells' own transform (``mean``, ``std``)."""
     return 100.0 / (1.0 + np.exp(-(z * std + mean)))
 
 
@@ -147,17 +152,12 @@ def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife:
                              .to_numpy() for p in PARTS]).astype(float)
         bonus = np.nan_to_num(-np.log(J + 0.01), nan=0.0, posinf=0.0, neginf=0.0)
         score = score + jackknife * (bonus - bonus.mean(axis=1, keepdims=True))
-    score = np.where(available, score, -np.inf)
-    top = np.max(score, axis=1, keepdims=True)
-    e = np.where(available, np.exp(score - np.where(np.isfinite(top), top, 0.0)), 0.0)
-    W = e / np.maximum(e.sum(axis=1, keepdims=True), 1e-300)
-    z = (W * Z).sum(axis=1)
+    z = (part_weights(score, available) * Z).sum(axis=1)
     if nearest_share is not None:
         nb, rg = PARTS.index("neighbours"), PARTS.index("regression")
         both = available[:, nb] & available[:, rg]
         z = np.where(both, nearest_share * Z[:, nb] + (1 - nearest_share) * Z[:, rg], z)
-    z = z + gate.offset(T)
-    return 100.0 / (1.0 + np.exp(-(z * std + mean)))
+    return percent(z + gate.offset(T), mean, std)
 
 
 def fit_gate(F, T, Z, available, mean, std, y, *, l2: float = 1e-3, iters: int = 500,

@@ -338,10 +338,11 @@ def result_of(table: pa.Table, max_rows: int | None) -> QueryResult:
     return QueryResult(frame.head(max_rows) if truncated else frame, truncated)
 
 
-def timed_out(timeout: float) -> QueryCancelled:
-    """The error of a query stopped at its time limit of `timeout` seconds."""
+def timed_out(timeout: float, note: str = "") -> QueryCancelled:
+    """The error of a query stopped at its time limit of `timeout` seconds (`note` added
+    to its line)."""
     return QueryCancelled(f"SQL query stopped at the time limit of {timeout:g} s "
-                          "(--timeout to change it)")
+                          f"(--timeout to change it){note}")
 
 
 def execute(registry: Path, sql: str, params: dict | list | None = None, *,

@@ -117,7 +117,9 @@ def run_in_child(registry: Path | None, sql: str, params: dict | list | None = N
         child.request.flush()
         while readers[0].is_alive():
             if deadline is not None and time.monotonic() >= deadline:
-                raise _with_tight_address_space(timed_out(timeout))
+                # (DuckDB can stall under a tight `ulimit -v` rather than fail: seen
+                # once in a few test runs under 1.5 GiB; the time limit would hide it)
+                raise timed_out(timeout, _address_space_note(under=_TIGHT_ADDRESS_SPACE))
             readers[0].join(0.05)
         if len(answer) > cap:
             raise BadInputError(f"SQL error: the result is larger than the memory limit "
@@ -306,33 +308,21 @@ def _decode(answer: bytes, returncode: int, memory_limit: str, tail: bytes):
                         + _address_space_note())
 
 
-def _address_space_note() -> str:
-    """What a hard address-space limit set from outside (`ulimit -v`) adds to a failure
-    message: the child cannot go above it, and DuckDB needs room beyond its memory limit."""
-    import resource
-
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard == resource.RLIM_INFINITY:
-        return ""
-    return (f", and this process may use only {hard / 2**30:.1f} GiB of address space "
-            "(`ulimit -v`): raise that limit (DuckDB needs a few GiB) or lower the memory limit")
-
-
 #: a hard address-space limit below this is named when a query runs out of time
 _TIGHT_ADDRESS_SPACE = 4 * 2**30
 
 
-def _with_tight_address_space(exc):
-    """`exc` (a query stopped at its time limit), naming a hard address-space limit below
-    `_TIGHT_ADDRESS_SPACE` where one is set: under such a limit DuckDB can stall instead
-    of failing (seen once in a few test runs under 1.5 GiB), and the time limit would
-    then hide the cause."""
+def _address_space_note(under: float = float("inf")) -> str:
+    """What a hard address-space limit set from outside (`ulimit -v`) adds to a failure
+    message, where one below ``under`` bytes is set: the child cannot go above it, and
+    DuckDB needs room beyond its memory limit."""
     import resource
 
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard == resource.RLIM_INFINITY or hard >= _TIGHT_ADDRESS_SPACE:
-        return exc
-    return type(exc)(f"{exc}{_address_space_note()}")
+    if hard == resource.RLIM_INFINITY or hard >= under:
+        return ""
+    return (f", and this process may use only {hard / 2**30:.1f} GiB of address space "
+            "(`ulimit -v`): raise that limit (DuckDB needs a few GiB) or lower the memory limit")
 
 
 # -- the child --------------------------------------------------------------------------------

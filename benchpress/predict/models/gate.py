@@ -30,7 +30,7 @@ import numpy as np
 
 from benchpress.errors import UsageError
 
-__all__ = ["Gate", "PARTS", "FEATURES", "TREND", "GATE_COEF", "GATE_SHIFT", "gate_features",
+__all__ = ["Gate", "part_weights", "PARTS", "FEATURES", "TREND", "GATE_COEF", "GATE_SHIFT", "gate_features",
            "trend_features", "newness"]
 
 #: The parts a gate weighs, in this order (columns of its weight matrix).
@@ -156,8 +156,14 @@ class Gate:
         """Each cell's weights (..., len(PARTS)) from its features ``F`` (...,
         len(FEATURES)); ``available`` (..., len(PARTS)) bool marks the parts that answer
         it (a cell no part answers gets all zeros)."""
-        score = np.where(available, F @ self.matrix().T, -np.inf)
-        top = np.max(score, axis=-1, keepdims=True)
-        e = np.where(available, np.exp(score - np.where(np.isfinite(top), top, 0.0)), 0.0)
-        total = e.sum(axis=-1, keepdims=True)
-        return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        return part_weights(F @ self.matrix().T, available)
+
+
+def part_weights(score: np.ndarray, available: np.ndarray) -> np.ndarray:
+    """The softmax (..., n_parts) of each cell's part ``score`` over the parts that answer
+    it (``available``, bool, same shape); a cell no part answers gets all zeros."""
+    score = np.where(available, score, -np.inf)
+    top = np.max(score, axis=-1, keepdims=True)
+    e = np.where(available, np.exp(score - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
