@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -133,6 +134,7 @@ def test_workers_do_not_outlive_a_killed_parent():
 
 _INTERRUPTED = """
 import time
+from pathlib import Path
 from benchpress.executor import ProcessExecutor
 if __name__ == "__main__":
     try:
@@ -150,6 +152,7 @@ if __name__ == "__main__":
 _INTERRUPTED_AT_START = """
 import threading
 import time
+from pathlib import Path
 from benchpress.executor import ProcessExecutor
 if __name__ == "__mp_main__":
     import signal, sys
@@ -250,19 +253,30 @@ def test_a_killed_worker_is_one_line_and_the_pool_is_gone():
     assert ex.map(abs, [-1, -2, -3]) == [1, 2, 3]  # a new pool for the next map
 
 
-def test_probes_in_worker_processes_choose_the_same_set(built_2026_05):
+def _probes(home: Path, *executor: str):
+    """`probes --k 2 --max-models 20` on `home` as JSON (the run's timings taken out), and
+    its stderr."""
+    result = CliRunner().invoke(main, ["probes", "--k", "2", "--max-models", "20", "--home",
+                                       str(home), "--format", "json", *executor])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
+    return doc, result.stderr
+
+
+@pytest.fixture(scope="module")
+def local_probes(built_2026_05):
+    """The probe search in this process, which the runs through an executor must equal
+    (made once for the module)."""
+    return _probes(built_2026_05.root)[0]
+
+
+def test_probes_in_worker_processes_choose_the_same_set(built_2026_05, local_probes):
     """`--executor processes:2`: the probe search's fits and candidate scoring in two
     worker processes give the same set and figures as in this process."""
-    args = ["probes", "--k", "2", "--max-models", "20", "--home", str(built_2026_05.root),
-            "--format", "json"]
-    local = CliRunner().invoke(main, args)
-    spread = CliRunner().invoke(main, [*args, "--executor", "processes:2"])
-    assert local.exit_code == 0 and spread.exit_code == 0, spread.stderr
-    a, b = json.loads(local.stdout), json.loads(spread.stdout)
-    for doc in (a, b):
-        doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
-    assert a == b and len(b["selection"]["probes"]) == 2
-    assert "executor: 2 processes on this machine" in spread.stderr
+    b, stderr = _probes(built_2026_05.root, "--executor", "processes:2")
+    assert b == local_probes and len(b["selection"]["probes"]) == 2
+    assert "executor: 2 processes on this machine" in stderr
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2_at_once(built_2026_05, monkeypatch):
@@ -409,22 +423,15 @@ def test_a_scheduler_without_workers_is_a_usage_error_within_the_limit():
 
 
 @pytest.mark.slow(seconds=12)
-def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster):
+def test_probes_on_the_cluster_choose_the_same_set(built_2026_05, cluster, local_probes):
     """The probe search's fits and candidate scoring through the cluster: same set, same
     scores as in this process (only the timing fields may differ). A sample of 20 models
     (10 held-out fits of 2), as `--max-models` makes on a large registry: the same fits and
     scoring go through the executor as in an exact search, at a fifth of its cost."""
-    args = ["probes", "--k", "2", "--max-models", "20", "--home", str(built_2026_05.root),
-            "--format", "json"]
-    local = CliRunner().invoke(main, args)
-    remote = CliRunner().invoke(main, [*args, "--executor", cluster])
-    assert local.exit_code == 0 and remote.exit_code == 0, remote.stderr
-    a, b = json.loads(local.stdout), json.loads(remote.stdout)
-    for doc in (a, b):
-        doc["selection"].pop("seconds"), doc["selection"].pop("fit_seconds")
-    assert a == b and len(b["selection"]["probes"]) == 2
+    b, stderr = _probes(built_2026_05.root, "--executor", cluster)
+    assert b == local_probes and len(b["selection"]["probes"]) == 2
     assert b["sample_size"] == 20 and b["fits"] == 10
-    assert f"executor: {cluster}, 2 workers" in remote.stderr
+    assert f"executor: {cluster}, 2 workers" in stderr
 
 
 @pytest.mark.slow

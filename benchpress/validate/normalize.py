@@ -65,6 +65,9 @@ def canonical_benchmark_id(raw: str | None) -> str | None:
     return re.sub(r"_{2,}", "_", text).strip("_") or None
 
 
+# the same few thousand labels are keyed for every version of every source a build
+# prepares (the resolver's tables: 480,000 calls in a build of the default registry)
+@lru_cache(maxsize=1 << 16)
 def label_key(label: str, *, keep_parentheses: bool = True) -> str:
     """A markup-free comparison key: "**GPQA-Diamond**† (pass@1)" -> "gpqadiamondpass1"."""
     text = re.sub(r"<[^>]+>", "", label)
