@@ -49,6 +49,12 @@ def _module_seconds(item) -> float:
     return seconds
 
 
+def pytest_addoption(parser):
+    parser.addoption("--screenshots", action="store_true",
+                     help="the browser tests save a full-page PNG of every page they check "
+                          "in screenshots/ (off: 7 s of the module's 40)")
+
+
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected: only what runs is counted
 def pytest_collection_modifyitems(config, items):
     """Files run longest first (their `duration` plus the expected seconds of their slow

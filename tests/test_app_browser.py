@@ -93,8 +93,15 @@ def browser(server):
         b.close()
 
 
+@pytest.fixture(scope="module")
+def screenshots(request) -> bool:
+    """Whether to save pages as PNG (`pytest --screenshots`): for a person to look at, and
+    full-page PNGs are a sixth of the module's time, so off by default."""
+    return request.config.getoption("--screenshots")
+
+
 @pytest.fixture
-def page(browser, server):
+def page(browser, server, screenshots):
     base, _ = server
     context = browser.new_context(base_url=base, accept_downloads=True,
                                   viewport={"width": 1400, "height": 900})
@@ -108,6 +115,7 @@ def page(browser, server):
     context.route("**/*", offsite)
     pg = context.new_page()
     pg.set_default_timeout(30_000)
+    pg.screenshots = screenshots
     pg.errors = []
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
@@ -116,6 +124,8 @@ def page(browser, server):
 
 
 def shot(pg, name: str) -> None:
+    if not pg.screenshots:
+        return
     SHOTS.mkdir(exist_ok=True)
     pg.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
@@ -439,11 +449,12 @@ def bare_server(tmp_path_factory):
         yield base
 
 
-def test_the_sql_page_says_it_needs_a_registry_before_run(browser, bare_server):
+def test_the_sql_page_says_it_needs_a_registry_before_run(browser, bare_server, screenshots):
     """Serving the pre-fit model (no registry), the SQL and Versions pages say so as they
     open, and Run is disabled: nothing to type and run before learning it cannot work."""
     context = browser.new_context(base_url=bare_server)
     pg = context.new_page()
+    pg.screenshots = screenshots
     pg.goto("/sql")
     note = pg.locator("#needs-registry")
     assert note.is_visible() and "needs a registry" in note.inner_text()
