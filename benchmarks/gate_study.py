@@ -136,12 +136,14 @@ def percent(z, mean, std) -> np.ndarray:
 
 
 def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife: float = 0.0,
-                   nearest_share: float | None = None) -> np.ndarray:
+                   nearest_share: float | None = None, offset_besides=()) -> np.ndarray:
     """The shipped gate's prediction of each cell with one change, score units:
     ``jackknife`` adds ``jackknife * -log(mse + 0.01)`` to each part's score, ``mse`` the
     part's error on the model's own known scores, each predicted from the others
     (``forecast_parts``' ``jk_*`` columns; centred over the parts); ``nearest_share`` mixes
-    the nearest models and the regression at that share instead, where both answer."""
+    the nearest models and the regression at that share instead, where both answer;
+    ``offset_besides`` (names of :data:`PARTS`) scales a dated model's new-model offset by
+    one minus those parts' weights (parts that see the release date already)."""
     gate = Gate()
     score = F @ gate.matrix().T
     if jackknife and "jk_low_rank" not in d.columns:
@@ -152,12 +154,15 @@ def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife:
                              .to_numpy() for p in PARTS]).astype(float)
         bonus = np.nan_to_num(-np.log(J + 0.01), nan=0.0, posinf=0.0, neginf=0.0)
         score = score + jackknife * (bonus - bonus.mean(axis=1, keepdims=True))
-    z = (part_weights(score, available) * Z).sum(axis=1)
+    W = part_weights(score, available)
+    z = (W * Z).sum(axis=1)
     if nearest_share is not None:
         nb, rg = PARTS.index("neighbours"), PARTS.index("regression")
         both = available[:, nb] & available[:, rg]
         z = np.where(both, nearest_share * Z[:, nb] + (1 - nearest_share) * Z[:, rg], z)
-    return percent(z + gate.offset(T), mean, std)
+    seen = W[:, [PARTS.index(p) for p in offset_besides]].sum(axis=1)
+    share = 1.0 - d["dated"].to_numpy().astype(float) * seen
+    return percent(z + share * gate.offset(T), mean, std)
 
 
 def fit_gate(F, T, Z, available, mean, std, y, *, l2: float = 1e-3, iters: int = 500,
@@ -217,15 +222,23 @@ def main(argv=None) -> None:
                          "on the model's known scores added to its score (see variant_scores)")
     ap.add_argument("--nearest-share", type=float, default=None, metavar="SHARE",
                     help="no learning: the nearest models and the regression mixed at SHARE")
+    ap.add_argument("--offset-besides", default="", metavar="PARTS",
+                    help="no learning: a dated model's new-model offset times one minus "
+                         "these parts' weights (comma list, e.g. regression)")
     ap.add_argument("--sample", type=int, default=60000,
                     help="choosing cells the fit sees (a seeded sample; 0: all)")
     args = ap.parse_args(argv)
+    besides = [p for p in args.offset_besides.split(",") if p]
+    if set(besides) - set(PARTS):
+        raise UsageError(f"--offset-besides: parts are {', '.join(PARTS)}, got "
+                         f"{args.offset_besides!r}")
     d = cells_of(args.parts, args.split)
-    if args.jackknife or args.nearest_share is not None:  # the shipped gate, one change
+    if args.jackknife or args.nearest_share is not None or besides:  # the shipped gate, one change
         gate = Gate()
         *xs, _ = arrays(d)
         d = d.with_columns(pl.Series("gate", variant_scores(
-            d, *xs, jackknife=args.jackknife, nearest_share=args.nearest_share)))
+            d, *xs, jackknife=args.jackknife, nearest_share=args.nearest_share,
+            offset_besides=besides)))
     else:
         fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(args.learn_on.split(",")))
         if args.sample and fit_on.height > args.sample:

@@ -72,3 +72,19 @@ def test_a_registry_of_the_cells_solver_has_no_metadata_half_but_keeps_the_date(
     assert not cells["meta"] and np.isnan(cells["z_low_rank_plain"])
     assert dense["dated"] and cells["dated"]
     assert cells["z_regression"] == 0.4 and cells["choose"]
+
+
+def test_offset_besides_spares_only_dated_models_by_the_named_parts_weights(study):
+    """``--offset-besides regression``: a dated model's offset shrinks by the regression's
+    weight (a registry where only the regression answers: no offset at all), an undated
+    model keeps the whole offset."""
+    d = pl.concat([_cells("wpairs", True, 2025.6), _cells("wpairs", False, 2025.6)])
+    F, T, Z, available, mean, std, _ = study.arrays(d)
+    available[:, :] = False
+    available[:, PARTS.index("regression")] = True
+    shipped = study.variant_scores(d, F, T, Z, available, mean, std)
+    spared = study.variant_scores(d, F, T, Z, available, mean, std,
+                                  offset_besides=["regression"])
+    assert (shipped > 50.0).all()                       # the offset raises every row
+    assert spared[:4].tolist() == [50.0] * 4            # dated: the regression's weight is 1
+    assert spared[4:].tolist() == shipped[4:].tolist()  # undated: untouched
