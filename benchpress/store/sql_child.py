@@ -48,7 +48,7 @@ from pathlib import Path
 from benchpress import errors
 from benchpress.errors import BadInputError, BenchPressError
 
-__all__ = ["run_in_child", "memory_bytes", "shutdown", "SLACK_BYTES"]
+__all__ = ["run_in_child", "memory_bytes", "shutdown", "SLACK_BYTES", "MIN_ADDRESS_SPACE"]
 
 #: address space the child may take beyond what it holds before the query plus the
 #: memory limit: thread stacks and allocator arenas made while the query runs
@@ -96,6 +96,7 @@ def run_in_child(registry: Path | None, sql: str, params: dict | list | None = N
     """
     from benchpress.store.sql import QueryCancelled, result_of, timed_out
 
+    _check_address_space()
     cap = memory_bytes(memory_limit)
     request = {"registry": None if registry is None else os.path.abspath(registry), "sql": sql,
                "params": params, "max_rows": max_rows, "memory_limit": memory_limit,
@@ -310,6 +311,25 @@ def _decode(answer: bytes, returncode: int, memory_limit: str, tail: bytes):
 
 #: a hard address-space limit below this is named when a query runs out of time
 _TIGHT_ADDRESS_SPACE = 4 * 2**30
+#: below this hard address-space limit no query is started: under 1.5-2.5 GiB the query
+#: server crashed as it imported DuckDB (its allocator could not start a thread), or a
+#: query aborted, raised MemoryError or stalled until its time limit, one of them at
+#: random each run; at 3 GiB every query answered (2 cores; DuckDB's threads, and so
+#: what it reserves, grow with the machine's cores)
+MIN_ADDRESS_SPACE = 3 * 2**30
+
+
+def _check_address_space() -> None:
+    """Refuse at once, in one line, under a hard address-space limit (`ulimit -v`) too
+    small for a query process (:data:`MIN_ADDRESS_SPACE`)."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY and hard < MIN_ADDRESS_SPACE:
+        raise BadInputError(
+            f"SQL error: this process may use only {hard / 2**30:.1f} GiB of address space "
+            f"(`ulimit -v`), and a query needs at least {MIN_ADDRESS_SPACE / 2**30:.0f} GiB "
+            "(DuckDB's threads and allocator): raise that limit")
 
 
 def _address_space_note(under: float = float("inf")) -> str:
