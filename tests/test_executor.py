@@ -134,7 +134,6 @@ def test_workers_do_not_outlive_a_killed_parent():
 
 _INTERRUPTED = """
 import time
-from pathlib import Path
 from benchpress.executor import ProcessExecutor
 if __name__ == "__main__":
     try:
@@ -152,7 +151,6 @@ if __name__ == "__main__":
 _INTERRUPTED_AT_START = """
 import threading
 import time
-from pathlib import Path
 from benchpress.executor import ProcessExecutor
 if __name__ == "__mp_main__":
     import signal, sys

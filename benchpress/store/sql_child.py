@@ -118,8 +118,8 @@ def run_in_child(registry: Path | None, sql: str, params: dict | list | None = N
         child.request.flush()
         while readers[0].is_alive():
             if deadline is not None and time.monotonic() >= deadline:
-                # (DuckDB can stall under a tight `ulimit -v` rather than fail: seen
-                # once in a few test runs under 1.5 GiB; the time limit would hide it)
+                # (DuckDB can stall under a tight `ulimit -v` rather than fail: the
+                # time limit would hide it)
                 raise timed_out(timeout, _address_space_note(under=_TIGHT_ADDRESS_SPACE))
             readers[0].join(0.05)
         if len(answer) > cap:
@@ -319,13 +319,19 @@ _TIGHT_ADDRESS_SPACE = 4 * 2**30
 MIN_ADDRESS_SPACE = 3 * 2**30
 
 
-def _check_address_space() -> None:
-    """Refuse at once, in one line, under a hard address-space limit (`ulimit -v`) too
-    small for a query process (:data:`MIN_ADDRESS_SPACE`)."""
+def _hard_address_space() -> float:
+    """The hard address-space limit set from outside (`ulimit -v`) in bytes; inf: none."""
     import resource
 
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard != resource.RLIM_INFINITY and hard < MIN_ADDRESS_SPACE:
+    return float("inf") if hard == resource.RLIM_INFINITY else hard
+
+
+def _check_address_space() -> None:
+    """Refuse at once, in one line, under a hard address-space limit (`ulimit -v`) too
+    small for a query process (:data:`MIN_ADDRESS_SPACE`)."""
+    hard = _hard_address_space()
+    if hard < MIN_ADDRESS_SPACE:
         raise BadInputError(
             f"SQL error: this process may use only {hard / 2**30:.1f} GiB of address space "
             f"(`ulimit -v`), and a query needs at least {MIN_ADDRESS_SPACE / 2**30:.0f} GiB "
@@ -336,10 +342,8 @@ def _address_space_note(under: float = float("inf")) -> str:
     """What a hard address-space limit set from outside (`ulimit -v`) adds to a failure
     message, where one below ``under`` bytes is set: the child cannot go above it, and
     DuckDB needs room beyond its memory limit."""
-    import resource
-
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard == resource.RLIM_INFINITY or hard >= under:
+    hard = _hard_address_space()
+    if hard >= under:
         return ""
     return (f", and this process may use only {hard / 2**30:.1f} GiB of address space "
             "(`ulimit -v`): raise that limit (DuckDB needs a few GiB) or lower the memory limit")
@@ -366,8 +370,7 @@ def _limit_address_space(extra: int) -> None:
 
     now = _address_space()
     if now is not None:
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        cap = now + extra if hard == resource.RLIM_INFINITY else min(now + extra, hard)
+        cap = int(min(now + extra, _hard_address_space()))
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
