@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import logging
-import statistics
 import time
 
 import polars as pl
@@ -183,13 +183,15 @@ def test_nearest_models_are_measured_and_sorted(client):
     assert [n["distance_z"] for n in near] == sorted(n["distance_z"] for n in near)
 
 
-def test_predict_answers_within_300_ms(client):
-    times = []
-    for k in range(5):
-        t = time.perf_counter()
-        get(client, f"/api/predict?scores=gpqa_diamond:{70 + k},hle:20.1,swe_bench_verified:60")
-        times.append(time.perf_counter() - t)
-    assert statistics.median(times) < 0.3, times
+def test_predict_answers_from_the_loaded_fit(client, state):
+    """Each new model is folded into the fit made at startup: no call fits again (how fast
+    that is: benchmarks/predict_latency.py, not a timed test)."""
+    fits = state.engine.bp.store.n_fits
+    rows = [get(client, f"/api/predict?scores=gpqa_diamond:{70 + k},hle:20.1,"
+                        "swe_bench_verified:60") for k in range(5)]
+    assert state.engine.bp.store.n_fits == fits
+    # five different inputs, five different answers
+    assert len({json.dumps(r, sort_keys=True) for r in rows}) == 5
 
 
 def test_parse_scores_rules():
@@ -331,15 +333,19 @@ def test_a_cold_start_logs_each_fitting_step(app_home, tmp_path, monkeypatch, ca
     """No stored fit yet: the app fits before it answers, and says so step by step; the
     next start reuses the stored fit and fits nothing."""
     monkeypatch.setenv("BENCHPRESS_FIT_CACHE", str(tmp_path / "fits"))
-    steps, fit_seconds = [], []
+    steps, n_fits, ready = [], [], []
     for _ in range(2):
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="benchpress.app"):
             state = build_state(app_home, "first", method="als4")
         steps.append([r.getMessage() for r in caplog.records if "(step " in r.getMessage()])
-        fit_seconds.append(state.engine.timings["fit"])
-    # "model ready ... (fit N s ...)" counts the cold start's fitting, not a lookup after it
-    assert fit_seconds[0] > 0.2 and fit_seconds[0] > 5 * fit_seconds[1]
+        n_fits.append(state.engine.bp.store.n_fits)
+        ready += [r.getMessage() for r in caplog.records if r.getMessage().startswith("model ready")]
+    # the second start read the stored fit (a count, not a time: a read under load once
+    # took half a cold fit's seconds), and "model ready" times the fitting step by name
+    assert n_fits == [1, 0]
+    fit_s = state.engine.timings["fit"]
+    assert len(ready) == 2 and f"(fit {fit_s:.1f} s, calibrate " in ready[1]
     kept = "the fit is kept for the next start"
     assert steps == [[f"startup: fit (step 1 of 4; {kept})",
                       f"startup: interval features (step 2 of 4; {kept})",

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 from collections import defaultdict
+from functools import cache
 
 import polars as pl
 import pytest
@@ -50,6 +51,7 @@ def versions(tmp_path_factory, shared_data):
 
 # --- the independent recomputation ----------------------------------------------------------
 
+@cache  # read once: every raw id of the two matrices goes through it
 def _aliases(kind: str) -> dict[str, str]:
     with open(REPO / "schemas" / "aliases.csv", newline="", encoding="utf-8") as fh:
         return {r["alias"]: r["canonical_id"] for r in csv.DictReader(fh) if r["kind"] == kind}

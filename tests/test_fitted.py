@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +130,7 @@ def test_benchpress_has_no_mixin_bases():
     assert FittedModel.__mro__ == (FittedModel, object)
 
 
+@cache  # the package's syntax trees, parsed once for the three tests below (read only)
 def _sources():
     return {p: ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
 

@@ -183,6 +183,7 @@ def _overall(cells: pl.DataFrame) -> pl.DataFrame:
     """Per k: ``known, n_models`` (distinct models: each is held out once per seed) and
     the pooled metrics of :func:`~benchpress.predict.evaluation.metrics.group_metrics`."""
     models = cells.group_by("known").agg(pl.col("model_index").n_unique().alias("n_models"))
-    return (group_metrics(cells, "known").join(models, on="known")
+    # in k's order: a join's own order depends on polars' threads
+    return (group_metrics(cells, "known").join(models, on="known", maintain_order="left")
             .select("known", "n_models", "n_cells", "coverage", "medae", "medape", "within3",
                     "within5"))

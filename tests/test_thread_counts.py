@@ -1,0 +1,64 @@
+"""polars' thread count changes no output.
+
+`make test` runs every test process at one polars thread (the Makefile's PYTEST_THREADS);
+a user's commands run at one thread per core. So the same commands run here in two
+processes, at one thread and at two, and must give the same rows in the same order: the
+built registry's tables, and an evaluation's figures. (An evaluation once listed k = 5
+before k = 3 at one thread: a join's row order is polars' choice unless asked to keep
+the left's.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
+
+COMMANDS = (
+    ("ingest", str(BP_2026_05), "--id", "benchpress-2026-05"),
+    ("ingest", str(MATRIX_2026_02), "--id", "llm-benchmark-matrix-2026-02", "--allow-rejects"),
+    ("evaluate", "--new-models", "3,5", "--seed", "3", "--n-seeds", "1", "--method", "published",
+     "--format", "json"),
+)
+
+
+def _outputs(home, threads: int) -> tuple[list[str], dict[str, pl.DataFrame]]:
+    """Each command's standard output, and the registry's tables (row order kept; without
+    `retrieved_at`, the clock's time of each ingest), at `threads` threads."""
+    script = Path(sys.executable).with_name("benchpress")
+    argv = [str(script)] if script.is_file() else [
+        sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
+    env = {**os.environ, "POLARS_MAX_THREADS": str(threads)}
+    printed = []
+    for args in COMMANDS:
+        done = subprocess.run([*argv, *args, "--home", str(home.root)], capture_output=True,
+                              text=True, timeout=300, env=env)
+        assert done.returncode == 0, (args, done.stderr)
+        printed.append(done.stdout)
+    tables = {p.stem: pl.read_parquet(p).drop("retrieved_at", strict=False)
+              for p in sorted(home.registry.glob("*.parquet"))}
+    return printed, tables
+
+
+@pytest.mark.usefixtures("shared_data")
+def test_one_thread_and_two_give_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)
+    one = _outputs(make_home(tmp_path / "one"), 1)
+    two = _outputs(make_home(tmp_path / "two"), 2)
+    assert {"scores", "cells", "models", "quarantine"} <= set(one[1]) == set(two[1])
+    for name, table in one[1].items():
+        assert table.height and table.equals(two[1][name]), name
+    # the ingests name their workspace in what they print; the evaluation does not (but
+    # for the seconds it took)
+    figures = [json.loads(run[0][-1]) for run in (one, two)]
+    for doc in figures:
+        assert [r["known"] for r in doc["known"]] == [3, 5] and doc.pop("seconds") > 0
+    assert figures[0] == figures[1]
+    assert [len(o) for o in one[0]] == [len(o) for o in two[0]]
