@@ -78,20 +78,7 @@ PYTEST_THREADS := $(if $(filter-out 1,$(TEST_WORKERS)),POLARS_MAX_THREADS=1)
 # module (pytest's assertion rewriting) and the package anew, and so does each of the
 # hundreds of processes the tests start (the CLI, DVC's stages, query servers): collecting
 # the tests took 10 s of CPU per worker instead of 3.6 s
-# The tests' temporary files (pytest's tmp_path, and everything else under TMPDIR: DVC
-# remotes, clones, venvs, the workspaces of the CLI runs) in memory, in
-# /dev/shm/benchpress-tests-UID, when /dev/shm is a folder we may write and run programs
-# in: the product makes every write durable (an fsync before each rename), which on a
-# virtual disk cost the run 42 s of its 5 min 27 s and 18 s of system CPU (measured one
-# after the other in one clone); in memory an fsync returns at once, and what a killed
-# process leaves, which the tests check, is the same. That folder is emptied at the start
-# of each run (the last run's files stay for a look, about 1.1 GB). Elsewhere: the
-# system's temporary folder. TEST_TMP=DIR runs them in DIR/benchpress-tests-UID.
-TEST_TMP ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && d=$$(mktemp -d /dev/shm/.bp-exec.XXXXXX) \
-  && printf '#!/bin/sh\n' > $$d/x && chmod +x $$d/x && $$d/x && echo /dev/shm; rm -rf "$$d")
-TEST_RUN_DIR = $(TEST_TMP)/benchpress-tests-$(shell id -u)
-PYTEST = $(if $(TEST_TMP),rm -rf $(TEST_RUN_DIR) && mkdir -p $(TEST_RUN_DIR) && TMPDIR=$(TEST_RUN_DIR)) \
-  env -u PYTHONDONTWRITEBYTECODE $(PYTEST_THREADS) $(PY) -m pytest
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PYTEST_THREADS) $(PY) -m pytest
 
 # The documentation site in site/ (MkDocs; mkdocstrings reads the docstrings, mkdocs-click
 # the commands, docs/hooks/figures.py draws the figures from metrics/ and dvc.yaml):
