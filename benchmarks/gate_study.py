@@ -136,13 +136,15 @@ def percent(z, mean, std) -> np.ndarray:
 
 
 def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife: float = 0.0,
-                   nearest_share: float | None = None, offset_besides=()) -> np.ndarray:
+                   nearest_share: float | None = None, offset_besides=(),
+                   beyond: float | None = None) -> np.ndarray:
     """The shipped gate's prediction of each cell with one change, score units:
     ``jackknife`` adds ``jackknife * -log(mse + 0.01)`` to each part's score, ``mse`` the
     part's error on the model's own known scores, each predicted from the others
     (``forecast_parts``' ``jk_*`` columns; centred over the parts); ``nearest_share`` mixes
-    the nearest models and the regression at that share instead, where both answer;
-    ``offset_besides`` (names of :data:`PARTS`) scales a dated model's new-model offset by
+    the nearest models and the regression at that share instead, where both answer (with
+    ``beyond``: only where the two differ by more than ``beyond`` in z, the standardized
+    logits of ``percent``; elsewhere the gate); ``offset_besides`` (names of :data:`PARTS`) scales a dated model's new-model offset by
     one minus those parts' weights (parts that see the release date already)."""
     gate = Gate()
     score = F @ gate.matrix().T
@@ -159,6 +161,8 @@ def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife:
     if nearest_share is not None:
         nb, rg = PARTS.index("neighbours"), PARTS.index("regression")
         both = available[:, nb] & available[:, rg]
+        if beyond is not None:
+            both &= np.abs(Z[:, nb] - Z[:, rg]) > beyond
         z = np.where(both, nearest_share * Z[:, nb] + (1 - nearest_share) * Z[:, rg], z)
     seen = W[:, [PARTS.index(p) for p in offset_besides]].sum(axis=1)
     share = 1.0 - d["dated"].to_numpy().astype(float) * seen
@@ -222,6 +226,9 @@ def main(argv=None) -> None:
                          "on the model's known scores added to its score (see variant_scores)")
     ap.add_argument("--nearest-share", type=float, default=None, metavar="SHARE",
                     help="no learning: the nearest models and the regression mixed at SHARE")
+    ap.add_argument("--beyond", type=float, default=None, metavar="Z",
+                    help="with --nearest-share: mix only where the two parts differ by more "
+                         "than Z (standardized logits), elsewhere the shipped gate")
     ap.add_argument("--offset-besides", default="", metavar="PARTS",
                     help="no learning: a dated model's new-model offset times one minus "
                          "these parts' weights (comma list, e.g. regression)")
@@ -229,6 +236,8 @@ def main(argv=None) -> None:
                     help="choosing cells the fit sees (a seeded sample; 0: all)")
     args = ap.parse_args(argv)
     besides = [p for p in args.offset_besides.split(",") if p]
+    if args.beyond is not None and args.nearest_share is None:
+        raise UsageError("--beyond needs --nearest-share SHARE (the mix where the parts differ)")
     if set(besides) - set(PARTS):
         raise UsageError(f"--offset-besides: parts are {', '.join(PARTS)}, got "
                          f"{args.offset_besides!r}")
@@ -238,7 +247,7 @@ def main(argv=None) -> None:
         *xs, _ = arrays(d)
         d = d.with_columns(pl.Series("gate", variant_scores(
             d, *xs, jackknife=args.jackknife, nearest_share=args.nearest_share,
-            offset_besides=besides)))
+            offset_besides=besides, beyond=args.beyond)))
     else:
         fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(args.learn_on.split(",")))
         if args.sample and fit_on.height > args.sample:

@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from benchpress.errors import UsageError
 from benchpress.predict.models.gate import FEATURES, GATE_COEF, PARTS, TREND
 from tests.conftest import load_script
 
@@ -88,3 +89,21 @@ def test_offset_besides_spares_only_dated_models_by_the_named_parts_weights(stud
     assert (shipped > 50.0).all()                       # the offset raises every row
     assert spared[:4].tolist() == [50.0] * 4            # dated: the regression's weight is 1
     assert spared[4:].tolist() == shipped[4:].tolist()  # undated: untouched
+
+
+def test_beyond_mixes_only_where_the_nearest_models_and_the_regression_disagree(study):
+    """``--nearest-share 1 --beyond 1``: a cell whose two parts differ by more than 1 (z)
+    takes the nearest models alone; one where they agree keeps the shipped gate."""
+    d = pl.concat([_cells("wpairs", False, 2025.6, n=2)] * 2)
+    d = d.with_columns(pl.Series("z_neighbours", [2.0, 2.0, 0.5, 0.5]))
+    F, T, Z, available, mean, std, _ = study.arrays(d)
+    available[:, :] = False
+    available[:, [PARTS.index("neighbours"), PARTS.index("regression")]] = True
+    shipped = study.variant_scores(d, F, T, Z, available, mean, std)
+    mixed = study.variant_scores(d, F, T, Z, available, mean, std, nearest_share=1.0,
+                                 beyond=1.0)
+    nearest = study.variant_scores(d, F, T, Z, available, mean, std, nearest_share=1.0)
+    assert mixed[:2].tolist() == nearest[:2].tolist() != shipped[:2].tolist()
+    assert mixed[2:].tolist() == shipped[2:].tolist() != nearest[2:].tolist()
+    with pytest.raises(UsageError, match="--beyond needs --nearest-share"):
+        study.main(["x.parquet", "--beyond", "1"])  # before any file is read

@@ -48,7 +48,7 @@ def _outputs(home, threads: int) -> tuple[list[str], dict[str, pl.DataFrame]]:
 
 
 @pytest.mark.usefixtures("shared_data")
-def test_one_thread_and_two_give_the_same_bytes(tmp_path, monkeypatch):
+def test_one_thread_and_two_give_the_same_tables_and_figures(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHPRESS_MIRROR", raising=False)
     one = _outputs(make_home(tmp_path / "one"), 1)
     two = _outputs(make_home(tmp_path / "two"), 2)
