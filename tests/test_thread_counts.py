@@ -30,8 +30,9 @@ COMMANDS = (
 
 
 def _outputs(home, threads: int) -> tuple[list[str], dict[str, pl.DataFrame]]:
-    """Each command's standard output, and the registry's tables (row order kept; without
-    `retrieved_at`, the clock's time of each ingest), at `threads` threads."""
+    """Each command's standard output (the workspace's path as ``<home>``), and the
+    registry's tables (row order kept; without `retrieved_at`, the clock's time of each
+    ingest), at `threads` threads."""
     script = Path(sys.executable).with_name("benchpress")
     argv = [str(script)] if script.is_file() else [
         sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
@@ -41,7 +42,7 @@ def _outputs(home, threads: int) -> tuple[list[str], dict[str, pl.DataFrame]]:
         done = subprocess.run([*argv, *args, "--home", str(home.root)], capture_output=True,
                               text=True, timeout=300, env=env)
         assert done.returncode == 0, (args, done.stderr)
-        printed.append(done.stdout)
+        printed.append(done.stdout.replace(str(home.root), "<home>"))
     tables = {p.stem: pl.read_parquet(p).drop("retrieved_at", strict=False)
               for p in sorted(home.registry.glob("*.parquet"))}
     return printed, tables
@@ -55,10 +56,9 @@ def test_one_thread_and_two_give_the_same_tables_and_figures(tmp_path, monkeypat
     assert {"scores", "cells", "models", "quarantine"} <= set(one[1]) == set(two[1])
     for name, table in one[1].items():
         assert table.height and table.equals(two[1][name]), name
-    # the ingests name their workspace in what they print; the evaluation does not (but
-    # for the seconds it took)
+    assert all(one[0]) and one[0][:-1] == two[0][:-1]  # what the ingests printed
+    # the evaluation's figures (all but the seconds it took)
     figures = [json.loads(run[0][-1]) for run in (one, two)]
     for doc in figures:
         assert [r["known"] for r in doc["known"]] == [3, 5] and doc.pop("seconds") > 0
     assert figures[0] == figures[1]
-    assert [len(o) for o in one[0]] == [len(o) for o in two[0]]
