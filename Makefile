@@ -66,21 +66,12 @@ system-deps:
 # TEST_WORKERS=1 runs in this one process.
 TEST_WORKERS ?= 2
 PYTEST_PARALLEL := $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
-# One polars thread per test process (and per CLI, DVC stage and server they start), as one
-# OpenBLAS thread per worker (benchpress/blas_threads.py): with both cores taken by the
-# workers, each of the suite's hundreds of thousands of small polars queries handed work to
-# a second thread that had to wait for a busy core. Measured here: a small query, with the
-# other core busy, 0.15 ms -> 0.07 ms; the whole suite run twice in one checkout, 6:30 ->
-# 5:33 (user CPU 573 -> 493 s); clean clones' .ci/run, 5:46 -> 5:27 of tests (this
-# machine's runs vary by 10%).
-# tests/test_thread_counts.py checks that the thread count changes no output.
-PYTEST_THREADS := $(if $(filter-out 1,$(TEST_WORKERS)),POLARS_MAX_THREADS=1)
 # Python's byte-code caches written (__pycache__/, ignored by git and DVC) even where the
 # environment says PYTHONDONTWRITEBYTECODE: else each of the two workers compiles every test
 # module (pytest's assertion rewriting) and the package anew, and so does each of the
 # hundreds of processes the tests start (the CLI, DVC's stages, query servers): collecting
 # the tests took 10 s of CPU per worker instead of 3.6 s
-PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PYTEST_THREADS) $(PY) -m pytest
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest
 
 # The documentation site in site/ (MkDocs; mkdocstrings reads the docstrings, mkdocs-click
 # the commands, docs/hooks/figures.py draws the figures from metrics/ and dvc.yaml):

@@ -144,8 +144,9 @@ def variant_scores(d: pl.DataFrame, F, T, Z, available, mean, std, *, jackknife:
     (``forecast_parts``' ``jk_*`` columns; centred over the parts); ``nearest_share`` mixes
     the nearest models and the regression at that share instead, where both answer (with
     ``beyond``: only where the two differ by more than ``beyond`` in z, the standardized
-    logits of ``percent``; elsewhere the gate); ``offset_besides`` (names of :data:`PARTS`) scales a dated model's new-model offset by
-    one minus those parts' weights (parts that see the release date already)."""
+    logits of ``percent``; elsewhere the gate); ``offset_besides`` (names of
+    :data:`PARTS`) scales a dated model's new-model offset by one minus those parts'
+    weights (parts that see the release date already)."""
     gate = Gate()
     score = F @ gate.matrix().T
     if jackknife and "jk_low_rank" not in d.columns:

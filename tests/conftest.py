@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 # One BLAS thread per process, set before numpy loads OpenBLAS (here, and in everything the
@@ -11,8 +12,13 @@ from pathlib import Path
 # `make test` runs two workers on two cores: a second BLAS thread in each only competes with
 # the other worker, and OpenBLAS's waiting threads spin (about 20% more CPU-seconds for the
 # same tests, measured). The heavy loops run on one thread anyway (benchpress/blas_threads.py).
-# A value already in the environment wins.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+# Likewise one polars thread: each of the tests' hundreds of thousands of small polars
+# queries handed work to a second thread that had to wait for the other worker's core (a
+# small query 0.15 ms -> 0.07 ms with the other core busy; the whole suite run twice in one
+# checkout 6:30 -> 5:33, user CPU 573 -> 493 s; clean clones' .ci/run 5:46 -> 5:27 of
+# tests). polars reads it at its first query. tests/test_thread_counts.py checks that one
+# thread and two give the same tables and figures. A value already in the environment wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "POLARS_MAX_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import pytest  # noqa: E402
@@ -23,6 +29,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 BP_2026_05 = SHARED_DATA / "benchpress-2026-05" / "data.json"
 MATRIX_2026_02 = SHARED_DATA / "llm-benchmark-matrix-2026-02" / "llm_benchmark_data.json"
+# the `benchpress` command as a user runs it: the environment's script (else its entry point)
+_SCRIPT = Path(sys.executable).with_name("benchpress")
+CLI = [str(_SCRIPT)] if _SCRIPT.is_file() else [
+    sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
 
 
 def _expected_seconds(item) -> float:

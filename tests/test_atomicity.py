@@ -19,7 +19,7 @@ from benchpress.store.releases import add_model
 from benchpress.store.snapshot import create_snapshot, list_snapshots, verify_snapshot
 from benchpress.store.sql import query
 from benchpress.store.tables import TABLE_NAMES, registry_exists
-from tests.conftest import BP_2026_05, REPO, make_home
+from tests.conftest import BP_2026_05, CLI, REPO, make_home
 
 # about 31 s for the tests `make test-quick` runs (scheduling: long modules start first)
 pytestmark = pytest.mark.duration(seconds=31)
@@ -151,16 +151,11 @@ def test_killed_ingest_leaves_the_registry_unchanged(home, where):
 def _cli(args, *, fsize: int | None = None):
     """Run the CLI as a user does; `fsize` is a file size limit in bytes (`ulimit -f`)."""
     import resource
-    from pathlib import Path
-
-    script = Path(sys.executable).with_name("benchpress")
-    argv = [str(script)] if script.is_file() else [
-        sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
 
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    return subprocess.run(argv + [str(a) for a in args], capture_output=True, text=True,
+    return subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True,
                           timeout=120, preexec_fn=limit if fsize else None)
 
 
@@ -244,9 +239,8 @@ def test_concurrent_add_models_lose_cleanly(home):
 
     from benchpress.store.tables import read_table
 
-    script = __import__("pathlib").Path(sys.executable).with_name("benchpress")
     procs = {f"acme-c{k}": subprocess.Popen(
-        [str(script), "add-model", f"acme-c{k}", "--scores", f"hle={30 + k}",
+        [*CLI, "add-model", f"acme-c{k}", "--scores", f"hle={30 + k}",
          "--source", f"https://acme.example/c{k}", "--home", str(home.root)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(5)}
     outcome = {m: (p.wait(timeout=120), p.stderr.read()) for m, p in procs.items()}

@@ -18,10 +18,9 @@ from benchpress.predict.intervals.features import nearest_similarity
 from benchpress.predict.intervals.features import pair_corr as _pair_corr
 from benchpress.predict.size_limits import LIMITS
 from benchpress.store import sql
-from tests.conftest import load_script
+from tests.conftest import CLI, load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).with_name("benchpress")
 
 
 def _ladder():
@@ -100,8 +99,8 @@ def tiny_home(tmp_path_factory):
     rows, cols, scores = mod.make_scores(60, 8, 0.3, 1)
     mod.write_json(work / "d.json", 60, 8, rows, cols, scores)
     home = work / "home"
-    subprocess.run([str(BIN), "init", str(home), "--no-git"], check=True, capture_output=True)
-    subprocess.run([str(BIN), "ingest", str(work / "d.json"), "--id", "syn", "--home",
+    subprocess.run([*CLI, "init", str(home), "--no-git"], check=True, capture_output=True)
+    subprocess.run([*CLI, "ingest", str(work / "d.json"), "--id", "syn", "--home",
                     str(home)], check=True, capture_output=True)
     return home / "registry"
 

@@ -1,7 +1,8 @@
 """polars' thread count changes no output.
 
-`make test` runs every test process at one polars thread (the Makefile's PYTEST_THREADS);
-a user's commands run at one thread per core. So the same commands run here in two
+The tests run every process at one polars thread (tests/conftest.py sets
+POLARS_MAX_THREADS, as it sets one BLAS thread); a user's commands run at one thread per
+core. So the same commands run here in two
 processes, at one thread and at two, and must give the same rows in the same order: the
 built registry's tables, and an evaluation's figures. (An evaluation once listed k = 5
 before k = 3 at one thread: a join's row order is polars' choice unless asked to keep
@@ -13,13 +14,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
+from tests.conftest import BP_2026_05, CLI, MATRIX_2026_02, make_home
 
 COMMANDS = (
     ("ingest", str(BP_2026_05), "--id", "benchpress-2026-05"),
@@ -33,13 +32,10 @@ def _outputs(home, threads: int) -> tuple[list[str], dict[str, pl.DataFrame]]:
     """Each command's standard output (the workspace's path as ``<home>``), and the
     registry's tables (row order kept; without `retrieved_at`, the clock's time of each
     ingest), at `threads` threads."""
-    script = Path(sys.executable).with_name("benchpress")
-    argv = [str(script)] if script.is_file() else [
-        sys.executable, "-c", "import sys; from benchpress.cli import main; sys.exit(main())"]
     env = {**os.environ, "POLARS_MAX_THREADS": str(threads)}
     printed = []
     for args in COMMANDS:
-        done = subprocess.run([*argv, *args, "--home", str(home.root)], capture_output=True,
+        done = subprocess.run([*CLI, *args, "--home", str(home.root)], capture_output=True,
                               text=True, timeout=300, env=env)
         assert done.returncode == 0, (args, done.stderr)
         printed.append(done.stdout.replace(str(home.root), "<home>"))
