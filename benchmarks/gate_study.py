@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import date
 
 import numpy as np
 import polars as pl
@@ -50,13 +51,28 @@ RUNS = ("given", "none")
 CELLS_SPLITS = ("wyardstick", "wpairs", "epairs")
 
 
+def _read_parts(path) -> pl.DataFrame:
+    """One parts file of `benchmarks/forecast_parts.py`; a file that is missing, is not
+    Parquet or lacks the parts' columns is a one-line UsageError naming it."""
+    try:
+        d = pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"{path}: not a readable parts file ({reason})") from None
+    missing = {"split", "scale"} - set(d.columns)
+    if missing:
+        raise UsageError(f"{path}: not a parts file of benchmarks/forecast_parts.py (no "
+                         f"{', '.join(sorted(missing))} column)")
+    return d
+
+
 def cells_of(paths, split_at: str) -> pl.DataFrame:
     """The percent cells of parts files, once per metadata run, with the columns the
     gate reads: ``z_<part>`` for each part of :data:`PARTS` (NaN: no answer), ``meta``
     (metadata used), ``choose`` (a choosing cell), and ``nearest`` (the shifted nearest
     models alone, score units)."""
     paths = [paths] if isinstance(paths, str) else list(paths)
-    d = pl.concat([pl.read_parquet(p) for p in paths], how="diagonal_relaxed")
+    d = pl.concat([_read_parts(p) for p in paths], how="diagonal_relaxed")
     d = d.filter(pl.col("scale") == "percent")
     d = d.with_columns(pl.col(c).fill_null(np.nan) for c in d.columns
                        if c.startswith("z_") or c.endswith("_noise") or "noise_" in c)
@@ -236,6 +252,10 @@ def main(argv=None) -> None:
     ap.add_argument("--sample", type=int, default=60000,
                     help="choosing cells the fit sees (a seeded sample; 0: all)")
     args = ap.parse_args(argv)
+    try:
+        date.fromisoformat(args.split)
+    except ValueError:
+        raise UsageError(f"--split: {args.split!r} is not an ISO date (YYYY-MM-DD)") from None
     besides = [p for p in args.offset_besides.split(",") if p]
     if args.beyond is not None and args.nearest_share is None:
         raise UsageError("--beyond needs --nearest-share SHARE (the mix where the parts differ)")

@@ -107,3 +107,19 @@ def test_beyond_mixes_only_where_the_nearest_models_and_the_regression_disagree(
     assert mixed[2:].tolist() == shipped[2:].tolist() != nearest[2:].tolist()
     with pytest.raises(UsageError, match="--beyond needs --nearest-share"):
         study.main(["x.parquet", "--beyond", "1"])  # before any file is read
+
+
+def test_a_wrong_parts_file_or_date_is_one_line(study, tmp_path):
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet" * 1000)
+    other = tmp_path / "other.parquet"
+    pl.DataFrame({"a": [1]}).write_parquet(other)
+    for argv, said in [([str(tmp_path / "none.parquet")], "none.parquet: not a readable parts file"),
+                       ([str(junk)], "junk.parquet: not a readable parts file (parquet"),
+                       ([str(other)], "not a parts file of benchmarks/forecast_parts.py (no "
+                                      "scale, split column)"),
+                       ([str(other), "--split", "2025-13-01"],
+                        "--split: '2025-13-01' is not an ISO date")]:
+        with pytest.raises(UsageError) as info:
+            study.main(argv)
+        assert said in str(info.value) and "\n" not in str(info.value)
