@@ -270,7 +270,12 @@ def main(argv=None) -> None:
             d, *xs, jackknife=args.jackknife, nearest_share=args.nearest_share,
             offset_besides=besides, beyond=args.beyond)))
     else:
-        fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(args.learn_on.split(",")))
+        learn_on = [s for s in args.learn_on.split(",") if s]
+        fit_on = d.filter(pl.col("choose") & pl.col("split").is_in(learn_on))
+        if fit_on.is_empty():
+            held = ", ".join(sorted(d["split"].unique())) or "none"
+            raise UsageError(f"--learn-on {args.learn_on}: no learning cells of those splits "
+                             f"in the parts files (their splits: {held})")
         if args.sample and fit_on.height > args.sample:
             fit_on = fit_on.sample(n=args.sample, seed=0)
         *xs, y = arrays(fit_on, learning=args.trend_from_later)

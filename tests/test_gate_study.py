@@ -123,3 +123,15 @@ def test_a_wrong_parts_file_or_date_is_one_line(study, tmp_path):
         with pytest.raises(UsageError) as info:
             study.main(argv)
         assert said in str(info.value) and "\n" not in str(info.value)
+
+
+def test_parts_without_learning_cells_are_one_line(study, monkeypatch):
+    """Parts files that hold only check splits (here the AA pairs beside the whole
+    registry) give the learning nothing: one line naming the splits they hold, not a
+    NumPy broadcast error."""
+    monkeypatch.setattr(study, "cells_of", lambda paths, split_at: pl.DataFrame(
+        {"split": ["wpairs", "wpairs"], "choose": [False, False]}))
+    with pytest.raises(UsageError) as info:
+        study.main(["parts.parquet"])
+    assert str(info.value) == ("--learn-on yardstick,paper: no learning cells of those "
+                               "splits in the parts files (their splits: wpairs)")
