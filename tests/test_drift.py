@@ -162,3 +162,28 @@ def test_drift_with_side_information_tracks_that_predictor(two_snapshots, tmp_pa
     assert [s["medae"] for s in doc["snapshots"]] == pytest.approx([rounded(w) for w in want],
                                                                    abs=1e-9)
     assert "medae: held-out, side predictor" in " ".join(side.stdout.split())
+
+
+def test_sources_take_the_snapshots_that_hold_them(two_snapshots):
+    """Without --from/--to, `drift --sources S` compares the snapshots that hold S (a
+    registry built through time has months from before S's first version: the first
+    snapshot here holds only the February matrix); a version named by --from must hold
+    it, and the error says which version does not. An unknown name lists each source
+    once (the sources table has a row per version)."""
+    from benchpress.api.drift_versions import load_versions
+    from benchpress.errors import UsageError
+    from benchpress.store.matrix import match_sources
+
+    (may,) = load_versions(two_snapshots, sources=["benchpress-2026-05"])
+    assert may.label == "may" and may.values.shape[0] > 80
+    assert [v.label for v in load_versions(two_snapshots, sources=["llm-benchmark-matrix"])] \
+        == ["feb", "may"]
+    with pytest.raises(UsageError) as err:
+        load_versions(two_snapshots, sources=["nope"])
+    assert str(err.value) == ("--sources: no source matches 'nope'; known: "
+                              "llm-benchmark-matrix-2026-02, benchpress-2026-05")
+    with pytest.raises(UsageError, match="^feb: --sources: no source matches 'benchpress-2026-05'"):
+        load_versions(two_snapshots, "feb", "may", sources=["benchpress-2026-05"])
+    with pytest.raises(UsageError) as err:
+        match_sources(["a", "a", "b", "a"], ["c"])
+    assert str(err.value).endswith("known: a, b")

@@ -201,4 +201,7 @@ def test_drift_and_the_ledger_follow_the_months_that_hold_their_sources(frozen):
     assert one["n_cells"] > 0
     none = CliRunner().invoke(main, ["drift", "--monthly", "--home", str(home.root),
                                      "--sources", "nosuch"])
-    assert none.exit_code == 2 and "no monthly snapshot holds" in none.stderr
+    # one line naming the sources the newest month holds, each once
+    assert none.exit_code == 2 and none.stderr == (
+        "Error: --sources: no source matches 'nosuch'; known: releases, artificial-analysis, "
+        "nyt-connections\n")

@@ -4,7 +4,8 @@
 A version is named by a snapshot reference (id, tag, unique id prefix, ``latest``),
 ``current`` (the live registry) or a path to a folder of registry tables. Without
 ``--from``/``--to`` every snapshot is taken, oldest first (the live registry alone when
-there is none); with them, the snapshots from ``--from`` to ``--to`` inclusive, in
+there is none), and with ``sources`` every snapshot that holds one of them (a registry
+built through time has snapshots from before a source's first version); with them, the snapshots from ``--from`` to ``--to`` inclusive, in
 creation order (a ``current`` or folder endpoint is appended as given). ``monthly`` takes
 only the monthly snapshots (tagged ``YYYY-MM`` by ``snapshot create --monthly``, see
 `store.history`), each labelled by its (oldest) month, and with ``sources`` only the months that
@@ -64,7 +65,8 @@ def select_versions(home: Home, from_ref: str | None = None,
     if from_ref is None and to_ref is None:
         if not snaps:
             return [single("current")]
-        return [(s.tags[-1] if s.tags else s.id[:12], s.path) for s in snaps]
+        every = [(s.tags[-1] if s.tags else s.id[:12], s.path) for s in snaps]
+        return _holding(every, sources, "snapshot") if sources else every
     special = [r for r in (from_ref, to_ref) if r is not None and (r == "current" or _is_folder(r))]
     if special or not snaps:
         chosen = [single(r) for r in (from_ref, to_ref) if r is not None]
@@ -81,7 +83,6 @@ def _monthly(home: Home, from_ref: str | None, to_ref: str | None,
              sources: list[str] | None) -> list[tuple[str, Path]]:
     """The monthly snapshots from `from_ref` to `to_ref` (month tags, ids or any snapshot
     reference), oldest first, labelled by month; with `sources`, the months holding one."""
-    from benchpress.store.matrix import present_sources
     from benchpress.store.snapshot import get_snapshot, list_snapshots
 
     snaps = [(m, s) for s in list_snapshots(home) if (m := _month(s)) is not None]
@@ -101,17 +102,30 @@ def _monthly(home: Home, from_ref: str | None, to_ref: str | None,
     if lo > hi:
         raise UsageError(f"--from {from_ref} is newer than --to {to_ref}")
     chosen = [(m, s.path) for m, s in snaps[lo:hi + 1]]
-    if sources:
-        def holds(folder: Path) -> bool:
-            try:
-                return present_sources(folder, sources) is not None
-            except BadInputError:
-                return False
-        chosen = [(m, f) for m, f in chosen if holds(f)]
-        if not chosen:
-            raise UsageError(f"no monthly snapshot holds any of the sources "
-                             f"{', '.join(sources)}")
-    return chosen
+    return _holding(chosen, sources, "monthly snapshot") if sources else chosen
+
+
+def _holding(chosen: list[tuple[str, Path]], sources: list[str], what: str
+             ) -> list[tuple[str, Path]]:
+    """The versions of `chosen` that hold at least one of `sources` (each is then read with
+    those it holds, `store.matrix.present_sources`); UsageError naming the newest version's
+    sources when none does."""
+    from benchpress.store.matrix import match_sources, present_sources
+
+    def holds(folder: Path) -> bool:
+        try:
+            return present_sources(folder, sources) is not None
+        except BadInputError:
+            return False
+
+    kept = [(label, folder) for label, folder in chosen if holds(folder)]
+    if not kept:
+        from benchpress.store.tables import read_table
+
+        newest = read_table(chosen[-1][1], "sources")["source_id"].to_list()
+        match_sources(newest, sources)  # names the sources the newest version has
+        raise UsageError(f"no {what} holds any of the sources {', '.join(sources)}")
+    return kept
 
 
 def load_versions(home: Home, from_ref: str | None = None, to_ref: str | None = None,
@@ -122,6 +136,16 @@ def load_versions(home: Home, from_ref: str | None = None, to_ref: str | None = 
     from benchpress.store.matrix import present_sources
 
     chosen = select_versions(home, from_ref, to_ref, monthly=monthly, sources=sources)
-    return [load_matrix(Path(folder), label=label,
-                        sources=present_sources(Path(folder), sources) if monthly else sources)
-            for label, folder in chosen]
+    # a version chosen for holding one of `sources` is read with those it holds
+    filtered = monthly or (from_ref is None and to_ref is None
+                           and Path(chosen[0][1]) != home.registry)
+    if filtered:
+        return [load_matrix(Path(folder), label=label, sources=present_sources(Path(folder), sources))
+                for label, folder in chosen]
+    versions = []
+    for label, folder in chosen:  # versions the user named: each must hold every source
+        try:
+            versions.append(load_matrix(Path(folder), label=label, sources=sources))
+        except UsageError as exc:
+            raise UsageError(f"{label}: {exc}") from None
+    return versions

@@ -131,7 +131,9 @@ def threshold_options(f):
                    "to 4 significant digits).")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the full drift report (JSON, figures to 4 significant digits) here.")
-@click.option("--sources", default=None, help="Use only these sources, e.g. 'benchpress,releases'.")
+@click.option("--sources", default=None,
+              help="Use only these sources, e.g. 'benchpress,releases'; without --from/--to, "
+                   "only the snapshots that hold one of them.")
 @click.option("--monthly", is_flag=True,
               help="Only the monthly snapshots (tagged YYYY-MM by `snapshot create --monthly`), "
                    "from the first month that holds one of --sources; --from/--to pick months.")

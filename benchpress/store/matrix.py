@@ -108,9 +108,9 @@ class ScoreMatrix:
 def match_sources(all_ids: list[str], wanted: list[str]) -> list[str]:
     """The source ids `wanted` picks (see `names_source`), in the order the names are given."""
     unmatched = [w for w in wanted if not any(names_source(w, s) for s in all_ids)]
-    if unmatched:
+    if unmatched:  # (a registry's sources table has a row per version: each id once)
         raise UsageError(f"--sources: no source matches {listed(unmatched)}; known: "
-                         f"{listed(all_ids, 20, quote=False)}")
+                         f"{listed(dict.fromkeys(all_ids), 20, quote=False)}")
     return [s for w in wanted for s in all_ids if names_source(w, s)]
 
 
