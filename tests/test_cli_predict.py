@@ -546,3 +546,31 @@ def test_predict_file_usage_and_limits(run, tmp_path, monkeypatch):
     listed.write_text(json.dumps([{"id": "x", "scores": {"hle": 20, "gpqa_diamond": 70}}]))
     monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_BYTES", str(10**6))
     assert run("predict", "--file", listed, "--format", "json").exit_code == 0
+
+
+def test_published_folds_on_a_registry_with_reviewed_verdicts(tmp_path):
+    """The default registry applies the reviewed verdicts, which take some of the 2026-05
+    matrix's values out (schemas/cell_reviews.csv). The published folds still hold those
+    cells: `evaluate --folds` leaves them out and says how many in one note (it stopped
+    with "fold 0: 10 held-out cells are not observed"); the Python API warns."""
+    from benchpress.store.ingest import ingest
+    from tests.conftest import BP_2026_05, make_home
+
+    with open(REPO / "schemas" / "cell_reviews.csv", newline="", encoding="utf-8") as f:
+        out = sum(r["source_id"] == "benchpress-2026-05" and r["verdict"] != "ok"
+                  for r in csv.DictReader(f))
+    assert out > 0
+    home = make_home(tmp_path / "ws", reviews=True)
+    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    result = CliRunner().invoke(main, ["evaluate", "--folds", str(PUBLISHED_FOLDS), "--method",
+                                       "published", "--format", "json", "--home", str(home.root)])
+    assert result.exit_code == 0, result.stderr
+    scored = 26_040 - 10 * out  # each cell is held out once in each of the 10 seeds
+    assert " ".join(result.stderr.split()) == (
+        f"note: {10 * out} held-out cells of {PUBLISHED_FOLDS.name} are not in this matrix (a "
+        "reviewed verdict took the value out, or these sources do not hold it): left out, "
+        f"{scored:,} scored")
+    assert json.loads(result.stdout)["n_folds"] == 30
+    with pytest.warns(UserWarning, match=f"^{10 * out} held-out cells"):
+        folds = BenchPress.from_snapshot(home).folds(PUBLISHED_FOLDS)
+    assert (folds.left_out, folds.n_cells) == (10 * out, scored)

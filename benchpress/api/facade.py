@@ -44,7 +44,7 @@ from benchpress.errors import BadInputError, TooLittleData, UsageError, listed
 from benchpress.api.fit_store import FitStore
 from benchpress.api.fitted_model import Comparison, FitIdentity, FittedModel
 from benchpress.api.fold_files import read_folds
-from benchpress.api.prediction_notes import contradicted_note
+from benchpress.api.prediction_notes import contradicted_note, left_out_note
 from benchpress.home import Home, find_home
 from benchpress.predict import (
     BasePredictor, BenchmarkScales, EvaluationResult, Folds, RankDiagnostics, check_predictor,
@@ -122,6 +122,7 @@ class Predictions:
 
 def _home(home) -> Home:
     return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
+
 
 
 class BenchPress:
@@ -718,7 +719,10 @@ class BenchPress:
 
         An index-form file (the published format) counts rows and columns in the order of
         the matrix of `folds_sources` (default: this matrix), so the published folds of
-        the 2026-05 matrix can be applied to a matrix with more sources. `by_source`:
+        the 2026-05 matrix can be applied to a matrix with more sources. A file's held-out
+        cells that this matrix does not observe (values a reviewed verdict took out) are
+        left out, counted in the folds' `left_out` and said in a `UserWarning`
+        (`left_out_note`). `by_source`:
         two folds that hide, of each model scored in two or more sources, every score of
         one of them (`seed`; `benchpress.predict.intervals.calibration.source_block_folds`).
         """
@@ -737,8 +741,14 @@ class BenchPress:
             ref = load_matrix(self.folder, sources=folds_sources)
             as_ids = folds_to_json(read_folds(folds_file, ref.model_ids, ref.benchmark_ids),
                                    ref.model_ids, ref.benchmark_ids)
-            return parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
-        return read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
+            read = parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
+        else:
+            read = read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
+        folds = read.observed_in(self.matrix.values)
+        if folds.left_out:
+            warnings.warn(left_out_note(folds.left_out, folds.n_cells, Path(folds_file).name),
+                          stacklevel=2)
+        return folds
 
     def evaluate(self, folds: Folds, *, progress=None, executor=None) -> EvaluationResult:
         """Hide each fold's cells, refit, predict them, and score the predictions;

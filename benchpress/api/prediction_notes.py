@@ -2,15 +2,15 @@
 
 Free functions for :class:`benchpress.api.BenchPress`: `pretrained_difference` (when a
 registry's sources are not the shipped fit's), `metadata_note` (why a new model's metadata
-did or did not reach its prediction) and `contradicted_note` (a given score the others
-contradict).
+did or did not reach its prediction), `contradicted_note` (a given score the others
+contradict) and `left_out_note` (held-out cells of a fold file the matrix does not hold).
 """
 
 from __future__ import annotations
 
 from benchpress.errors import BadInputError, UsageError
 
-__all__ = ["pretrained_difference", "metadata_note", "contradicted_note"]
+__all__ = ["pretrained_difference", "metadata_note", "contradicted_note", "left_out_note"]
 
 
 def pretrained_difference(used: list[str]) -> str | None:
@@ -73,3 +73,11 @@ def contradicted_note(contradicted: dict | None, model: str | None = None) -> st
             + f"{c['benchmark_id']}={c['given']:g} is far from what the other given scores "
             f"imply (about {c['expected']:.1f}; {abs(c['z']):.1f} standard deviations): "
             "check it (it was used as given)")
+
+
+def left_out_note(left_out: int, n_cells: int, name: str) -> str:
+    """One line on the `left_out` held-out cells of fold file `name` that the matrix does
+    not observe (`Folds.observed_in`), beside the `n_cells` scored."""
+    return (f"{left_out:,} held-out cells of {name} are not in this matrix (a reviewed "
+            f"verdict took the value out, or these sources do not hold it): left out, "
+            f"{n_cells:,} scored")

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from pathlib import Path
 
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
-from benchpress.cli.notes import say_once
+from benchpress.api.prediction_notes import left_out_note
+from benchpress.cli.notes import say, say_once
 from benchpress.errors import RegistryError, UsageError, listed
 from benchpress.predict.factory import available_methods, make_predictor
 
@@ -237,6 +239,17 @@ def _pretrained(name: str, **options):
     return BenchPress.from_pretrained(name or None, **options)
 
 
+def noted_folds(bp, folds_file=None, **options):
+    """`bp.folds(folds_file, **options)`, the held-out cells of the file that the matrix
+    does not hold said in one note (`BenchPress.folds` warns of them in Python)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        folds = bp.folds(folds_file, **options)
+    if folds.left_out:
+        say(f"note: {left_out_note(folds.left_out, folds.n_cells, Path(folds_file).name)}")
+    return folds
+
+
 def folds_options(f):
     """--folds FILE | --make-folds K (with --seed, --n-seeds, --folds-sources) -> `folds`,
     made by `BenchPress.folds`; goes below `matrix_options`, which supplies `bp`. A command
@@ -272,7 +285,7 @@ def folds_options(f):
         if bool(folds_file) == bool(n_folds):
             raise UsageError("give either --folds FILE or --make-folds K"
                              + (" (or --new-models K, or --temporal)" if whole else ""))
-        folds = bp.folds(folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
-                         folds_sources=split_list(folds_sources))
+        folds = noted_folds(bp, folds_file, n_folds=n_folds, seed=seed, n_seeds=n_seeds,
+                            folds_sources=split_list(folds_sources))
         return f(*args, folds=folds, bp=bp, **({"seeds": None} if whole else {}), **kwargs)
     return wrapper

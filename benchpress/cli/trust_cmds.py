@@ -16,7 +16,7 @@ from benchpress.cli.common import (
     write_figures, write_or_emit,
 )
 from benchpress.cli.fit_options import (
-    matrix_options, method_choice, method_fields, param_option, parse_params,
+    matrix_options, method_choice, method_fields, noted_folds, param_option, parse_params,
 )
 from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.evaluation.coverage import coverage_json
@@ -64,7 +64,7 @@ def intervals(folds_file, folds_sources, seed, n_seeds, by_source, regime, calib
         folds = None
         stderr.print(f"calibrating with seed {calibration_seed}, evaluating with seed {seed}")
     else:
-        folds = (bp.folds(folds_file, folds_sources=sources) if folds_file
+        folds = (noted_folds(bp, folds_file, folds_sources=sources) if folds_file
                  else bp.folds(seed=seed, by_source=True) if by_source
                  else bp.folds(n_folds=3, seed=seed, n_seeds=n_seeds))
         stderr.print(f"calibrating on seeds {calibration_seed}.."

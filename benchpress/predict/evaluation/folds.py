@@ -45,11 +45,15 @@ class Folds:
         Generating seed per fold (None when unknown).
     fold_ids : tuple of int
         Fold number within its seed.
+    left_out : int
+        Held-out cells of the file these folds were read from that the matrix does not
+        observe, left out (:meth:`observed_in`); 0 for folds made here.
     """
 
     test_cells: tuple
     seeds: tuple
     fold_ids: tuple
+    left_out: int = 0
 
     def __len__(self) -> int:
         return len(self.test_cells)
@@ -61,6 +65,23 @@ class Folds:
     def n_cells(self) -> int:
         """Total held-out cells over all folds."""
         return int(sum(len(c) for c in self.test_cells))
+
+    def observed_in(self, values) -> "Folds":
+        """The same folds without the held-out cells that ``values`` (n_models,
+        n_benchmarks; NaN: not observed) does not hold, counted in ``left_out``: a fold
+        file written for the published matrix, read on a registry whose reviewed verdicts
+        took some of its values out. BadInputError when a fold keeps none."""
+        values = np.asarray(values, dtype=float)
+        kept, gone = [], 0
+        for k, cells in enumerate(self.test_cells):
+            cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+            seen = ~np.isnan(values[cells[:, 0], cells[:, 1]])
+            if cells.size and not seen.any():
+                raise BadInputError(f"fold {k}: none of its {len(cells)} held-out cells is "
+                                    "observed in this matrix")
+            kept.append(cells[seen])
+            gone += int((~seen).sum())
+        return Folds(tuple(kept), self.seeds, self.fold_ids, self.left_out + gone)
 
 
 def make_folds(observed, *, n_folds: int = 3, seed: int = 42, n_seeds: int = 1,
