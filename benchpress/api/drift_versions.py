@@ -5,18 +5,19 @@ A version is named by a snapshot reference (id, tag, unique id prefix, ``latest`
 ``current`` (the live registry) or a path to a folder of registry tables. Without
 ``--from``/``--to`` every snapshot is taken, oldest first (the live registry alone when
 there is none), and with ``sources`` every snapshot that holds one of them (a registry
-built through time has snapshots from before a source's first version); with them, the snapshots from ``--from`` to ``--to`` inclusive, in
-creation order (a ``current`` or folder endpoint is appended as given). ``monthly`` takes
-only the monthly snapshots (tagged ``YYYY-MM`` by ``snapshot create --monthly``, see
-`store.history`), each labelled by its (oldest) month, and with ``sources`` only the months that
-hold at least one of them (a history's sources start at different months).
+built through time has snapshots from before a source's first version); with them, the
+snapshots from ``--from`` to ``--to`` inclusive, in creation order (a ``current`` or
+folder endpoint is appended as given), each holding every one of ``sources``. ``monthly``
+takes only the monthly snapshots (tagged ``YYYY-MM`` by ``snapshot create --monthly``, see
+`store.history`), each labelled by its (oldest) month, and with ``sources`` only the months
+that hold at least one of them (a history's sources start at different months).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchpress.errors import BadInputError, UsageError
+from benchpress.errors import UsageError
 from benchpress.home import Home
 from benchpress.store.matrix import ScoreMatrix, load_matrix
 
@@ -63,10 +64,9 @@ def select_versions(home: Home, from_ref: str | None = None,
 
     snaps = list_snapshots(home)
     if from_ref is None and to_ref is None:
-        if not snaps:
-            return [single("current")]
-        every = [(s.tags[-1] if s.tags else s.id[:12], s.path) for s in snaps]
-        return _holding(every, sources, "snapshot") if sources else every
+        every = ([(s.tags[-1] if s.tags else s.id[:12], s.path) for s in snaps] if snaps
+                 else [single("current")])
+        return _holding(every, sources) if sources else every
     special = [r for r in (from_ref, to_ref) if r is not None and (r == "current" or _is_folder(r))]
     if special or not snaps:
         chosen = [single(r) for r in (from_ref, to_ref) if r is not None]
@@ -102,29 +102,24 @@ def _monthly(home: Home, from_ref: str | None, to_ref: str | None,
     if lo > hi:
         raise UsageError(f"--from {from_ref} is newer than --to {to_ref}")
     chosen = [(m, s.path) for m, s in snaps[lo:hi + 1]]
-    return _holding(chosen, sources, "monthly snapshot") if sources else chosen
+    return _holding(chosen, sources) if sources else chosen
 
 
-def _holding(chosen: list[tuple[str, Path]], sources: list[str], what: str
-             ) -> list[tuple[str, Path]]:
+def _holding(chosen: list[tuple[str, Path]], sources: list[str]) -> list[tuple[str, Path]]:
     """The versions of `chosen` that hold at least one of `sources` (each is then read with
-    those it holds, `store.matrix.present_sources`); UsageError naming the newest version's
-    sources when none does."""
-    from benchpress.store.matrix import match_sources, present_sources
+    those it holds, `store.matrix.present_sources`); when none does, the UsageError of
+    `store.matrix.match_sources` naming the newest version's sources."""
+    from benchpress.store.matrix import match_sources
+    from benchpress.store.sources import names_source
+    from benchpress.store.tables import read_table
 
-    def holds(folder: Path) -> bool:
-        try:
-            return present_sources(folder, sources) is not None
-        except BadInputError:
-            return False
+    def source_ids(folder: Path) -> list[str]:
+        return read_table(folder, "sources")["source_id"].unique(maintain_order=True).to_list()
 
-    kept = [(label, folder) for label, folder in chosen if holds(folder)]
-    if not kept:
-        from benchpress.store.tables import read_table
-
-        newest = read_table(chosen[-1][1], "sources")["source_id"].to_list()
-        match_sources(newest, sources)  # names the sources the newest version has
-        raise UsageError(f"no {what} holds any of the sources {', '.join(sources)}")
+    kept = [(label, folder) for label, folder in chosen
+            if any(names_source(w, s) for w in sources for s in source_ids(folder))]
+    if not kept:  # the newest holds none of them either: this raises, naming what it holds
+        match_sources(source_ids(chosen[-1][1]), sources)
     return kept
 
 
@@ -136,10 +131,8 @@ def load_versions(home: Home, from_ref: str | None = None, to_ref: str | None = 
     from benchpress.store.matrix import present_sources
 
     chosen = select_versions(home, from_ref, to_ref, monthly=monthly, sources=sources)
-    # a version chosen for holding one of `sources` is read with those it holds
-    filtered = monthly or (from_ref is None and to_ref is None
-                           and Path(chosen[0][1]) != home.registry)
-    if filtered:
+    if monthly or (from_ref is None and to_ref is None):  # chosen for holding one of them
+        # (each read with the sources it holds)
         return [load_matrix(Path(folder), label=label, sources=present_sources(Path(folder), sources))
                 for label, folder in chosen]
     versions = []

@@ -124,7 +124,6 @@ def _home(home) -> Home:
     return home if isinstance(home, Home) else (Home(Path(home).resolve()) if home else find_home())
 
 
-
 class BenchPress:
     """One registry state, one predictor and a store of its fits: the front door of the
     CLI, the app, the report and the Python API.

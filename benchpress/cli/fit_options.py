@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from benchpress.cli.common import handle_errors, home_option, split_list
-from benchpress.api.prediction_notes import left_out_note
 from benchpress.cli.notes import say, say_once
 from benchpress.errors import RegistryError, UsageError, listed
 from benchpress.predict.factory import available_methods, make_predictor
@@ -240,13 +239,13 @@ def _pretrained(name: str, **options):
 
 
 def noted_folds(bp, folds_file=None, **options):
-    """`bp.folds(folds_file, **options)`, the held-out cells of the file that the matrix
-    does not hold said in one note (`BenchPress.folds` warns of them in Python)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
+    """`bp.folds(folds_file, **options)`, what it warns of (in Python: the held-out cells
+    of the file that the matrix does not hold) said as notes."""
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", UserWarning)
         folds = bp.folds(folds_file, **options)
-    if folds.left_out:
-        say(f"note: {left_out_note(folds.left_out, folds.n_cells, Path(folds_file).name)}")
+    for w in warned:
+        say(f"note: {w.message}")
     return folds
 
 
