@@ -6,11 +6,13 @@ import csv
 import json
 import re
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from benchpress import BenchPress
 from benchpress.cli import main
+from benchpress.errors import BadInputError
 from benchpress.predict import make_predictor
 from tests.conftest import REPO, SHARED_DATA
 from tests.predict_data import PUBLISHED_FOLDS
@@ -567,10 +569,18 @@ def test_published_folds_on_a_registry_with_reviewed_verdicts(tmp_path):
     assert result.exit_code == 0, result.stderr
     scored = 26_040 - 10 * out  # each cell is held out once in each of the 10 seeds
     assert " ".join(result.stderr.split()) == (
-        f"note: {10 * out} held-out cells of {PUBLISHED_FOLDS.name} are not in this matrix (a "
-        "reviewed verdict took the value out, or these sources do not hold it): left out, "
-        f"{scored:,} scored")
+        f"note: {10 * out} held-out cells of {PUBLISHED_FOLDS.name} hold values a reviewed "
+        f"verdict took out (schemas/cell_reviews.csv): left out, {scored:,} scored")
     assert json.loads(result.stdout)["n_folds"] == 30
+    bp = BenchPress.from_snapshot(home)
     with pytest.warns(UserWarning, match=f"^{10 * out} held-out cells"):
-        folds = BenchPress.from_snapshot(home).folds(PUBLISHED_FOLDS)
+        folds = bp.folds(PUBLISHED_FOLDS)
     assert (folds.left_out, folds.n_cells) == (10 * out, scored)
+    # a held-out cell that is missing for any other reason (a file that does not line up
+    # with the matrix) is still an error, never scored against another cell
+    i, j = (int(v[0]) for v in np.nonzero(np.isnan(bp.matrix.values)))
+    stray = tmp_path / "stray.json"
+    stray.write_text(json.dumps({"folds": [{"test_cells": [
+        [bp.matrix.model_ids[i], bp.matrix.benchmark_ids[j]]]}]}))
+    with pytest.raises(BadInputError, match="^fold 0: 1 held-out cells are not observed$"):
+        bp.folds(stray)

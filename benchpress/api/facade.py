@@ -719,9 +719,9 @@ class BenchPress:
         An index-form file (the published format) counts rows and columns in the order of
         the matrix of `folds_sources` (default: this matrix), so the published folds of
         the 2026-05 matrix can be applied to a matrix with more sources. A file's held-out
-        cells that this matrix does not observe (values a reviewed verdict took out) are
-        left out, counted in the folds' `left_out` and said in a `UserWarning`
-        (`left_out_note`). `by_source`:
+        cells whose values a reviewed verdict took out of this matrix are left out,
+        counted in the folds' `left_out` and said in a `UserWarning` (`left_out_note`);
+        any other held-out cell this matrix does not observe is a BadInputError. `by_source`:
         two folds that hide, of each model scored in two or more sources, every score of
         one of them (`seed`; `benchpress.predict.intervals.calibration.source_block_folds`).
         """
@@ -743,11 +743,27 @@ class BenchPress:
             read = parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
         else:
             read = read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
-        folds = read.observed_in(self.matrix.values)
+        folds = read.observed_in(self.matrix.values, self._reviewed_out())
         if folds.left_out:
             warnings.warn(left_out_note(folds.left_out, folds.n_cells, Path(folds_file).name),
                           stacklevel=2)
         return folds
+
+    def _reviewed_out(self) -> np.ndarray:
+        """(n_models, n_benchmarks) bool: the cells of this matrix that a reviewed verdict
+        took a value out of (`schemas/cell_reviews.csv`, `validate.reviews`)."""
+        from benchpress.validate.reviews import EXCLUDING, read_reviews
+
+        out = np.zeros(self.matrix.values.shape, dtype=bool)
+        if self.contracts_dir is None:
+            return out
+        rows = {m: i for i, m in enumerate(self.matrix.model_ids)}
+        cols = {b: j for j, b in enumerate(self.matrix.benchmark_ids)}
+        reviews = read_reviews(self.contracts_dir).filter(pl.col("verdict").is_in(EXCLUDING))
+        for m, b in reviews.select("model_id", "benchmark_id").iter_rows():
+            if m in rows and b in cols:
+                out[rows[m], cols[b]] = True
+        return out
 
     def evaluate(self, folds: Folds, *, progress=None, executor=None) -> EvaluationResult:
         """Hide each fold's cells, refit, predict them, and score the predictions;

@@ -3,7 +3,7 @@
 Free functions for :class:`benchpress.api.BenchPress`: `pretrained_difference` (when a
 registry's sources are not the shipped fit's), `metadata_note` (why a new model's metadata
 did or did not reach its prediction), `contradicted_note` (a given score the others
-contradict) and `left_out_note` (held-out cells of a fold file the matrix does not hold).
+contradict) and `left_out_note` (held-out cells of a fold file whose values a verdict took out).
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ def contradicted_note(contradicted: dict | None, model: str | None = None) -> st
 
 
 def left_out_note(left_out: int, n_cells: int, name: str) -> str:
-    """One line on the `left_out` held-out cells of fold file `name` that the matrix does
-    not observe (`Folds.observed_in`), beside the `n_cells` scored."""
-    return (f"{left_out:,} held-out cells of {name} are not in this matrix (a reviewed "
-            f"verdict took the value out, or these sources do not hold it): left out, "
-            f"{n_cells:,} scored")
+    """One line on the `left_out` held-out cells of fold file `name` whose values a
+    reviewed verdict took out of the matrix (`Folds.observed_in`), beside the `n_cells`
+    scored."""
+    return (f"{left_out:,} held-out cells of {name} hold values a reviewed verdict took "
+            f"out (schemas/cell_reviews.csv): left out, {n_cells:,} scored")

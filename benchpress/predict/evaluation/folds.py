@@ -46,8 +46,9 @@ class Folds:
     fold_ids : tuple of int
         Fold number within its seed.
     left_out : int
-        Held-out cells of the file these folds were read from that the matrix does not
-        observe, left out (:meth:`observed_in`); 0 for folds made here.
+        Held-out cells of the file these folds were read from whose values a reviewed
+        verdict took out of the matrix, left out (:meth:`observed_in`); 0 for folds made
+        here.
     """
 
     test_cells: tuple
@@ -66,23 +67,29 @@ class Folds:
         """Total held-out cells over all folds."""
         return int(sum(len(c) for c in self.test_cells))
 
-    def observed_in(self, values) -> "Folds":
+    def observed_in(self, values, excused) -> "Folds":
         """The same folds without the held-out cells that ``values`` (n_models,
-        n_benchmarks; NaN: not observed) does not hold, counted in ``left_out``: a fold
-        file written for the published matrix, read on a registry whose reviewed verdicts
-        took some of its values out. BadInputError when a fold keeps none."""
+        n_benchmarks; NaN: not observed) does not hold and ``excused`` (bool, the same
+        shape) accounts for, counted in ``left_out``: a fold file written for the published
+        matrix, read on a registry whose reviewed verdicts took some of its values out.
+
+        Raises BadInputError when a fold holds an unobserved cell that is not excused (a
+        file whose cells do not line up with this matrix) or keeps no cell."""
         values = np.asarray(values, dtype=float)
         kept, gone = [], 0
         for k, cells in enumerate(self.test_cells):
             cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
-            seen = ~np.isnan(values[cells[:, 0], cells[:, 1]])
+            i, j = cells[:, 0], cells[:, 1]
+            seen = ~np.isnan(values[i, j])
+            stray = int((~seen & ~np.asarray(excused, dtype=bool)[i, j]).sum())
+            if stray:
+                raise BadInputError(f"fold {k}: {stray} held-out cells are not observed")
             if cells.size and not seen.any():
                 raise BadInputError(f"fold {k}: none of its {len(cells)} held-out cells is "
                                     "observed in this matrix")
             kept.append(cells[seen])
             gone += int((~seen).sum())
         return Folds(tuple(kept), self.seeds, self.fold_ids, self.left_out + gone)
-
 
 def make_folds(observed, *, n_folds: int = 3, seed: int = 42, n_seeds: int = 1,
                min_scores: int = 1) -> Folds:
