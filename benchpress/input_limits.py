@@ -72,6 +72,9 @@ class InputLimits:
         models x 1000 benchmarks). Past them a fit is refused in one line: a million
         single-score models asked 7.5 GB for the dense matrix alone with 1,000 benchmarks,
         and with 100 the fit asked 4.25 GB for one product of the models' factor features.
+    max_folds_file_bytes : int
+        Bytes one fold file (``--folds``) may hold: the published one is 261 kB; one in id
+        form for every cell of a 100,000-cell registry, ten seeds, about 60 MB.
     max_config_bytes : int
         Bytes one settings file (a source config, a replay plan, ``scales.yaml``, the
         ``probes --out`` file that ``fit --probes-from`` reads) may hold: the largest in
@@ -94,6 +97,7 @@ class InputLimits:
     matrix_max_cells: int = 20_000_000
     max_fit_models: int = 100_000
     max_fit_cells: int = 100_000_000
+    max_folds_file_bytes: int = 128 * 1024 * 1024
     max_config_bytes: int = 8 * 1024 * 1024
 
     @staticmethod

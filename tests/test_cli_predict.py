@@ -550,6 +550,32 @@ def test_predict_file_usage_and_limits(run, tmp_path, monkeypatch):
     assert run("predict", "--file", listed, "--format", "json").exit_code == 0
 
 
+def test_index_folds_follow_the_sources_order(tmp_path):
+    """An index-form fold file counts rows and columns in the registry's order, which
+    follows the sources' `order:`. In a workspace that added the 2026-02 matrix before the
+    2026-05 one, the published folds do not line up: one line says so and what to change;
+    after the change and a build they do."""
+    from benchpress.store.build import build
+    from benchpress.store.ingest import ingest
+    from tests.conftest import BP_2026_05, MATRIX_2026_02, make_home
+
+    home = make_home(tmp_path / "ws")
+    ingest(home, str(MATRIX_2026_02), source_id="llm-benchmark-matrix-2026-02")
+    ingest(home, str(BP_2026_05), source_id="benchpress-2026-05")
+    args = ["evaluate", "--sources", "benchpress", "--folds", str(PUBLISHED_FOLDS),
+            "--home", str(home.root)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1
+    assert re.fullmatch(r"Error: folds_s10_f3_bs42_ms1\.json: fold 0: \d+ held-out cells are "
+                        r"not observed in this matrix; .* give the file's source the lowest "
+                        r"and run `benchpress build`", " ".join(result.stderr.split()))
+    config = home.sources / "benchpress-2026-05.yaml"
+    config.write_text(re.sub(r"(?m)^order: \d+$", "order: 1", config.read_text()))
+    build(home)
+    folds = BenchPress.from_snapshot(home, sources=["benchpress"]).folds(PUBLISHED_FOLDS)
+    assert (len(folds), folds.n_cells, folds.left_out) == (30, 26_040, 0)
+
+
 def test_published_folds_on_a_registry_with_reviewed_verdicts(tmp_path):
     """The default registry applies the reviewed verdicts, which take some of the 2026-05
     matrix's values out (schemas/cell_reviews.csv). The published folds still hold those
@@ -582,5 +608,6 @@ def test_published_folds_on_a_registry_with_reviewed_verdicts(tmp_path):
     stray = tmp_path / "stray.json"
     stray.write_text(json.dumps({"folds": [{"test_cells": [
         [bp.matrix.model_ids[i], bp.matrix.benchmark_ids[j]]]}]}))
-    with pytest.raises(BadInputError, match="^fold 0: 1 held-out cells are not observed$"):
+    with pytest.raises(BadInputError, match=r"^stray\.json: fold 0: 1 held-out cells are not "
+                       r"observed in this matrix; an index-form file .* `order:`"):
         bp.folds(stray)

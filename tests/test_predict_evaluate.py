@@ -109,7 +109,28 @@ def test_default_beats_published(paper_matrix, published_folds, published_result
     assert d.medae < p.medae
 
 
-def test_id_form_round_trip(paper_matrix, published_folds, tmp_path):
+@pytest.mark.parametrize("content, field", [
+    ({"n_models": "x", "folds": []}, "n_models: expected a whole number, got 'x'"),
+    ({"n_models": [1], "folds": []}, "n_models: expected a whole number"),
+    ({"folds": [{"test_cells": [[None, 1]]}]}, "fold 0, cell 0, model index: expected a whole"),
+    ({"folds": [{"test_cells": [[0, 1], [1.5, 2]]}]}, "fold 0, cell 1, model index: expected"),
+    ({"folds": [{"test_cells": [[True, 2]]}]}, "fold 0, cell 0, model index: expected"),
+    ({"folds": [{"test_cells": [[1, 1e300]]}]}, "fold 0, cell 0, benchmark index: expected"),
+    ({"folds": [{"test_cells": 5}]}, 'fold 0 has no "test_cells" list'),
+    ({"folds": [{"test_cells": [[1, 2]], "fold": "a"}]}, "fold 0, fold: expected a whole"),
+    ({"folds": [{"test_cells": [[1, 2]], "seed": 4.2}]}, "fold 0, seed: expected a whole"),
+])
+def test_a_fold_file_of_the_wrong_kinds_is_one_line_naming_the_field(paper_matrix, tmp_path,
+                                                                     content, field):
+    _, mids, bids, _ = paper_matrix
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(BadInputError) as caught:
+        read_folds(path, mids, bids)
+    assert str(caught.value).startswith(f"{path}: {field}")
+
+
+def test_id_form_round_trip(paper_matrix, published_folds, tmp_path, monkeypatch):
     _, mids, bids, _ = paper_matrix
     obj = folds_to_json(published_folds, mids, bids)
     assert isinstance(obj["folds"][0]["test_cells"][0][0], str)
@@ -119,6 +140,10 @@ def test_id_form_round_trip(paper_matrix, published_folds, tmp_path):
     assert all(np.array_equal(a, b) for a, b in zip(back, published_folds))
     with pytest.raises(UsageError):
         read_folds(path)
+    monkeypatch.setenv("BENCHPRESS_MAX_FOLDS_FILE_BYTES", str(path.stat().st_size - 1))
+    with pytest.raises(BadInputError, match=r"folds\.json: .* bytes is more than a fold file may hold"):
+        read_folds(path, mids, bids)
+    monkeypatch.delenv("BENCHPRESS_MAX_FOLDS_FILE_BYTES")
     with pytest.raises(BadInputError):
         parse_folds({"folds": [{"test_cells": [["nope", bids[0]]]}]}, mids, bids)
     with pytest.raises(BadInputError):

@@ -743,7 +743,14 @@ class BenchPress:
             read = parse_folds(as_ids, self.matrix.model_ids, self.matrix.benchmark_ids)
         else:
             read = read_folds(folds_file, self.matrix.model_ids, self.matrix.benchmark_ids)
-        folds = read.observed_in(self.matrix.values, self._reviewed_out())
+        try:
+            folds = read.observed_in(self.matrix.values, self._reviewed_out())
+        except BadInputError as exc:
+            raise BadInputError(
+                f"{Path(folds_file).name}: {exc} in this matrix; an index-form file (the "
+                "published one is) counts models and benchmarks in the registry's order, "
+                "which follows the sources' `order:` (sources/*.yaml): give the file's "
+                "source the lowest and run `benchpress build`") from None
         if folds.left_out:
             warnings.warn(left_out_note(folds.left_out, folds.n_cells, Path(folds_file).name),
                           stacklevel=2)

@@ -85,8 +85,7 @@ class Folds:
             if stray:
                 raise BadInputError(f"fold {k}: {stray} held-out cells are not observed")
             if cells.size and not seen.any():
-                raise BadInputError(f"fold {k}: none of its {len(cells)} held-out cells is "
-                                    "observed in this matrix")
+                raise BadInputError(f"fold {k}: none of its {len(cells)} held-out cells is observed")
             kept.append(cells[seen])
             gone += int((~seen).sum())
         return Folds(tuple(kept), self.seeds, self.fold_ids, self.left_out + gone)
@@ -141,41 +140,50 @@ def make_folds(observed, *, n_folds: int = 3, seed: int = 42, n_seeds: int = 1,
     return Folds(tuple(cells), tuple(seeds), tuple(ids))
 
 
+def _whole(value, what: str) -> int:
+    """A JSON integer (not a bool, a float or text) as int, else BadInputError naming `what`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInputError(f"{what}: expected a whole number, got {value!r:.40}")
+    return value
+
+
 def parse_folds(obj, model_ids=None, benchmark_ids=None) -> Folds:
-    """Folds from an already-decoded JSON object (index or id form, see module doc)."""
+    """Folds from an already-decoded JSON object (index or id form, see module doc); a
+    value of the wrong kind is a BadInputError naming the fold, cell and field."""
     if not isinstance(obj, dict) or not isinstance(obj.get("folds"), list):
         raise BadInputError('fold file must be an object with a "folds" list')
     midx = None if model_ids is None else {m: k for k, m in enumerate(model_ids)}
     bidx = None if benchmark_ids is None else {b: k for k, b in enumerate(benchmark_ids)}
     for key, ids in (("n_models", model_ids), ("n_bench", benchmark_ids)):
-        if key in obj and ids is not None and int(obj[key]) != len(ids):
+        if key in obj and ids is not None and _whole(obj[key], key) != len(ids):
             raise BadInputError(f"fold file {key}={obj[key]} but the matrix has {len(ids)}")
     cells, seeds, fids = [], [], []
     for k, rec in enumerate(obj["folds"]):
-        if not isinstance(rec, dict) or "test_cells" not in rec:
-            raise BadInputError(f'fold {k} has no "test_cells"')
-        raw = rec["test_cells"]
+        if not isinstance(rec, dict) or not isinstance(rec.get("test_cells"), list):
+            raise BadInputError(f'fold {k} has no "test_cells" list')
         rows = []
-        for cell in raw:
+        for n, cell in enumerate(rec["test_cells"]):
             if not isinstance(cell, (list, tuple)) or len(cell) != 2:
-                raise BadInputError(f"fold {k}: bad cell {cell!r}")
+                raise BadInputError(f"fold {k}: bad cell {cell!r:.40}")
             m, b = cell
             if isinstance(m, str) or isinstance(b, str):
                 if midx is None or bidx is None:
                     raise UsageError("id-form folds need model_ids and benchmark_ids")
                 if m not in midx or b not in bidx:
-                    raise BadInputError(f"fold {k}: unknown cell {cell!r}")
+                    raise BadInputError(f"fold {k}: unknown cell {cell!r:.80}")
                 rows.append((midx[m], bidx[b]))
             else:
-                rows.append((int(m), int(b)))
+                rows.append((_whole(m, f"fold {k}, cell {n}, model index"),
+                             _whole(b, f"fold {k}, cell {n}, benchmark index")))
         arr = np.asarray(rows, dtype=np.int64).reshape(-1, 2)
         if midx is not None and arr.size and (arr[:, 0].max() >= len(midx) or arr.min() < 0):
             raise BadInputError(f"fold {k}: model index out of range")
         if bidx is not None and arr.size and arr[:, 1].max() >= len(bidx):
             raise BadInputError(f"fold {k}: benchmark index out of range")
+        seed = rec.get("seed")
         cells.append(arr)
-        seeds.append(rec.get("seed"))
-        fids.append(int(rec.get("fold", k)))
+        seeds.append(None if seed is None else _whole(seed, f"fold {k}, seed"))
+        fids.append(_whole(rec.get("fold", k), f"fold {k}, fold"))
     return Folds(tuple(cells), tuple(seeds), tuple(fids))
 
 
