@@ -8,7 +8,9 @@ fit on snapshot A, fold in every model first seen in B from the first k scores t
 leaderboard reported (and from k random ones), score the rest. Percent cells only; the
 figures are pooled over the pairs and given per pair, and the default's MedAE over each
 baseline's per reveal order and k has a 90% interval from a paired bootstrap over the later
-models (``vs_baselines``; :meth:`~benchpress.predict.evaluation.temporal.TemporalResult.ratio`).
+models (``vs_baselines``; :meth:`~benchpress.predict.evaluation.temporal.TemporalResult.ratio`),
+and so has the coverage of the default's 90% intervals (``coverage_default``;
+:meth:`~benchpress.predict.evaluation.temporal.TemporalResult.coverage`).
 
 Run from the repository root (about 2 minutes on 2 cores)::
 
@@ -182,6 +184,9 @@ def main(argv=None) -> None:
     # the orders pooled, against the plain nearest-models average
     doc["vs_baselines_pooled"] = pooled.ratio("default", baselines, ("k", "metadata"),
                                               seed=seed).to_dicts()
+    # the default's 90% intervals: how often they held, with the same kind of interval
+    coverage = pooled.coverage("default", ("k", "metadata"), seed=seed)
+    doc["coverage_default"] = coverage.to_dicts()
     text = json.dumps(rounded(doc), indent=2, sort_keys=False)  # the same bytes on every CPU
     if args.out:  # whole or not at all
         tmp = Path(args.out).with_name(f".{Path(args.out).name}.tmp")
@@ -195,6 +200,9 @@ def main(argv=None) -> None:
             print("per order: the default's MedAE / the best other method's, 90% interval "
                   "over the later models:")
             print(best)
+        print("the default's 90% intervals: how often they held (per cent), 90% interval "
+              "over the later models:")
+        print(coverage)
 
 
 if __name__ == "__main__":

@@ -486,3 +486,28 @@ def test_ratio_to_a_baseline_is_paired_and_its_interval_follows_the_models():
     extra = _cells(old[:5], old[:5], [f"x{i}" for i in range(5)]).filter(pl.col("method") == "new")
     both = TemporalResult(pl.concat([_cells(old / 2, old, models), elo, extra]), [])
     assert both.ratio("new", ["old"], n_boot=50).row(0, named=True)["n_cells"] == 300
+
+
+def test_coverage_interval_follows_the_models():
+    import polars as pl
+
+    from benchpress.predict.evaluation.temporal import TemporalResult
+
+    models = [f"m{i // 10}" for i in range(300)]  # 30 models, 10 cells each
+    cells = _cells(np.ones(300), np.ones(300), models)
+
+    def covered(flags):
+        return TemporalResult(cells.with_columns(
+            pl.Series("covered", np.concatenate([flags, np.zeros(300, bool)]))), [])
+
+    # every model's intervals hold 9 of its 10 cells: 90% whichever models are drawn
+    even = covered(np.arange(300) % 10 != 0).coverage("new", n_boot=200).row(0, named=True)
+    assert even == pytest.approx({"metadata": "given", "k": 3, "n_models": 30, "n_cells": 300,
+                                  "coverage90": 90.0, "lo": 90.0, "hi": 90.0})
+    # the same 90% overall, but 27 models held everything and 3 nothing: a wide interval
+    lumpy = covered(np.arange(300) < 270).coverage("new", n_boot=500).row(0, named=True)
+    assert lumpy["coverage90"] == pytest.approx(90.0)
+    assert lumpy["lo"] < 85.0 and lumpy["hi"] > 95.0
+    # a method that made no intervals has no rows
+    none = TemporalResult(cells.with_columns(pl.lit(None, dtype=pl.Boolean).alias("covered")), [])
+    assert none.coverage("new").height == 0

@@ -154,6 +154,30 @@ class TemporalResult:
                              "hi": float(np.quantile(boot, 1.0 - tail))})
         return pl.DataFrame(rows)
 
+    def coverage(self, method: str, by=("metadata", "k"), *, n_boot: int = 2000, seed: int = 0,
+                 level: float = 0.9) -> pl.DataFrame:
+        """How often ``method``'s 90% intervals held the truth on percent cells (per cent),
+        per group of ``by``, with a ``level`` interval from a bootstrap over the later
+        models (a model's cells drawn together, as in :meth:`ratio`): how far the coverage
+        depends on which models happened to be released. Columns ``*by, n_models, n_cells,
+        coverage90, lo, hi``; empty when ``method`` made no intervals."""
+        cells = self.cells.filter((pl.col("scale") == "percent") & (pl.col("method") == method)
+                                  & pl.col("covered").is_not_null())
+        tail = (1.0 - float(level)) / 2.0
+        rng = np.random.default_rng(seed)
+        rows = []
+        for group, g in cells.sort("cutoff", "model_id").group_by(list(by), maintain_order=True):
+            per_model = g.group_by("cutoff", "model_id", maintain_order=True).agg(
+                pl.len().alias("n"), pl.col("covered").sum().alias("held"))
+            n, held = per_model["n"].to_numpy(), per_model["held"].to_numpy()
+            draws = rng.multinomial(len(n), np.full(len(n), 1.0 / len(n)), size=n_boot)
+            boot = 100.0 * (draws @ held) / (draws @ n)
+            rows.append({**dict(zip(by, group)), "n_models": len(n), "n_cells": int(n.sum()),
+                         "coverage90": float(100.0 * held.sum() / n.sum()),
+                         "lo": float(np.quantile(boot, tail)),
+                         "hi": float(np.quantile(boot, 1.0 - tail))})
+        return pl.DataFrame(rows).sort(list(by)) if rows else pl.DataFrame()
+
     def versus_best(self, method: str, by=("order", "k", "metadata"), **kwargs) -> pl.DataFrame:
         """Per group of ``by``, ``method``'s MedAE over the best other method's in that
         group (the lowest MedAE of the rest), with its paired interval (:meth:`ratio`,
