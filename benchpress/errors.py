@@ -25,7 +25,7 @@ __all__ = [
     "EXIT_LANDED_WITH_REJECTS",
     "describe_os_error",
     "run_script",
-    "shown",
+    "shown", "typed_number",
     "listed",
     "as_os_error",
 ]
@@ -146,6 +146,22 @@ def shown(value, limit: int = 60) -> str:
     so a huge value typed or read cannot flood the one line."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def typed_number(value) -> float:
+    """``float(value)`` for a number a user wrote, refusing JSON's ``true`` / ``false``
+    (which ``float`` reads as 1 and 0) with the TypeError ``float`` gives other non-numbers,
+    so a score or cost of ``true`` is an error, never a silent 1.
+
+    >>> typed_number("71.2"), typed_number(3)
+    (71.2, 3.0)
+    >>> typed_number(True)
+    Traceback (most recent call last):
+    TypeError: True is not a number
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{value!r} is not a number")
+    return float(value)
 
 
 def listed(names, limit: int = 10, *, quote: bool = True) -> str:

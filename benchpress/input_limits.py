@@ -51,7 +51,7 @@ class InputLimits:
         Bytes one model's scores file (``predict`` / ``compare --scores-file``) may hold.
     max_models_file_bytes, max_models_file_rows : int
         Bytes one file of several new models (``predict --file``) may hold, and the models
-        it may list.
+        it (or a ``compare --scores-file``) may list.
     download_deadline_s : float
         Seconds one ``fetch`` may take over the network in all, retries included.
     read_timeout_s : float
@@ -77,7 +77,8 @@ class InputLimits:
         form for every cell of a 100,000-cell registry, ten seeds, about 60 MB.
     max_config_bytes : int
         Bytes one settings file (a source config, a replay plan, ``scales.yaml``, the
-        ``probes --out`` file that ``fit --probes-from`` reads) may hold: the largest in
+        ``probes --out`` file that ``fit --probes-from`` reads, a ``--costs`` file or a
+        benchmark list such as ``--allowlist``) may hold: the largest in
         the repository is 39 kB; a 146 MB one took 2 s and 830 MB to parse.
     """
 

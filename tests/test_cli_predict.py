@@ -292,12 +292,15 @@ def test_probes_paper_design_reproduces_the_papers_figures(run):
 def test_probes_search_with_allowlist_costs_budget_and_drift(run, tmp_path):
     costs = tmp_path / "costs.csv"
     costs.write_text("benchmark_id,cost\ngpqa_diamond,2\nmmlu_pro,3\nmath_500,1\naime_2026,1\n"
-                     "arena_hard,5\n")
+                     "arena_hard,5\nnot_a_bench,1\n")
     out = tmp_path / "probes.json"
     result = run("probes", "--k", "3", "--allowlist", ALLOWLIST, "--costs", costs, "--budget", "6",
                  "--method", "published", "--no-paper-sets", "--out", out)
     assert result.exit_code == 0, result.stderr
     assert "greedy probe selection" in result.stdout and "lack a score" in result.stderr
+    # a cost this matrix has no benchmark for is said, not dropped without a word
+    assert ("note: 1 of 6 benchmarks of --costs are not in this matrix, their costs unused: "
+            "'not_a_bench'") in " ".join(result.stderr.split())
     sel = json.loads(out.read_text())["selection"]
     assert "seconds" not in sel and "fit_seconds" not in sel  # a re-run writes the same bytes
     # candidates: the costs file's benchmarks, plus allowlisted ones whose registry cost
@@ -334,6 +337,32 @@ def test_probes_errors(run):
     assert unknown.exit_code == 1 and unknown.stderr == "Error: unknown benchmark 'zzz'\n"
     typo = run("probes", "--k", "2", "--allowlist", "gpqa_diamnd,hle", "--method", "published")
     assert typo.stderr == "Error: unknown benchmark 'gpqa_diamnd'; did you mean 'gpqa_diamond'?\n"
+
+
+@pytest.mark.parametrize("args, content, message", [
+    (("probes", "--k", "1", "--allowlist"), b"\x9a\x00\xff", "cannot read a benchmark list"),
+    (("probes", "--k", "1", "--costs"), b"\x9a\x00\xff", "cannot read a costs file"),
+    (("probes", "--k", "1", "--costs"), b'{"hle": true}', "cost of 'hle' is True, not a number"),
+    (("predict", "--scores-file"), b'{"hle": true}', "score of 'hle' is True, not a number"),
+    (("predict", "--file"), b'[{"id": "acme", "scores": {"hle": true}}]', "True is not a number"),
+    (("compare", "gpt-5", "--scores-file"), b'{"acme": {"hle": true}}', "True is not a number"),
+    (("compare", "gpt-5", "--scores-file"), b'{"a": {"hle": 1}, "b": {"hle": 2}, "c": {}}',
+     "3 models are more than one call may compare (2; env BENCHPRESS_MAX_MODELS_FILE_ROWS)"),
+    (("compare", "gpt-5", "--scores-file"), b'{"a": {"hle": 1}}' + b" " * 200,
+     "bytes is more than a scores file may hold (100; env BENCHPRESS_MAX_SCORES_FILE_BYTES)"),
+])
+def test_files_a_user_names_are_checked_in_one_line(run, tmp_path, monkeypatch, args, content,
+                                                     message):
+    """Binary text, JSON's `true` where a number belongs (float() reads it as 1), and
+    a `compare --scores-file` of too many bytes or models (60,000 models in 1.4 MB ran on
+    for minutes): each one line before any fit."""
+    monkeypatch.setenv("BENCHPRESS_MAX_MODELS_FILE_ROWS", "2")
+    monkeypatch.setenv("BENCHPRESS_MAX_SCORES_FILE_BYTES", "100")
+    path = tmp_path / "given.json"
+    path.write_bytes(content)
+    result = run(*args, path)
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
 
 
 # -- backtest and ranking ----------------------------------------------------------------

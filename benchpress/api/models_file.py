@@ -34,7 +34,7 @@ from pathlib import Path
 import polars as pl
 
 from benchpress.input_limits import input_limits
-from benchpress.errors import BadInputError, shown
+from benchpress.errors import BadInputError, shown, typed_number
 from benchpress.predict.models.covariates import METADATA_FIELDS, checked_metadata
 
 __all__ = ["NewModel", "read_models_file", "new_models"]
@@ -55,7 +55,7 @@ def _number(value, where: str) -> float | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
-        number = float(value)
+        number = typed_number(value)
     except (TypeError, ValueError):
         raise BadInputError(f"{where}: {shown(value)} is not a number") from None
     if not math.isfinite(number):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -17,8 +18,8 @@ from benchpress.cli.notes import say, say_once
 from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
-from benchpress.errors import BadInputError, UsageError
-from benchpress.input_limits import read_capped
+from benchpress.errors import BadInputError, UsageError, listed, typed_number
+from benchpress.input_limits import input_limits, read_capped
 from benchpress.predict.size_limits import LIMITS
 from benchpress.predict.probes.search import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
@@ -28,10 +29,10 @@ __all__ = ["probes", "backtest", "compare", "ranking", "read_benchmark_list", "r
 # ---------------------------------------------------------------------- input parsing
 def read_benchmark_list(spec: str) -> list[str]:
     """Benchmark ids from a file (a JSON list, an object with ``benchmark_ids``, or one id
-    per line) or from comma-separated text."""
+    per line; at most `InputLimits.max_config_bytes`, UTF-8) or from comma-separated text."""
     path = Path(spec)
     if path.is_file():
-        text = path.read_text()
+        text = _read_text(path, "max_config_bytes", "a benchmark list")
         try:
             obj = json.loads(text)
         except ValueError:
@@ -47,25 +48,35 @@ def read_benchmark_list(spec: str) -> list[str]:
     return ids
 
 
+def _read_text(path: Path, bound: str, what: str) -> str:
+    """The UTF-8 text of a file a user named, refused in one line naming it when it holds
+    more than the bound (`input_limits.read_capped`), is unreadable or is not text."""
+    try:
+        return read_capped(path, bound, what).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"cannot read {what} {path}: {' '.join(str(exc).split())}") from None
+
+
 def read_costs(path: Path) -> dict[str, float]:
     """{benchmark: cost} from JSON (optionally under "costs") or a CSV benchmark_id,cost."""
+    text = _read_text(path, "max_config_bytes", "a costs file")
     try:
         if path.suffix.lower() == ".csv":
-            frame = pl.read_csv(path)
+            frame = pl.read_csv(io.StringIO(text))
             if not {"benchmark_id", "cost"} <= set(frame.columns):
                 raise BadInputError(f"{path}: a costs CSV needs columns benchmark_id,cost")
             table = dict(zip(frame["benchmark_id"].to_list(), frame["cost"].to_list()))
         else:
-            obj = json.loads(path.read_text())
+            obj = json.loads(text)
             table = obj.get("costs", obj) if isinstance(obj, dict) else None
-    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+    except (ValueError, pl.exceptions.PolarsError) as exc:
         raise BadInputError(f"cannot read costs file {path}: {exc}") from None
     if not isinstance(table, dict):
         raise BadInputError(f"{path}: expected a JSON object {{benchmark_id: cost}}")
     out = {}
     for b, v in table.items():
         try:
-            c = float(v)
+            c = typed_number(v)
         except (TypeError, ValueError):
             raise BadInputError(f"{path}: cost of '{b}' is {v!r}, not a number") from None
         if not c >= 0 or c == float("inf"):
@@ -75,22 +86,33 @@ def read_costs(path: Path) -> dict[str, float]:
 
 
 def read_model_scores(path: Path) -> dict[str, dict[str, float]]:
-    """{model: {benchmark: score}} from JSON of that shape or a CSV model_id,benchmark_id,score."""
+    """{model: {benchmark: score}} from JSON of that shape or a CSV model_id,benchmark_id,score;
+    at most `InputLimits.max_scores_file_bytes` and `max_models_file_rows` models."""
+    text = _read_text(path, "max_scores_file_bytes", "a scores file")
     try:
-        if path.suffix.lower() == ".csv":
-            frame = pl.read_csv(path)
-            if not {"model_id", "benchmark_id", "score"} <= set(frame.columns):
-                raise BadInputError(f"{path}: a scores CSV needs columns model_id,benchmark_id,score")
-            out: dict[str, dict[str, float]] = {}
-            for m, b, s in frame.select("model_id", "benchmark_id", "score").iter_rows():
-                out.setdefault(str(m), {})[str(b)] = float(s)
-            return out
-        obj = json.loads(path.read_text())
-        if not isinstance(obj, dict) or not all(isinstance(v, dict) for v in obj.values()):
-            raise BadInputError(f"{path}: expected {{model: {{benchmark: score}}}}")
-        return {str(m): {str(b): float(s) for b, s in v.items()} for m, v in obj.items()}
-    except (OSError, ValueError, TypeError, pl.exceptions.PolarsError) as exc:
+        out = _model_scores(path, text)
+    except (ValueError, TypeError, pl.exceptions.PolarsError) as exc:
         raise BadInputError(f"cannot read scores file {path}: {exc}") from None
+    most = input_limits().max_models_file_rows
+    if len(out) > most:
+        raise BadInputError(f"{path}: {len(out):,} models are more than one call may compare "
+                            f"({most:,}; env BENCHPRESS_MAX_MODELS_FILE_ROWS)")
+    return out
+
+
+def _model_scores(path: Path, text: str) -> dict[str, dict[str, float]]:
+    if path.suffix.lower() == ".csv":
+        frame = pl.read_csv(io.StringIO(text))
+        if not {"model_id", "benchmark_id", "score"} <= set(frame.columns):
+            raise BadInputError(f"{path}: a scores CSV needs columns model_id,benchmark_id,score")
+        out: dict[str, dict[str, float]] = {}
+        for m, b, s in frame.select("model_id", "benchmark_id", "score").iter_rows():
+            out.setdefault(str(m), {})[str(b)] = typed_number(s)
+        return out
+    obj = json.loads(text)
+    if not isinstance(obj, dict) or not all(isinstance(v, dict) for v in obj.values()):
+        raise BadInputError(f"{path}: expected {{model: {{benchmark: score}}}}")
+    return {str(m): {str(b): typed_number(s) for b, s in v.items()} for m, v in obj.items()}
 
 
 def _score_row(label, s) -> dict:
@@ -171,6 +193,12 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     # where the search's fits and scoring run (BenchPress.probes(executor=...)); local: as before
     where = {} if executor.name == "local" else {"executor": executor}
     costs = read_costs(costs_file) if costs_file else None
+    if costs:
+        known = set(bp.matrix.benchmark_ids)
+        unused = [b for b in costs if bp.names.canonical_benchmark(b) not in known]
+        if unused:
+            say(f"note: {len(unused):,} of {len(costs):,} benchmarks of --costs are not in this "
+                f"matrix, their costs unused: {listed(unused)}")
     where["max_models"] = sample_cap(max_models, "--max-models")  # for every call below
     named = {f"given {n + 1}": bp.benchmark_ids(read_benchmark_list(s))  # resolved before any fit
              for n, s in enumerate(evaluate_sets)}

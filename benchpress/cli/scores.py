@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from benchpress.input_limits import read_capped
-from benchpress.errors import BadInputError, shown
+from benchpress.errors import BadInputError, shown, typed_number
 
 __all__ = ["read_scores_file", "score_with_interval", "score_text"]
 
@@ -41,7 +41,7 @@ def read_scores_file(path: Path) -> dict[str, float]:
     scores = {}
     for b, v in table.items():
         try:
-            scores[str(b)] = float(v)
+            scores[str(b)] = typed_number(v)
         except (TypeError, ValueError):
             raise BadInputError(f"{path}: score of {shown(str(b))} is {shown(v)}, not a "
                                 "number") from None
