@@ -54,7 +54,8 @@ def _read_text(path: Path, bound: str, what: str) -> str:
     try:
         return read_capped(path, bound, what).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"cannot read {what} {path}: {' '.join(str(exc).split())}") from None
+        raise BadInputError(f"cannot read {what.removeprefix('a ')} {path}: "
+                            f"{' '.join(str(exc).split())}") from None
 
 
 def read_costs(path: Path) -> dict[str, float]:
