@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchpress.errors import BadInputError, UsageError
 
-__all__ = ["InputLimits", "input_limits", "read_capped"]
+__all__ = ["InputLimits", "input_limits", "read_capped", "read_capped_text"]
 
 
 @dataclass(frozen=True)
@@ -160,3 +160,13 @@ def read_capped(path, bound: str, what: str, why: str = "") -> bytes:
                             f"({limit:,}{'; ' + why if why else ''}; env "
                             f"{InputLimits.variable(bound)})")
     return data
+
+
+def read_capped_text(path, bound: str, what: str, why: str = "") -> str:
+    """:func:`read_capped`, decoded as UTF-8: a file that is not text is refused in one line
+    naming it and the first bad byte (BadInputError); OSError is the caller's to name."""
+    data = read_capped(path, bound, what, why)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"{Path(path)}: not UTF-8 text (byte {exc.start})") from None

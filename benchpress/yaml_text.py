@@ -21,8 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from benchpress.input_limits import read_capped
-from benchpress.errors import BadInputError
+from benchpress.input_limits import read_capped_text
 
 __all__ = ["safe_load", "read_file", "describe", "line_numbers"]
 
@@ -57,12 +56,7 @@ def read_file(path: Path):
     OSError, yaml.YAMLError
         Unreadable, or not YAML (the caller names what the file should have been).
     """
-    data = read_capped(path, "max_config_bytes", "a YAML settings file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInputError(f"{Path(path)}: not UTF-8 text (byte {exc.start})") from None
-    return safe_load(text)
+    return safe_load(read_capped_text(path, "max_config_bytes", "a YAML settings file"))
 
 
 def describe(exc: Exception) -> str:

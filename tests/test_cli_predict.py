@@ -340,8 +340,8 @@ def test_probes_errors(run):
 
 
 @pytest.mark.parametrize("args, content, message", [
-    (("probes", "--k", "1", "--allowlist"), b"\x9a\x00\xff", "cannot read benchmark list"),
-    (("probes", "--k", "1", "--costs"), b"\x9a\x00\xff", "cannot read costs file"),
+    (("probes", "--k", "1", "--allowlist"), b"\x9a\x00\xff", "given.json: not UTF-8 text (byte 0)"),
+    (("probes", "--k", "1", "--costs"), b"\x9a\x00\xff", "given.json: not UTF-8 text (byte 0)"),
     (("probes", "--k", "1", "--costs"), b'{"hle": true}', "cost of 'hle' is True, not a number"),
     (("predict", "--scores-file"), b'{"hle": true}', "score of 'hle' is True, not a number"),
     (("predict", "--file"), b'[{"id": "acme", "scores": {"hle": true}}]', "True is not a number"),

@@ -109,17 +109,11 @@ def _holding(chosen: list[tuple[str, Path]], sources: list[str]) -> list[tuple[s
     """The versions of `chosen` that hold at least one of `sources` (each is then read with
     those it holds, `store.matrix.present_sources`); when none does, the UsageError of
     `store.matrix.match_sources` naming the newest version's sources."""
-    from benchpress.store.matrix import match_sources
-    from benchpress.store.sources import names_source
-    from benchpress.store.tables import read_table
+    from benchpress.store.matrix import held_sources, match_sources
 
-    def source_ids(folder: Path) -> list[str]:
-        return read_table(folder, "sources")["source_id"].unique(maintain_order=True).to_list()
-
-    kept = [(label, folder) for label, folder in chosen
-            if any(names_source(w, s) for w in sources for s in source_ids(folder))]
+    kept = [(label, folder) for label, folder in chosen if held_sources(folder, sources)[0]]
     if not kept:  # the newest holds none of them either: this raises, naming what it holds
-        match_sources(source_ids(chosen[-1][1]), sources)
+        match_sources(held_sources(chosen[-1][1], sources)[1], sources)
     return kept
 
 

@@ -19,7 +19,7 @@ from benchpress.cli.fit_options import (
     folds_options, matrix_options, method_fields, pretrained_note, provenance_fields,
 )
 from benchpress.errors import BadInputError, UsageError, listed, typed_number
-from benchpress.input_limits import input_limits, read_capped
+from benchpress.input_limits import input_limits, read_capped, read_capped_text
 from benchpress.predict.size_limits import LIMITS
 from benchpress.predict.probes.search import OBJECTIVES, PAPER_SETS, SCOPES, probe_set_change, sample_cap
 
@@ -49,13 +49,13 @@ def read_benchmark_list(spec: str) -> list[str]:
 
 
 def _read_text(path: Path, bound: str, what: str) -> str:
-    """The UTF-8 text of a file a user named, refused in one line naming it when it holds
-    more than the bound (`input_limits.read_capped`), is unreadable or is not text."""
+    """The UTF-8 text of a file a user named (`input_limits.read_capped_text`: too large or
+    not text is one line), an unreadable one said in one line too."""
     try:
-        return read_capped(path, bound, what).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_capped_text(path, bound, what)
+    except OSError as exc:
         raise BadInputError(f"cannot read {what.removeprefix('a ')} {path}: "
-                            f"{' '.join(str(exc).split())}") from None
+                            f"{exc.strerror or exc}") from None
 
 
 def read_costs(path: Path) -> dict[str, float]:

@@ -32,7 +32,8 @@ from benchpress.store.noise import measurement_noise
 from benchpress.store.sources import names_source
 from benchpress.store.tables import read_table
 
-__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "present_sources", "as_published"]
+__all__ = ["ScoreMatrix", "load_matrix", "match_sources", "present_sources", "held_sources",
+           "as_published"]
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,18 @@ def present_sources(folder: Path, wanted: list[str] | None) -> list[str] | None:
     does not have yet are left out; BadInputError when it has none of them."""
     if not wanted:
         return None
-    known = read_table(folder, "sources")["source_id"].to_list()
-    chosen = [w for w in wanted if any(names_source(w, s) for s in known)]
+    chosen, known = held_sources(folder, wanted)
     if not chosen:
         raise BadInputError(f"{folder.name}: none of the sources {listed(wanted, quote=False)} "
-                            f"is in it; it has {listed(dict.fromkeys(known), 20, quote=False)}")
+                            f"is in it; it has {listed(known, 20, quote=False)}")
     return chosen
+
+
+def held_sources(folder: Path, wanted: list[str]) -> tuple[list[str], list[str]]:
+    """The names in `wanted` that match a source of `folder` (possibly none), and the
+    folder's source ids (each once): one read of its sources table."""
+    known = read_table(folder, "sources")["source_id"].unique(maintain_order=True).to_list()
+    return [w for w in wanted if any(names_source(w, s) for s in known)], known
 
 
 def _check_size(n_models: int, n_benchmarks: int, what: str) -> None:

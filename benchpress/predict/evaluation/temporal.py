@@ -143,8 +143,7 @@ class TemporalResult:
                 model = g.select(pl.concat_str("cutoff", "model_id", separator="\x00")
                                  .rank("dense")).to_series().to_numpy().astype(np.int64) - 1
                 n_models = int(model.max()) + 1
-                draws = rng.multinomial(n_models, np.full(n_models, 1.0 / n_models),
-                                        size=n_boot)
+                draws = _model_draws(rng, n_models, n_boot)
                 boot = (_weighted_medians(g["a"].to_numpy(), model, draws)
                         / _weighted_medians(g["b"].to_numpy(), model, draws))
                 rows.append({"baseline": baseline, **dict(zip(by, group)),
@@ -170,7 +169,7 @@ class TemporalResult:
             per_model = g.group_by("cutoff", "model_id", maintain_order=True).agg(
                 pl.len().alias("n"), pl.col("covered").sum().alias("held"))
             n, held = per_model["n"].to_numpy(), per_model["held"].to_numpy()
-            draws = rng.multinomial(len(n), np.full(len(n), 1.0 / len(n)), size=n_boot)
+            draws = _model_draws(rng, len(n), n_boot)
             boot = 100.0 * (draws @ held) / (draws @ n)
             rows.append({**dict(zip(by, group)), "n_models": len(n), "n_cells": int(n.sum()),
                          "coverage90": float(100.0 * held.sum() / n.sum()),
@@ -226,6 +225,12 @@ class TemporalResult:
                 doc[name] = TemporalResult(cells, self.cutoffs).summary(
                     ("method", "metadata", "key", "k")).to_dicts()
         return doc
+
+
+def _model_draws(rng, n_models: int, n_boot: int) -> np.ndarray:
+    """(n_boot, n_models): how often each model is drawn in each bootstrap resample of the
+    models (n_models draws with replacement)."""
+    return rng.multinomial(n_models, np.full(n_models, 1.0 / n_models), size=n_boot)
 
 
 def _weighted_medians(values: np.ndarray, group: np.ndarray, draws: np.ndarray,
