@@ -65,6 +65,45 @@ def test_trust_is_calibrated_and_intervals_respect_range():
     assert np.all(lo >= 0) and np.all(up <= 100) and np.all(lo <= up)
 
 
+def _near_floor(seed: int, n: int, zero_share: float):
+    """Predictions of 0.3-1 points on a percent benchmark and their truths: a share of
+    ``zero_share`` solved nothing (exactly 0), the rest scatter around the prediction."""
+    rng = np.random.default_rng(seed)
+    pred = rng.uniform(0.3, 1.0, n)
+    actual = np.where(rng.random(n) < zero_share, 0.0,
+                      np.clip(pred * np.exp(rng.normal(0.0, 0.5, n)), 0.0, 100.0))
+    return pred, actual, rng.normal(size=(n, 2))
+
+
+@pytest.mark.parametrize("eps", [None, 0.05])
+def test_a_model_that_solved_nothing_is_inside_an_interval_near_the_floor(eps):
+    """Calibrated where few models score 0, used where many do (a hard new benchmark's
+    later releases): the truth 0 lies within the shipped margin of every lower bound near
+    the floor, so it is covered; with a margin of 0.05 it lay outside every one."""
+    from benchpress.predict.intervals.calibrator import score_bounds
+    from benchpress.predict.intervals.features import EPS
+
+    tr = ScaleTransform([0.0], [100.0], [True], eps=EPS if eps is None else eps)
+    tr.fit(np.array([[0.0], [2.0], [40.0], [90.0]]))
+    cols = lambda n: np.zeros(n, dtype=int)  # noqa: E731
+    pred, actual, X = _near_floor(1, 2000, 0.02)
+    r = tr.transform(actual, cols=cols(2000)) - tr.transform(pred, cols=cols(2000))
+    cal = IntervalCalibrator(ALPHA).fit(r, X)
+    pred, actual, X = _near_floor(2, 2000, 0.3)
+    lo, up = cal.predict_interval(tr.transform(pred, cols=cols(2000)), X, tr, cols(2000))
+    zero = actual == 0.0
+    covered = (actual >= lo) & (actual <= up)
+    if eps is None:  # the shipped margin: a bound within it is the floor itself
+        assert EPS == 0.5 and (lo[lo < EPS] == 0.0).all() and (lo == 0.0).mean() > 0.5
+        assert covered[zero].mean() >= 0.85 and covered[~zero].mean() >= 0.85
+    else:
+        assert covered[zero].mean() <= 0.1
+    # a bound just inside the margin maps to the end; one just outside it stays
+    lower = score_bounds(tr, *(tr.transform(np.array([0.49, 0.51]), cols=cols(2)),) * 2,
+                         cols(2))[0]
+    assert lower == pytest.approx([0.0 if eps is None else 0.49, 0.51])
+
+
 def test_calibrator_errors():
     with pytest.raises(NotFittedError):
         IntervalCalibrator().risk(np.zeros((1, 2)))

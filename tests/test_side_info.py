@@ -476,11 +476,11 @@ def test_interval_space_is_the_predictors_own_only_with_covariates():
     bare = make_predictor("side", **FAST).fit(Y, scales)
     side = make_predictor("side", **FAST).fit(Y, scales, covariates=X)
     wide = make_predictor("side", **logit, **FAST).fit(Y, scales, covariates=X)
-    narrow = make_predictor("side", interval_eps=EPS, **logit, **FAST).fit(Y, scales,
+    narrow = make_predictor("side", interval_eps=0.05, **logit, **FAST).fit(Y, scales,
                                                                           covariates=X)
     assert bare.interval_eps_ is None and bare.interval_logit_rule_ is None
-    assert side.interval_logit_rule_ == "none" and wide.interval_eps_ == 0.5 and EPS == 0.05
-    # the default's space: a logit on percent scales, margin 0.05
+    assert side.interval_logit_rule_ == "none" and wide.interval_eps_ == 0.5 and EPS == 0.5
+    # the default's space: a logit on percent scales, margin 0.5
     assert MatrixSupport(default).transform.eps == MatrixSupport(bare).transform.eps == EPS
     pct = scales.kind == "percent"
     assert pct.any() and MatrixSupport(bare).transform.logit[pct].all()
@@ -488,7 +488,7 @@ def test_interval_space_is_the_predictors_own_only_with_covariates():
     assert not MatrixSupport(side).transform.logit.any()
     assert MatrixSupport(side, logit_rule=LOGIT_RULE).transform.logit[pct].all()  # explicit wins
     assert MatrixSupport(wide).transform.logit[pct].all()
-    assert MatrixSupport(wide).transform.eps == 0.5 and MatrixSupport(narrow).transform.eps == EPS
+    assert MatrixSupport(wide).transform.eps == 0.5 and MatrixSupport(narrow).transform.eps == 0.05
     assert MatrixSupport(wide, eps=0.2).transform.eps == 0.2  # an explicit margin wins
     # the margin moves the risk features of cells near the ends of the range
     assert not np.array_equal(MatrixSupport(wide).spread_z, MatrixSupport(narrow).spread_z)
