@@ -123,7 +123,8 @@ class SideInfoPredictor(ALSPredictor):
         (one of :data:`~benchpress.scales.LOGIT_RULES`; ``interval_logit_rule_``, read by
         :class:`~benchpress.predict.intervals.support.MatrixSupport`). "none": intervals are made
         in z-scores of the scores themselves and clipped to each benchmark's range (the
-        default predictor's intervals use a logit on percent scales, margin 0.05).
+        intervals of a fit without covariates use a logit on percent scales, margin
+        :data:`~benchpress.predict.intervals.features.EPS`).
     interval_eps : float, default 0.5
         Logit margin (percentage points) of that space when the rule has a logit
         (``interval_eps_``; the predictor's own margin).
