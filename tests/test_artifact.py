@@ -419,6 +419,28 @@ def test_side_artifact_refuses_unknown_arrays_and_spaces(side_fitted, tmp_path):
         restore_state(arrays, meta, bp.matrix.values, bp.scales)
 
 
+def test_an_artifact_loads_in_the_interval_space_it_was_made_in(built_2026_05, tmp_path):
+    """Every artifact records its interval space. One written before it was recorded (a fit
+    without side information, when the margin was 0.05) loads in that margin, the one its
+    calibrators were fitted in, not today's."""
+    from benchpress.predict.intervals.features import EPS, LOGIT_RULE
+    from benchpress.predict.state import LEGACY_EPS
+
+    bp = BenchPress.from_snapshot(built_2026_05, predictor=make_predictor("als4", n_starts=2))
+    folder = bp.save_pretrained(tmp_path / "fit")
+    doc = json.loads((folder / "manifest.json").read_text())
+    assert doc["support_space"] == {"logit_rule": LOGIT_RULE, "eps": EPS}
+    loaded = BenchPress.from_pretrained(folder)
+    assert loaded.support.transform.eps == EPS
+    assert loaded.predict(SCORES).frame.equals(bp.predict(SCORES).frame)
+    without = {k: v for k, v in doc.items() if k != "support_space"}
+    (folder / "manifest.json").write_text(json.dumps(_sealed(without)))
+    legacy = BenchPress.from_pretrained(folder)
+    assert legacy.support.transform.eps == LEGACY_EPS != EPS
+    a, b = (x.predict(SCORES).frame for x in (loaded, legacy))
+    assert a["predicted"].equals(b["predicted"]) and not a.equals(b)  # its intervals moved
+
+
 def test_side_with_extra_ranks_is_not_stored(built_2026_05, tmp_path):
     from benchpress.errors import UsageError
 

@@ -31,7 +31,7 @@ from benchpress.errors import BadInputError, UsageError
 from benchpress.predict.estimator import flat_params, prefixed, state_part
 from benchpress.predict.intervals.calibrator import IntervalCalibrator
 from benchpress.predict.intervals.cells_support import STATE_ARRAYS as SPARSE_SUPPORT_ARRAYS
-from benchpress.predict.intervals.features import EPS, LOGIT_RULE
+from benchpress.predict.intervals.features import LOGIT_RULE
 from benchpress.predict.intervals.support import STATE_ARRAYS as SUPPORT_ARRAYS
 from benchpress.predict.intervals.support import MatrixSupport
 from benchpress.predict.factory import make_predictor
@@ -138,16 +138,22 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
         arrays.update(prefixed(f"calibrator_{regime}_", cal_arrays))
     meta["calibrators"] = cal_meta
     arrays.update(side)
-    if isinstance(getattr(predictor, "low_rank_", predictor), SideInfoPredictor):  # (so do the default's)
-        meta["support_space"] = {"logit_rule": getattr(predictor, "interval_logit_rule_", None)
-                                 or LOGIT_RULE, "eps": support.transform.eps}
+    meta["support_space"] = {"logit_rule": getattr(predictor, "interval_logit_rule_", None)
+                             or LOGIT_RULE, "eps": support.transform.eps}
     return arrays, meta
+
+
+#: The interval space's margin of the artifacts written without a ``support_space`` (before
+#: 2026-12-07's night every fit but a side fit was, when the margin was 0.05; it is
+#: :data:`~benchpress.predict.intervals.features.EPS` since): they load in the space their
+#: calibrators were fitted in.
+LEGACY_EPS = 0.05
 
 
 def _support_space(meta: dict) -> tuple[str, float]:
     """The interval space (logit rule, margin) an artifact's support was made in."""
     space = meta.get("support_space") or {}
-    rule, eps = space.get("logit_rule", LOGIT_RULE), space.get("eps", EPS)
+    rule, eps = space.get("logit_rule", LOGIT_RULE), space.get("eps", LEGACY_EPS)
     if (rule not in LOGIT_RULES or isinstance(eps, bool) or not isinstance(eps, (int, float))
             or not 0.0 < eps < 50.0):
         raise BadInputError(f"artifact has an unknown interval space: {space!r}")
