@@ -104,6 +104,27 @@ def test_a_model_that_solved_nothing_is_inside_an_interval_near_the_floor(eps):
     assert lower == pytest.approx([0.0 if eps is None else 0.49, 0.51])
 
 
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_trust_near_an_end_counts_the_scores_read_as_that_end(sign):
+    """A prediction within the margin of an end (0.2 or 99.8 on a percent benchmark, higher
+    or lower better): every truth the interval space reads as that end lies within 10
+    points of it, so an interval a few points wide is trusted as it is mid-range (the
+    window stopped at the margin and kept half the ratios out: trust 0.43 for arc_agi_1
+    predicted 0.2 [0.0, 3.1] on the whole registry)."""
+    from benchpress.predict.intervals.features import EPS
+
+    tr = ScaleTransform([0.0], [100.0], [True], eps=EPS, sign=[sign])
+    tr.fit(np.array([[0.0], [2.0], [40.0], [90.0], [100.0]]))
+    r, X = _hetero(7, 4000)
+    cal = IntervalCalibrator(ALPHA).fit(0.01 * r, X)
+    cols, pts = np.zeros(3, dtype=int), np.ones(3)
+    zhat = tr.transform(np.array([0.2, 50.0, 99.8]), cols=cols)
+    lo, up = cal.predict_interval(zhat, X[:3] * 0, tr, cols)
+    assert (up - lo < 5.0).all() and lo[0] == 0.0 and up[2] == 100.0
+    trust = cal.trust(zhat, X[:3] * 0, tr, cols, pts)
+    assert (trust > 0.99).all(), trust
+
+
 def test_calibrator_errors():
     with pytest.raises(NotFittedError):
         IntervalCalibrator().risk(np.zeros((1, 2)))

@@ -13,9 +13,9 @@ from benchpress.errors import BadInputError, NotFittedError, TooLittleData, Usag
 from benchpress.predict.intervals.features import FEATURES
 from benchpress.predict.transform import ScaleTransform
 
-__all__ = ["IntervalCalibrator", "score_bounds", "out_of_reach", "KNOWN_BUCKETS",
-           "MIN_BUCKET", "TRUST_POINTS", "REGIMES", "COLUMN_PRIOR", "STATE_ARRAYS",
-           "MIN_CALIBRATION_CELLS"]
+__all__ = ["IntervalCalibrator", "score_bounds", "at_range_ends", "out_of_reach",
+           "KNOWN_BUCKETS", "MIN_BUCKET", "TRUST_POINTS", "REGIMES", "COLUMN_PRIOR",
+           "STATE_ARRAYS", "MIN_CALIBRATION_CELLS"]
 
 #: New-model intervals take one conformal quantile per bucket of known-score count:
 #: (0, 1], (1, 3], (3, 5], (5, 8], (8, inf) (a bucket of fewer than MIN_BUCKET held-out
@@ -200,8 +200,13 @@ class IntervalCalibrator:
         self._fitted()
         zhat = np.asarray(zhat, dtype=float)
         pred = transform.inverse_transform(zhat, cols=cols)
-        lo = transform.transform(pred - TRUST_POINTS * points, cols=cols)
-        hi = transform.transform(pred + TRUST_POINTS * points, cols=cols)
+        below, above = pred - TRUST_POINTS * points, pred + TRUST_POINTS * points
+        lo, hi = transform.transform(below, cols=cols), transform.transform(above, cols=cols)
+        # a window that reaches an end of the range holds every score read as that end, so
+        # it runs on without bound there (the lower end is -inf in z, +inf on a turned column)
+        sign = transform.sign[np.asarray(cols)]
+        lo = np.where(at_range_ends(transform, below, cols)[0], -np.inf * sign, lo)
+        hi = np.where(at_range_ends(transform, above, cols)[1], np.inf * sign, hi)
         lo, hi = np.fmin(lo, hi), np.fmax(lo, hi)  # turned columns (lower is better)
         s = self.risk(X) * self._factor(cols, out)
         n = self.ratios_.size
@@ -272,12 +277,21 @@ def score_bounds(transform: ScaleTransform, z_lower, z_upper, cols):
     # a column turned to its direction (lower is better) maps the z bounds the other way
     lower, upper = np.fmin(lower, upper), np.fmax(lower, upper)
     # a bound at the logit margin stands for the end of the range itself
+    lower = np.where(at_range_ends(transform, lower, cols)[0], transform.lower[cols], lower)
+    upper = np.where(at_range_ends(transform, upper, cols)[1], transform.upper[cols], upper)
+    return lower, upper
+
+
+def at_range_ends(transform: ScaleTransform, values, cols):
+    """Which ``values`` (score units, n_cells) in benchmark columns ``cols`` lie within
+    the logit margin of their range's lower end, and which within that of its upper end:
+    two (n_cells,) bool arrays (False in columns without a logit). The interval space
+    reads such a score as the end itself."""
+    values = np.asarray(values, dtype=float)
     lo, hi = transform.lower[cols], transform.upper[cols]
     margin = 1.0001 * transform.eps / 100.0 * (hi - lo)
     lg = transform.logit[cols]
-    lower = np.where(lg & (lower <= lo + margin), lo, lower)
-    upper = np.where(lg & (upper >= hi - margin), hi, upper)
-    return lower, upper
+    return lg & (values <= lo + margin), lg & (values >= hi - margin)
 
 
 def out_of_reach(observed, reach) -> np.ndarray:
