@@ -143,10 +143,10 @@ def fitted_state(predictor, *, support: MatrixSupport | None = None,
     return arrays, meta
 
 
-#: The interval space's margin of the artifacts written without a ``support_space`` (before
-#: 2026-12-07's night every fit but a side fit was, when the margin was 0.05; it is
-#: :data:`~benchpress.predict.intervals.features.EPS` since): they load in the space their
-#: calibrators were fitted in.
+#: The margin an artifact without a ``support_space`` loads in. Until 2026-12-07 only side
+#: fits recorded their interval space, and every other fit was made with a margin of 0.05
+#: (:data:`~benchpress.predict.intervals.features.EPS` is 0.5 since): such an artifact loads
+#: in the space its calibrators were fitted in, not today's.
 LEGACY_EPS = 0.05
 
 
