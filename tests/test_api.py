@@ -129,6 +129,12 @@ def test_names_are_resolved_before_any_fit_with_suggestions(built_2026_05):
     with pytest.warns(UserWarning, match="unknown benchmarks ignored: nosuch"):
         found = bp.resolve_benchmarks(["GPQA Diamond", "nosuch"], ignore_unknown=True)
     assert found.ids == ["gpqa_diamond"] and found.unknown == ["nosuch"]
+    # costs by id or alias; one for a benchmark the matrix lacks is named, never applied
+    costs = {"GPQA Diamond": 4.0, "hle": 2.0, "nosuch": 1.0}
+    assert bp.unused_costs(costs) == ["nosuch"]
+    cost = bp.benchmark_costs(costs)
+    ids = bp.matrix.benchmark_ids
+    assert cost[ids.index("gpqa_diamond")] == 4.0 and cost[ids.index("hle")] == 2.0
     with pytest.raises(UsageError, match=r"^unknown method 'defualt' \(did you mean 'default'\?\); "
                                          r"choose from published, default"):
         bp.evaluate_temporal(methods=["defualt"])

@@ -76,16 +76,25 @@ class Analyses:
 
     def benchmark_costs(self, costs: dict | None = None) -> np.ndarray:
         """Cost per benchmark, shape (n_benchmarks,): registry metadata (`cost`), overridden
-        by `costs` ({benchmark id or alias: cost}; unknown benchmarks ignored); NaN = unknown."""
+        by `costs` ({benchmark id or alias: cost}; the benchmarks this matrix lacks are
+        ignored, `unused_costs` names them); NaN = unknown."""
         meta = self.matrix.benchmarks
         base = (meta["cost"].cast(pl.Float64).fill_null(np.nan).to_numpy().copy()
                 if "cost" in meta.columns else np.full(len(self.matrix.benchmark_ids), np.nan))
-        pos = {b: j for j, b in enumerate(self.matrix.benchmark_ids)}
-        for given, value in (costs or {}).items():
-            bid = self._canonical_benchmark(given)
-            if bid in pos:
-                base[pos[bid]] = float(value)
+        for j, value in zip(self._cost_columns(costs), (costs or {}).values()):
+            if j is not None:
+                base[j] = float(value)
         return base
+
+    def unused_costs(self, costs: dict | None) -> list[str]:
+        """The names of `costs` that no benchmark of this matrix answers to (by id or alias):
+        the costs `benchmark_costs` leaves unused."""
+        return [given for given, j in zip(costs or {}, self._cost_columns(costs)) if j is None]
+
+    def _cost_columns(self, costs: dict | None) -> list[int | None]:
+        """The matrix column of each name of `costs`, in order (None: not in the matrix)."""
+        pos = {b: j for j, b in enumerate(self.matrix.benchmark_ids)}
+        return [pos.get(self._canonical_benchmark(given)) for given in costs or {}]
 
     def _fit_probe_search(self, progress=None, executor=None):
         from benchpress.predict.probes.search import ProbeSearch

@@ -808,6 +808,10 @@ class BenchPress:
         """Cost per benchmark (n_benchmarks,); see `Analyses.benchmark_costs`."""
         return self.analyses.benchmark_costs(costs)
 
+    def unused_costs(self, costs: dict | None) -> list[str]:
+        """The names of `costs` this matrix has no benchmark for; see `Analyses.unused_costs`."""
+        return self.analyses.unused_costs(costs)
+
     def probe_search(self, **kwargs):
         """The fitted probe search; see `Analyses.probe_search`."""
         return self.analyses.probe_search(**kwargs)

@@ -32,7 +32,7 @@ def read_benchmark_list(spec: str) -> list[str]:
     per line; at most `InputLimits.max_config_bytes`, UTF-8) or from comma-separated text."""
     path = Path(spec)
     if path.is_file():
-        text = _read_text(path, "max_config_bytes", "a benchmark list")
+        text = read_capped_text(path, "max_config_bytes", "a benchmark list")
         try:
             obj = json.loads(text)
         except ValueError:
@@ -48,19 +48,9 @@ def read_benchmark_list(spec: str) -> list[str]:
     return ids
 
 
-def _read_text(path: Path, bound: str, what: str) -> str:
-    """The UTF-8 text of a file a user named (`input_limits.read_capped_text`: too large or
-    not text is one line), an unreadable one said in one line too."""
-    try:
-        return read_capped_text(path, bound, what)
-    except OSError as exc:
-        raise BadInputError(f"cannot read {what.removeprefix('a ')} {path}: "
-                            f"{exc.strerror or exc}") from None
-
-
 def read_costs(path: Path) -> dict[str, float]:
     """{benchmark: cost} from JSON (optionally under "costs") or a CSV benchmark_id,cost."""
-    text = _read_text(path, "max_config_bytes", "a costs file")
+    text = read_capped_text(path, "max_config_bytes", "a costs file")
     try:
         if path.suffix.lower() == ".csv":
             frame = pl.read_csv(io.StringIO(text))
@@ -89,7 +79,7 @@ def read_costs(path: Path) -> dict[str, float]:
 def read_model_scores(path: Path) -> dict[str, dict[str, float]]:
     """{model: {benchmark: score}} from JSON of that shape or a CSV model_id,benchmark_id,score;
     at most `InputLimits.max_scores_file_bytes` and `max_models_file_rows` models."""
-    text = _read_text(path, "max_scores_file_bytes", "a scores file")
+    text = read_capped_text(path, "max_scores_file_bytes", "a scores file")
     try:
         out = _model_scores(path, text)
     except (ValueError, TypeError, pl.exceptions.PolarsError) as exc:
@@ -195,8 +185,7 @@ def probes(k, allowlist, costs_file, budget, objective, scope, swap, recent_mont
     where = {} if executor.name == "local" else {"executor": executor}
     costs = read_costs(costs_file) if costs_file else None
     if costs:
-        known = set(bp.matrix.benchmark_ids)
-        unused = [b for b in costs if bp.names.canonical_benchmark(b) not in known]
+        unused = bp.unused_costs(costs)
         if unused:
             say(f"note: {len(unused):,} of {len(costs):,} benchmarks of --costs are not in this "
                 f"matrix, their costs unused: {listed(unused)}")
