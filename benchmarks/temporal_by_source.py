@@ -1,0 +1,102 @@
+"""The temporal yardstick split by the source that describes each later model: where the
+whole registry's forecasts of new models miss, and which way.
+
+Usage (from the repository root, after ``make main``; about 3 minutes for the default
+alone on 2 cores, 6 with the baselines)::
+
+    python benchmarks/temporal_by_source.py                          # the default
+    python benchmarks/temporal_by_source.py --baselines als4,knn,regression,side
+
+Runs what ``benchpress evaluate --temporal --snapshot latest --sources ""`` runs (12
+monthly cutoffs, the random, popular and single orders, k = 3 and 5, seed 42; metadata
+given), then prints, per method, source and k: later models, cells, MedAE, mean signed
+error (predicted - actual) and the coverage of the default's 90% intervals; for the
+source with the most later models (or ``--source``), the default's figures per reveal
+order and per benchmark (the benchmarks with the most cells); and every source's cells split by how many
+training models had scored the cell's benchmark at the cutoff (the scores as published
+then: a source whose history starts after the cutoff is nearly absent from that fit).
+Percent-scale cells only.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import polars as pl
+
+ERROR = pl.col("predicted") - pl.col("actual")
+FIGURES = (pl.col("model_id").n_unique().alias("models"), pl.len().alias("cells"),
+           ERROR.abs().median().round(2).alias("medae"), ERROR.mean().round(2).alias("bias"),
+           (100 * pl.col("covered").mean()).round(1).alias("coverage"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--snapshot", default="latest")
+    ap.add_argument("--baselines", default="", help="other methods, comma-separated")
+    ap.add_argument("--months", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--source", default=None,
+                    help="the source broken down per order and benchmark (default: the "
+                         "one with the most later models)")
+    args = ap.parse_args()
+
+    import numpy as np
+
+    from benchpress import BenchPress
+    from benchpress.predict.evaluation.temporal import monthly_cutoffs
+    from benchpress.store.matrix import as_published
+
+    bp = BenchPress.from_snapshot(None, args.snapshot)
+    models = bp.matrix.models
+    cutoffs = monthly_cutoffs([str(d)[:10] if d else "" for d in models["release_date"]],
+                              args.months)
+    result = bp.evaluate_temporal(
+        cutoffs=cutoffs, methods=tuple(b for b in args.baselines.split(",") if b),
+        known=(3, 5), orders=("random", "popular", "single"), seed=args.seed,
+        metadata=("given",))
+    source = dict(zip(models["model_id"], models["source_id"].fill_null("other")))
+    cells = (result.cells.filter(pl.col("scale") == "percent")
+             .with_columns(pl.col("model_id").replace_strict(source, default="other")
+                           .alias("source")))
+    pl.Config.set_tbl_rows(200)
+    pl.Config.set_tbl_width_chars(80)
+    pl.Config.set_tbl_hide_dataframe_shape(True)
+    pl.Config.set_tbl_hide_column_data_types(True)
+    pl.Config.set_fmt_str_lengths(28)
+    print(f"{len(cutoffs)} cutoffs from {cutoffs[0]}")
+    for method in cells["method"].unique(maintain_order=True):
+        table = (cells.filter(pl.col("method") == method).group_by("source", "k")
+                 .agg(*FIGURES).sort("k", "cells", descending=[False, True]))
+        print(f"{method}, per source and k")
+        print(table if method == bp.method else table.drop("coverage"))
+    default = cells.filter(pl.col("method") == bp.method)
+    chosen = args.source or (default.group_by("source").agg(pl.col("model_id").n_unique())
+                             .sort("model_id", descending=True)["source"][0])
+    mine = default.filter(pl.col("source") == chosen)
+    print(f"{bp.method} on {chosen}'s later models, per reveal order and k")
+    print(mine.group_by("order", "k").agg(*FIGURES).sort("order", "k"))
+    print(f"{bp.method} on {chosen}'s later models, per benchmark (k = 3)")
+    print(mine.filter(pl.col("k") == 3).group_by("benchmark_id").agg(*FIGURES)
+          .sort("cells", descending=True).head(12))
+
+    published = as_published(bp.folder, bp.matrix, sources=bp.sources)
+    dates = np.array([str(d)[:10] if d else "" for d in models["release_date"]])
+    counts = []
+    for cutoff in cutoffs:
+        scored = (~np.isnan(published(cutoff)[(dates != "") & (dates < cutoff)])).sum(axis=0)
+        counts.append(pl.DataFrame({"cutoff": cutoff, "benchmark_id": bp.matrix.benchmark_ids,
+                                    "trained": scored}))
+    band = (pl.when(pl.col("trained") < 20).then(pl.lit("under 20"))
+            .when(pl.col("trained") < 50).then(pl.lit("20-49")).otherwise(pl.lit("50+")))
+    split = (default.join(pl.concat(counts), on=["cutoff", "benchmark_id"], how="left")
+             .with_columns(band.alias("scored_before"),
+                           pl.when(pl.col("source") == chosen).then(pl.lit(chosen))
+                           .otherwise(pl.lit("the rest")).alias("models")))
+    print(f"{bp.method}, by how many training models had scored the benchmark")
+    print(split.group_by("models", "scored_before", "k")
+          .agg(pl.len().alias("cells"), *FIGURES[2:]).sort("k", "models", "scored_before"))
+
+
+if __name__ == "__main__":
+    main()
