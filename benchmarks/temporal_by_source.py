@@ -96,6 +96,10 @@ def main() -> None:
     print(f"{bp.method}, by how many training models had scored the benchmark")
     print(split.group_by("models", "scored_before", "k")
           .agg(pl.len().alias("cells"), *FIGURES[2:]).sort("k", "models", "scored_before"))
+    print(f"{bp.method}, every later model: benchmarks scored by 20 or more, or fewer")
+    print(split.with_columns((pl.col("trained") >= 20).alias("by_20_or_more"))
+          .group_by("by_20_or_more", "k")
+          .agg(*FIGURES).sort("k", "by_20_or_more"))
 
 
 if __name__ == "__main__":
