@@ -14,7 +14,9 @@ error (predicted - actual) and the coverage of the default's 90% intervals; for 
 source with the most later models (or ``--source``), the default's figures per reveal
 order and per benchmark (the benchmarks with the most cells); and every source's cells split by how many
 training models had scored the cell's benchmark at the cutoff (the scores as published
-then: a source whose history starts after the cutoff is nearly absent from that fit).
+then: a source whose history starts after the cutoff is nearly absent from that fit),
+and by whether the truth lies below every score the fit held for its benchmark (with
+``--baselines``, every method's figures on those cells).
 Percent-scale cells only.
 """
 
@@ -84,9 +86,12 @@ def main() -> None:
     dates = np.array([str(d)[:10] if d else "" for d in models["release_date"]])
     counts = []
     for cutoff in cutoffs:
-        scored = (~np.isnan(published(cutoff)[(dates != "") & (dates < cutoff)])).sum(axis=0)
+        trained = published(cutoff)[(dates != "") & (dates < cutoff)]
+        scored = (~np.isnan(trained)).sum(axis=0)
+        lowest = np.min(np.where(np.isnan(trained), np.inf, trained), axis=0, initial=np.inf)
         counts.append(pl.DataFrame({"cutoff": cutoff, "benchmark_id": bp.matrix.benchmark_ids,
-                                    "trained": scored}))
+                                    "trained": scored,
+                                    "lowest": np.where(scored > 0, lowest, np.nan)}))
     band = (pl.when(pl.col("trained") < 20).then(pl.lit("under 20"))
             .when(pl.col("trained") < 50).then(pl.lit("20-49")).otherwise(pl.lit("50+")))
     split = (default.join(pl.concat(counts), on=["cutoff", "benchmark_id"], how="left")
@@ -100,6 +105,18 @@ def main() -> None:
     print(split.with_columns((pl.col("trained") >= 20).alias("by_20_or_more"))
           .group_by("by_20_or_more", "k")
           .agg(*FIGURES).sort("k", "by_20_or_more"))
+    # a truth below every score the fit held for its benchmark: no method reaches it
+    below = (cells.join(pl.concat(counts), on=["cutoff", "benchmark_id"], how="left")
+             .with_columns((pl.col("actual") < pl.col("lowest")).fill_null(False)
+                           .alias("below_all_trained")))
+    print(f"{bp.method}, every later model: the truth below every training score of its "
+          "benchmark, or not")
+    print(below.filter(pl.col("method") == bp.method).group_by("below_all_trained", "k")
+          .agg(*FIGURES).sort("k", "below_all_trained"))
+    if cells["method"].n_unique() > 1:
+        print("every method on the cells whose truth is below every training score")
+        print(below.filter(pl.col("below_all_trained")).group_by("method", "k")
+              .agg(*FIGURES[1:4]).sort("k", "method"))
 
 
 if __name__ == "__main__":
