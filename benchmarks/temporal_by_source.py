@@ -23,6 +23,7 @@ Percent-scale cells only.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import polars as pl
 
@@ -36,12 +37,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--snapshot", default="latest")
     ap.add_argument("--baselines", default="", help="other methods, comma-separated")
-    ap.add_argument("--months", type=int, default=12)
+    ap.add_argument("--months", type=int, default=12, help="monthly cutoffs (at least 1)")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--source", default=None,
                     help="the source broken down per order and benchmark (default: the "
                          "one with the most later models)")
     args = ap.parse_args()
+    if args.months < 1:
+        ap.error(f"--months must be at least 1, got {args.months}")
 
     import numpy as np
 
@@ -51,8 +54,8 @@ def main() -> None:
 
     bp = BenchPress.from_snapshot(None, args.snapshot)
     models = bp.matrix.models
-    cutoffs = monthly_cutoffs([str(d)[:10] if d else "" for d in models["release_date"]],
-                              args.months)
+    dates = np.array([str(d)[:10] if d else "" for d in models["release_date"]])
+    cutoffs = monthly_cutoffs(list(dates), args.months)
     result = bp.evaluate_temporal(
         cutoffs=cutoffs, methods=tuple(b for b in args.baselines.split(",") if b),
         known=(3, 5), orders=("random", "popular", "single"), seed=args.seed,
@@ -75,6 +78,9 @@ def main() -> None:
     default = cells.filter(pl.col("method") == bp.method)
     chosen = args.source or (default.group_by("source").agg(pl.col("model_id").n_unique())
                              .sort("model_id", descending=True)["source"][0])
+    if chosen not in set(default["source"]):
+        sys.exit(f"temporal_by_source: no later model of source {chosen!r}; these have some: "
+                 f"{', '.join(sorted(set(default['source'])))}")
     mine = default.filter(pl.col("source") == chosen)
     print(f"{bp.method} on {chosen}'s later models, per reveal order and k")
     print(mine.group_by("order", "k").agg(*FIGURES).sort("order", "k"))
@@ -82,8 +88,8 @@ def main() -> None:
     print(mine.filter(pl.col("k") == 3).group_by("benchmark_id").agg(*FIGURES)
           .sort("cells", descending=True).head(12))
 
+    # per cutoff and benchmark: how many training models had scored it, and their lowest
     published = as_published(bp.folder, bp.matrix, sources=bp.sources)
-    dates = np.array([str(d)[:10] if d else "" for d in models["release_date"]])
     counts = []
     for cutoff in cutoffs:
         trained = published(cutoff)[(dates != "") & (dates < cutoff)]
@@ -92,9 +98,10 @@ def main() -> None:
         counts.append(pl.DataFrame({"cutoff": cutoff, "benchmark_id": bp.matrix.benchmark_ids,
                                     "trained": scored,
                                     "lowest": np.where(scored > 0, lowest, np.nan)}))
+    at_cutoff = pl.concat(counts)
     band = (pl.when(pl.col("trained") < 20).then(pl.lit("under 20"))
             .when(pl.col("trained") < 50).then(pl.lit("20-49")).otherwise(pl.lit("50+")))
-    split = (default.join(pl.concat(counts), on=["cutoff", "benchmark_id"], how="left")
+    split = (default.join(at_cutoff, on=["cutoff", "benchmark_id"], how="left")
              .with_columns(band.alias("scored_before"),
                            pl.when(pl.col("source") == chosen).then(pl.lit(chosen))
                            .otherwise(pl.lit("the rest")).alias("models")))
@@ -106,7 +113,7 @@ def main() -> None:
           .group_by("by_20_or_more", "k")
           .agg(*FIGURES).sort("k", "by_20_or_more"))
     # a truth below every score the fit held for its benchmark: no method reaches it
-    below = (cells.join(pl.concat(counts), on=["cutoff", "benchmark_id"], how="left")
+    below = (cells.join(at_cutoff, on=["cutoff", "benchmark_id"], how="left")
              .with_columns((pl.col("actual") < pl.col("lowest")).fill_null(False)
                            .alias("below_all_trained")))
     print(f"{bp.method}, every later model: the truth below every training score of its "
@@ -120,4 +127,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from benchpress.errors import BenchPressError
+
+    try:
+        main()
+    except BenchPressError as exc:
+        sys.exit(f"temporal_by_source: {exc}")
+    except KeyboardInterrupt:
+        print("temporal_by_source: interrupted; nothing was written", file=sys.stderr)
+        sys.exit(130)
