@@ -50,6 +50,20 @@ def test_unknown_source_is_a_usage_error(built_2026_05):
         load_matrix(built_2026_05.registry, sources=["epoch"])
 
 
+def test_sources_as_text_or_a_list_pick_the_same_matrix(built_both):
+    """"benchpress,llm-benchmark-matrix" (as --sources takes them) is the list, never read
+    letter by letter; a value that is neither is one line."""
+    listed = BenchPress.from_snapshot(built_both, sources=["benchpress", "llm-benchmark-matrix"])
+    text = BenchPress.from_snapshot(built_both, sources=" benchpress, llm-benchmark-matrix ")
+    assert text.sources == listed.sources == ["benchpress", "llm-benchmark-matrix"]
+    np.testing.assert_array_equal(text.matrix.values, listed.matrix.values)
+    assert BenchPress.from_snapshot(built_both, sources="").sources is None
+    with pytest.raises(UsageError, match=r"^sources: expected 'a,b' or a list of source names, got int$"):
+        BenchPress.from_snapshot(built_both, sources=5)
+    with pytest.raises(UsageError, match=r"^sources: every source name must be text, got int$"):
+        load_matrix(built_both.registry, sources=["benchpress", 3])
+
+
 def test_predict_returns_every_benchmark_and_refuses_unknown_ids(built_2026_05):
     bp = BenchPress.from_snapshot(built_2026_05)
     with pytest.raises(BadInputError, match="unknown benchmark 'no_such_bench'$"):

@@ -54,6 +54,7 @@ from benchpress.predict.size_limits import LIMITS
 from benchpress.validate.names import NameResolver, Resolved
 from benchpress.store.matrix import ScoreMatrix, as_published, load_matrix
 from benchpress.store.snapshot import resolve_snapshot
+from benchpress.store.sources import source_names
 
 __all__ = ["BenchPress", "Prediction", "Predictions", "Comparison"]
 
@@ -140,8 +141,9 @@ class BenchPress:
         The `schemas/` folder, for resolving benchmark names and aliases.
     folder : Path, optional
         The registry or snapshot folder the matrix came from (None: an artifact).
-    sources : list of str, optional
-        The sources the matrix was restricted to, as named (None: all).
+    sources : str or list of str, optional
+        The sources the matrix was restricted to, as named: "benchpress,epoch" or
+        ["benchpress", "epoch"] (None: all).
     store : FitStore, optional
         Where the fit is taken from and kept (default: a store of this object's own, in
         memory).
@@ -158,7 +160,7 @@ class BenchPress:
 
     def __init__(self, matrix: ScoreMatrix, predictor: BasePredictor | None = None, *,
                  contracts_dir: Path | None = None, folder: Path | None = None,
-                 sources: list[str] | None = None, store: FitStore | None = None,
+                 sources: list[str] | str | None = None, store: FitStore | None = None,
                  fitted: FittedModel | None = None, artifact: dict | None = None,
                  ignore_unknown: bool = False, on_unknown=None,
                  probe_max_models=LIMITS.probe_max_models):
@@ -167,7 +169,7 @@ class BenchPress:
         self.estimator = (check_predictor(predictor) if predictor is not None
                           else make_predictor("default"))  # unfitted; every fit is a clone
         self.contracts_dir = contracts_dir
-        self.sources = sources
+        self.sources = source_names(sources)
         self.store = store if store is not None else FitStore()
         self.artifact = artifact
         self.names = NameResolver(matrix.benchmark_ids, matrix.model_ids, contracts_dir,
@@ -178,11 +180,11 @@ class BenchPress:
 
     @classmethod
     def from_snapshot(cls, home: str | Path | Home | None = None, snapshot: str | None = None, *,
-                      sources: list[str] | None = None,
+                      sources: list[str] | str | None = None,
                       predictor: BasePredictor | None = None, **options) -> "BenchPress":
         """Load the live registry (`snapshot=None`) or a snapshot (id, tag or 'latest');
         `options`: the constructor's keywords (`store`, `ignore_unknown`, ...)."""
-        home = _home(home)
+        home, sources = _home(home), source_names(sources)
         folder = resolve_snapshot(home, snapshot)
         matrix = load_matrix(folder, sources=sources, label=snapshot or "current")
         return cls(matrix, predictor, contracts_dir=home.schemas, folder=folder,
@@ -190,7 +192,8 @@ class BenchPress:
 
     @classmethod
     def from_stored_fit(cls, home, snapshot: str | None = None, *, store: FitStore,
-                        sources: list[str] | None = None, predictor: BasePredictor | None = None,
+                        sources: list[str] | str | None = None,
+                        predictor: BasePredictor | None = None,
                         **options) -> "BenchPress | None":
         """The stored fit of the registry or snapshot (its files unchanged since the store
         indexed it, see `FitStore.lookup`), without reading the registry's matrix: a
@@ -198,7 +201,7 @@ class BenchPress:
         such fit (then use `from_snapshot`). A fit of a large registry loads lite (its
         matrix has no rows) unless its predictor's fold-in reads the registered rows (the
         default's nearest models: `state.rows_apart`)."""
-        home = _home(home)
+        home, sources = _home(home), source_names(sources)
         folder = resolve_snapshot(home, snapshot)
         predictor = check_predictor(predictor) if predictor is not None else make_predictor("default")
         fit = store.lookup(folder, sources, predictor)
@@ -879,7 +882,7 @@ class BenchPress:
 
     @staticmethod
     def drift(home=None, from_ref: str | None = None, to_ref: str | None = None, cfg=None, *,
-              sources: list[str] | None = None, predictor: BasePredictor | None = None,
+              sources: list[str] | str | None = None, predictor: BasePredictor | None = None,
               probe_predictor: BasePredictor | None = None, progress=None,
               monthly: bool = False, executor=None):
         """Profile and compare matrix versions (snapshots, `current` or table folders; see
@@ -892,6 +895,7 @@ class BenchPress:
         from benchpress.predict.drift import DriftThresholds, drift
         from benchpress.api.drift_versions import load_versions
 
-        return drift(load_versions(_home(home), from_ref, to_ref, sources, monthly=monthly),
+        return drift(load_versions(_home(home), from_ref, to_ref, source_names(sources),
+                                   monthly=monthly),
                      cfg or DriftThresholds(), predictor=predictor,
                      probe_predictor=probe_predictor, progress=progress, executor=executor)

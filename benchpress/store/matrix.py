@@ -29,7 +29,7 @@ from benchpress.input_limits import input_limits
 from benchpress.errors import BadInputError, UsageError, listed
 from benchpress.scales import BenchmarkScales
 from benchpress.store.noise import measurement_noise
-from benchpress.store.sources import names_source
+from benchpress.store.sources import names_source, source_names
 from benchpress.store.tables import read_table
 
 __all__ = ["ScoreMatrix", "load_matrix", "match_sources", "present_sources", "held_sources",
@@ -150,12 +150,14 @@ def _check_size(n_models: int, n_benchmarks: int, what: str) -> None:
             f"sources with --sources, or raise BENCHPRESS_MAX_FIT_{name}")
 
 
-def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = "") -> ScoreMatrix:
+def load_matrix(folder: Path, *, sources: list[str] | str | None = None,
+                label: str = "") -> ScoreMatrix:
     """Read the resolved matrix from a registry or snapshot folder.
 
-    With `sources`, only their observations are used, and where they disagree the source
-    named first wins (so `--sources benchpress,epoch` keeps every BenchPress value and
-    adds Epoch's values only where BenchPress has none).
+    With `sources` ("a,b" or a list, `store.sources.source_names`), only their observations
+    are used, and where they disagree the source named first wins (so `--sources
+    benchpress,epoch` keeps every BenchPress value and adds Epoch's values only where
+    BenchPress has none).
 
     Raises
     ------
@@ -163,6 +165,7 @@ def load_matrix(folder: Path, *, sources: list[str] | None = None, label: str = 
         The matrix would hold more than `InputLimits.max_fit_models` models or
         `InputLimits.max_fit_cells` cells.
     """
+    sources = source_names(sources)
     cells = every_cell = read_table(folder, "cells")
     if sources:
         known = read_table(folder, "sources")["source_id"].to_list()

@@ -60,10 +60,10 @@ from pathlib import Path
 import yaml
 
 from benchpress import yaml_text
-from benchpress.errors import BadInputError, shown
+from benchpress.errors import BadInputError, UsageError, shown
 from benchpress.validate.names import unknown_message
 
-__all__ = ["names_source", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
+__all__ = ["names_source", "source_names", "SourceConfig", "load_configs", "save_config", "config_path", "slug",
            "VERSION_FIELDS", "config_versions", "add_version", "with_versions", "version_date",
            "MAX_SOURCE_ID_LENGTH",
            "source_id_problem", "check_source_id"]
@@ -178,6 +178,24 @@ def names_source(name: str, source_id: str) -> bool:
     """Whether `name` (as given to --sources / --source) picks `source_id`: its exact id, or
     an id prefix followed by "-" ("epoch" picks "epoch-2025-12")."""
     return source_id == name or source_id.startswith(name + "-")
+
+
+def source_names(sources) -> list[str] | None:
+    """The source names a caller gave, as a list: "benchpress,epoch" (as --sources takes
+    them) or ["benchpress", "epoch"]; blanks dropped; None, "" or [] -> None (every source).
+    Anything else, or a name that is not text, is a UsageError in one line (a string is
+    never read letter by letter)."""
+    if sources is None:
+        return None
+    if isinstance(sources, str):
+        sources = sources.split(",")
+    elif not isinstance(sources, (list, tuple)):
+        raise UsageError(f"sources: expected 'a,b' or a list of source names, got "
+                         f"{type(sources).__name__}")
+    if not all(isinstance(name, str) for name in sources):
+        raise UsageError("sources: every source name must be text, got "
+                         f"{[type(n).__name__ for n in sources if not isinstance(n, str)][0]}")
+    return [name.strip() for name in sources if name.strip()] or None
 
 
 def slug(text: str) -> str:
